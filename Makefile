@@ -1,0 +1,53 @@
+# One entry point. `make demo` runs the main job, `make test` runs every check; both set up
+# everything themselves (virtualenv, Python dependencies, release build of the extension).
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+# Build artefacts live outside the clone so that a fresh clone rebuilds warm.
+export CARGO_TARGET_DIR ?= $(HOME)/.cache/polars-poly/target
+DEPS_STAMP := $(VENV)/.deps-installed
+
+.PHONY: demo test venv build rust-test rust-lint py-test py-lint bench clean
+
+demo: build
+	$(PY) -m polars_poly demo
+
+test: build rust-test rust-lint py-lint py-test
+
+$(PY):
+	python3 -m venv $(VENV)
+
+$(DEPS_STAMP): pyproject.toml | $(PY)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet "maturin>=1.8,<2" "polars>=2,<3" pyarrow numpy scipy tqdm \
+		pytest hypothesis scikit-learn ruff mypy mmh3
+	touch $@
+
+venv: $(DEPS_STAMP)
+
+# maturin develop compiles the extension in release mode and installs it (editable) into .venv.
+build: $(DEPS_STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --quiet
+
+rust-test:
+	cargo test --lib --tests --quiet
+
+rust-lint:
+	cargo fmt --check
+	cargo clippy --lib --tests --benches --quiet -- -D warnings
+
+py-lint: $(DEPS_STAMP)
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
+	$(VENV)/bin/mypy
+
+py-test: $(DEPS_STAMP)
+	$(PY) -m pytest -q
+
+bench: build
+	cargo bench
+	$(PY) benches/read_vs_sklearn.py
+
+clean:
+	rm -rf $(VENV)

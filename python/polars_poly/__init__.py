@@ -1,0 +1,38 @@
+"""polars-poly: sparse polynomial expansion and nonlinear online learning for Polars, in Rust.
+
+Sparse columns are ``List(Struct({"index": UInt32|UInt64, "value": Float32|Float64}))``; see
+:mod:`polars_poly.sparse`. Importing the package registers the ``.poly`` expression namespace.
+"""
+
+from __future__ import annotations
+
+from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
+from polars_poly._internal import __version__
+from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm
+from polars_poly.sparse import (
+    from_numpy,
+    from_scipy,
+    hash_features,
+    n_features,
+    sparse_dtype,
+    to_numpy,
+    to_scipy,
+    to_sparse,
+)
+
+__all__ = [
+    "__version__",
+    "from_numpy",
+    "from_scipy",
+    "hash_features",
+    "iter_libsvm",
+    "iter_vw",
+    "n_features",
+    "read_libsvm",
+    "read_vw",
+    "scan_libsvm",
+    "sparse_dtype",
+    "to_numpy",
+    "to_scipy",
+    "to_sparse",
+]

@@ -1,0 +1,39 @@
+"""The main job run by ``make demo`` / ``python -m polars_poly demo`` on bundled data."""
+
+from __future__ import annotations
+
+import time
+from importlib import resources
+from pathlib import Path
+
+import polars as pl
+
+import polars_poly as pp
+
+
+def bundled_dataset(name: str = "german.numer_scale.gz") -> Path:
+    """Path of a data set shipped inside the package (``polars_poly/data``)."""
+    return Path(str(resources.files("polars_poly") / "data" / name))
+
+
+def run_demo() -> None:
+    path = bundled_dataset()
+    started = time.perf_counter()
+    frame = pp.read_libsvm(path)
+    elapsed = time.perf_counter() - started
+    features = frame["features"]
+    width = pp.n_features(features)
+    nnz = int(features.list.len().sum())
+    print(f"read {path.name}: {frame.height} rows, {width} features, {nnz} nonzeros in {elapsed * 1e3:.1f} ms")
+    print(frame.head(3))
+
+    matrix = pp.to_scipy(features, width)
+    back = pp.from_scipy(matrix)
+    print(f"scipy round trip: {matrix.shape} CSR with {matrix.nnz} stored values; equal: {back.equals(features)}")
+
+    people = pl.LazyFrame(
+        {"age": [23, 41, 35], "income": [1.5, 0.0, 3.2], "city": ["Paris", "Lyon", None]}
+    )
+    hashed = people.select(pp.hash_features("age", "income", "city", bits=10).alias("features"))
+    print("VW-style hashing of mixed columns into 2^10 features (streaming engine):")
+    print(hashed.collect(engine="streaming"))

@@ -1,0 +1,23 @@
+"""The ``.poly`` expression namespace: ``pl.col("x").poly.<function>(...)``."""
+
+from __future__ import annotations
+
+import polars as pl
+
+from polars_poly import sparse
+
+
+@pl.api.register_expr_namespace("poly")
+class PolyNamespace:
+    """Sparse-feature functions on an expression (see the module functions for details)."""
+
+    def __init__(self, expr: pl.Expr) -> None:
+        self._expr = expr
+
+    def to_sparse(self, *others: str | pl.Expr) -> pl.Expr:
+        """This column and ``others`` (numeric) as one sparse column; see :func:`to_sparse`."""
+        return sparse.to_sparse(self._expr, *others)
+
+    def hash_features(self, *others: str | pl.Expr, bits: int = 18, seed: int = 0) -> pl.Expr:
+        """This column and ``others`` hashed into one sparse column; see :func:`hash_features`."""
+        return sparse.hash_features(self._expr, *others, bits=bits, seed=seed)

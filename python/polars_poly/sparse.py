@@ -1,0 +1,196 @@
+"""Sparse columns: the data model shared by every polars-poly function.
+
+A sparse row is a ``List(Struct({"index": UInt32 | UInt64, "value": Float32 | Float64}))`` value.
+Rows may be unsorted and may repeat an index: a row means the *sum* of its entries (scipy's rule),
+so kernels sort rows and add duplicates up. Zeros need not be stored. A null row is a missing row
+and stays null through every expression.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+import pyarrow as pa
+import scipy.sparse as sp
+
+from polars_poly._plugin import as_exprs, call_plugin
+
+INDEX_DTYPES = (pl.UInt32, pl.UInt64)
+VALUE_DTYPES = (pl.Float32, pl.Float64)
+
+
+def sparse_dtype(index: type[pl.DataType] = pl.UInt32, value: type[pl.DataType] = pl.Float64) -> pl.List:
+    """The Polars dtype of a sparse column."""
+    return pl.List(pl.Struct({"index": index, "value": value}))
+
+
+def _check_csr(matrix: Any) -> sp.csr_array | sp.csr_matrix:
+    if isinstance(matrix, sp.csr_array | sp.csr_matrix):
+        return matrix
+    if sp.issparse(matrix):
+        raise TypeError(
+            f"expected a scipy CSR matrix, got {type(matrix).__name__} in {matrix.format!r} "
+            "format; convert it with .tocsr() first"
+        )
+    raise TypeError(f"expected a scipy CSR matrix, got {type(matrix).__name__}")
+
+
+def from_scipy(matrix: sp.csr_array | sp.csr_matrix, name: str = "features") -> pl.Series:
+    """A scipy CSR matrix as a sparse Series, sharing the matrix's index and value buffers.
+
+    ``indices`` and ``data`` are not copied (``int32``/``int64`` indices are viewed as
+    ``UInt32``/``UInt64``; ``float32``/``float64`` values are kept); ``indptr`` is widened to the
+    64-bit offsets Arrow large lists use. Unsorted and duplicate entries are kept as they are.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp, numpy as np
+    >>> s = from_scipy(sp.csr_array(np.array([[0.0, 2.0], [3.0, 0.0]])))
+    >>> s.to_list()
+    [[{'index': 1, 'value': 2.0}], [{'index': 0, 'value': 3.0}]]
+    """
+    csr = _check_csr(matrix)
+    indices = np.asarray(csr.indices)
+    if indices.size and int(indices.min()) < 0:
+        raise ValueError("CSR matrix has negative column indices")
+    index_view = indices.view(np.uint32 if indices.dtype.itemsize == 4 else np.uint64)
+    data = np.asarray(csr.data)
+    if data.dtype not in (np.float32, np.float64):
+        data = data.astype(np.float64)
+    if data.size and not np.isfinite(data).all():
+        row = int(np.searchsorted(csr.indptr, int(np.flatnonzero(~np.isfinite(data))[0]), "right")) - 1
+        raise ValueError(f"CSR matrix has a non-finite value in row {row}")
+    entries = pa.StructArray.from_arrays([pa.array(index_view), pa.array(data)], names=["index", "value"])
+    offsets = pa.array(np.asarray(csr.indptr, dtype=np.int64))
+    series = pl.Series(name, pa.LargeListArray.from_arrays(offsets, entries))
+    return series
+
+
+def _flat_buffers(series: pl.Series) -> tuple[npt.NDArray[np.int64], np.ndarray, np.ndarray]:
+    """(offsets from 0, indices, values) of a sparse Series; null rows read as empty rows."""
+    check_sparse(series)
+    array = series.rechunk().to_arrow()
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks()
+    if array.null_count:
+        array = array.fill_null(pa.scalar([], type=array.type))
+    offsets = np.asarray(array.offsets, dtype=np.int64)
+    start, end = int(offsets[0]), int(offsets[-1])
+    entries = array.values.slice(start, end - start)
+    if entries.null_count:
+        raise ValueError(f"column {series.name!r}: a sparse row contains a null entry")
+    indices = entries.field("index").to_numpy(zero_copy_only=False)
+    values = entries.field("value").to_numpy(zero_copy_only=False)
+    return offsets - start, indices, values
+
+
+def check_sparse(series: pl.Series) -> None:
+    """Raises a ``TypeError`` naming the column unless ``series`` is a sparse column."""
+    dtype = series.dtype
+    ok = (
+        isinstance(dtype, pl.List)
+        and isinstance(dtype.inner, pl.Struct)
+        and {f.name: f.dtype for f in dtype.inner.fields}.keys() == {"index", "value"}
+    )
+    if ok:
+        fields = {f.name: f.dtype for f in dtype.inner.fields}  # type: ignore[union-attr]
+        ok = fields["index"] in (pl.UInt32, pl.UInt64, pl.Int32, pl.Int64) and fields["value"] in VALUE_DTYPES
+    if not ok:
+        raise TypeError(
+            f"column {series.name!r} is not a sparse column: expected "
+            f"List(Struct({{'index': UInt32|UInt64, 'value': Float32|Float64}})), got {dtype}"
+        )
+
+
+def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
+    """A sparse Series as a scipy ``csr_array`` of shape ``(len(series), n_features)``.
+
+    Index and value buffers are shared with the Series when they are contiguous; null rows
+    become empty rows. Fails if an index is ``>= n_features``.
+    """
+    if n_features < 0:
+        raise ValueError(f"n_features must be >= 0, got {n_features}")
+    offsets, indices, values = _flat_buffers(series)
+    if indices.size:
+        if indices.dtype.kind == "i" and int(indices.min()) < 0:
+            raise ValueError(f"column {series.name!r}: negative feature index {int(indices.min())}")
+        top = int(indices.max())
+        if top >= n_features:
+            row = _row_of_first(offsets, indices >= n_features)
+            raise ValueError(
+                f"column {series.name!r}, row {row}: feature index {top} is out of range "
+                f"for n_features={n_features}"
+            )
+    if n_features <= np.iinfo(np.int32).max and indices.dtype.itemsize == 4:
+        indices = indices.view(np.int32)
+    else:
+        indices = indices.astype(np.int64, copy=False)
+    return sp.csr_array((values, indices, offsets), shape=(len(series), n_features))
+
+
+def _row_of_first(offsets: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -> int:
+    first = int(np.flatnonzero(mask)[0])
+    return int(np.searchsorted(offsets, first, side="right")) - 1
+
+
+def from_numpy(array: npt.ArrayLike, name: str = "features") -> pl.Series:
+    """A dense 2-D array as a sparse Series (zeros dropped, column j -> index j)."""
+    dense = np.asarray(array)
+    if dense.ndim != 2:
+        raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
+    if dense.dtype.kind not in "biuf":
+        raise TypeError(f"expected a numeric array, got dtype {dense.dtype}")
+    if dense.dtype.kind == "f" and not np.isfinite(dense).all():
+        row, col = np.argwhere(~np.isfinite(dense))[0]
+        raise ValueError(f"non-finite value {dense[row, col]} at row {row}, column {col}")
+    return from_scipy(sp.csr_array(dense.astype(np.float64, copy=False)), name=name)
+
+
+def to_numpy(series: pl.Series, n_features: int) -> npt.NDArray[np.float64]:
+    """A sparse Series as a dense ``(len(series), n_features)`` array (duplicates summed)."""
+    return np.asarray(to_scipy(series, n_features).toarray(), dtype=np.float64)
+
+
+def n_features(series: pl.Series) -> int:
+    """The number of columns a sparse Series spans: its largest index plus one (0 if empty)."""
+    _, indices, _ = _flat_buffers(series)
+    return int(indices.max()) + 1 if indices.size else 0
+
+
+def to_sparse(*columns: str | pl.Expr | list[str | pl.Expr]) -> pl.Expr:
+    """Numeric (or boolean) columns as one sparse column: the i-th column becomes index i.
+
+    Zeros and nulls are left out; NaN/inf raise an error naming the column and row. The result
+    is named after the first column; use ``.alias`` to rename it. Works with selectors
+    (e.g. ``polars.selectors.numeric()``) and in lazy and streaming queries.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"a": [1.0, 0.0], "b": [0, 5]})
+    >>> df.select(to_sparse("a", "b").alias("x"))["x"].to_list()
+    [[{'index': 0, 'value': 1.0}], [{'index': 1, 'value': 5.0}]]
+    """
+    return call_plugin("to_sparse", as_exprs(columns), wildcard=True)
+
+
+def hash_features(
+    *columns: str | pl.Expr | list[str | pl.Expr], bits: int = 18, seed: int = 0
+) -> pl.Expr:
+    """Arbitrary columns hashed into one sparse column of ``2**bits`` features, VW style.
+
+    A numeric or boolean column ``c`` contributes ``(h(c), value)``; a string column ``c``
+    contributes ``(h(value) seeded by h(c), 1.0)``. ``h`` is MurmurHash3 x86_32 with Vowpal
+    Wabbit's rule for all-digit names (value + seed), masked to the low ``bits`` bits; see
+    ``polars_poly.hashing`` in the README. Nulls are left out; colliding features are summed.
+    Categorical columns must be cast to ``pl.String`` first.
+    """
+    if not 1 <= bits <= 32:
+        raise ValueError(f"bits must be in 1..=32, got {bits}")
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"seed must be in 0..2**32, got {seed}")
+    return call_plugin(
+        "hash_features", as_exprs(columns), {"bits": bits, "seed": seed}, wildcard=True
+    )

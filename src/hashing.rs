@@ -1,0 +1,117 @@
+//! Feature hashing. Saved models depend on these functions never changing: any change here is a
+//! format break and must bump the model format version.
+//!
+//! * [`murmur3_32`] is MurmurHash3 x86_32 (Austin Appleby's public-domain reference algorithm),
+//!   the same function Vowpal Wabbit calls `uniform_hash`.
+//! * [`hash_feature_name`] is Vowpal Wabbit's `hashstring` rule: a name made only of ASCII digits
+//!   (after trimming spaces) hashes to its integer value plus the seed; any other name hashes with
+//!   MurmurHash3 seeded by `seed`. A feature inside a namespace (or a categorical value inside a
+//!   column) is hashed with the namespace's (column's) hash as its seed, as Vowpal Wabbit does.
+
+/// MurmurHash3, x86 32-bit variant.
+pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
+    const C1: u32 = 0xcc9e_2d51;
+    const C2: u32 = 0x1b87_3593;
+    let mut h = seed;
+    let mut blocks = data.chunks_exact(4);
+    for block in &mut blocks {
+        let k = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
+        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+    }
+    let tail = blocks.remainder();
+    if !tail.is_empty() {
+        let mut k: u32 = 0;
+        for (shift, &byte) in tail.iter().enumerate() {
+            k |= (byte as u32) << (8 * shift);
+        }
+        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+    }
+    h ^= data.len() as u32;
+    fmix32(h)
+}
+
+/// MurmurHash3's finalizer: a bijective avalanche on 32 bits.
+#[inline]
+pub fn fmix32(mut h: u32) -> u32 {
+    h ^= h >> 16;
+    h = h.wrapping_mul(0x85eb_ca6b);
+    h ^= h >> 13;
+    h = h.wrapping_mul(0xc2b2_ae35);
+    h ^= h >> 16;
+    h
+}
+
+/// Vowpal Wabbit's `hashstring`: all-digit names map to `value + seed`, others to MurmurHash3.
+pub fn hash_feature_name(name: &[u8], seed: u32) -> u32 {
+    let trimmed = trim_spaces(name);
+    if !trimmed.is_empty() && trimmed.iter().all(u8::is_ascii_digit) {
+        let mut value: u32 = 0;
+        for &digit in trimmed {
+            value = value.wrapping_mul(10).wrapping_add(u32::from(digit - b'0'));
+        }
+        return value.wrapping_add(seed);
+    }
+    murmur3_32(trimmed, seed)
+}
+
+/// Index of a numeric column's feature: the hash of the column name.
+pub fn numeric_column_index(column: &str, seed: u32, bits: u32) -> u64 {
+    mask(hash_feature_name(column.as_bytes(), seed), bits)
+}
+
+/// Seed under which a categorical column's values are hashed (the column acts as a namespace).
+pub fn column_namespace_hash(column: &str, seed: u32) -> u32 {
+    hash_feature_name(column.as_bytes(), seed)
+}
+
+/// Index of a categorical value inside a column whose namespace hash is `namespace_hash`.
+pub fn categorical_index(value: &str, namespace_hash: u32, bits: u32) -> u64 {
+    mask(hash_feature_name(value.as_bytes(), namespace_hash), bits)
+}
+
+/// Keeps the low `bits` bits of a hash (the index into a table of 2^bits columns).
+#[inline]
+pub fn mask(hash: u32, bits: u32) -> u64 {
+    (hash as u64) & ((1u64 << bits) - 1)
+}
+
+/// Largest supported table size exponent: hashes are 32-bit.
+pub const MAX_HASH_BITS: u32 = 32;
+
+fn trim_spaces(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|&b| b != b' ').map_or(start, |p| p + 1);
+    &bytes[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn murmur3_matches_reference_vectors() {
+        // Published MurmurHash3_x86_32 test vectors.
+        assert_eq!(murmur3_32(b"", 0), 0);
+        assert_eq!(murmur3_32(b"", 1), 0x514e_28b7);
+        assert_eq!(murmur3_32(b"", 0xffff_ffff), 0x81f1_6f39);
+        assert_eq!(murmur3_32(b"\0\0\0\0", 0), 0x2362_f9de);
+        assert_eq!(murmur3_32(b"aaaa", 0x9747_b28c), 0x5a97_808a);
+        assert_eq!(murmur3_32(b"abc", 0), 0xb3dd_93fa);
+        assert_eq!(murmur3_32(b"Hello, world!", 1234), 0xfaf6_cdb3);
+        assert_eq!(murmur3_32(b"The quick brown fox jumps over the lazy dog", 0x9747_b28c), 0x2fa8_26cd);
+    }
+
+    #[test]
+    fn digit_names_hash_to_their_value_plus_seed() {
+        assert_eq!(hash_feature_name(b"123", 7), 130);
+        assert_eq!(hash_feature_name(b" 42 ", 0), 42);
+        assert_eq!(hash_feature_name(b"12a", 0), murmur3_32(b"12a", 0));
+    }
+
+    #[test]
+    fn mask_keeps_low_bits() {
+        assert_eq!(mask(0xffff_ffff, 18), (1 << 18) - 1);
+        assert_eq!(mask(0xffff_ffff, 32), 0xffff_ffff);
+    }
+}

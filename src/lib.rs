@@ -1,0 +1,13 @@
+//! polars-poly: sparse polynomial expansion and nonlinear online learning.
+//!
+//! The engine modules below use only plain Rust slices and vectors: no PyO3, no Polars. They are
+//! tested and benchmarked by `cargo test` / `cargo bench` alone. The Python extension (PyO3 +
+//! pyo3-polars plugin expressions) lives in [`python`], compiled only with the `python` feature.
+
+pub mod error;
+pub mod hashing;
+pub mod readers;
+pub mod sparse;
+
+#[cfg(feature = "python")]
+mod python;

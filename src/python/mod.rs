@@ -1,0 +1,20 @@
+//! The Python extension module `polars_poly._internal`: plugin expressions ([`exprs`]) and plain
+//! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
+
+pub mod arrow_io;
+mod exprs;
+mod readers;
+
+use pyo3::prelude::*;
+use pyo3_polars::PolarsAllocator;
+
+// Plugins must allocate with the host Polars' allocator so buffers can cross the FFI boundary.
+#[global_allocator]
+static ALLOC: PolarsAllocator = PolarsAllocator::new();
+
+#[pymodule]
+fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    readers::register(m)?;
+    Ok(())
+}

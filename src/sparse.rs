@@ -1,0 +1,300 @@
+//! The sparse-row data model every part of polars-poly shares.
+//!
+//! A batch of rows is stored CSR-style: row `r` owns the entries `offsets[r]..offsets[r + 1]` of
+//! `indices` and `values` (this is exactly the memory layout of an Arrow
+//! `LargeList<Struct{index, value}>` column and of scipy's CSR arrays).
+//!
+//! **Canonical form** (what [`canonicalize_row`] produces and every kernel consumes): indices
+//! strictly increasing, no stored zeros, every value finite. Rows may arrive in any order and with
+//! repeated indices; a row means the *sum* of its entries (scipy's rule), so duplicates are added
+//! together and entries that cancel to zero are dropped.
+
+use crate::error::{PolyError, PolyResult};
+
+/// An index type a sparse column may carry (Arrow `UInt32`/`UInt64`, scipy `int32`/`int64`).
+pub trait SparseIndex: Copy + Send + Sync + 'static {
+    /// The index as u64, or `None` when it is negative.
+    fn to_u64(self) -> Option<u64>;
+}
+
+impl SparseIndex for u32 {
+    #[inline]
+    fn to_u64(self) -> Option<u64> {
+        Some(u64::from(self))
+    }
+}
+impl SparseIndex for u64 {
+    #[inline]
+    fn to_u64(self) -> Option<u64> {
+        Some(self)
+    }
+}
+impl SparseIndex for i32 {
+    #[inline]
+    fn to_u64(self) -> Option<u64> {
+        u64::try_from(self).ok()
+    }
+}
+impl SparseIndex for i64 {
+    #[inline]
+    fn to_u64(self) -> Option<u64> {
+        u64::try_from(self).ok()
+    }
+}
+
+/// A value type a sparse column may carry (`Float32`/`Float64`).
+pub trait SparseValue: Copy + Send + Sync + 'static {
+    fn to_f64(self) -> f64;
+}
+impl SparseValue for f32 {
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
+impl SparseValue for f64 {
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+}
+
+/// A borrowed batch of sparse rows in CSR layout. Offsets need not start at zero (Arrow slices).
+#[derive(Clone, Copy, Debug)]
+pub struct SparseRows<'a, I, V> {
+    offsets: &'a [i64],
+    indices: &'a [I],
+    values: &'a [V],
+}
+
+impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
+    /// Checks the CSR invariants (non-decreasing offsets inside the entry arrays) once, so that
+    /// row access afterwards cannot go out of bounds.
+    pub fn new(offsets: &'a [i64], indices: &'a [I], values: &'a [V]) -> PolyResult<Self> {
+        if offsets.is_empty() {
+            return crate::invalid!("sparse rows need at least one offset (got an empty offsets array)");
+        }
+        if indices.len() != values.len() {
+            return crate::invalid!(
+                "sparse rows have {} indices but {} values",
+                indices.len(),
+                values.len()
+            );
+        }
+        let mut previous = offsets[0];
+        if previous < 0 {
+            return crate::invalid!("offset 0 is negative ({previous})");
+        }
+        for (position, &offset) in offsets.iter().enumerate().skip(1) {
+            if offset < previous {
+                return crate::invalid!(
+                    "offsets decrease at row {}: {previous} then {offset}",
+                    position - 1
+                );
+            }
+            previous = offset;
+        }
+        if previous as u64 > indices.len() as u64 {
+            return crate::invalid!(
+                "last offset {previous} is past the {} stored entries",
+                indices.len()
+            );
+        }
+        Ok(Self { offsets, indices, values })
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.offsets.len() - 1
+    }
+
+    /// Total number of stored entries over all rows.
+    pub fn n_entries(&self) -> usize {
+        (self.offsets[self.n_rows()] - self.offsets[0]) as usize
+    }
+
+    /// The stored (index, value) slices of row `row`.
+    #[inline]
+    pub fn row(&self, row: usize) -> (&'a [I], &'a [V]) {
+        let start = self.offsets[row] as usize;
+        let end = self.offsets[row + 1] as usize;
+        (&self.indices[start..end], &self.values[start..end])
+    }
+}
+
+/// Writes row `row` in canonical form into `out` (cleared first): sorted, duplicates summed,
+/// zeros dropped. Fails on negative or out-of-range indices and on NaN/infinite values, naming
+/// the row (as numbered by the caller) and the offending entry.
+pub fn canonicalize_row<I: SparseIndex, V: SparseValue>(
+    indices: &[I],
+    values: &[V],
+    n_features: Option<u64>,
+    row: usize,
+    out: &mut Vec<(u64, f64)>,
+) -> PolyResult<()> {
+    out.clear();
+    let mut sorted_unique = true;
+    let mut previous: Option<u64> = None;
+    for (&raw_index, &raw_value) in indices.iter().zip(values) {
+        let value = raw_value.to_f64();
+        let index = match raw_index.to_u64() {
+            Some(index) => index,
+            None => return crate::invalid!("row {row}: negative feature index"),
+        };
+        if !value.is_finite() {
+            return crate::invalid!("row {row}: feature {index} has non-finite value {value}");
+        }
+        if let Some(n) = n_features {
+            if index >= n {
+                return crate::invalid!(
+                    "row {row}: feature index {index} is out of range for n_features={n}"
+                );
+            }
+        }
+        if previous.is_some_and(|p| p >= index) {
+            sorted_unique = false;
+        }
+        previous = Some(index);
+        out.push((index, value));
+    }
+    if !sorted_unique {
+        out.sort_unstable_by_key(|&(index, _)| index);
+        sum_duplicates(out);
+    }
+    out.retain(|&(_, value)| value != 0.0);
+    Ok(())
+}
+
+/// Adds up the values of equal consecutive indices in a sorted row, in place.
+fn sum_duplicates(row: &mut Vec<(u64, f64)>) {
+    let mut write = 0;
+    for read in 0..row.len() {
+        if write > 0 && row[write - 1].0 == row[read].0 {
+            row[write - 1].1 += row[read].1;
+        } else {
+            row[write] = row[read];
+            write += 1;
+        }
+    }
+    row.truncate(write);
+}
+
+/// An owned batch of canonical sparse rows, the output of every kernel.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SparseMatrix<I = u64, V = f64> {
+    pub offsets: Vec<i64>,
+    pub indices: Vec<I>,
+    pub values: Vec<V>,
+}
+
+impl<I: Copy, V: Copy> SparseMatrix<I, V> {
+    pub fn with_capacity(rows: usize, entries: usize) -> Self {
+        let mut offsets = Vec::with_capacity(rows + 1);
+        offsets.push(0);
+        Self { offsets, indices: Vec::with_capacity(entries), values: Vec::with_capacity(entries) }
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    pub fn push(&mut self, index: I, value: V) {
+        self.indices.push(index);
+        self.values.push(value);
+    }
+
+    /// Closes the current row.
+    pub fn end_row(&mut self) {
+        self.offsets.push(self.indices.len() as i64);
+    }
+}
+
+/// Numeric columns to canonical sparse rows: column `c` becomes index `c`, zeros and missing
+/// values (`get` returns `None`, e.g. a null) are left out, NaN/inf fail naming column and row.
+pub fn columns_to_sparse<F>(n_rows: usize, column_names: &[&str], get: F) -> PolyResult<SparseMatrix<u32, f64>>
+where
+    F: Fn(usize, usize) -> Option<f64>,
+{
+    if u32::try_from(column_names.len()).is_err() {
+        return Err(PolyError::Overflow(format!("{} columns do not fit UInt32 indices", column_names.len())));
+    }
+    let mut out = SparseMatrix::with_capacity(n_rows, 0);
+    for row in 0..n_rows {
+        for (col, name) in column_names.iter().enumerate() {
+            let Some(value) = get(col, row) else { continue };
+            if !value.is_finite() {
+                return crate::invalid!("column {name:?}, row {row}: non-finite value {value}");
+            }
+            if value != 0.0 {
+                out.push(col as u32, value);
+            }
+        }
+        out.end_row();
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn canonical_row_sorts_sums_and_drops_zeros() {
+        let mut out = Vec::new();
+        canonicalize_row(&[5u32, 1, 5, 3, 2], &[1.0, 2.0, -1.0, 0.0, 4.0], None, 0, &mut out).unwrap();
+        assert_eq!(out, vec![(1, 2.0), (2, 4.0)]);
+    }
+
+    #[test]
+    fn canonical_row_errors_name_row_and_value() {
+        let mut out = Vec::new();
+        let err = canonicalize_row(&[1u32], &[f64::NAN], None, 7, &mut out).unwrap_err();
+        assert!(err.to_string().contains("row 7"), "{err}");
+        let err = canonicalize_row(&[9u32], &[1.0f64], Some(5), 3, &mut out).unwrap_err();
+        assert!(err.to_string().contains("out of range for n_features=5"), "{err}");
+        let err = canonicalize_row(&[-1i32], &[1.0f64], None, 0, &mut out).unwrap_err();
+        assert!(err.to_string().contains("negative"), "{err}");
+    }
+
+    #[test]
+    fn rows_validate_offsets() {
+        assert!(SparseRows::<u32, f64>::new(&[0, 2, 1], &[0, 1], &[1.0, 1.0]).is_err());
+        assert!(SparseRows::<u32, f64>::new(&[0, 3], &[0, 1], &[1.0, 1.0]).is_err());
+        assert!(SparseRows::<u32, f64>::new(&[], &[], &[]).is_err());
+        let rows = SparseRows::<u32, f64>::new(&[1, 2, 2], &[9, 4], &[1.0, 2.0]).unwrap();
+        assert_eq!(rows.n_rows(), 2);
+        assert_eq!(rows.row(0), (&[4u32][..], &[2.0][..]));
+        assert_eq!(rows.row(1).0.len(), 0);
+    }
+
+    #[test]
+    fn columns_to_sparse_skips_missing_and_zeros() {
+        let a = [1.0, 0.0, 2.0];
+        let b = [f64::NAN, 3.0, 0.0];
+        let get = |c: usize, r: usize| -> Option<f64> {
+            if c == 1 && r == 0 { None } else { Some(if c == 0 { a[r] } else { b[r] }) }
+        };
+        let m = columns_to_sparse(3, &["a", "b"], get).unwrap();
+        assert_eq!(m.offsets, vec![0, 1, 2, 3]);
+        assert_eq!(m.indices, vec![0, 1, 0]);
+        assert_eq!(m.values, vec![1.0, 3.0, 2.0]);
+        let err = columns_to_sparse(1, &["a", "b"], |c, _| Some(if c == 1 { f64::INFINITY } else { 1.0 }))
+            .unwrap_err();
+        assert!(err.to_string().contains("column \"b\", row 0"), "{err}");
+    }
+
+    proptest! {
+        #[test]
+        fn canonical_row_equals_dense_sum(entries in proptest::collection::vec((0u32..20, -3i32..4), 0..30)) {
+            let indices: Vec<u32> = entries.iter().map(|e| e.0).collect();
+            let values: Vec<f64> = entries.iter().map(|e| f64::from(e.1)).collect();
+            let mut dense = [0.0f64; 20];
+            for (&i, &v) in indices.iter().zip(&values) { dense[i as usize] += v; }
+            let mut out = Vec::new();
+            canonicalize_row(&indices, &values, Some(20), 0, &mut out).unwrap();
+            let expected: Vec<(u64, f64)> = dense.iter().enumerate()
+                .filter(|(_, &v)| v != 0.0).map(|(i, &v)| (i as u64, v)).collect();
+            prop_assert_eq!(out, expected);
+        }
+    }
+}

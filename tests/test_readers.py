@@ -1,0 +1,195 @@
+"""LIBSVM and Vowpal Wabbit readers, checked against scikit-learn's load_svmlight_file."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+import mmh3
+import numpy as np
+import polars as pl
+import pytest
+from sklearn.datasets import load_svmlight_file
+
+import polars_poly as pp
+from tests.conftest import shared_file
+
+LIBSVM_FILES = [
+    ("a9a", "a9a.gz"),
+    ("a9a", "a9a.t.gz"),
+    ("w8a", "w8a.gz"),
+    ("mushrooms", "mushrooms"),
+    ("phishing", "phishing.gz"),
+    ("splice", "splice.gz"),
+    ("svmguide1", "svmguide1"),
+    ("german.numer", "german.numer_scale"),
+    ("abalone", "abalone_scale"),
+    ("sector", "sector.scale.gz"),
+    ("sector", "sector.t.scale.gz"),
+]
+
+
+@pytest.mark.parametrize("folder,name", LIBSVM_FILES)
+def test_read_libsvm_equals_sklearn_on_shared_data(folder: str, name: str) -> None:
+    path = shared_file(folder, name)
+    X_ref, y_ref = load_svmlight_file(str(path))
+    frame = pp.read_libsvm(path)
+    assert frame.columns == ["label", "features"]
+    np.testing.assert_array_equal(frame["label"].to_numpy(), y_ref)
+    X = pp.to_scipy(frame["features"], X_ref.shape[1])
+    X_ref.eliminate_zeros()
+    X_ref.sum_duplicates()
+    assert (X != X_ref).nnz == 0
+    np.testing.assert_array_equal(X.indptr, X_ref.indptr)
+
+
+def write(tmp_path: Path, text: str, name: str = "data.txt", compress: bool = False) -> Path:
+    path = tmp_path / name
+    data = text.encode()
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_libsvm_format_details_match_sklearn(tmp_path: Path, compress: bool) -> None:
+    text = "# header comment\n+1 qid:3 3:1.5 1:2\t7:0 # trailing\n\n-1 qid:1 2:-4e-1\r\n0.5 qid:2\n"
+    path = write(tmp_path, text, compress=compress)
+    X_ref, y_ref, qid_ref = load_svmlight_file(str(path), query_id=True)
+    frame = pp.read_libsvm(path)
+    assert frame.columns == ["label", "qid", "features"]
+    np.testing.assert_array_equal(frame["label"].to_numpy(), y_ref)
+    np.testing.assert_array_equal(frame["qid"].to_numpy(), qid_ref)
+    X = pp.to_scipy(frame["features"], X_ref.shape[1])
+    np.testing.assert_array_equal(X.toarray(), X_ref.toarray())
+    assert frame["features"].to_list()[0] == [{"index": 0, "value": 2.0}, {"index": 2, "value": 1.5}]
+
+
+@pytest.mark.parametrize("zero_based", [True, False, "auto"])
+def test_zero_based_modes_match_sklearn(tmp_path: Path, zero_based: bool | str) -> None:
+    path = write(tmp_path, "1 1:1 3:2\n0 2:5\n")
+    X_ref, _ = load_svmlight_file(str(path), zero_based=zero_based)  # type: ignore[arg-type]
+    frame = pp.read_libsvm(path, zero_based=zero_based)  # type: ignore[arg-type]
+    np.testing.assert_array_equal(pp.to_numpy(frame["features"], X_ref.shape[1]), X_ref.toarray())
+
+
+def test_auto_zero_based_sees_index_zero(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 1:1\n0 0:5\n")
+    assert pp.read_libsvm(path)["features"].to_list() == [[{"index": 1, "value": 1.0}], [{"index": 0, "value": 5.0}]]
+
+
+def test_duplicates_are_summed(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 2:1 2:3 1:1\n")
+    assert pp.read_libsvm(path, zero_based=True)["features"].to_list() == [
+        [{"index": 1, "value": 1.0}, {"index": 2, "value": 4.0}]
+    ]
+
+
+@pytest.mark.parametrize(
+    "line,reason",
+    [
+        ("1 3", "3"),
+        ("abc 1:2", "abc"),
+        ("1 x:2", "x:2"),
+        ("1 2:nan", "non-finite"),
+        ("1 2:inf", "non-finite"),
+        ("1 -2:1", "-2:1"),
+        ("1,2 1:1", "multilabel"),
+        ("1 99999999999:1", "99999999999"),
+    ],
+)
+def test_malformed_line_names_line_number_and_text(tmp_path: Path, line: str, reason: str) -> None:
+    path = write(tmp_path, f"1 1:1\n{line}\n")
+    with pytest.raises(ValueError, match="line 2") as error:
+        pp.read_libsvm(path)
+    assert reason in str(error.value)
+    assert line in str(error.value)
+
+
+def test_n_features_is_enforced(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 1:1 5:2\n")
+    with pytest.raises(ValueError, match="line 1"):
+        pp.read_libsvm(path, n_features=3)
+
+
+def test_missing_file_is_an_os_error(tmp_path: Path) -> None:
+    with pytest.raises(OSError, match="missing.txt"):
+        pp.read_libsvm(tmp_path / "missing.txt")
+
+
+def test_bad_options(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 1:1\n")
+    with pytest.raises(ValueError, match="zero_based"):
+        pp.read_libsvm(path, zero_based="yes")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="batch_size"):
+        list(pp.iter_libsvm(path, batch_size=0))
+
+
+def test_batches_concatenate_to_the_whole_file(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    lines = []
+    for _ in range(1000):
+        idx = np.sort(rng.choice(np.arange(1, 60), size=rng.integers(0, 10), replace=False))
+        lines.append(" ".join([str(rng.integers(-1, 2))] + [f"{i}:{rng.normal():.6g}" for i in idx]))
+    path = write(tmp_path, "\n".join(lines) + "\n", compress=True, name="d.gz")
+    whole = pp.read_libsvm(path, zero_based=False)
+    batches = list(pp.iter_libsvm(path, batch_size=77, zero_based=False))
+    assert [b.height for b in batches[:-1]] == [77] * (len(batches) - 1)
+    assert pl.concat(batches).equals(whole)
+    scanned = pp.scan_libsvm(path, batch_size=77, zero_based=False).collect(engine="streaming")
+    assert scanned.equals(whole)
+    assert pp.scan_libsvm(path, zero_based=False).filter(pl.col("label") > 0).head(5).collect().equals(
+        whole.filter(pl.col("label") > 0).head(5)
+    )
+
+
+def test_streaming_auto_refuses_a_late_index_zero(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 1:1\n1 2:1\n1 0:1\n")
+    with pytest.raises(ValueError, match="zero_based"):
+        list(pp.iter_libsvm(path, batch_size=2))
+    assert sum(b.height for b in pp.iter_libsvm(path, batch_size=2, zero_based=True)) == 3
+
+
+def vw_hash(name: str, seed: int) -> int:
+    stripped = name.strip(" ")
+    if stripped.isdigit():
+        return (int(stripped) + seed) % 2**32
+    return mmh3.hash(stripped.encode(), seed, signed=False)
+
+
+def test_read_vw(tmp_path: Path) -> None:
+    text = "1 2.0 'first |a x:2 y |b:0.5 z:4 123\n-1 |  w\n|a x\n0 0.5 0.1 tagless| q\n"
+    path = write(tmp_path, text, compress=True, name="d.vw.gz")
+    frame = pp.read_vw(path, bits=20)
+    assert frame.columns == ["label", "weight", "base", "tag", "features", "namespace"]
+    assert frame["label"].to_list() == [1.0, -1.0, None, 0.0]
+    assert frame["weight"].to_list() == [2.0, 1.0, 1.0, 0.5]
+    assert frame["base"].to_list() == [0.0, 0.0, 0.0, 0.1]
+    assert frame["tag"].to_list() == ["first", None, None, "tagless"]
+    mask = (1 << 20) - 1
+    a, b = vw_hash("a", 0), vw_hash("b", 0)
+    first = frame["features"][0].to_list()
+    assert first == [
+        {"index": vw_hash("x", a) & mask, "value": 2.0},
+        {"index": vw_hash("y", a) & mask, "value": 1.0},
+        {"index": vw_hash("z", b) & mask, "value": 2.0},
+        {"index": vw_hash("123", b) & mask, "value": 0.5},
+    ]
+    assert frame["namespace"][0].to_list() == [ord("a"), ord("a"), ord("b"), ord("b")]
+    assert frame["features"][1].to_list() == [{"index": vw_hash("w", 0) & mask, "value": 1.0}]
+    assert frame["namespace"][1].to_list() == [ord(" ")]
+    batches = list(pp.iter_vw(path, bits=20, batch_size=3))
+    assert [b.height for b in batches] == [3, 1]
+    assert pl.concat(batches).equals(frame)
+
+
+@pytest.mark.parametrize("line", ["1 |a x:abc", "1 -2 |a x", "1 |a x:nan"])
+def test_vw_malformed_line(tmp_path: Path, line: str) -> None:
+    path = write(tmp_path, f"1 |a x\n{line}\n")
+    with pytest.raises(ValueError, match="line 2"):
+        pp.read_vw(path)
+
+
+def test_vw_bits_range(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 |a x\n")
+    with pytest.raises(ValueError, match="bits"):
+        pp.read_vw(path, bits=33)
