@@ -10,14 +10,11 @@
 
 /// MurmurHash3, x86 32-bit variant.
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
-    const C1: u32 = 0xcc9e_2d51;
-    const C2: u32 = 0x1b87_3593;
     let mut h = seed;
     let mut blocks = data.chunks_exact(4);
     for block in &mut blocks {
         let k = u32::from_le_bytes([block[0], block[1], block[2], block[3]]);
-        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
-        h = h.rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64);
+        h = murmur3_block(h, k);
     }
     let tail = blocks.remainder();
     if !tail.is_empty() {
@@ -25,7 +22,7 @@ pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
         for (shift, &byte) in tail.iter().enumerate() {
             k |= (byte as u32) << (8 * shift);
         }
-        h ^= k.wrapping_mul(C1).rotate_left(15).wrapping_mul(C2);
+        h ^= k.wrapping_mul(0xcc9e_2d51).rotate_left(15).wrapping_mul(0x1b87_3593);
     }
     h ^= data.len() as u32;
     fmix32(h)
@@ -70,6 +67,39 @@ pub fn categorical_index(value: &str, namespace_hash: u32, bits: u32) -> u64 {
     mask(hash_feature_name(value.as_bytes(), namespace_hash), bits)
 }
 
+/// Hash of a monomial, given as its sorted index tuple (a multiset: x3^2 is `[3, 3]`).
+///
+/// Defined as MurmurHash3 x86_32 of the indices written as consecutive little-endian u64 words,
+/// so it is order independent (callers sort) and checkable with any MurmurHash3 library. It is
+/// computed incrementally: [`monomial_step`] folds one index into a running state (so a prefix
+/// shared by many monomials is hashed once) and [`monomial_finish`] closes it.
+pub fn monomial_hash(sorted_indices: &[u64], seed: u32) -> u32 {
+    let state = sorted_indices.iter().fold(seed, |state, &index| monomial_step(state, index));
+    monomial_finish(state, sorted_indices.len())
+}
+
+/// Folds one index (two 32-bit MurmurHash3 blocks) into a monomial hash state.
+#[inline]
+pub fn monomial_step(state: u32, index: u64) -> u32 {
+    let low = murmur3_block(state, index as u32);
+    murmur3_block(low, (index >> 32) as u32)
+}
+
+/// Closes a monomial hash state over `degree` indices.
+#[inline]
+pub fn monomial_finish(state: u32, degree: usize) -> u32 {
+    fmix32(state ^ (8 * degree) as u32)
+}
+
+#[inline]
+fn murmur3_block(state: u32, block: u32) -> u32 {
+    let k = block.wrapping_mul(0xcc9e_2d51).rotate_left(15).wrapping_mul(0x1b87_3593);
+    (state ^ k).rotate_left(13).wrapping_mul(5).wrapping_add(0xe654_6b64)
+}
+
+/// Vowpal Wabbit's constant (bias) feature hash; masked like any other index.
+pub const CONSTANT_FEATURE: u32 = 11_650_396;
+
 /// Keeps the low `bits` bits of a hash (the index into a table of 2^bits columns).
 #[inline]
 pub fn mask(hash: u32, bits: u32) -> u64 {
@@ -100,6 +130,14 @@ mod tests {
         assert_eq!(murmur3_32(b"abc", 0), 0xb3dd_93fa);
         assert_eq!(murmur3_32(b"Hello, world!", 1234), 0xfaf6_cdb3);
         assert_eq!(murmur3_32(b"The quick brown fox jumps over the lazy dog", 0x9747_b28c), 0x2fa8_26cd);
+    }
+
+    #[test]
+    fn monomial_hash_is_murmur3_of_little_endian_words() {
+        let tuple = [3u64, 3, 1 << 40];
+        let bytes: Vec<u8> = tuple.iter().flat_map(|i| i.to_le_bytes()).collect();
+        assert_eq!(monomial_hash(&tuple, 99), murmur3_32(&bytes, 99));
+        assert_eq!(monomial_hash(&[], 5), murmur3_32(b"", 5));
     }
 
     #[test]
