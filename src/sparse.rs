@@ -65,6 +65,8 @@ pub struct SparseRows<'a, I, V> {
     offsets: &'a [i64],
     indices: &'a [I],
     values: &'a [V],
+    /// Number of the first row in the whole column, so errors name the user's row, not the chunk's.
+    first_row: usize,
 }
 
 impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
@@ -100,7 +102,18 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
                 indices.len()
             );
         }
-        Ok(Self { offsets, indices, values })
+        Ok(Self { offsets, indices, values, first_row: 0 })
+    }
+
+    /// The same rows, numbered from `first_row` in error messages (a chunk of a longer column).
+    pub fn with_first_row(self, first_row: usize) -> Self {
+        Self { first_row, ..self }
+    }
+
+    /// The user-facing number of row `row` of this batch.
+    #[inline]
+    pub fn row_number(&self, row: usize) -> usize {
+        self.first_row + row
     }
 
     pub fn n_rows(&self) -> usize {
