@@ -11,9 +11,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from sklearn.datasets import load_svmlight_file
-
 import polars_poly as pp
+from sklearn.datasets import load_svmlight_file
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 FILES = ["a9a/a9a.gz", "w8a/w8a.gz", "sector/sector.scale.gz", "sector/sector.t.scale.gz"]

@@ -129,7 +129,10 @@ mod tests {
         assert_eq!(murmur3_32(b"aaaa", 0x9747_b28c), 0x5a97_808a);
         assert_eq!(murmur3_32(b"abc", 0), 0xb3dd_93fa);
         assert_eq!(murmur3_32(b"Hello, world!", 1234), 0xfaf6_cdb3);
-        assert_eq!(murmur3_32(b"The quick brown fox jumps over the lazy dog", 0x9747_b28c), 0x2fa8_26cd);
+        assert_eq!(
+            murmur3_32(b"The quick brown fox jumps over the lazy dog", 0x9747_b28c),
+            0x2fa8_26cd
+        );
     }
 
     #[test]

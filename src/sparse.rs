@@ -74,7 +74,9 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
     /// row access afterwards cannot go out of bounds.
     pub fn new(offsets: &'a [i64], indices: &'a [I], values: &'a [V]) -> PolyResult<Self> {
         if offsets.is_empty() {
-            return crate::invalid!("sparse rows need at least one offset (got an empty offsets array)");
+            return crate::invalid!(
+                "sparse rows need at least one offset (got an empty offsets array)"
+            );
         }
         if indices.len() != values.len() {
             return crate::invalid!(
@@ -223,12 +225,19 @@ impl<I: Copy, V: Copy> SparseMatrix<I, V> {
 
 /// Numeric columns to canonical sparse rows: column `c` becomes index `c`, zeros and missing
 /// values (`get` returns `None`, e.g. a null) are left out, NaN/inf fail naming column and row.
-pub fn columns_to_sparse<F>(n_rows: usize, column_names: &[&str], get: F) -> PolyResult<SparseMatrix<u32, f64>>
+pub fn columns_to_sparse<F>(
+    n_rows: usize,
+    column_names: &[&str],
+    get: F,
+) -> PolyResult<SparseMatrix<u32, f64>>
 where
     F: Fn(usize, usize) -> Option<f64>,
 {
     if u32::try_from(column_names.len()).is_err() {
-        return Err(PolyError::Overflow(format!("{} columns do not fit UInt32 indices", column_names.len())));
+        return Err(PolyError::Overflow(format!(
+            "{} columns do not fit UInt32 indices",
+            column_names.len()
+        )));
     }
     let mut out = SparseMatrix::with_capacity(n_rows, 0);
     for row in 0..n_rows {
@@ -254,7 +263,8 @@ mod tests {
     #[test]
     fn canonical_row_sorts_sums_and_drops_zeros() {
         let mut out = Vec::new();
-        canonicalize_row(&[5u32, 1, 5, 3, 2], &[1.0, 2.0, -1.0, 0.0, 4.0], None, 0, &mut out).unwrap();
+        canonicalize_row(&[5u32, 1, 5, 3, 2], &[1.0, 2.0, -1.0, 0.0, 4.0], None, 0, &mut out)
+            .unwrap();
         assert_eq!(out, vec![(1, 2.0), (2, 4.0)]);
     }
 
@@ -285,14 +295,20 @@ mod tests {
         let a = [1.0, 0.0, 2.0];
         let b = [f64::NAN, 3.0, 0.0];
         let get = |c: usize, r: usize| -> Option<f64> {
-            if c == 1 && r == 0 { None } else { Some(if c == 0 { a[r] } else { b[r] }) }
+            if c == 1 && r == 0 {
+                None
+            } else {
+                Some(if c == 0 { a[r] } else { b[r] })
+            }
         };
         let m = columns_to_sparse(3, &["a", "b"], get).unwrap();
         assert_eq!(m.offsets, vec![0, 1, 2, 3]);
         assert_eq!(m.indices, vec![0, 1, 0]);
         assert_eq!(m.values, vec![1.0, 3.0, 2.0]);
-        let err = columns_to_sparse(1, &["a", "b"], |c, _| Some(if c == 1 { f64::INFINITY } else { 1.0 }))
-            .unwrap_err();
+        let err = columns_to_sparse(1, &["a", "b"], |c, _| {
+            Some(if c == 1 { f64::INFINITY } else { 1.0 })
+        })
+        .unwrap_err();
         assert!(err.to_string().contains("column \"b\", row 0"), "{err}");
     }
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import mmh3
 import numpy as np
 import polars as pl
+import polars_poly as pp
 import pytest
 from sklearn.datasets import load_svmlight_file
 
-import polars_poly as pp
 from tests.conftest import shared_file
 
 LIBSVM_FILES = [
@@ -52,8 +52,8 @@ def write(tmp_path: Path, text: str, name: str = "data.txt", compress: bool = Fa
 
 @pytest.mark.parametrize("compress", [False, True])
 def test_libsvm_format_details_match_sklearn(tmp_path: Path, compress: bool) -> None:
-    text = "# header comment\n+1 qid:3 3:1.5 1:2\t7:0 # trailing\n\n-1 qid:1 2:-4e-1\r\n0.5 qid:2\n"
-    path = write(tmp_path, text, compress=compress)
+    text = "# header comment\n+1 qid:3 1:2 3:1.5\t7:0 # trailing\n\n-1 qid:1 2:-4e-1\r\n0.5 qid:2\n"
+    path = write(tmp_path, text, name="data.txt.gz" if compress else "data.txt", compress=compress)
     X_ref, y_ref, qid_ref = load_svmlight_file(str(path), query_id=True)
     frame = pp.read_libsvm(path)
     assert frame.columns == ["label", "qid", "features"]
@@ -61,7 +61,10 @@ def test_libsvm_format_details_match_sklearn(tmp_path: Path, compress: bool) -> 
     np.testing.assert_array_equal(frame["qid"].to_numpy(), qid_ref)
     X = pp.to_scipy(frame["features"], X_ref.shape[1])
     np.testing.assert_array_equal(X.toarray(), X_ref.toarray())
-    assert frame["features"].to_list()[0] == [{"index": 0, "value": 2.0}, {"index": 2, "value": 1.5}]
+    assert frame["features"].to_list()[0] == [
+        {"index": 0, "value": 2.0},
+        {"index": 2, "value": 1.5},
+    ]
 
 
 @pytest.mark.parametrize("zero_based", [True, False, "auto"])
@@ -74,7 +77,10 @@ def test_zero_based_modes_match_sklearn(tmp_path: Path, zero_based: bool | str) 
 
 def test_auto_zero_based_sees_index_zero(tmp_path: Path) -> None:
     path = write(tmp_path, "1 1:1\n0 0:5\n")
-    assert pp.read_libsvm(path)["features"].to_list() == [[{"index": 1, "value": 1.0}], [{"index": 0, "value": 5.0}]]
+    assert pp.read_libsvm(path)["features"].to_list() == [
+        [{"index": 1, "value": 1.0}],
+        [{"index": 0, "value": 5.0}],
+    ]
 
 
 def test_duplicates_are_summed(tmp_path: Path) -> None:
@@ -129,7 +135,9 @@ def test_batches_concatenate_to_the_whole_file(tmp_path: Path) -> None:
     lines = []
     for _ in range(1000):
         idx = np.sort(rng.choice(np.arange(1, 60), size=rng.integers(0, 10), replace=False))
-        lines.append(" ".join([str(rng.integers(-1, 2))] + [f"{i}:{rng.normal():.6g}" for i in idx]))
+        lines.append(
+            " ".join([str(rng.integers(-1, 2))] + [f"{i}:{rng.normal():.6g}" for i in idx])
+        )
     path = write(tmp_path, "\n".join(lines) + "\n", compress=True, name="d.gz")
     whole = pp.read_libsvm(path, zero_based=False)
     batches = list(pp.iter_libsvm(path, batch_size=77, zero_based=False))
@@ -137,8 +145,12 @@ def test_batches_concatenate_to_the_whole_file(tmp_path: Path) -> None:
     assert pl.concat(batches).equals(whole)
     scanned = pp.scan_libsvm(path, batch_size=77, zero_based=False).collect(engine="streaming")
     assert scanned.equals(whole)
-    assert pp.scan_libsvm(path, zero_based=False).filter(pl.col("label") > 0).head(5).collect().equals(
-        whole.filter(pl.col("label") > 0).head(5)
+    assert (
+        pp.scan_libsvm(path, zero_based=False)
+        .filter(pl.col("label") > 0)
+        .head(5)
+        .collect()
+        .equals(whole.filter(pl.col("label") > 0).head(5))
     )
 
 

@@ -7,13 +7,12 @@ import datetime
 import mmh3
 import numpy as np
 import polars as pl
+import polars_poly as pp
 import pytest
 import scipy.sparse as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-
-import polars_poly as pp
 
 
 @st.composite
@@ -24,7 +23,9 @@ def csr_matrices(draw: st.DrawFn) -> sp.csr_array:
     seed = draw(st.integers(0, 2**32 - 1))
     index_dtype = draw(st.sampled_from([np.int32, np.int64]))
     value_dtype = draw(st.sampled_from([np.float32, np.float64]))
-    matrix = sp.random_array((rows, cols), density=density, format="csr", rng=seed, dtype=value_dtype)
+    matrix = sp.random_array(
+        (rows, cols), density=density, format="csr", rng=seed, dtype=value_dtype
+    )
     matrix.indices = matrix.indices.astype(index_dtype)
     matrix.indptr = matrix.indptr.astype(index_dtype)
     return matrix
@@ -69,9 +70,13 @@ def test_from_scipy_shares_buffers() -> None:
 
 
 def test_unsorted_and_duplicate_entries_mean_their_sum() -> None:
-    matrix = sp.csr_array((np.array([1.0, 2.0, 3.0]), np.array([4, 1, 4]), np.array([0, 3])), shape=(1, 5))
+    matrix = sp.csr_array(
+        (np.array([1.0, 2.0, 3.0]), np.array([4, 1, 4]), np.array([0, 3])), shape=(1, 5)
+    )
     series = pp.from_scipy(matrix)
-    assert series.to_list() == [[{"index": 4, "value": 1.0}, {"index": 1, "value": 2.0}, {"index": 4, "value": 3.0}]]
+    assert series.to_list() == [
+        [{"index": 4, "value": 1.0}, {"index": 1, "value": 2.0}, {"index": 4, "value": 3.0}]
+    ]
     np.testing.assert_array_equal(pp.to_numpy(series, 5), [[0.0, 2.0, 0.0, 0.0, 4.0]])
 
 
@@ -82,7 +87,9 @@ def test_null_rows_become_empty_rows_in_scipy() -> None:
 
 def test_to_scipy_rejects_index_out_of_range() -> None:
     series = pl.Series("x", [[], [{"index": 7, "value": 1.0}]], dtype=pp.sparse_dtype())
-    with pytest.raises(ValueError, match=r"column 'x', row 1: feature index 7 is out of range for n_features=5"):
+    with pytest.raises(
+        ValueError, match=r"column 'x', row 1: feature index 7 is out of range for n_features=5"
+    ):
         pp.to_scipy(series, 5)
 
 
@@ -118,7 +125,11 @@ def test_to_sparse_in_every_engine(engine: str) -> None:
     if engine == "eager":
         out = FRAME.select(expr)
     else:
-        out = FRAME.lazy().select(expr).collect(engine="streaming" if engine == "streaming" else "auto")
+        out = (
+            FRAME.lazy()
+            .select(expr)
+            .collect(engine="streaming" if engine == "streaming" else "auto")
+        )
     assert out["x"].to_list() == EXPECTED
     assert out["x"].dtype == pp.sparse_dtype()
 
@@ -133,9 +144,11 @@ def test_to_sparse_namespace_and_selectors() -> None:
 
 
 def test_to_sparse_errors() -> None:
-    with pytest.raises(pl.exceptions.ComputeError, match=r'column "a", row 1: non-finite value NaN'):
+    with pytest.raises(
+        pl.exceptions.ComputeError, match=r'column "a", row 1: non-finite value NaN'
+    ):
         pl.DataFrame({"a": [1.0, float("nan")]}).select(pp.to_sparse("a"))
-    with pytest.raises(pl.exceptions.ComputeError, match="column \"s\" has dtype str"):
+    with pytest.raises(pl.exceptions.ComputeError, match='column "s" has dtype str'):
         pl.DataFrame({"s": ["x"]}).select(pp.to_sparse("s"))
 
 
@@ -149,8 +162,12 @@ def vw_hash(name: str, seed: int) -> int:
 
 @pytest.mark.parametrize("bits,seed", [(18, 0), (10, 12345), (32, 7)])
 def test_hash_features_matches_reference_hash(bits: int, seed: int) -> None:
-    frame = pl.DataFrame({"age": [23, 0, None], "city": ["Paris", None, "Lyon"], "42": [1.5, 2.0, 0.0]})
-    out = frame.lazy().select(pp.hash_features("age", "city", "42", bits=bits, seed=seed).alias("h"))
+    frame = pl.DataFrame(
+        {"age": [23, 0, None], "city": ["Paris", None, "Lyon"], "42": [1.5, 2.0, 0.0]}
+    )
+    out = frame.lazy().select(
+        pp.hash_features("age", "city", "42", bits=bits, seed=seed).alias("h")
+    )
     rows = out.collect(engine="streaming")["h"].to_list()
     mask = (1 << bits) - 1
     age = vw_hash("age", seed) & mask

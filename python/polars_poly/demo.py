@@ -24,12 +24,14 @@ def run_demo() -> None:
     features = frame["features"]
     width = pp.n_features(features)
     nnz = int(features.list.len().sum())
-    print(f"read {path.name}: {frame.height} rows, {width} features, {nnz} nonzeros in {elapsed * 1e3:.1f} ms")
+    print(f"read {path.name}: {frame.height} rows, {width} features, {nnz} nonzeros", end="")
+    print(f" in {elapsed * 1e3:.1f} ms")
     print(frame.head(3))
 
     matrix = pp.to_scipy(features, width)
     back = pp.from_scipy(matrix)
-    print(f"scipy round trip: {matrix.shape} CSR with {matrix.nnz} stored values; equal: {back.equals(features)}")
+    print(f"scipy round trip: {matrix.shape} CSR, {matrix.nnz} stored values", end="")
+    print(f"; equal after the round trip: {back.equals(features)}")
 
     people = pl.LazyFrame(
         {"age": [23, 41, 35], "income": [1.5, 0.0, 3.2], "city": ["Paris", "Lyon", None]}

@@ -63,7 +63,9 @@ def iter_libsvm(
     files whose first batch is not representative.
     """
     _check_n_features(n_features)
-    return iter(_internal.LibsvmBatches(os.fspath(path), _zero_based(zero_based), n_features, batch_size))
+    return iter(
+        _internal.LibsvmBatches(os.fspath(path), _zero_based(zero_based), n_features, batch_size)
+    )
 
 
 def scan_libsvm(
@@ -80,13 +82,21 @@ def scan_libsvm(
     """
     from polars.io.plugins import register_io_source
 
-    schema = {"label": pl.Float64, "features": pl.List(pl.Struct({"index": pl.UInt32, "value": pl.Float64}))}
+    schema: dict[str, pl.DataType] = {
+        "label": pl.Float64(),
+        "features": pl.List(pl.Struct({"index": pl.UInt32, "value": pl.Float64})),
+    }
 
     def source(
-        with_columns: list[str] | None, predicate: pl.Expr | None, n_rows: int | None, batch: int | None
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch: int | None,
     ) -> Iterator[pl.DataFrame]:
         remaining = n_rows
-        for frame in iter_libsvm(path, batch_size=batch or batch_size, zero_based=zero_based, n_features=n_features):
+        for frame in iter_libsvm(
+            path, batch_size=batch or batch_size, zero_based=zero_based, n_features=n_features
+        ):
             frame = frame.select(schema.keys())
             if predicate is not None:
                 frame = frame.filter(predicate)

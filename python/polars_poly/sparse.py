@@ -22,7 +22,9 @@ INDEX_DTYPES = (pl.UInt32, pl.UInt64)
 VALUE_DTYPES = (pl.Float32, pl.Float64)
 
 
-def sparse_dtype(index: type[pl.DataType] = pl.UInt32, value: type[pl.DataType] = pl.Float64) -> pl.List:
+def sparse_dtype(
+    index: type[pl.DataType] = pl.UInt32, value: type[pl.DataType] = pl.Float64
+) -> pl.List:
     """The Polars dtype of a sparse column."""
     return pl.List(pl.Struct({"index": index, "value": value}))
 
@@ -61,9 +63,14 @@ def from_scipy(matrix: sp.csr_array | sp.csr_matrix, name: str = "features") -> 
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)
     if data.size and not np.isfinite(data).all():
-        row = int(np.searchsorted(csr.indptr, int(np.flatnonzero(~np.isfinite(data))[0]), "right")) - 1
+        row = (
+            int(np.searchsorted(csr.indptr, int(np.flatnonzero(~np.isfinite(data))[0]), "right"))
+            - 1
+        )
         raise ValueError(f"CSR matrix has a non-finite value in row {row}")
-    entries = pa.StructArray.from_arrays([pa.array(index_view), pa.array(data)], names=["index", "value"])
+    entries = pa.StructArray.from_arrays(
+        [pa.array(index_view), pa.array(data)], names=["index", "value"]
+    )
     offsets = pa.array(np.asarray(csr.indptr, dtype=np.int64))
     series = pl.Series(name, pa.LargeListArray.from_arrays(offsets, entries))
     return series
@@ -90,14 +97,14 @@ def _flat_buffers(series: pl.Series) -> tuple[npt.NDArray[np.int64], np.ndarray,
 def check_sparse(series: pl.Series) -> None:
     """Raises a ``TypeError`` naming the column unless ``series`` is a sparse column."""
     dtype = series.dtype
-    ok = (
-        isinstance(dtype, pl.List)
-        and isinstance(dtype.inner, pl.Struct)
-        and {f.name: f.dtype for f in dtype.inner.fields}.keys() == {"index", "value"}
-    )
-    if ok:
-        fields = {f.name: f.dtype for f in dtype.inner.fields}  # type: ignore[union-attr]
-        ok = fields["index"] in (pl.UInt32, pl.UInt64, pl.Int32, pl.Int64) and fields["value"] in VALUE_DTYPES
+    ok = False
+    if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct):
+        fields = {f.name: f.dtype for f in dtype.inner.fields}
+        ok = (
+            fields.keys() == {"index", "value"}
+            and fields["index"] in (pl.UInt32, pl.UInt64, pl.Int32, pl.Int64)
+            and fields["value"] in VALUE_DTYPES
+        )
     if not ok:
         raise TypeError(
             f"column {series.name!r} is not a sparse column: expected "

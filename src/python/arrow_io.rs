@@ -57,12 +57,14 @@ pub fn sparse_dtypes(field: &Field) -> PolarsResult<(DataType, DataType)> {
     };
     let DataType::List(inner) = field.dtype() else { return Err(bad()) };
     let DataType::Struct(fields) = inner.as_ref() else { return Err(bad()) };
-    let find = |name: &str| fields.iter().find(|f| f.name().as_str() == name).map(|f| f.dtype().clone());
+    let find =
+        |name: &str| fields.iter().find(|f| f.name().as_str() == name).map(|f| f.dtype().clone());
     let (Some(index), Some(value)) = (find("index"), find("value")) else { return Err(bad()) };
     if fields.len() != 2 {
         return Err(bad());
     }
-    let index_ok = matches!(index, DataType::UInt32 | DataType::UInt64 | DataType::Int32 | DataType::Int64);
+    let index_ok =
+        matches!(index, DataType::UInt32 | DataType::UInt64 | DataType::Int32 | DataType::Int64);
     let value_ok = matches!(value, DataType::Float32 | DataType::Float64);
     let int_f32 = matches!(index, DataType::Int32 | DataType::Int64) && value == DataType::Float32;
     if !index_ok || !value_ok || int_f32 {
@@ -71,11 +73,14 @@ pub fn sparse_dtypes(field: &Field) -> PolarsResult<(DataType, DataType)> {
     Ok((index, value))
 }
 
-fn primitive<'a, T: NativeType>(array: &'a dyn Array, column: &str, what: &str) -> PolarsResult<&'a [T]> {
-    let array = array
-        .as_any()
-        .downcast_ref::<PrimitiveArray<T>>()
-        .ok_or_else(|| polars_err!(ComputeError: "column {column:?}: unexpected {what} array type"))?;
+fn primitive<'a, T: NativeType>(
+    array: &'a dyn Array,
+    column: &str,
+    what: &str,
+) -> PolarsResult<&'a [T]> {
+    let array = array.as_any().downcast_ref::<PrimitiveArray<T>>().ok_or_else(
+        || polars_err!(ComputeError: "column {column:?}: unexpected {what} array type"),
+    )?;
     if array.null_count() > 0 {
         polars_bail!(ComputeError: "column {column:?}: sparse entries must not have a null {what}");
     }
@@ -89,11 +94,9 @@ pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
     let list = series.list()?;
     let mut chunks = Vec::with_capacity(list.chunks().len());
     for array in list.downcast_iter() {
-        let entries = array
-            .values()
-            .as_any()
-            .downcast_ref::<StructArray>()
-            .ok_or_else(|| polars_err!(ComputeError: "column {name:?}: list items are not structs"))?;
+        let entries = array.values().as_any().downcast_ref::<StructArray>().ok_or_else(
+            || polars_err!(ComputeError: "column {name:?}: list items are not structs"),
+        )?;
         if entries.null_count() > 0 {
             polars_bail!(ComputeError: "column {name:?}: a sparse row contains a null entry (null struct); drop or fill it first");
         }
@@ -153,22 +156,44 @@ pub fn sparse_series<I: NativeType, V: NativeType>(
         ArrowField::new("value".into(), value.dtype().clone(), true),
     ]);
     let n_entries = index.len();
-    let entries = StructArray::try_new(entry_dtype.clone(), n_entries, vec![index.boxed(), value.boxed()], None)?;
-    let offsets: OffsetsBuffer<i64> = polars_arrow::offset::Offsets::try_from(matrix.offsets)?.into();
-    let list = ListArray::<i64>::try_new(ListArray::<i64>::default_datatype(entry_dtype), offsets, entries.boxed(), validity)?;
+    let entries = StructArray::try_new(
+        entry_dtype.clone(),
+        n_entries,
+        vec![index.boxed(), value.boxed()],
+        None,
+    )?;
+    let offsets: OffsetsBuffer<i64> =
+        polars_arrow::offset::Offsets::try_from(matrix.offsets)?.into();
+    let list = ListArray::<i64>::try_new(
+        ListArray::<i64>::default_datatype(entry_dtype),
+        offsets,
+        entries.boxed(),
+        validity,
+    )?;
     Series::from_arrow(name, list.boxed())
 }
 
 /// A `List<T>` Series from CSR-style offsets and flat values (moved, not copied).
-pub fn list_series<T: NativeType>(name: PlSmallStr, offsets: Vec<i64>, values: Vec<T>) -> PolarsResult<Series> {
+pub fn list_series<T: NativeType>(
+    name: PlSmallStr,
+    offsets: Vec<i64>,
+    values: Vec<T>,
+) -> PolarsResult<Series> {
     let values = PrimitiveArray::<T>::from_vec(values);
     let dtype = ListArray::<i64>::default_datatype(values.dtype().clone());
     let offsets: OffsetsBuffer<i64> = polars_arrow::offset::Offsets::try_from(offsets)?.into();
-    Series::from_arrow(name, ListArray::<i64>::try_new(dtype, offsets, values.boxed(), None)?.boxed())
+    Series::from_arrow(
+        name,
+        ListArray::<i64>::try_new(dtype, offsets, values.boxed(), None)?.boxed(),
+    )
 }
 
 /// Concatenates per-chunk outputs into one Series (chunks are appended, not copied).
-pub fn concat_chunks(name: PlSmallStr, dtype: &DataType, parts: Vec<Series>) -> PolarsResult<Series> {
+pub fn concat_chunks(
+    name: PlSmallStr,
+    dtype: &DataType,
+    parts: Vec<Series>,
+) -> PolarsResult<Series> {
     let mut parts = parts.into_iter();
     let Some(mut out) = parts.next() else { return Ok(Series::new_empty(name, dtype)) };
     for part in parts {

@@ -31,11 +31,12 @@ fn numeric_as_f64(series: &Series) -> PolarsResult<Float64Chunked> {
 /// Numeric columns -> one sparse column: column i becomes index i; zeros and nulls are left out.
 #[polars_expr(output_type_func=sparse_u32_f64_output)]
 fn to_sparse(inputs: &[Series]) -> PolarsResult<Series> {
-    let columns: Vec<Float64Chunked> = inputs.iter().map(numeric_as_f64).collect::<PolarsResult<_>>()?;
+    let columns: Vec<Float64Chunked> =
+        inputs.iter().map(numeric_as_f64).collect::<PolarsResult<_>>()?;
     let names: Vec<&str> = inputs.iter().map(|s| s.name().as_str()).collect();
     let n_rows = inputs.first().map_or(0, |s| s.len());
     let matrix = columns_to_sparse(n_rows, &names, |col, row| columns[col].get(row))
-    .map_err(to_polars_error)?;
+        .map_err(to_polars_error)?;
     sparse_series(first_name_of(inputs), matrix, None)
 }
 
@@ -80,7 +81,8 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
         })
         .collect::<PolarsResult<_>>()?;
     let n_rows = inputs.first().map_or(0, |s| s.len());
-    let mut out: SparseMatrix<u32, f64> = SparseMatrix::with_capacity(n_rows, n_rows * inputs.len());
+    let mut out: SparseMatrix<u32, f64> =
+        SparseMatrix::with_capacity(n_rows, n_rows * inputs.len());
     let mut indices: Vec<u64> = Vec::with_capacity(inputs.len());
     let mut values: Vec<f64> = Vec::with_capacity(inputs.len());
     let mut canonical = Vec::with_capacity(inputs.len());

@@ -43,7 +43,8 @@ fn libsvm_frame(batch: LibsvmBatch) -> PolarsResult<DataFrame> {
     if let Some(qids) = batch.qids {
         columns.push(Series::new("qid".into(), qids).into());
     }
-    let features = SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
+    let features =
+        SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
     columns.push(sparse_series("features".into(), features, None)?.into());
     DataFrame::new(height, columns)
 }
@@ -51,7 +52,12 @@ fn libsvm_frame(batch: LibsvmBatch) -> PolarsResult<DataFrame> {
 /// Reads a whole LIBSVM/svmlight file (plain or gzip) into a DataFrame.
 #[pyfunction]
 #[pyo3(signature = (path, zero_based, n_features))]
-fn read_libsvm(py: Python<'_>, path: PathBuf, zero_based: &str, n_features: Option<u64>) -> PyResult<(PyDataFrame, u64)> {
+fn read_libsvm(
+    py: Python<'_>,
+    path: PathBuf,
+    zero_based: &str,
+    n_features: Option<u64>,
+) -> PyResult<(PyDataFrame, u64)> {
     let options = LibsvmOptions { zero_based: parse_zero_based(zero_based)?, n_features };
     let (batch, seen) = py.detach(|| libsvm::read_all(&path, options)).map_err(to_py_error)?;
     let frame = libsvm_frame(batch).map_err(polars_to_py)?;
@@ -69,7 +75,12 @@ struct LibsvmBatches {
 impl LibsvmBatches {
     #[new]
     #[pyo3(signature = (path, zero_based, n_features, batch_rows))]
-    fn new(path: PathBuf, zero_based: &str, n_features: Option<u64>, batch_rows: usize) -> PyResult<Self> {
+    fn new(
+        path: PathBuf,
+        zero_based: &str,
+        n_features: Option<u64>,
+        batch_rows: usize,
+    ) -> PyResult<Self> {
         if batch_rows == 0 {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
         }
@@ -84,7 +95,10 @@ impl LibsvmBatches {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyDataFrame>> {
         let batch = py.detach(|| {
-            let mut reader = self.reader.lock().map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
+            let mut reader = self
+                .reader
+                .lock()
+                .map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
             reader.next_batch(self.batch_rows)
         });
         match batch.map_err(to_py_error)? {
@@ -105,7 +119,8 @@ fn vw_frame(batch: VwBatch) -> PolarsResult<DataFrame> {
     let height = batch.labels.len();
     // One namespace letter per stored feature, as a list column aligned with `features`.
     let namespaces = list_series("namespace".into(), batch.offsets.clone(), batch.namespaces)?;
-    let features = SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
+    let features =
+        SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
     let columns: Vec<Column> = vec![
         Series::new("label".into(), batch.labels).into(),
         Series::new("weight".into(), batch.importance).into(),
@@ -150,7 +165,10 @@ impl VwBatches {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyDataFrame>> {
         let batch = py.detach(|| {
-            let mut reader = self.reader.lock().map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
+            let mut reader = self
+                .reader
+                .lock()
+                .map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
             reader.next_batch(self.batch_rows)
         });
         match batch.map_err(to_py_error)? {

@@ -1,0 +1,847 @@
+//! LIBSVM / svmlight text reader, whole-file or in batches of bounded size.
+//!
+//! # Format
+//!
+//! One example per line: `label [qid:N] index:value index:value ... [# comment]`, fields separated
+//! by spaces or tabs. Files may be gzip-compressed and may have CRLF line endings.
+//!
+//! # Interpretation
+//!
+//! The reader gives the answer scikit-learn's `load_svmlight_file` gives, with the differences
+//! marked *(differs)*:
+//!
+//! * Text after `#` is a comment. Blank lines and comment-only lines are skipped.
+//! * The label is a number (`+1`, `-1`, `2`, `1.5e0`). A comma-separated multilabel (`1,3`) is an
+//!   error: multilabel files are not supported. *(differs)* A NaN or infinite label is an error.
+//! * `qid:N` (an integer, right after the label) is the query id of learning-to-rank files. A
+//!   batch has `qids` as soon as any line read so far had one; a line without `qid` then gets 0,
+//!   as in Joachims' svmlight. *(differs: scikit-learn silently returns a shorter qid array that
+//!   no longer lines up with the rows.)*
+//! * Rows come out canonical (see [`crate::sparse`]): sorted by index, entries with the same
+//!   index summed (scipy's rule for duplicates), zeros dropped. *(differs: scikit-learn rejects
+//!   unsorted rows and keeps explicit zeros in the matrix.)* An entry with value 0 still counts
+//!   for the number of features: `123:0` makes the file 123 features wide, as in scikit-learn.
+//! * Indices are unsigned decimal integers of at most 4294967295 as written. [`ZeroBased`] says
+//!   whether they count from 0 or 1; the default, [`ZeroBased::Auto`], is scikit-learn's rule.
+//! * With [`LibsvmOptions::n_features`], an index at or past it is an error.
+//! * Values are numbers; NaN or infinite values are errors (also when duplicates sum to
+//!   infinity).
+//!
+//! Every malformed line is a [`PolyError::Parse`](crate::error::PolyError::Parse) with the
+//! 1-based line number, the reason and the line itself; the reader never guesses past an error.
+//! After an error the reader should be dropped.
+
+use std::path::Path;
+
+use super::lines::{LineReader, TextSource};
+use super::{parse_error, parse_f64, show, tokens};
+use crate::error::{PolyError, PolyResult};
+
+/// How the feature indices of a file are numbered.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ZeroBased {
+    /// scikit-learn's rule: one-based unless an index 0 appears. [`read_all`] looks at the whole
+    /// file, exactly like scikit-learn. A batch reader decides on the first batch that has any
+    /// index, and fails (rather than answer wrongly) if a later batch then has an index 0.
+    #[default]
+    Auto,
+    /// Indices are used as written.
+    Yes,
+    /// Indices count from 1: 1 is subtracted, and an index 0 is an error.
+    No,
+}
+
+/// How to read a LIBSVM file.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LibsvmOptions {
+    pub zero_based: ZeroBased,
+    /// The number of features, if known: an index at or past it (after the one-based shift) is an
+    /// error, and [`read_all`] reports this width instead of the one seen in the file.
+    pub n_features: Option<u64>,
+}
+
+/// A batch of examples: labels, optional query ids and canonical sparse rows in CSR layout.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LibsvmBatch {
+    pub labels: Vec<f64>,
+    /// Query ids, present once any line read so far had a `qid:` (0 for lines without one).
+    pub qids: Option<Vec<i64>>,
+    /// Row `r` owns entries `offsets[r]..offsets[r + 1]`; starts at 0, one more than the rows.
+    pub offsets: Vec<i64>,
+    /// Feature indices, zero-based after the [`ZeroBased`] resolution.
+    pub indices: Vec<u32>,
+    pub values: Vec<f64>,
+    /// The 1-based line number of the first row (0 for a batch without rows).
+    pub first_line: u64,
+}
+
+impl LibsvmBatch {
+    fn new(with_qids: bool) -> Self {
+        Self {
+            labels: Vec::new(),
+            qids: with_qids.then(Vec::new),
+            offsets: vec![0],
+            indices: Vec::new(),
+            values: Vec::new(),
+            first_line: 0,
+        }
+    }
+
+    /// Number of rows (examples) in the batch.
+    pub fn n_rows(&self) -> usize {
+        self.labels.len()
+    }
+}
+
+/// Reads a LIBSVM file batch by batch, in memory bounded by the batch size.
+pub struct LibsvmReader {
+    lines: LineReader,
+    parser: RowParser,
+}
+
+impl LibsvmReader {
+    /// Opens the (plain or gzip) file at `path`.
+    pub fn open(path: &Path, options: LibsvmOptions) -> PolyResult<Self> {
+        Ok(Self::new(LineReader::open(path)?, options))
+    }
+
+    /// Reads from `source` (plain or gzip bytes); `name` stands for the file in error messages.
+    pub fn from_reader(name: &str, source: TextSource, options: LibsvmOptions) -> PolyResult<Self> {
+        Ok(Self::new(LineReader::from_reader(name, source)?, options))
+    }
+
+    fn new(lines: LineReader, options: LibsvmOptions) -> Self {
+        let parser = RowParser::new(lines.name().to_owned(), options);
+        Self { lines, parser }
+    }
+
+    /// The next batch of at most `max_rows` examples, or `None` when the file is exhausted.
+    pub fn next_batch(&mut self, max_rows: usize) -> PolyResult<Option<LibsvmBatch>> {
+        if max_rows == 0 {
+            return crate::invalid!("max_rows must be at least 1");
+        }
+        let batch = self.read_rows(max_rows)?;
+        Ok((batch.n_rows() > 0).then_some(batch))
+    }
+
+    /// All remaining examples as one batch, and the number of features: `n_features` if it was
+    /// given, else [`LibsvmReader::n_features_seen`]. With [`ZeroBased::Auto`] on a fresh reader
+    /// this is scikit-learn's whole-file detection.
+    pub fn read_to_end(mut self) -> PolyResult<(LibsvmBatch, u64)> {
+        let batch = self.read_rows(usize::MAX)?;
+        let n_features = self.parser.options.n_features.unwrap_or(self.n_features_seen());
+        Ok((batch, n_features))
+    }
+
+    /// One more than the largest index (after the one-based shift) over all lines read so far,
+    /// counting entries whose value is 0; 0 before any index was read.
+    pub fn n_features_seen(&self) -> u64 {
+        let shift = self.parser.shift.unwrap_or(0);
+        self.parser.max_raw_index.map_or(0, |max| u64::from(max) + 1 - u64::from(shift))
+    }
+
+    /// Whether indices are read as zero-based: fixed by [`ZeroBased::Yes`]/[`ZeroBased::No`];
+    /// for [`ZeroBased::Auto`], `None` until a batch with an index has been read.
+    pub fn zero_based(&self) -> Option<bool> {
+        self.parser.shift.map(|shift| shift == 0)
+    }
+
+    fn read_rows(&mut self, max_rows: usize) -> PolyResult<LibsvmBatch> {
+        let mut batch = LibsvmBatch::new(self.parser.any_qid);
+        let mut last_line = 0;
+        while batch.n_rows() < max_rows {
+            let Some(line) = self.lines.next_line()? else { break };
+            last_line = line.number;
+            self.parser.parse_line(line.number, line.text, &mut batch)?;
+        }
+        self.parser.finish_batch(&mut batch, last_line)?;
+        Ok(batch)
+    }
+}
+
+/// Reads the whole LIBSVM file at `path` into one batch; returns it with the number of features
+/// (`n_features` if given, else one more than the largest index).
+/// See [`LibsvmReader::read_to_end`].
+pub fn read_all(path: &Path, options: LibsvmOptions) -> PolyResult<(LibsvmBatch, u64)> {
+    LibsvmReader::open(path, options)?.read_to_end()
+}
+
+/// Parses lines into a batch and carries what must persist between batches.
+struct RowParser {
+    path: String,
+    options: LibsvmOptions,
+    /// Subtracted from indices as written: 0 (zero-based) or 1 (one-based); `None` while
+    /// [`ZeroBased::Auto`] has not seen any index yet. Undecided batches store indices as written
+    /// and are shifted in [`RowParser::finish_batch`].
+    shift: Option<u32>,
+    /// Largest index as written, over every entry read (zero values included).
+    max_raw_index: Option<u32>,
+    /// Whether an index 0 was written (only tracked while undecided).
+    saw_raw_zero: bool,
+    /// Undecided, with `n_features`: the error for the first index equal to `n_features` as
+    /// written, which is out of range only if the file turns out zero-based.
+    error_if_zero_based: Option<PolyError>,
+    /// Lines of the batch on which [`ZeroBased::Auto`] decided, for the conflict message.
+    decided_on: (u64, u64),
+    any_qid: bool,
+    scratch: Vec<(u32, f64)>,
+}
+
+impl RowParser {
+    fn new(path: String, options: LibsvmOptions) -> Self {
+        let shift = match options.zero_based {
+            ZeroBased::Auto => None,
+            ZeroBased::Yes => Some(0),
+            ZeroBased::No => Some(1),
+        };
+        Self {
+            path,
+            options,
+            shift,
+            max_raw_index: None,
+            saw_raw_zero: false,
+            error_if_zero_based: None,
+            decided_on: (0, 0),
+            any_qid: false,
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Appends the example on line `number` to `batch`; blank and comment lines add nothing.
+    fn parse_line(&mut self, number: u64, text: &[u8], batch: &mut LibsvmBatch) -> PolyResult<()> {
+        self.parse_row(number, text, batch)
+            .map_err(|reason| parse_error(&self.path, number, text, reason))
+    }
+
+    fn parse_row(
+        &mut self,
+        number: u64,
+        text: &[u8],
+        batch: &mut LibsvmBatch,
+    ) -> Result<(), String> {
+        let content = text.iter().position(|&b| b == b'#').map_or(text, |hash| &text[..hash]);
+        let mut fields = tokens(content, is_space);
+        let Some(label_field) = fields.next() else { return Ok(()) };
+        let label = parse_label(label_field)?;
+        let mut field = fields.next();
+        let qid = match field.and_then(|f| f.strip_prefix(b"qid:")) {
+            Some(digits) => {
+                field = fields.next();
+                Some(parse_qid(digits)?)
+            }
+            None => None,
+        };
+
+        let row_start = batch.indices.len();
+        let mut in_order = true;
+        while let Some(entry) = field {
+            let (written, value) = parse_entry(entry)?;
+            let index = self.resolve_index(written, number, text)?;
+            if value != 0.0 {
+                in_order &= batch.indices.len() == row_start
+                    || batch.indices[batch.indices.len() - 1] < index;
+                batch.indices.push(index);
+                batch.values.push(value);
+            }
+            field = fields.next();
+        }
+        if !in_order {
+            let shift = self.shift.unwrap_or(0);
+            canonicalize_tail(&mut batch.indices, &mut batch.values, row_start, &mut self.scratch)
+                .map_err(|index| {
+                    format!(
+                        "the entries of feature index {} sum to a non-finite value",
+                        u64::from(index) + u64::from(shift)
+                    )
+                })?;
+        }
+
+        match (qid, &mut batch.qids) {
+            (Some(qid), Some(qids)) => qids.push(qid),
+            (Some(qid), None) => {
+                // First qid of the reader: earlier rows of this batch had none.
+                let mut qids = vec![0; batch.labels.len()];
+                qids.push(qid);
+                batch.qids = Some(qids);
+                self.any_qid = true;
+            }
+            (None, Some(qids)) => qids.push(0),
+            (None, None) => {}
+        }
+        if batch.labels.is_empty() {
+            batch.first_line = number;
+        }
+        batch.labels.push(label);
+        batch.offsets.push(batch.indices.len() as i64);
+        Ok(())
+    }
+
+    /// The index to store for `written`, after checking it against the base and `n_features`.
+    fn resolve_index(&mut self, written: u32, number: u64, text: &[u8]) -> Result<u32, String> {
+        let limit = self.options.n_features;
+        let index = match self.shift {
+            Some(1) if written == 0 => return Err(self.index_zero_message()),
+            Some(shift) => {
+                let index = written - shift;
+                if let Some(n) = limit.filter(|&n| u64::from(index) >= n) {
+                    return Err(out_of_range(index, written, n));
+                }
+                index
+            }
+            None => {
+                // Undecided: stored as written. The shift will be 0 or 1, so written > n is out
+                // of range either way and written == n only if the file is zero-based.
+                self.saw_raw_zero |= written == 0;
+                if let Some(n) = limit {
+                    if u64::from(written) > n {
+                        return Err(out_of_range(written - 1, written, n));
+                    }
+                    if u64::from(written) == n && self.error_if_zero_based.is_none() {
+                        let reason = format!(
+                            "{} (the file has an index 0, so it is read as zero-based)",
+                            out_of_range(written, written, n)
+                        );
+                        self.error_if_zero_based =
+                            Some(parse_error(&self.path, number, text, reason));
+                    }
+                }
+                written
+            }
+        };
+        self.max_raw_index = self.max_raw_index.max(Some(written));
+        Ok(index)
+    }
+
+    fn index_zero_message(&self) -> String {
+        if self.options.zero_based == ZeroBased::No {
+            return "feature index 0 in a file read as one-based (zero_based=false)".into();
+        }
+        let (first, last) = self.decided_on;
+        format!(
+            "feature index 0, but zero_based auto-detection already chose one-based indices from \
+             lines {first}-{last} (the first batch with any index, which has no index 0); pass \
+             zero_based explicitly"
+        )
+    }
+
+    /// Ends a batch: with [`ZeroBased::Auto`] still undecided and some index read, decides now
+    /// (zero-based iff an index 0 was written) and shifts the batch accordingly.
+    fn finish_batch(&mut self, batch: &mut LibsvmBatch, last_line: u64) -> PolyResult<()> {
+        if self.shift.is_some() || self.max_raw_index.is_none() {
+            return Ok(());
+        }
+        self.decided_on = (batch.first_line, last_line);
+        let pending_error = self.error_if_zero_based.take();
+        if self.saw_raw_zero {
+            self.shift = Some(0);
+            if let Some(error) = pending_error {
+                return Err(error);
+            }
+        } else {
+            // No index 0 was written, so every stored index is at least 1.
+            self.shift = Some(1);
+            for index in &mut batch.indices {
+                *index -= 1;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// LIBSVM field separators: Python's `bytes.split()` whitespace, as scikit-learn uses.
+fn is_space(byte: u8) -> bool {
+    matches!(byte, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')
+}
+
+fn parse_label(field: &[u8]) -> Result<f64, String> {
+    if field.contains(&b',') {
+        return Err(format!("multilabel label {:?} is not supported", show(field)));
+    }
+    match parse_f64(field) {
+        Some(label) if label.is_finite() => Ok(label),
+        Some(label) => Err(format!("non-finite label {label}")),
+        None => Err(format!("label {:?} is not a number", show(field))),
+    }
+}
+
+fn parse_qid(digits: &[u8]) -> Result<i64, String> {
+    std::str::from_utf8(digits)
+        .ok()
+        .and_then(|text| text.parse().ok())
+        .ok_or_else(|| format!("qid {:?} is not an integer", show(digits)))
+}
+
+/// Splits and parses one `index:value` field.
+fn parse_entry(entry: &[u8]) -> Result<(u32, f64), String> {
+    let Some(colon) = entry.iter().position(|&b| b == b':') else {
+        return Err(format!("feature {:?} is not of the form index:value", show(entry)));
+    };
+    let (digits, value) = (&entry[..colon], &entry[colon + 1..]);
+    let index = parse_index(digits).map_err(|reason| {
+        if entry.starts_with(b"qid:") {
+            format!("{:?} must come right after the label", show(entry))
+        } else {
+            reason
+        }
+    })?;
+    match parse_f64(value) {
+        Some(value) if value.is_finite() => Ok((index, value)),
+        Some(value) => Err(format!("feature index {index} has a non-finite value {value}")),
+        None => Err(format!("feature value {:?} is not a number", show(value))),
+    }
+}
+
+/// An unsigned decimal index that fits u32.
+fn parse_index(digits: &[u8]) -> Result<u32, String> {
+    if digits.is_empty() {
+        return Err("empty feature index".into());
+    }
+    let mut index: u64 = 0;
+    for &byte in digits {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return Err(format!("feature index {:?} is not an unsigned integer", show(digits)));
+        }
+        index = index * 10 + u64::from(digit);
+        if index > u64::from(u32::MAX) {
+            return Err(format!(
+                "feature index {} is larger than the largest supported index {}",
+                show(digits),
+                u32::MAX
+            ));
+        }
+    }
+    Ok(index as u32)
+}
+
+fn out_of_range(index: u32, written: u32, n_features: u64) -> String {
+    let written_note =
+        if index == written { String::new() } else { format!(" (written {written})") };
+    format!("feature index {index}{written_note} is out of range for n_features={n_features}")
+}
+
+/// Puts the entries from `start` on into canonical order: sorted by index, equal indices summed
+/// in file order, zero sums dropped. Fails with the index whose entries sum to a non-finite value.
+fn canonicalize_tail(
+    indices: &mut Vec<u32>,
+    values: &mut Vec<f64>,
+    start: usize,
+    scratch: &mut Vec<(u32, f64)>,
+) -> Result<(), u32> {
+    scratch.clear();
+    scratch.extend(indices[start..].iter().copied().zip(values[start..].iter().copied()));
+    // Stable, so duplicates are added up in the order they were written.
+    scratch.sort_by_key(|&(index, _)| index);
+    indices.truncate(start);
+    values.truncate(start);
+    let mut entries = scratch.iter().copied().peekable();
+    while let Some((index, mut sum)) = entries.next() {
+        while let Some((_, value)) = entries.next_if(|&(next, _)| next == index) {
+            sum += value;
+        }
+        if !sum.is_finite() {
+            return Err(index);
+        }
+        if sum != 0.0 {
+            indices.push(index);
+            values.push(sum);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::readers::lines::tests::{gzip, source};
+    use proptest::collection::vec;
+    use proptest::prelude::*;
+
+    fn options(zero_based: ZeroBased) -> LibsvmOptions {
+        LibsvmOptions { zero_based, n_features: None }
+    }
+
+    fn reader_of(bytes: &[u8], options: LibsvmOptions) -> LibsvmReader {
+        LibsvmReader::from_reader("mem.svm", source(bytes.to_vec()), options).unwrap()
+    }
+
+    fn read(text: &str, options: LibsvmOptions) -> PolyResult<(LibsvmBatch, u64)> {
+        reader_of(text.as_bytes(), options).read_to_end()
+    }
+
+    fn rows(batch: &LibsvmBatch) -> Vec<Vec<(u32, f64)>> {
+        batch
+            .offsets
+            .windows(2)
+            .map(|w| {
+                let (start, end) = (w[0] as usize, w[1] as usize);
+                batch.indices[start..end]
+                    .iter()
+                    .copied()
+                    .zip(batch.values[start..end].iter().copied())
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// The reason and line of a parse error; fails the test on any other outcome.
+    fn parse_failure(result: PolyResult<(LibsvmBatch, u64)>) -> (u64, String, String) {
+        match result {
+            Err(PolyError::Parse { path, line, reason, text }) => {
+                assert_eq!(path, "mem.svm");
+                (line, reason, text)
+            }
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+    }
+
+    fn batches(text: &str, options: LibsvmOptions, size: usize) -> PolyResult<Vec<LibsvmBatch>> {
+        let mut reader = reader_of(text.as_bytes(), options);
+        let mut out = Vec::new();
+        while let Some(batch) = reader.next_batch(size)? {
+            out.push(batch);
+        }
+        Ok(out)
+    }
+
+    fn concat(batches: &[LibsvmBatch]) -> LibsvmBatch {
+        let with_qids = batches.iter().any(|b| b.qids.is_some());
+        let mut all = LibsvmBatch::new(with_qids);
+        all.first_line = batches.first().map_or(0, |b| b.first_line);
+        for batch in batches {
+            let base = all.indices.len() as i64;
+            all.labels.extend(&batch.labels);
+            if let Some(qids) = &mut all.qids {
+                qids.extend(batch.qids.clone().unwrap_or_else(|| vec![0; batch.n_rows()]));
+            }
+            all.offsets.extend(batch.offsets[1..].iter().map(|o| o + base));
+            all.indices.extend(&batch.indices);
+            all.values.extend(&batch.values);
+        }
+        all
+    }
+
+    #[test]
+    fn reads_plain_lines_one_based_by_default() {
+        let (batch, n) = read("+1 1:0.5 3:2\n-1 2:1\n2 1:1.5e0", LibsvmOptions::default()).unwrap();
+        assert_eq!(batch.labels, vec![1.0, -1.0, 2.0]);
+        assert_eq!(rows(&batch), vec![vec![(0, 0.5), (2, 2.0)], vec![(1, 1.0)], vec![(0, 1.5)]]);
+        assert_eq!(batch.offsets, vec![0, 2, 3, 4]);
+        assert_eq!(batch.qids, None);
+        assert_eq!(batch.first_line, 1);
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn skips_comments_and_blank_lines_and_accepts_tabs_and_crlf() {
+        let text =
+            "# header\n\n  \t \n1\t1:1  2:2 # tail\r\n# only a comment\r\n-1 3:1#glued\r\n2\n";
+        let (batch, n) = read(text, LibsvmOptions::default()).unwrap();
+        assert_eq!(batch.labels, vec![1.0, -1.0, 2.0]);
+        assert_eq!(rows(&batch), vec![vec![(0, 1.0), (1, 2.0)], vec![(2, 1.0)], vec![]]);
+        assert_eq!(batch.first_line, 4);
+        assert_eq!(n, 3);
+    }
+
+    #[test]
+    fn gzip_input_reads_like_plain_input() {
+        let text = "1 qid:1 1:1 5:2\n\n-1 qid:2 3:4 # c\r\n";
+        let plain = reader_of(text.as_bytes(), LibsvmOptions::default()).read_to_end().unwrap();
+        let packed =
+            reader_of(&gzip(text.as_bytes()), LibsvmOptions::default()).read_to_end().unwrap();
+        assert_eq!(plain, packed);
+        assert_eq!(plain.1, 5);
+    }
+
+    #[test]
+    fn qids_are_read_and_missing_ones_are_zero() {
+        let (batch, _) = read("3 qid:7 1:1\n2 qid:-2 2:1\n", LibsvmOptions::default()).unwrap();
+        assert_eq!(batch.qids, Some(vec![7, -2]));
+        assert_eq!(rows(&batch), vec![vec![(0, 1.0)], vec![(1, 1.0)]]);
+
+        let (batch, _) = read("1 1:1\n2 qid:5 1:1\n3 1:1\n", LibsvmOptions::default()).unwrap();
+        assert_eq!(batch.qids, Some(vec![0, 5, 0]));
+
+        // Once seen, every later batch carries qids, even one whose lines have none.
+        let got =
+            batches("1 1:1\n2 qid:5 1:1\n3 1:1\n4 1:1\n", LibsvmOptions::default(), 2).unwrap();
+        assert_eq!(got[0].qids, Some(vec![0, 5]));
+        assert_eq!(got[1].qids, Some(vec![0, 0]));
+
+        let (batch, _) = read("1 qid:3\n", LibsvmOptions::default()).unwrap();
+        assert_eq!((rows(&batch), batch.qids), (vec![vec![]], Some(vec![3])));
+    }
+
+    #[test]
+    fn unsorted_and_duplicate_indices_become_canonical() {
+        let yes = options(ZeroBased::Yes);
+        let (batch, n) = read("1 5:1 2:2 5:3 3:0 2:-2 4:0.5\n", yes).unwrap();
+        // 2:2 + 2:-2 cancels, 3:0 is dropped, 5:1 + 5:3 = 4.
+        assert_eq!(rows(&batch), vec![vec![(4, 0.5), (5, 4.0)]]);
+        assert_eq!(n, 6);
+        let (batch, _) = read("1 2:1 2:3 1:1\n", yes).unwrap();
+        assert_eq!(rows(&batch), vec![vec![(1, 1.0), (2, 4.0)]]);
+        // Sorted rows with zeros are already canonical once the zeros are left out.
+        let (batch, _) = read("1 1:1 2:0 3:1\n", yes).unwrap();
+        assert_eq!(rows(&batch), vec![vec![(1, 1.0), (3, 1.0)]]);
+        // Equal indices in sorted order are duplicates too.
+        let (batch, _) = read("1 1:1 1:2\n", yes).unwrap();
+        assert_eq!(rows(&batch), vec![vec![(1, 3.0)]]);
+    }
+
+    #[test]
+    fn explicit_zeros_count_for_the_number_of_features() {
+        let (batch, n) = read("1 1:1 123:0\n", LibsvmOptions::default()).unwrap();
+        assert_eq!(rows(&batch), vec![vec![(0, 1.0)]]);
+        assert_eq!(n, 123);
+        let mut reader = reader_of(b"1 7:0\n", options(ZeroBased::Yes));
+        assert_eq!(rows(&reader.next_batch(10).unwrap().unwrap()), vec![vec![]]);
+        assert_eq!(reader.n_features_seen(), 8);
+    }
+
+    #[test]
+    fn zero_based_modes() {
+        let one_based = "1 1:1 3:2\n0 2:5\n";
+        let (batch, n) = read(one_based, options(ZeroBased::Yes)).unwrap();
+        assert_eq!((rows(&batch), n), (vec![vec![(1, 1.0), (3, 2.0)], vec![(2, 5.0)]], 4));
+        let (batch, n) = read(one_based, options(ZeroBased::No)).unwrap();
+        assert_eq!((rows(&batch), n), (vec![vec![(0, 1.0), (2, 2.0)], vec![(1, 5.0)]], 3));
+        assert_eq!(read(one_based, options(ZeroBased::Auto)).unwrap(), (batch, n));
+
+        let zero_based = "1 0:1 2:2\n";
+        let (batch, n) = read(zero_based, options(ZeroBased::Yes)).unwrap();
+        assert_eq!((rows(&batch), n), (vec![vec![(0, 1.0), (2, 2.0)]], 3));
+        assert_eq!(read(zero_based, options(ZeroBased::Auto)).unwrap(), (batch, n));
+        let (line, reason, _) = parse_failure(read(zero_based, options(ZeroBased::No)));
+        assert_eq!(line, 1);
+        assert!(reason.contains("index 0") && reason.contains("one-based"), "{reason}");
+    }
+
+    #[test]
+    fn auto_looks_at_the_whole_file_when_reading_it_all() {
+        // An index 0 on the last line makes every line zero-based (scikit-learn's rule), even a
+        // zero-valued one.
+        let (batch, n) = read("1 1:1 3:2\n0 2:5\n0 0:0\n", LibsvmOptions::default()).unwrap();
+        assert_eq!(rows(&batch), vec![vec![(1, 1.0), (3, 2.0)], vec![(2, 5.0)], vec![]]);
+        assert_eq!(n, 4);
+        let reader = reader_of(b"", LibsvmOptions::default());
+        assert_eq!(reader.zero_based(), None);
+    }
+
+    #[test]
+    fn streaming_auto_decides_on_the_first_batch_and_refuses_a_late_index_zero() {
+        let mut reader = reader_of(b"1 1:1\n1 2:1\n1 0:1\n", LibsvmOptions::default());
+        let first = reader.next_batch(2).unwrap().unwrap();
+        assert_eq!(rows(&first), vec![vec![(0, 1.0)], vec![(1, 1.0)]]);
+        assert_eq!(reader.zero_based(), Some(false));
+        assert_eq!(reader.n_features_seen(), 2);
+        let err = reader.next_batch(2).unwrap_err();
+        let PolyError::Parse { line, reason, text, .. } = &err else { panic!("{err}") };
+        assert_eq!((*line, text.as_str()), (3, "1 0:1"));
+        assert!(reason.contains("zero_based") && reason.contains("lines 1-2"), "{reason}");
+
+        // Explicit modes stream the same file fine.
+        let got = batches("1 1:1\n1 2:1\n1 0:1\n", options(ZeroBased::Yes), 2).unwrap();
+        assert_eq!(got.iter().map(LibsvmBatch::n_rows).sum::<usize>(), 3);
+    }
+
+    #[test]
+    fn streaming_auto_waits_for_a_batch_with_an_index() {
+        let mut reader = reader_of(b"1\n2 # nothing\n3 2:1\n4 0:1\n", LibsvmOptions::default());
+        assert_eq!(rows(&reader.next_batch(2).unwrap().unwrap()), vec![vec![], vec![]]);
+        assert_eq!((reader.zero_based(), reader.n_features_seen()), (None, 0));
+        // The batch with index 2 decides one-based; the index 0 after it is a conflict.
+        assert_eq!(rows(&reader.next_batch(1).unwrap().unwrap()), vec![vec![(1, 1.0)]]);
+        assert_eq!(reader.zero_based(), Some(false));
+        assert!(reader.next_batch(1).is_err());
+
+        // A first batch with an index 0 decides zero-based for the rest of the file.
+        let got = batches("1 0:1\n1 3:1\n", LibsvmOptions::default(), 1).unwrap();
+        assert_eq!(rows(&concat(&got)), vec![vec![(0, 1.0)], vec![(3, 1.0)]]);
+    }
+
+    #[test]
+    fn n_features_bounds_indices_after_the_shift() {
+        let limited = |zero_based, n| LibsvmOptions { zero_based, n_features: Some(n) };
+        let (line, reason, _) = parse_failure(read("1 1:1\n1 3:1\n", limited(ZeroBased::Yes, 3)));
+        assert_eq!(line, 2);
+        assert!(reason.contains("out of range for n_features=3"), "{reason}");
+        // The width reported is n_features, not the width seen.
+        let (batch, n) = read("1 3:1\n", limited(ZeroBased::No, 10)).unwrap();
+        assert_eq!((rows(&batch), n), (vec![vec![(2, 1.0)]], 10));
+        assert!(read("1 4:1\n", limited(ZeroBased::No, 3)).is_err());
+
+        // Auto: written 3 is fine one-based, out of range once an index 0 makes it zero-based.
+        assert_eq!(read("1 3:1\n", limited(ZeroBased::Auto, 3)).unwrap().1, 3);
+        let (line, reason, text) =
+            parse_failure(read("1 3:1\n1 0:1\n", limited(ZeroBased::Auto, 3)));
+        assert_eq!((line, text.as_str()), (1, "1 3:1"));
+        assert!(reason.contains("zero-based"), "{reason}");
+        let (line, reason, _) = parse_failure(read("1 1:1\n1 4:1\n", limited(ZeroBased::Auto, 3)));
+        assert_eq!(line, 2);
+        assert!(reason.contains("feature index 3 (written 4)"), "{reason}");
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line_and_the_reason() {
+        let cases = [
+            ("1 3", "not of the form index:value"),
+            ("abc 1:2", "label \"abc\" is not a number"),
+            ("1 x:2", "\"x\" is not an unsigned integer"),
+            ("1 :2", "empty feature index"),
+            ("1 2:", "feature value \"\" is not a number"),
+            ("1 2:abc", "feature value \"abc\" is not a number"),
+            ("1 1:1:2", "feature value \"1:2\" is not a number"),
+            ("1 -2:1", "\"-2\" is not an unsigned integer"),
+            ("1,2 1:1", "multilabel"),
+            ("1 99999999999:1", "99999999999 is larger than"),
+            ("1 4294967296:1", "4294967296 is larger than"),
+            ("1 2:nan", "non-finite value NaN"),
+            ("1 2:inf", "non-finite value inf"),
+            ("1 2:-infinity", "non-finite value -inf"),
+            ("nan 1:1", "non-finite label"),
+            ("1 qid:x 1:1", "qid \"x\" is not an integer"),
+            ("1 1:1 qid:3", "must come right after the label"),
+            ("1 1:1e308 1:1e308", "sum to a non-finite value"),
+        ];
+        for (line, expected) in cases {
+            let (number, reason, text) =
+                parse_failure(read(&format!("1 1:1\n{line}\n"), options(ZeroBased::Yes)));
+            assert_eq!(number, 2, "{line}");
+            assert_eq!(text, line);
+            assert!(reason.contains(expected), "{line}: {reason}");
+            let shown =
+                read(&format!("1 1:1\n{line}\n"), options(ZeroBased::Yes)).unwrap_err().to_string();
+            assert!(shown.contains("line 2") && shown.contains(line), "{shown}");
+        }
+        // The largest index fits.
+        let (_, n) = read("1 4294967295:1\n", options(ZeroBased::Yes)).unwrap();
+        assert_eq!(n, 1 << 32);
+    }
+
+    #[test]
+    fn long_offending_lines_are_truncated_in_errors() {
+        let line = format!("1 {} x", "1:1 ".repeat(200));
+        let (_, _, text) = parse_failure(read(&line, LibsvmOptions::default()));
+        assert_eq!(text.chars().count(), 201);
+        assert!(text.starts_with("1 1:1 1:1") && text.ends_with('…'));
+    }
+
+    #[test]
+    fn empty_input_has_no_batches() {
+        let mut reader = reader_of(b"\n# nothing\n", LibsvmOptions::default());
+        assert_eq!(reader.next_batch(5).unwrap(), None);
+        let (batch, n) = read("", LibsvmOptions::default()).unwrap();
+        assert_eq!((batch.n_rows(), batch.offsets, batch.first_line, n), (0, vec![0], 0, 0));
+        let err = reader_of(b"1 1:1\n", LibsvmOptions::default()).next_batch(0).unwrap_err();
+        assert!(matches!(err, PolyError::InvalidInput(_)), "{err}");
+    }
+
+    #[test]
+    fn missing_files_are_io_errors() {
+        let err =
+            read_all(Path::new("/nonexistent/pp/data.svm"), LibsvmOptions::default()).unwrap_err();
+        assert!(
+            matches!(err, PolyError::Io { .. }) && err.to_string().contains("data.svm"),
+            "{err}"
+        );
+    }
+
+    /// A LIBSVM text with `n_rows` rows of random (unsorted, repeated, zero) entries.
+    fn random_text(entries: &[Vec<(u32, i8)>]) -> String {
+        let mut text = String::new();
+        for (row, fields) in entries.iter().enumerate() {
+            text.push_str(&format!("{}", row % 3));
+            for (index, value) in fields {
+                text.push_str(&format!(" {index}:{}", f64::from(*value) / 4.0));
+            }
+            text.push('\n');
+            if row % 5 == 0 {
+                text.push_str("# comment\n\n");
+            }
+        }
+        text
+    }
+
+    proptest! {
+        #[test]
+        fn rows_equal_dense_sums_and_batches_equal_the_whole(
+            entries in vec(vec((1u32..30, -4i8..5), 0..12), 0..40),
+            batch_size in 1usize..9,
+        ) {
+            let text = random_text(&entries);
+            let opts = options(ZeroBased::No);
+            let (whole, n) = read(&text, opts).unwrap();
+            let expected: Vec<Vec<(u32, f64)>> = entries.iter().map(|fields| {
+                let mut dense = [0.0f64; 30];
+                for &(index, value) in fields {
+                    dense[index as usize - 1] += f64::from(value) / 4.0;
+                }
+                let nonzero = dense.iter().enumerate().filter(|(_, &v)| v != 0.0);
+                nonzero.map(|(i, &v)| (i as u32, v)).collect()
+            }).collect();
+            prop_assert_eq!(rows(&whole), expected);
+            let max = entries.iter().flatten().map(|&(index, _)| u64::from(index)).max();
+            let max = max.unwrap_or(0);
+            prop_assert_eq!(n, max);
+            let parts = batches(&text, opts, batch_size).unwrap();
+            prop_assert!(parts.iter().all(|b| b.n_rows() <= batch_size));
+            prop_assert_eq!(concat(&parts), whole);
+        }
+    }
+
+    /// `path` if the shared benchmark data is present (tests using it are skipped otherwise).
+    fn shared(path: &str) -> Option<&Path> {
+        let path = Path::new(path);
+        if !path.exists() {
+            eprintln!("skipped: {} is absent", path.display());
+        }
+        path.exists().then_some(path)
+    }
+
+    #[test]
+    fn reads_the_shared_benchmark_files() {
+        let expected = [
+            ("/work/shared/data/a9a/a9a.gz", 32561, 123),
+            ("/work/shared/data/a9a/a9a.t.gz", 16281, 123),
+            ("/work/shared/data/w8a/w8a.gz", 49749, 300),
+            ("/work/shared/data/mushrooms/mushrooms", 8124, 112),
+            ("/work/shared/data/sector/sector.scale.gz", 6412, 55197),
+        ];
+        for (path, n_rows, n_features) in expected {
+            let Some(path) = shared(path) else { continue };
+            let (batch, n) = read_all(path, LibsvmOptions::default()).unwrap();
+            assert_eq!((batch.n_rows(), n), (n_rows, n_features), "{}", path.display());
+            assert_eq!(batch.indices.len(), batch.values.len());
+        }
+    }
+
+    /// Single-thread parse speed on a9a, decompressed in memory first.
+    /// Run: `cargo test --release --lib readers::libsvm -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn throughput_on_a9a() {
+        use std::io::Read;
+        let Some(path) = shared("/work/shared/data/a9a/a9a.gz") else { return };
+        let mut text = Vec::new();
+        flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
+            .read_to_end(&mut text)
+            .unwrap();
+        let text = text.repeat(20);
+        let mut best = f64::INFINITY;
+        for _ in 0..5 {
+            let started = std::time::Instant::now();
+            let (batch, _) = reader_of(&text, LibsvmOptions::default()).read_to_end().unwrap();
+            best = best.min(started.elapsed().as_secs_f64());
+            assert_eq!(batch.n_rows(), 32561 * 20);
+        }
+        eprintln!(
+            "a9a x20: {:.1} MB in {best:.3} s = {:.0} MB/s",
+            text.len() as f64 / 1e6,
+            text.len() as f64 / 1e6 / best
+        );
+        let started = std::time::Instant::now();
+        read_all(path, LibsvmOptions::default()).unwrap();
+        eprintln!("read_all(a9a.gz), with decompression: {:.3} s", started.elapsed().as_secs_f64());
+    }
+}

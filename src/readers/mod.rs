@@ -1,0 +1,175 @@
+//! Streaming readers for the sparse text formats of the machine-learning world.
+//!
+//! * [`libsvm`]: LIBSVM / svmlight (`label [qid:N] index:value ...`), read into canonical sparse
+//!   rows exactly as scikit-learn's `load_svmlight_file` would interpret the file.
+//! * [`vw`]: Vowpal Wabbit's text format (`label weight 'tag |namespace feature:value ...`), with
+//!   feature names hashed the way Vowpal Wabbit hashes them.
+//!
+//! Both read plain or gzip-compressed files through [`lines::LineReader`], either whole
+//! (`read_all`) or in batches of bounded size (`next_batch`), and report malformed input as
+//! [`PolyError::Parse`] naming the file, the 1-based line number and the offending line.
+//!
+//! This module also holds the few byte-level helpers both formats share.
+
+pub mod libsvm;
+pub mod lines;
+pub mod vw;
+
+use crate::error::PolyError;
+
+/// Longest excerpt of an offending line quoted in a parse error, in characters.
+const EXCERPT_CHARS: usize = 200;
+
+/// Builds the parse error for line `line` (1-based) of `path`, quoting the line (truncated).
+pub(crate) fn parse_error(
+    path: &str,
+    line: u64,
+    text: &[u8],
+    reason: impl Into<String>,
+) -> PolyError {
+    PolyError::Parse { path: path.to_owned(), line, reason: reason.into(), text: excerpt(text) }
+}
+
+/// The first [`EXCERPT_CHARS`] characters of `text` (invalid UTF-8 shown as U+FFFD), with an
+/// ellipsis when something was cut.
+fn excerpt(text: &[u8]) -> String {
+    // Four bytes per character at most: never convert more of a huge line than can be shown.
+    let head = &text[..text.len().min(4 * EXCERPT_CHARS)];
+    let decoded = String::from_utf8_lossy(head);
+    let mut chars = decoded.chars();
+    let mut shown: String = chars.by_ref().take(EXCERPT_CHARS).collect();
+    if chars.next().is_some() || head.len() < text.len() {
+        shown.push('…');
+    }
+    shown
+}
+
+/// The non-empty pieces of `text` between separator bytes (like `str::split_whitespace`).
+pub(crate) fn tokens(text: &[u8], is_separator: fn(u8) -> bool) -> impl Iterator<Item = &[u8]> {
+    text.split(move |&byte| is_separator(byte)).filter(|token| !token.is_empty())
+}
+
+/// Parses a decimal floating-point number (`1`, `-0.5`, `+1`, `1.5e-3`, also `nan`/`inf`, which
+/// callers reject where they must be finite). `None` if the token is not a number.
+#[inline]
+pub(crate) fn parse_f64(token: &[u8]) -> Option<f64> {
+    parse_small_integer(token).or_else(|| std::str::from_utf8(token).ok()?.parse().ok())
+}
+
+/// Fast path for the most common values (`1`, `-1`, `42`): an optionally signed integer of at
+/// most 15 digits, which is exactly representable, so the result equals `str::parse`'s.
+#[inline]
+fn parse_small_integer(token: &[u8]) -> Option<f64> {
+    let (negative, digits) = match token.split_first() {
+        Some((b'-', rest)) => (true, rest),
+        Some((b'+', rest)) => (false, rest),
+        _ => (false, token),
+    };
+    if digits.is_empty() || digits.len() > 15 {
+        return None;
+    }
+    let mut value: u64 = 0;
+    for &byte in digits {
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 {
+            return None;
+        }
+        value = value * 10 + u64::from(digit);
+    }
+    let value = value as f64;
+    Some(if negative { -value } else { value })
+}
+
+/// `token` as text for an error message.
+pub(crate) fn show(token: &[u8]) -> String {
+    String::from_utf8_lossy(token).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn excerpt_truncates_long_lines_on_character_boundaries() {
+        assert_eq!(excerpt(b"short line"), "short line");
+        let long = "é".repeat(300);
+        let shown = excerpt(long.as_bytes());
+        assert_eq!(shown.chars().count(), EXCERPT_CHARS + 1);
+        assert!(shown.ends_with('…'));
+        assert_eq!(excerpt(b"bad \xff byte"), "bad \u{fffd} byte");
+        assert!(excerpt(&[0xff; 250]).ends_with('…'));
+    }
+
+    #[test]
+    fn parse_error_carries_path_line_and_text() {
+        let err = parse_error("f.txt", 7, b"1 x:2", "bad feature");
+        assert_eq!(
+            err,
+            PolyError::Parse {
+                path: "f.txt".into(),
+                line: 7,
+                reason: "bad feature".into(),
+                text: "1 x:2".into()
+            }
+        );
+        assert_eq!(err.to_string(), "f.txt: line 7: bad feature: \"1 x:2\"");
+    }
+
+    #[test]
+    fn tokens_skip_runs_of_separators() {
+        let split: Vec<&[u8]> = tokens(b"  a\t\tb  c ", |b| b == b' ' || b == b'\t').collect();
+        assert_eq!(split, vec![&b"a"[..], b"b", b"c"]);
+        assert_eq!(tokens(b"   ", |b| b == b' ').count(), 0);
+    }
+
+    #[test]
+    fn parse_f64_accepts_the_usual_spellings() {
+        assert_eq!(parse_f64(b"+1"), Some(1.0));
+        assert_eq!(parse_f64(b"-1"), Some(-1.0));
+        assert_eq!(parse_f64(b"1.5e0"), Some(1.5));
+        assert_eq!(parse_f64(b".25"), Some(0.25));
+        assert!(parse_f64(b"nan").is_some_and(f64::is_nan));
+        assert_eq!(parse_f64(b"1,5"), None);
+        assert_eq!(parse_f64(b""), None);
+        assert_eq!(parse_f64(b"\xff"), None);
+    }
+
+    fn same_as_std(token: &str) -> bool {
+        let ours = parse_f64(token.as_bytes()).map(f64::to_bits);
+        ours == token.parse::<f64>().ok().map(f64::to_bits)
+    }
+
+    #[test]
+    fn integer_fast_path_agrees_with_std_bit_for_bit() {
+        let tokens = [
+            "0",
+            "-0",
+            "+0",
+            "+7",
+            "-1",
+            "0012",
+            "999999999999999",
+            "-999999999999999",
+            "1234567890123456",
+            "98765432109876543210",
+            "+",
+            "-",
+            "+-1",
+            "1.0",
+            "1e3",
+            "1 ",
+        ];
+        for token in tokens {
+            assert!(same_as_std(token), "{token}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn integer_fast_path_agrees_with_std_on_any_integer(value: i64) {
+            proptest::prop_assert!(same_as_std(&value.to_string()));
+            let explicit_plus = format!("+{}", value.unsigned_abs());
+            proptest::prop_assert!(same_as_std(&explicit_plus));
+        }
+    }
+}

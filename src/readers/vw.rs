@@ -1,0 +1,624 @@
+//! Vowpal Wabbit text-format reader, whole-file or in batches of bounded size.
+//!
+//! # Format
+//!
+//! One example per line:
+//! `[label [importance [base]]] ['tag] |ns[:scale] feature[:value] ... |ns2 ...`.
+//!
+//! * **Header** (everything before the first `|`, separated by spaces or tabs): up to three
+//!   numbers, the label, the importance weight (default 1, must be finite and >= 0) and the base
+//!   prediction (default 0); then optionally a tag, which is the last header field: either
+//!   `'text` (the apostrophe is stripped) or any field that is not a number. The label may be
+//!   missing (`labels` holds `None`). Only Vowpal Wabbit's simple label is supported: a field
+//!   with a `:` (as in multiclass, cost-sensitive or contextual-bandit labels) is an error unless
+//!   written as a `'`-quoted tag.
+//! * **Namespaces**: each `|` starts one. The text right after `|` up to whitespace is its name,
+//!   optionally `name:scale` (every value in the namespace is multiplied by `scale`). A `|`
+//!   followed by whitespace or the end of the line opens the default namespace, whose name is
+//!   empty. A namespace is identified by its *letter*, the first byte of its name (`b' '` for the
+//!   default namespace), which is how Vowpal Wabbit names namespaces in `-q`/`--interactions`.
+//! * **Features**: `name` (value 1) or `name:value`; the value must be a finite number
+//!   (Vowpal Wabbit's `name:string` chained features are not supported and are an error).
+//!   Features whose value (after scaling) is 0 are dropped. A feature with an empty name
+//!   (`:value`) is an *anonymous* feature, numbered within its namespace as Vowpal Wabbit does.
+//! * Blank lines (only spaces/tabs) are skipped. Vowpal Wabbit has no comment syntax.
+//!
+//! # Hashing
+//!
+//! With [`crate::hashing`], exactly as Vowpal Wabbit's default `--hash strings`: a namespace's
+//! hash is `hash_feature_name(name, seed)` (for the default namespace the empty name, which gives
+//! `seed == 0 ? 0 : murmur3("", seed)`, Vowpal Wabbit's rule); a feature's index is
+//! `mask(hash_feature_name(feature, namespace_hash), bits)`; the `k`-th anonymous feature of a
+//! namespace (from 0) has index `mask(namespace_hash + k, bits)`.
+//!
+//! # Rows are not canonical
+//!
+//! Unlike LIBSVM rows, Vowpal Wabbit rows keep the features in file order, one entry per feature
+//! occurrence, each with its namespace letter in `namespaces`: entries are neither sorted nor
+//! merged, because namespaces must stay apart for interactions, and two features landing on the
+//! same index (a hash collision, or a repeated feature) are separate entries, as in Vowpal Wabbit.
+//!
+//! Malformed lines are [`PolyError::Parse`](crate::error::PolyError::Parse) errors with the
+//! 1-based line number, the reason and the line itself. After an error the reader should be
+//! dropped.
+
+use std::path::Path;
+
+use super::lines::{LineReader, TextSource};
+use super::{parse_error, parse_f64, show, tokens};
+use crate::error::PolyResult;
+use crate::hashing::{hash_feature_name, mask, MAX_HASH_BITS};
+
+/// Vowpal Wabbit's default table size exponent (`-b 18`).
+pub const DEFAULT_BITS: u32 = 18;
+
+/// How to hash the features of a Vowpal Wabbit file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VwOptions {
+    /// Indices keep the low `bits` bits of the hash (1..=32; Vowpal Wabbit's `-b`).
+    pub bits: u32,
+    /// Hash seed (Vowpal Wabbit's `--hash_seed`).
+    pub seed: u32,
+}
+
+impl Default for VwOptions {
+    fn default() -> Self {
+        Self { bits: DEFAULT_BITS, seed: 0 }
+    }
+}
+
+/// A batch of examples: header fields per row, and the features in CSR layout, in file order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VwBatch {
+    /// `None` for an example without a label.
+    pub labels: Vec<Option<f64>>,
+    pub importance: Vec<f64>,
+    pub base: Vec<f64>,
+    pub tags: Vec<Option<String>>,
+    /// Row `r` owns entries `offsets[r]..offsets[r + 1]`; starts at 0, one more than the rows.
+    pub offsets: Vec<i64>,
+    /// Masked feature hashes.
+    pub indices: Vec<u32>,
+    pub values: Vec<f64>,
+    /// The namespace letter of each entry (`b' '` for the default namespace).
+    pub namespaces: Vec<u8>,
+    /// The 1-based line number of the first row (0 for a batch without rows).
+    pub first_line: u64,
+}
+
+impl VwBatch {
+    fn new() -> Self {
+        Self {
+            labels: Vec::new(),
+            importance: Vec::new(),
+            base: Vec::new(),
+            tags: Vec::new(),
+            offsets: vec![0],
+            indices: Vec::new(),
+            values: Vec::new(),
+            namespaces: Vec::new(),
+            first_line: 0,
+        }
+    }
+
+    /// Number of rows (examples) in the batch.
+    pub fn n_rows(&self) -> usize {
+        self.labels.len()
+    }
+}
+
+/// Reads a Vowpal Wabbit text file batch by batch, in memory bounded by the batch size.
+pub struct VwReader {
+    lines: LineReader,
+    parser: ExampleParser,
+}
+
+impl VwReader {
+    /// Opens the (plain or gzip) file at `path`. Fails on `bits` outside 1..=32.
+    pub fn open(path: &Path, options: VwOptions) -> PolyResult<Self> {
+        check_options(options)?;
+        Ok(Self::new(LineReader::open(path)?, options))
+    }
+
+    /// Reads from `source` (plain or gzip bytes); `name` stands for the file in error messages.
+    pub fn from_reader(name: &str, source: TextSource, options: VwOptions) -> PolyResult<Self> {
+        check_options(options)?;
+        Ok(Self::new(LineReader::from_reader(name, source)?, options))
+    }
+
+    fn new(lines: LineReader, options: VwOptions) -> Self {
+        let parser = ExampleParser { path: lines.name().to_owned(), options };
+        Self { lines, parser }
+    }
+
+    /// The next batch of at most `max_rows` examples, or `None` when the file is exhausted.
+    pub fn next_batch(&mut self, max_rows: usize) -> PolyResult<Option<VwBatch>> {
+        if max_rows == 0 {
+            return crate::invalid!("max_rows must be at least 1");
+        }
+        let batch = self.read_rows(max_rows)?;
+        Ok((batch.n_rows() > 0).then_some(batch))
+    }
+
+    /// All remaining examples as one batch.
+    pub fn read_to_end(mut self) -> PolyResult<VwBatch> {
+        self.read_rows(usize::MAX)
+    }
+
+    fn read_rows(&mut self, max_rows: usize) -> PolyResult<VwBatch> {
+        let mut batch = VwBatch::new();
+        while batch.n_rows() < max_rows {
+            let Some(line) = self.lines.next_line()? else { break };
+            self.parser.parse_line(line.number, line.text, &mut batch)?;
+        }
+        Ok(batch)
+    }
+}
+
+/// Reads the whole Vowpal Wabbit file at `path` into one batch.
+pub fn read_all(path: &Path, options: VwOptions) -> PolyResult<VwBatch> {
+    VwReader::open(path, options)?.read_to_end()
+}
+
+fn check_options(options: VwOptions) -> PolyResult<()> {
+    if !(1..=MAX_HASH_BITS).contains(&options.bits) {
+        return crate::invalid!("bits must be between 1 and {MAX_HASH_BITS}, got {}", options.bits);
+    }
+    Ok(())
+}
+
+/// The fields before the first `|`.
+struct Header<'a> {
+    label: Option<f64>,
+    importance: f64,
+    base: f64,
+    tag: Option<&'a [u8]>,
+}
+
+struct ExampleParser {
+    path: String,
+    options: VwOptions,
+}
+
+impl ExampleParser {
+    /// Appends the example on line `number` to `batch`; blank lines add nothing.
+    fn parse_line(&self, number: u64, text: &[u8], batch: &mut VwBatch) -> PolyResult<()> {
+        self.parse_example(number, text, batch)
+            .map_err(|reason| parse_error(&self.path, number, text, reason))
+    }
+
+    fn parse_example(&self, number: u64, text: &[u8], batch: &mut VwBatch) -> Result<(), String> {
+        if text.iter().all(|&b| is_space(b)) {
+            return Ok(());
+        }
+        let (header, namespaces) = match text.iter().position(|&b| b == b'|') {
+            Some(bar) => (&text[..bar], Some(&text[bar + 1..])),
+            None => (text, None),
+        };
+        let header = parse_header(header)?;
+        let tag = header
+            .tag
+            .map(|tag| {
+                String::from_utf8(tag.to_vec())
+                    .map_err(|_| format!("tag {:?} is not valid UTF-8", show(tag)))
+            })
+            .transpose()?;
+        if let Some(namespaces) = namespaces {
+            for segment in namespaces.split(|&b| b == b'|') {
+                self.parse_namespace(segment, batch)?;
+            }
+        }
+        if batch.labels.is_empty() {
+            batch.first_line = number;
+        }
+        batch.labels.push(header.label);
+        batch.importance.push(header.importance);
+        batch.base.push(header.base);
+        batch.tags.push(tag);
+        batch.offsets.push(batch.indices.len() as i64);
+        Ok(())
+    }
+
+    /// Appends the features of one namespace (the text after its `|`) to the current row.
+    fn parse_namespace(&self, segment: &[u8], batch: &mut VwBatch) -> Result<(), String> {
+        let name_end = segment.iter().position(|&b| is_space(b)).unwrap_or(segment.len());
+        let (declaration, features) = segment.split_at(name_end);
+        let (name, scale) = match declaration.iter().position(|&b| b == b':') {
+            Some(0) => {
+                return Err(format!(
+                    "namespace scale {:?} has no namespace name",
+                    show(declaration)
+                ));
+            }
+            Some(colon) => (&declaration[..colon], parse_scale(&declaration[colon + 1..])?),
+            None => (declaration, 1.0),
+        };
+        let letter = name.first().copied().unwrap_or(b' ');
+        let namespace_hash = hash_feature_name(name, self.options.seed);
+        let mut anonymous: u32 = 0;
+        for feature in tokens(features, is_space) {
+            let (feature_name, value) = match feature.iter().position(|&b| b == b':') {
+                Some(colon) => (&feature[..colon], parse_value(feature, &feature[colon + 1..])?),
+                None => (feature, 1.0),
+            };
+            let hash = if feature_name.is_empty() {
+                let hash = namespace_hash.wrapping_add(anonymous);
+                anonymous = anonymous.wrapping_add(1);
+                hash
+            } else {
+                hash_feature_name(feature_name, namespace_hash)
+            };
+            let value = value * scale;
+            if !value.is_finite() {
+                return Err(format!(
+                    "feature {:?} times the namespace scale {scale} is not finite",
+                    show(feature)
+                ));
+            }
+            if value != 0.0 {
+                batch.indices.push(mask(hash, self.options.bits) as u32);
+                batch.values.push(value);
+                batch.namespaces.push(letter);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Vowpal Wabbit's field separators.
+fn is_space(byte: u8) -> bool {
+    byte == b' ' || byte == b'\t'
+}
+
+fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
+    let mut numbers = [0.0; 3];
+    let mut count = 0;
+    let mut tag = None;
+    let mut fields = tokens(header, is_space).peekable();
+    while let Some(field) = fields.next() {
+        let is_last = fields.peek().is_none();
+        if let Some(quoted) = field.strip_prefix(b"'") {
+            if !is_last {
+                return Err(format!(
+                    "tag {:?} must be the last field before the first '|'",
+                    show(field)
+                ));
+            }
+            tag = Some(quoted);
+        } else if let Some(number) = parse_f64(field) {
+            if count == numbers.len() {
+                return Err("more than three numbers before the first '|' \
+                            (expected [label [importance [base]]] ['tag])"
+                    .into());
+            }
+            numbers[count] = number;
+            count += 1;
+        } else if field.contains(&b':') {
+            return Err(format!(
+                "label {:?} is not a simple label: only [label [importance [base]]] is supported \
+                 (quote a tag containing ':' with an apostrophe)",
+                show(field)
+            ));
+        } else if is_last {
+            tag = Some(field);
+        } else {
+            return Err(format!(
+                "{:?} before the first '|' is not a number (only the last field may be a tag)",
+                show(field)
+            ));
+        }
+    }
+    let label = (count >= 1).then_some(numbers[0]);
+    let importance = if count >= 2 { numbers[1] } else { 1.0 };
+    let base = if count >= 3 { numbers[2] } else { 0.0 };
+    if label.is_some_and(|label| !label.is_finite()) {
+        return Err(format!("non-finite label {}", numbers[0]));
+    }
+    if !(importance.is_finite() && importance >= 0.0) {
+        return Err(format!("importance weight {importance} must be finite and >= 0"));
+    }
+    if !base.is_finite() {
+        return Err(format!("non-finite base {base}"));
+    }
+    Ok(Header { label, importance, base, tag })
+}
+
+fn parse_scale(text: &[u8]) -> Result<f64, String> {
+    match parse_f64(text) {
+        Some(scale) if scale.is_finite() => Ok(scale),
+        _ => Err(format!("namespace scale {:?} is not a finite number", show(text))),
+    }
+}
+
+fn parse_value(feature: &[u8], text: &[u8]) -> Result<f64, String> {
+    match parse_f64(text) {
+        Some(value) if value.is_finite() => Ok(value),
+        Some(value) => Err(format!("feature {:?} has a non-finite value {value}", show(feature))),
+        None => Err(format!("feature value {:?} is not a number", show(text))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::PolyError;
+    use crate::hashing::murmur3_32;
+    use crate::readers::lines::tests::{gzip, source};
+
+    fn reader_of(bytes: &[u8], options: VwOptions) -> VwReader {
+        VwReader::from_reader("mem.vw", source(bytes.to_vec()), options).unwrap()
+    }
+
+    fn read(text: &str, options: VwOptions) -> PolyResult<VwBatch> {
+        reader_of(text.as_bytes(), options).read_to_end()
+    }
+
+    fn read_default(text: &str) -> VwBatch {
+        read(text, VwOptions::default()).unwrap()
+    }
+
+    /// Row `row` as (namespace letter, index, value) triples.
+    fn row(batch: &VwBatch, row: usize) -> Vec<(u8, u32, f64)> {
+        let (start, end) = (batch.offsets[row] as usize, batch.offsets[row + 1] as usize);
+        (start..end).map(|i| (batch.namespaces[i], batch.indices[i], batch.values[i])).collect()
+    }
+
+    /// Index of `feature` in the namespace called `namespace`, computed with crate::hashing.
+    fn index(namespace: &str, feature: &str, options: VwOptions) -> u32 {
+        let namespace_hash = hash_feature_name(namespace.as_bytes(), options.seed);
+        mask(hash_feature_name(feature.as_bytes(), namespace_hash), options.bits) as u32
+    }
+
+    fn parse_failure(result: PolyResult<VwBatch>) -> (u64, String, String) {
+        match result {
+            Err(PolyError::Parse { path, line, reason, text }) => {
+                assert_eq!(path, "mem.vw");
+                (line, reason, text)
+            }
+            other => panic!("expected a parse error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_variants() {
+        let text = "1 |a x\n-1 2.5 |a x\n0 0.5 0.25 |a x\n1 'first |a x\n1 2 second|a x\n\
+                    |a x\n'only_tag |a x\nlonely_tag|a x\n3\n1 0 'zero_weight\n";
+        let batch = read_default(text);
+        assert_eq!(
+            batch.labels,
+            vec![
+                Some(1.0),
+                Some(-1.0),
+                Some(0.0),
+                Some(1.0),
+                Some(1.0),
+                None,
+                None,
+                None,
+                Some(3.0),
+                Some(1.0)
+            ]
+        );
+        assert_eq!(batch.importance, vec![1.0, 2.5, 0.5, 1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
+        assert_eq!(batch.base, vec![0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+        let tags: Vec<Option<&str>> = batch.tags.iter().map(Option::as_deref).collect();
+        assert_eq!(
+            tags,
+            vec![
+                None,
+                None,
+                None,
+                Some("first"),
+                Some("second"),
+                None,
+                Some("only_tag"),
+                Some("lonely_tag"),
+                None,
+                Some("zero_weight")
+            ]
+        );
+        // Lines without '|' are examples without features.
+        assert_eq!(batch.offsets[8..], [8, 8, 8]);
+        // A quoted tag may look like a number or contain ':'.
+        let batch = read_default("1 '2.5 |a x\n'id:7|a x\n");
+        assert_eq!(batch.tags, vec![Some("2.5".to_string()), Some("id:7".to_string())]);
+        assert_eq!(batch.importance, vec![1.0, 1.0]);
+    }
+
+    #[test]
+    fn namespaces_scales_and_values() {
+        let options = VwOptions::default();
+        let batch = read_default("1 |a x:2 y |b:0.5 z:4 123 |c:2 w:0 v:-1.5e0\n");
+        assert_eq!(
+            row(&batch, 0),
+            vec![
+                (b'a', index("a", "x", options), 2.0),
+                (b'a', index("a", "y", options), 1.0),
+                (b'b', index("b", "z", options), 2.0),
+                (b'b', index("b", "123", options), 0.5),
+                (b'c', index("c", "v", options), -3.0),
+            ]
+        );
+        // Long namespace names: the letter is the first byte, the hash uses the whole name.
+        let batch = read_default("1 |apple x |avocado x\n");
+        let entries = row(&batch, 0);
+        assert_eq!(entries[0], (b'a', index("apple", "x", options), 1.0));
+        assert_eq!(entries[1], (b'a', index("avocado", "x", options), 1.0));
+        assert_ne!(entries[0].1, entries[1].1);
+        // A zero scale drops the whole namespace.
+        assert_eq!(row(&read_default("1 |a:0 x y |b z\n"), 0).len(), 1);
+    }
+
+    #[test]
+    fn default_namespace_and_bare_features() {
+        let options = VwOptions::default();
+        let batch = read_default("1 | a b:3\n2 |\tc\n3 |\n4|   \n");
+        assert_eq!(
+            row(&batch, 0),
+            vec![(b' ', index("", "a", options), 1.0), (b' ', index("", "b", options), 3.0)]
+        );
+        assert_eq!(row(&batch, 1), vec![(b' ', index("", "c", options), 1.0)]);
+        assert_eq!(batch.offsets[2..], [3, 3, 3]);
+    }
+
+    #[test]
+    fn hashing_matches_the_hashing_module_and_vowpal_wabbit() {
+        // Digit names hash to their value plus the namespace hash; the default namespace hash
+        // is 0 with seed 0, so feature "123" lands on index 123.
+        let batch = read_default("1 | 123 7:2\n");
+        assert_eq!(row(&batch, 0), vec![(b' ', 123, 1.0), (b' ', 7, 2.0)]);
+        // Named namespace: murmur3 of the names, the namespace hash seeding the feature hash.
+        let options = VwOptions { bits: 32, seed: 0 };
+        let batch = read("1 |user alice\n", options).unwrap();
+        assert_eq!(batch.indices, vec![murmur3_32(b"alice", murmur3_32(b"user", 0))]);
+        // With a seed, the default namespace hash is murmur3("", seed) (Vowpal Wabbit's rule).
+        let options = VwOptions { bits: 32, seed: 42 };
+        let batch = read("1 | 5 x |n y\n", options).unwrap();
+        let default_hash = murmur3_32(b"", 42);
+        assert_eq!(
+            batch.indices,
+            vec![
+                5u32.wrapping_add(default_hash),
+                murmur3_32(b"x", default_hash),
+                murmur3_32(b"y", hash_feature_name(b"n", 42)),
+            ]
+        );
+        // Masking keeps the low bits.
+        let narrow = VwOptions { bits: 4, seed: 0 };
+        assert_eq!(read("1 | 123\n", narrow).unwrap().indices, vec![123 & 0xf]);
+    }
+
+    #[test]
+    fn anonymous_features_are_numbered_per_namespace() {
+        let options = VwOptions { bits: 32, seed: 0 };
+        let batch = read("1 |n :2 x :0 :3 |m :1\n", options).unwrap();
+        let n = hash_feature_name(b"n", 0);
+        let m = hash_feature_name(b"m", 0);
+        assert_eq!(batch.indices, vec![n, murmur3_32(b"x", n), n + 2, m]);
+        assert_eq!(batch.values, vec![2.0, 1.0, 3.0, 1.0]);
+    }
+
+    #[test]
+    fn rows_keep_file_order_duplicates_and_namespaces_apart() {
+        let options = VwOptions::default();
+        let batch = read_default("1 |b z y z |a z\n");
+        let z_b = index("b", "z", options);
+        assert_eq!(
+            row(&batch, 0),
+            vec![
+                (b'b', z_b, 1.0),
+                (b'b', index("b", "y", options), 1.0),
+                (b'b', z_b, 1.0),
+                (b'a', index("a", "z", options), 1.0),
+            ]
+        );
+        // With one bit everything collides; nothing is merged.
+        let batch = read("1 |a p q r s\n", VwOptions { bits: 1, seed: 0 }).unwrap();
+        assert_eq!(batch.indices.len(), 4);
+        assert!(batch.indices.iter().all(|&i| i <= 1));
+    }
+
+    #[test]
+    fn blank_lines_tabs_crlf_and_gzip() {
+        let text = "\n  \t\r\n1\t|a\tx:2\r\n\n-1 'tag |b y\n";
+        let plain = read_default(text);
+        assert_eq!(plain.labels, vec![Some(1.0), Some(-1.0)]);
+        assert_eq!(plain.first_line, 3);
+        assert_eq!(row(&plain, 0), vec![(b'a', index("a", "x", VwOptions::default()), 2.0)]);
+        let packed = reader_of(&gzip(text.as_bytes()), VwOptions::default()).read_to_end().unwrap();
+        assert_eq!(packed, plain);
+    }
+
+    #[test]
+    fn bits_are_checked() {
+        for bits in [0, 33] {
+            let options = VwOptions { bits, seed: 0 };
+            let err = VwReader::from_reader("mem.vw", source(Vec::new()), options).err().unwrap();
+            assert!(matches!(&err, PolyError::InvalidInput(m) if m.contains("bits")), "{err}");
+            assert!(read_all(Path::new("/nonexistent.vw"), options).is_err());
+        }
+        assert!(read("1 | a\n", VwOptions { bits: 32, seed: 0 }).is_ok());
+        assert!(read("1 | a\n", VwOptions { bits: 1, seed: 0 }).is_ok());
+        let err = read_all(Path::new("/nonexistent/pp/data.vw"), VwOptions::default()).unwrap_err();
+        assert!(matches!(err, PolyError::Io { .. }), "{err}");
+    }
+
+    #[test]
+    fn malformed_lines_name_the_line_and_the_reason() {
+        let cases = [
+            ("1 |a x:abc", "feature value \"abc\" is not a number"),
+            ("1 |a x:", "feature value \"\" is not a number"),
+            ("1 |a x:1:2", "feature value \"1:2\" is not a number"),
+            ("1 |a x:nan", "non-finite value NaN"),
+            ("1 |a x:inf", "non-finite value inf"),
+            ("1 |a:1e300 x:1e300", "is not finite"),
+            ("1 |a:z x", "namespace scale \"z\" is not a finite number"),
+            ("1 |a:nan x", "namespace scale \"nan\""),
+            ("1 |:2 x", "has no namespace name"),
+            ("1 -2 |a x", "importance weight -2 must be finite and >= 0"),
+            ("1 nan |a x", "importance weight NaN"),
+            ("inf |a x", "non-finite label"),
+            ("1 2 inf |a x", "non-finite base"),
+            ("1 2 3 4 |a x", "more than three numbers"),
+            ("1 'tag 2 |a x", "must be the last field"),
+            ("word 2 |a x", "\"word\" before the first '|' is not a number"),
+            ("1:0.5 |a x", "not a simple label"),
+            ("1 2:3:0.5 |a x", "not a simple label"),
+        ];
+        for (line, expected) in cases {
+            let (number, reason, text) =
+                parse_failure(read(&format!("1 |a x\n{line}\n"), VwOptions::default()));
+            assert_eq!((number, text.as_str()), (2, line));
+            assert!(reason.contains(expected), "{line}: {reason}");
+        }
+        let mut bad_tag = b"1 |a x\n1 '".to_vec();
+        bad_tag.extend(b"\xff |a x\n");
+        let (number, reason, _) =
+            parse_failure(reader_of(&bad_tag, VwOptions::default()).read_to_end());
+        assert_eq!(number, 2);
+        assert!(reason.contains("not valid UTF-8"), "{reason}");
+    }
+
+    #[test]
+    fn batches_equal_the_whole_file() {
+        let mut text = String::new();
+        for i in 0..100 {
+            match i % 4 {
+                0 => text.push_str(&format!("{} 'r{i} |a f{i} g:{i} |b:2 h{}\n", i % 2, i % 7)),
+                1 => text.push_str(&format!("{i} 0.5 |  x{i} y\n\n")),
+                2 => text.push_str(&format!("|c z{i}:0.{i}\n")),
+                _ => text.push_str("-1\n"),
+            }
+        }
+        let whole = read_default(&text);
+        assert_eq!(whole.n_rows(), 100);
+        for size in [1, 3, 7, 100, 1000] {
+            let mut reader = reader_of(text.as_bytes(), VwOptions::default());
+            let mut rows = 0;
+            let mut first_lines = Vec::new();
+            let mut joined = VwBatch::new();
+            while let Some(batch) = reader.next_batch(size).unwrap() {
+                assert!(batch.n_rows() <= size);
+                rows += batch.n_rows();
+                first_lines.push(batch.first_line);
+                let base = joined.indices.len() as i64;
+                joined.labels.extend(batch.labels);
+                joined.importance.extend(batch.importance);
+                joined.base.extend(batch.base);
+                joined.tags.extend(batch.tags);
+                joined.offsets.extend(batch.offsets[1..].iter().map(|o| o + base));
+                joined.indices.extend(batch.indices);
+                joined.values.extend(batch.values);
+                joined.namespaces.extend(batch.namespaces);
+            }
+            joined.first_line = first_lines[0];
+            assert_eq!(rows, 100);
+            assert_eq!(joined, whole, "batch size {size}");
+        }
+        let err = reader_of(b"1 | a\n", VwOptions::default()).next_batch(0).unwrap_err();
+        assert!(matches!(err, PolyError::InvalidInput(_)), "{err}");
+        assert_eq!(reader_of(b"\n \n", VwOptions::default()).next_batch(4).unwrap(), None);
+        let empty = read_default("");
+        assert_eq!((empty.n_rows(), empty.offsets, empty.first_line), (0, vec![0], 0));
+    }
+}
