@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
 from polars_poly._internal import __version__
+from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
 from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm
 from polars_poly.sparse import (
     from_numpy,
@@ -19,6 +20,7 @@ from polars_poly.sparse import (
     to_scipy,
     to_sparse,
 )
+from polars_poly.transformers import PolynomialExpander
 
 __all__ = [
     "__version__",
@@ -32,6 +34,13 @@ __all__ = [
     "read_vw",
     "scan_libsvm",
     "sparse_dtype",
+    "PolynomialExpander",
+    "column_of",
+    "expand",
+    "expand_csr",
+    "feature_name",
+    "monomial",
+    "output_width",
     "to_numpy",
     "to_scipy",
     "to_sparse",

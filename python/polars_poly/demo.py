@@ -33,6 +33,23 @@ def run_demo() -> None:
     print(f"scipy round trip: {matrix.shape} CSR, {matrix.nnz} stored values", end="")
     print(f"; equal after the round trip: {back.equals(features)}")
 
+    for degree in (2, 3):
+        started = time.perf_counter()
+        expanded = frame.lazy().select(
+            pp.expand("features", n_features=width, degree=degree, include_bias=False)
+        )
+        out = expanded.collect(engine="streaming")["features"]
+        elapsed = time.perf_counter() - started
+        out_nnz = int(out.list.len().sum())
+        out_width = pp.output_width(width, degree, include_bias=False)
+        print(
+            f"degree-{degree} expansion (Polars streaming expression): {out_width} columns,", end=""
+        )
+        print(f" {out_nnz} nonzeros in {elapsed * 1e3:.1f} ms")
+    last = out.to_list()[0][-1]
+    name = pp.feature_name(last["index"], width, 3, include_bias=False)
+    print(f"last monomial of row 0: column {last['index']} = {name!r}, value {last['value']:.4f}")
+
     people = pl.LazyFrame(
         {"age": [23, 41, 35], "income": [1.5, 0.0, 3.2], "city": ["Paris", "Lyon", None]}
     )

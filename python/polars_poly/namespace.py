@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import polars as pl
 
+from polars_poly import expand as _expand
 from polars_poly import sparse
+from polars_poly.expand import Degree
 
 
 @pl.api.register_expr_namespace("poly")
@@ -21,3 +23,24 @@ class PolyNamespace:
     def hash_features(self, *others: str | pl.Expr, bits: int = 18, seed: int = 0) -> pl.Expr:
         """This column and ``others`` hashed into one sparse column; see :func:`hash_features`."""
         return sparse.hash_features(self._expr, *others, bits=bits, seed=seed)
+
+    def expand(
+        self,
+        *,
+        n_features: int | None = None,
+        degree: Degree = 2,
+        interaction_only: bool = False,
+        include_bias: bool = True,
+        bits: int | None = None,
+        seed: int = 0,
+    ) -> pl.Expr:
+        """Polynomial expansion of this sparse column; see :func:`polars_poly.expand`."""
+        return _expand.expand(
+            self._expr,
+            n_features=n_features,
+            degree=degree,
+            interaction_only=interaction_only,
+            include_bias=include_bias,
+            bits=bits,
+            seed=seed,
+        )

@@ -115,8 +115,9 @@ def check_sparse(series: pl.Series) -> None:
 def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
     """A sparse Series as a scipy ``csr_array`` of shape ``(len(series), n_features)``.
 
-    Index and value buffers are shared with the Series when they are contiguous; null rows
-    become empty rows. Fails if an index is ``>= n_features``.
+    Index and value buffers are shared with the Series when they are contiguous (they are then
+    read-only: ``.copy()`` the matrix before in-place methods such as ``sort_indices``); null
+    rows become empty rows. Fails if an index is ``>= n_features``.
     """
     if n_features < 0:
         raise ValueError(f"n_features must be >= 0, got {n_features}")

@@ -2,7 +2,7 @@
 //! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
 
 pub mod arrow_io;
-
+mod expand;
 mod exprs;
 mod readers;
 
@@ -17,6 +17,6 @@ static ALLOC: PolarsAllocator = PolarsAllocator::new();
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     readers::register(m)?;
-
+    expand::register(m)?;
     Ok(())
 }

@@ -1,0 +1,41 @@
+"""A scikit-learn compatible estimator base without a hard dependency on scikit-learn.
+
+When scikit-learn is installed our estimators derive from its ``BaseEstimator`` (so ``clone``,
+``Pipeline``, ``GridSearchCV``, tags and the HTML repr all work as users expect); otherwise a
+minimal stand-in provides ``get_params`` / ``set_params`` with the same contract.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+try:  # pragma: no cover - which branch runs depends on the environment
+    from sklearn.base import BaseEstimator, TransformerMixin
+except ImportError:  # pragma: no cover
+
+    class BaseEstimator:  # type: ignore[no-redef]
+        """``get_params`` / ``set_params`` over the ``__init__`` keyword arguments."""
+
+        @classmethod
+        def _get_param_names(cls) -> list[str]:
+            signature = inspect.signature(cls.__init__)
+            return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+
+        def get_params(self, deep: bool = True) -> dict[str, Any]:
+            return {name: getattr(self, name) for name in self._get_param_names()}
+
+        def set_params(self, **params: Any) -> BaseEstimator:
+            valid = self._get_param_names()
+            for name, value in params.items():
+                if name not in valid:
+                    raise ValueError(f"invalid parameter {name!r} for {type(self).__name__}")
+                setattr(self, name, value)
+            return self
+
+    class TransformerMixin:  # type: ignore[no-redef]
+        def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+            return self.fit(X, y, **fit_params).transform(X)  # type: ignore[attr-defined]
+
+
+__all__ = ["BaseEstimator", "TransformerMixin"]

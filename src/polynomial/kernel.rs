@@ -1,0 +1,526 @@
+//! The expansion kernels. Exact form: count every row's output, allocate once, fill rows in
+//! parallel into disjoint slices (no per-degree blocks, no stacking). Hashed form: each row's
+//! monomials hashed, sorted and summed per column.
+
+use rayon::prelude::*;
+
+use super::simplex::{block_size, Term};
+use super::{ExpansionSpec, Layout};
+use crate::error::{PolyError, PolyResult};
+use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
+use crate::sparse::{canonicalize_row, SparseIndex, SparseMatrix, SparseRows, SparseValue};
+
+/// One row in canonical form, split into index and value arrays (reused between rows).
+#[derive(Default)]
+struct CanonicalRow {
+    pairs: Vec<(u64, f64)>,
+    indices: Vec<u64>,
+    values: Vec<f64>,
+}
+
+impl CanonicalRow {
+    fn load<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        rows: &SparseRows<'_, I, V>,
+        row: usize,
+        n_features: Option<u64>,
+    ) -> PolyResult<()> {
+        let (indices, values) = rows.row(row);
+        canonicalize_row(indices, values, n_features, rows.row_number(row), &mut self.pairs)?;
+        self.indices.clear();
+        self.values.clear();
+        self.indices.extend(self.pairs.iter().map(|p| p.0));
+        self.values.extend(self.pairs.iter().map(|p| p.1));
+        Ok(())
+    }
+}
+
+/// Row ranges processed as one task: a few per thread so uneven rows still balance.
+fn row_chunks(n_rows: usize, parallel: bool) -> Vec<std::ops::Range<usize>> {
+    let tasks = if parallel { rayon::current_num_threads() * 8 } else { 1 };
+    let size = n_rows.div_ceil(tasks.max(1)).max(1);
+    (0..n_rows).step_by(size).map(|start| start..(start + size).min(n_rows)).collect()
+}
+
+/// Number of output entries of a canonical row with `nnz` nonzeros.
+fn row_output_len(nnz: u64, spec: &ExpansionSpec) -> PolyResult<u64> {
+    let mut total = u64::from(spec.include_bias);
+    for degree in spec.degrees() {
+        let size = block_size(nnz, degree, spec.interaction_only)
+            .and_then(|size| total.checked_add(size))
+            .ok_or_else(|| {
+                PolyError::Overflow(format!(
+                    "a row with {nnz} nonzeros expands to more than 2^64 entries"
+                ))
+            })?;
+        total = size;
+    }
+    Ok(total)
+}
+
+/// Runs `task` over the row chunks (in parallel or not), keeping chunk order; on failure
+/// returns the error of the earliest chunk, which holds the smallest failing row.
+fn map_chunks<T: Send>(
+    chunks: &[std::ops::Range<usize>],
+    parallel: bool,
+    task: impl Fn(std::ops::Range<usize>) -> PolyResult<T> + Sync,
+) -> PolyResult<Vec<T>> {
+    if parallel {
+        chunks.par_iter().map(|range| task(range.clone())).collect()
+    } else {
+        chunks.iter().map(|range| task(range.clone())).collect()
+    }
+}
+
+/// Exact polynomial expansion: UInt64 columns of scikit-learn's layout, each row sorted.
+pub fn expand<I: SparseIndex, V: SparseValue>(
+    rows: &SparseRows<'_, I, V>,
+    n_features: u64,
+    spec: &ExpansionSpec,
+    parallel: bool,
+) -> PolyResult<SparseMatrix<u64, f64>> {
+    let layout = Layout::new(n_features, spec)?;
+    let chunks = row_chunks(rows.n_rows(), parallel);
+    // Pass 1: validate every row and count its output.
+    let counts = map_chunks(&chunks, parallel, |range| {
+        let mut row = CanonicalRow::default();
+        range
+            .map(|r| {
+                row.load(rows, r, Some(n_features))?;
+                row_output_len(row.indices.len() as u64, spec)
+            })
+            .collect::<PolyResult<Vec<u64>>>()
+    })?;
+    let mut offsets = Vec::with_capacity(rows.n_rows() + 1);
+    offsets.push(0i64);
+    let mut total: u64 = 0;
+    for count in counts.iter().flatten() {
+        total =
+            total.checked_add(*count).filter(|t| i64::try_from(*t).is_ok()).ok_or_else(|| {
+                PolyError::Overflow("the expanded output has more than 2^63 entries".into())
+            })?;
+        offsets.push(total as i64);
+    }
+    let total = usize::try_from(total)
+        .map_err(|_| PolyError::Overflow("the expanded output does not fit in memory".into()))?;
+    let mut indices = vec![0u64; total];
+    let mut values = vec![0.0f64; total];
+    // Pass 2: every chunk fills its own disjoint slice of the output.
+    let mut tasks = Vec::with_capacity(chunks.len());
+    let (mut rest_indices, mut rest_values) = (indices.as_mut_slice(), values.as_mut_slice());
+    for range in &chunks {
+        let len = (offsets[range.end] - offsets[range.start]) as usize;
+        let (chunk_indices, tail_indices) = rest_indices.split_at_mut(len);
+        let (chunk_values, tail_values) = rest_values.split_at_mut(len);
+        tasks.push((range.clone(), chunk_indices, chunk_values));
+        rest_indices = tail_indices;
+        rest_values = tail_values;
+    }
+    let filler = Filler::new(n_features, spec, &layout);
+    let fill =
+        |(range, out_indices, out_values): (std::ops::Range<usize>, &mut [u64], &mut [f64])| {
+            let mut row = CanonicalRow::default();
+            let mut tables = Vec::new();
+            let mut cursor = 0;
+            for r in range {
+                row.load(rows, r, Some(n_features))?;
+                cursor = filler.fill_row(&row, &mut tables, out_indices, out_values, cursor);
+            }
+            Ok::<(), PolyError>(())
+        };
+    if parallel {
+        tasks.into_par_iter().try_for_each(fill)?;
+    } else {
+        tasks.into_iter().try_for_each(fill)?;
+    }
+    Ok(SparseMatrix { offsets, indices, values })
+}
+
+/// Per-expansion constants of the exact fill: the terms of every degree and position.
+struct Filler {
+    include_bias: bool,
+    interaction_only: bool,
+    /// (degree, first column, terms[q - 1] for positions q = 1..=degree)
+    blocks: Vec<(usize, u64, Vec<Term>)>,
+}
+
+impl Filler {
+    fn new(n_features: u64, spec: &ExpansionSpec, layout: &Layout) -> Self {
+        let blocks = layout
+            .blocks
+            .iter()
+            .map(|&(degree, start)| {
+                let terms = (1..=degree)
+                    .map(|q| Term::new(n_features, degree, q, spec.interaction_only))
+                    .collect();
+                (degree as usize, start, terms)
+            })
+            .collect();
+        Self { include_bias: spec.include_bias, interaction_only: spec.interaction_only, blocks }
+    }
+
+    /// Writes one canonical row's expansion at `cursor`; returns the new cursor.
+    fn fill_row(
+        &self,
+        row: &CanonicalRow,
+        tables: &mut Vec<u64>,
+        out_indices: &mut [u64],
+        out_values: &mut [f64],
+        mut cursor: usize,
+    ) -> usize {
+        if self.include_bias {
+            out_indices[cursor] = 0;
+            out_values[cursor] = 1.0;
+            cursor += 1;
+        }
+        let n = row.indices.len();
+        for (degree, start, terms) in &self.blocks {
+            let k = *degree;
+            // tables[(q - 1) * 2n ..]: end_q(i_a) then start_{q+1}(i_a), for outer positions q < k.
+            tables.clear();
+            for q in 1..k {
+                tables.extend(row.indices.iter().map(|&i| terms[q - 1].end(i)));
+                tables.extend(row.indices.iter().map(|&i| terms[q].start(i)));
+            }
+            let first = if k == 1 { 0 } else { terms[0].first() };
+            let mut block = Block {
+                row,
+                tables,
+                n,
+                k,
+                start: *start,
+                interaction_only: self.interaction_only,
+                out_indices,
+                out_values,
+                cursor,
+            };
+            block.descend(1, 0, first, 1.0, 0);
+            cursor = block.cursor;
+        }
+        cursor
+    }
+}
+
+/// The enumeration of one degree block of one row.
+struct Block<'a> {
+    row: &'a CanonicalRow,
+    tables: &'a [u64],
+    n: usize,
+    k: usize,
+    start: u64,
+    interaction_only: bool,
+    out_indices: &'a mut [u64],
+    out_values: &'a mut [f64],
+    cursor: usize,
+}
+
+impl Block<'_> {
+    /// Chooses position `q` (1-based) from row entry `from` on. `carried` is the rank prefix of
+    /// the positions before q plus the first binomial of term q; `previous` is i_{q-1}.
+    fn descend(&mut self, q: usize, from: usize, carried: u64, value: f64, previous: u64) {
+        let (indices, values) = (&self.row.indices, &self.row.values);
+        if q == self.k {
+            // Last term closes to i_k - i_{k-1} (- 1 for interactions): one add per monomial.
+            let shift = if self.k == 1 { 0 } else { previous + u64::from(self.interaction_only) };
+            let base = self.start.wrapping_add(carried).wrapping_sub(shift);
+            let m = self.n - from;
+            let out = self.out_indices[self.cursor..self.cursor + m].iter_mut();
+            let out_values = self.out_values[self.cursor..self.cursor + m].iter_mut();
+            for (((column, product), &index), &x) in
+                out.zip(out_values).zip(&indices[from..]).zip(&values[from..])
+            {
+                *column = base.wrapping_add(index);
+                *product = value * x;
+            }
+            self.cursor += m;
+            return;
+        }
+        let ends = &self.tables[(q - 1) * 2 * self.n..][..self.n];
+        let starts = &self.tables[(q - 1) * 2 * self.n + self.n..][..self.n];
+        // Leave room for the positions still to choose (interaction-only tuples are strict).
+        let last = if self.interaction_only { self.n.saturating_sub(self.k - q) } else { self.n };
+        for a in from..last {
+            let prefix = carried.wrapping_sub(ends[a]);
+            let next = if q + 1 == self.k { prefix } else { prefix.wrapping_add(starts[a]) };
+            let next_from = a + usize::from(self.interaction_only);
+            self.descend(q + 1, next_from, next, value * values[a], indices[a]);
+        }
+    }
+}
+
+/// Hashed expansion into `2^bits` columns: degree 1 keeps the index (masked), degree >= 2 uses
+/// [`crate::hashing::monomial_hash`] of the sorted tuple, the bias is
+/// [`CONSTANT_FEATURE`] (masked). Colliding monomials of a row are summed; rows come out sorted.
+pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
+    rows: &SparseRows<'_, I, V>,
+    spec: &ExpansionSpec,
+    bits: u32,
+    seed: u32,
+    parallel: bool,
+) -> PolyResult<SparseMatrix<u64, f64>> {
+    spec.validate()?;
+    if bits == 0 || bits > MAX_HASH_BITS {
+        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
+    }
+    let chunks = row_chunks(rows.n_rows(), parallel);
+    let parts = map_chunks(&chunks, parallel, |range| {
+        let mut row = CanonicalRow::default();
+        let mut entries: Vec<(u64, f64)> = Vec::new();
+        let mut part = SparseMatrix::<u64, f64>::with_capacity(range.len(), 0);
+        for r in range {
+            row.load(rows, r, None)?;
+            entries.clear();
+            if spec.include_bias {
+                entries.push((mask(CONSTANT_FEATURE, bits), 1.0));
+            }
+            for degree in spec.degrees() {
+                hashed_block(
+                    &row,
+                    degree as usize,
+                    1,
+                    0,
+                    seed,
+                    1.0,
+                    spec.interaction_only,
+                    bits,
+                    &mut entries,
+                );
+            }
+            entries.sort_unstable_by_key(|e| e.0);
+            let mut previous: Option<u64> = None;
+            for &(column, value) in &entries {
+                if previous == Some(column) {
+                    if let Some(last) = part.values.last_mut() {
+                        *last += value;
+                    }
+                } else {
+                    part.push(column, value);
+                    previous = Some(column);
+                }
+            }
+            // Drop entries whose collisions cancelled exactly, keeping rows canonical.
+            let row_start = *part.offsets.last().unwrap_or(&0) as usize;
+            let mut keep = row_start;
+            for read in row_start..part.indices.len() {
+                if part.values[read] != 0.0 {
+                    part.indices[keep] = part.indices[read];
+                    part.values[keep] = part.values[read];
+                    keep += 1;
+                }
+            }
+            part.indices.truncate(keep);
+            part.values.truncate(keep);
+            part.end_row();
+        }
+        Ok(part)
+    })?;
+    let total: usize = parts.iter().map(|p| p.indices.len()).sum();
+    let mut out = SparseMatrix::with_capacity(rows.n_rows(), total);
+    for part in parts {
+        let base = *out.offsets.last().unwrap_or(&0);
+        out.offsets.extend(part.offsets[1..].iter().map(|o| o + base));
+        out.indices.extend_from_slice(&part.indices);
+        out.values.extend_from_slice(&part.values);
+    }
+    Ok(out)
+}
+
+/// Appends the hashed degree-`k` monomials of a row, position `q` onward from entry `from`.
+#[allow(clippy::too_many_arguments)]
+fn hashed_block(
+    row: &CanonicalRow,
+    k: usize,
+    q: usize,
+    from: usize,
+    state: u32,
+    value: f64,
+    interaction_only: bool,
+    bits: u32,
+    out: &mut Vec<(u64, f64)>,
+) {
+    let n = row.indices.len();
+    for a in from..n {
+        let index = row.indices[a];
+        let product = value * row.values[a];
+        if k == 1 {
+            out.push((index & ((1u64 << bits) - 1), product));
+        } else if q == k {
+            out.push((mask(monomial_finish(monomial_step(state, index), k), bits), product));
+        } else {
+            let next_from = a + usize::from(interaction_only);
+            hashed_block(
+                row,
+                k,
+                q + 1,
+                next_from,
+                monomial_step(state, index),
+                product,
+                interaction_only,
+                bits,
+                out,
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hashing::monomial_hash;
+    use crate::polynomial::column_of_exponents;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    /// Brute force: every monomial of the dense row, by enumerating sorted tuples over D.
+    fn dense_expansion(dense: &[f64], spec: &ExpansionSpec) -> BTreeMap<u64, f64> {
+        let d = dense.len() as u64;
+        let mut out = BTreeMap::new();
+        if spec.include_bias {
+            out.insert(0, 1.0);
+        }
+        fn go(
+            dense: &[f64],
+            k: usize,
+            from: u64,
+            io: bool,
+            tuple: &mut Vec<u64>,
+            visit: &mut dyn FnMut(&[u64]),
+        ) {
+            if tuple.len() == k {
+                visit(tuple);
+                return;
+            }
+            for i in from..dense.len() as u64 {
+                tuple.push(i);
+                go(dense, k, if io { i + 1 } else { i }, io, tuple, visit);
+                tuple.pop();
+            }
+        }
+        for k in spec.degrees() {
+            go(dense, k as usize, 0, spec.interaction_only, &mut Vec::new(), &mut |tuple| {
+                let value: f64 = tuple.iter().map(|&i| dense[i as usize]).product();
+                if value != 0.0 {
+                    let mut exponents: Vec<(u64, u32)> = Vec::new();
+                    for &i in tuple {
+                        match exponents.last_mut() {
+                            Some((last, p)) if *last == i => *p += 1,
+                            _ => exponents.push((i, 1)),
+                        }
+                    }
+                    out.insert(column_of_exponents(&exponents, d, spec).unwrap(), value);
+                }
+            });
+        }
+        out
+    }
+
+    fn spec_strategy() -> impl Strategy<Value = ExpansionSpec> {
+        (0u32..=4, 1u32..=4, any::<bool>(), any::<bool>()).prop_map(|(a, b, io, bias)| {
+            ExpansionSpec {
+                min_degree: a.min(b),
+                max_degree: b,
+                interaction_only: io,
+                include_bias: bias,
+            }
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn exact_expansion_equals_brute_force(
+            rows in proptest::collection::vec(proptest::collection::vec((0u32..7, -2i32..3), 0..8), 0..6),
+            spec in spec_strategy(),
+            parallel in any::<bool>(),
+        ) {
+            let d = 7u64;
+            let mut offsets = vec![0i64];
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            for row in &rows {
+                for &(i, v) in row { indices.push(i); values.push(f64::from(v)); }
+                offsets.push(indices.len() as i64);
+            }
+            let sparse = SparseRows::new(&offsets, &indices, &values).unwrap();
+            let out = expand(&sparse, d, &spec, parallel).unwrap();
+            for (r, row) in rows.iter().enumerate() {
+                let mut dense = vec![0.0; d as usize];
+                for &(i, v) in row { dense[i as usize] += f64::from(v); }
+                let expected = dense_expansion(&dense, &spec);
+                let span = out.offsets[r] as usize..out.offsets[r + 1] as usize;
+                let got: Vec<(u64, f64)> = out.indices[span.clone()].iter().copied().zip(out.values[span].iter().copied()).collect();
+                let expected: Vec<(u64, f64)> = expected.into_iter().collect();
+                prop_assert_eq!(got, expected);
+            }
+        }
+
+        #[test]
+        fn hashed_expansion_sums_brute_force_monomials(
+            row in proptest::collection::vec((0u32..50, 1i32..4), 0..8),
+            spec in spec_strategy(),
+            bits in 3u32..12,
+        ) {
+            let offsets = [0i64, row.len() as i64];
+            let indices: Vec<u32> = row.iter().map(|e| e.0).collect();
+            let values: Vec<f64> = row.iter().map(|e| f64::from(e.1)).collect();
+            let sparse = SparseRows::new(&offsets, &indices, &values).unwrap();
+            let out = expand_hashed(&sparse, &spec, bits, 7, false).unwrap();
+            let mut dense = vec![0.0; 50];
+            for (&i, &v) in indices.iter().zip(&values) { dense[i as usize] += v; }
+            let mut expected: BTreeMap<u64, f64> = BTreeMap::new();
+            let exact = dense_expansion(&dense, &spec);
+            for (&column, &value) in &exact {
+                let exponents = crate::polynomial::monomial_exponents(column, 50, &spec).unwrap();
+                let tuple: Vec<u64> = exponents.iter().flat_map(|&(i, p)| std::iter::repeat_n(i, p as usize)).collect();
+                let hashed = match tuple.len() {
+                    0 => mask(CONSTANT_FEATURE, bits),
+                    1 => tuple[0] & ((1 << bits) - 1),
+                    _ => mask(monomial_hash(&tuple, 7), bits),
+                };
+                *expected.entry(hashed).or_insert(0.0) += value;
+            }
+            expected.retain(|_, v| *v != 0.0);
+            let got: BTreeMap<u64, f64> = out.indices.iter().copied().zip(out.values.iter().copied()).collect();
+            prop_assert_eq!(got.len(), out.indices.len(), "rows must be sorted and unique");
+            prop_assert!(out.indices.windows(2).all(|w| w[0] < w[1]));
+            for (column, value) in &expected {
+                prop_assert!((got.get(column).copied().unwrap_or(0.0) - value).abs() < 1e-9);
+            }
+            prop_assert_eq!(got.len(), expected.len());
+        }
+    }
+
+    #[test]
+    fn errors_name_the_smallest_failing_row() {
+        let offsets: Vec<i64> = (0..=1000).collect();
+        let mut indices = vec![1u32; 1000];
+        indices[700] = 9;
+        indices[300] = 8;
+        let values = vec![1.0f64; 1000];
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap().with_first_row(5);
+        let spec = ExpansionSpec {
+            min_degree: 0,
+            max_degree: 2,
+            interaction_only: false,
+            include_bias: true,
+        };
+        let err = expand(&rows, 5, &spec, true).unwrap_err().to_string();
+        assert!(err.contains("row 305: feature index 8 is out of range for n_features=5"), "{err}");
+    }
+
+    #[test]
+    fn huge_d_uses_64_bit_columns() {
+        let d = 1u64 << 21;
+        let spec = ExpansionSpec {
+            min_degree: 3,
+            max_degree: 3,
+            interaction_only: false,
+            include_bias: false,
+        };
+        let indices = [5u64, d - 1];
+        let rows = SparseRows::new(&[0, 2], &indices, &[2.0f64, 3.0]).unwrap();
+        let out = expand(&rows, d, &spec, false).unwrap();
+        let width = crate::polynomial::output_width(d, &spec).unwrap();
+        assert_eq!(out.indices.last().copied(), Some(width - 1));
+        assert_eq!(out.values.last().copied(), Some(27.0));
+        assert!(out.indices.windows(2).all(|w| w[0] < w[1]));
+    }
+}
