@@ -179,6 +179,30 @@ pub fn canonicalize_row<I: SparseIndex, V: SparseValue>(
     Ok(())
 }
 
+/// True when a row is already canonical (strictly increasing, in range, finite, nonzero): the
+/// common case, which kernels then read without sorting or copying through a pair buffer.
+#[inline]
+pub fn is_canonical<I: SparseIndex, V: SparseValue>(
+    indices: &[I],
+    values: &[V],
+    n_features: Option<u64>,
+) -> bool {
+    let limit = n_features.unwrap_or(u64::MAX);
+    let mut next_allowed = 0u64;
+    for (&raw_index, &raw_value) in indices.iter().zip(values) {
+        let value = raw_value.to_f64();
+        match raw_index.to_u64() {
+            Some(index)
+                if index >= next_allowed && index < limit && value.is_finite() && value != 0.0 =>
+            {
+                next_allowed = index + 1;
+            }
+            _ => return false,
+        }
+    }
+    true
+}
+
 /// Adds up the values of equal consecutive indices in a sorted row, in place.
 fn sum_duplicates(row: &mut Vec<(u64, f64)>) {
     let mut write = 0;

@@ -8,7 +8,9 @@ use super::simplex::{block_size, Term};
 use super::{ExpansionSpec, Layout};
 use crate::error::{PolyError, PolyResult};
 use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
-use crate::sparse::{canonicalize_row, SparseIndex, SparseMatrix, SparseRows, SparseValue};
+use crate::sparse::{
+    canonicalize_row, is_canonical, SparseIndex, SparseMatrix, SparseRows, SparseValue,
+};
 
 /// One row in canonical form, split into index and value arrays (reused between rows).
 #[derive(Default)]
@@ -26,9 +28,15 @@ impl CanonicalRow {
         n_features: Option<u64>,
     ) -> PolyResult<()> {
         let (indices, values) = rows.row(row);
-        canonicalize_row(indices, values, n_features, rows.row_number(row), &mut self.pairs)?;
         self.indices.clear();
         self.values.clear();
+        if is_canonical(indices, values, n_features) {
+            // to_u64 cannot fail here: is_canonical rejected negative indices.
+            self.indices.extend(indices.iter().map(|i| i.to_u64().unwrap_or(0)));
+            self.values.extend(values.iter().map(|v| v.to_f64()));
+            return Ok(());
+        }
+        canonicalize_row(indices, values, n_features, rows.row_number(row), &mut self.pairs)?;
         self.indices.extend(self.pairs.iter().map(|p| p.0));
         self.values.extend(self.pairs.iter().map(|p| p.1));
         Ok(())
@@ -86,8 +94,14 @@ pub fn expand<I: SparseIndex, V: SparseValue>(
         let mut row = CanonicalRow::default();
         range
             .map(|r| {
-                row.load(rows, r, Some(n_features))?;
-                row_output_len(row.indices.len() as u64, spec)
+                let (indices, values) = rows.row(r);
+                let nnz = if is_canonical(indices, values, Some(n_features)) {
+                    indices.len()
+                } else {
+                    row.load(rows, r, Some(n_features))?;
+                    row.indices.len()
+                };
+                row_output_len(nnz as u64, spec)
             })
             .collect::<PolyResult<Vec<u64>>>()
     })?;

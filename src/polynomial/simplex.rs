@@ -18,21 +18,32 @@
 
 use crate::error::{PolyError, PolyResult};
 
-/// C(n, k) exactly, or `None` when it does not fit u64.
+/// C(n, k) exactly, or `None` when it does not fit u64. Called per row entry by the kernel, so
+/// small k have closed forms and the general loop stays in u64 while it can (u128 division is slow).
+#[inline]
 pub fn binomial(n: u64, k: u64) -> Option<u64> {
     if k > n {
         return Some(0);
     }
-    let k = k.min(n - k);
-    let mut result: u128 = 1;
-    for i in 1..=u128::from(k) {
-        // result = C(n - k + i - 1, i - 1) <= C(n, k): if the final value fits u64 so does this.
-        result = result.checked_mul(u128::from(n - k) + i)? / i;
-        if result > u128::from(u64::MAX) {
-            return None;
-        }
+    match k.min(n - k) {
+        0 => Some(1),
+        1 => Some(n),
+        2 => u64::try_from(u128::from(n) * u128::from(n - 1) / 2).ok(),
+        k => binomial_loop(n, k),
     }
-    Some(result as u64)
+}
+
+fn binomial_loop(n: u64, k: u64) -> Option<u64> {
+    let mut result: u64 = 1;
+    for i in 1..=k {
+        // result = C(n - k + i - 1, i - 1) <= C(n, k): if the final value fits u64 so does this.
+        let factor = n - k + i;
+        result = match result.checked_mul(factor) {
+            Some(product) => product / i,
+            None => u64::try_from(u128::from(result) * u128::from(factor) / u128::from(i)).ok()?,
+        };
+    }
+    Some(result)
 }
 
 /// Number of degree-`degree` monomials over `n_features` inputs, `None` on u64 overflow.
