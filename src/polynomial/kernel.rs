@@ -74,7 +74,11 @@ fn map_chunks<T: Send>(
     task: impl Fn(std::ops::Range<usize>) -> PolyResult<T> + Sync,
 ) -> PolyResult<Vec<T>> {
     if parallel {
-        chunks.par_iter().map(|range| task(range.clone())).collect()
+        // Collect every chunk's result first: rayon's Result collect stops at *any* error,
+        // and users must be told about the first failing row, deterministically.
+        let results: Vec<PolyResult<T>> =
+            chunks.par_iter().map(|range| task(range.clone())).collect();
+        results.into_iter().collect()
     } else {
         chunks.iter().map(|range| task(range.clone())).collect()
     }
