@@ -1,0 +1,279 @@
+//! Validated inputs for the online learners: a batch of examples in canonical sparse form, with
+//! the squared norm of the augmented input z = [x; 1] precomputed.
+//!
+//! Dense rows are stored sparse too (zeros dropped), so every kernel costs O(d·nnz). Hashed text
+//! features need nothing special here: the caller hashes into `n_features` buckets beforehand and
+//! `n_features` is then just the table size.
+
+use crate::error::PolyResult;
+use crate::sparse::{canonicalize_row, SparseIndex, SparseRows, SparseValue};
+
+/// Largest supported `n_features`: the bias row is stored at index `n_features`, a u32.
+pub const MAX_FEATURES: usize = (u32::MAX - 1) as usize;
+
+/// A binary label.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Sign {
+    Negative,
+    Positive,
+}
+
+impl Sign {
+    /// ±1.0.
+    #[inline]
+    pub fn value(self) -> f64 {
+        match self {
+            Sign::Negative => -1.0,
+            Sign::Positive => 1.0,
+        }
+    }
+
+    /// Parses a label that must be −1 or +1; `row` names it in the error.
+    pub fn from_i8(label: i8, row: usize) -> PolyResult<Self> {
+        match label {
+            1 => Ok(Sign::Positive),
+            -1 => Ok(Sign::Negative),
+            other => crate::invalid!("row {row}: binary label must be -1 or +1, got {other}"),
+        }
+    }
+}
+
+/// One example: the nonzeros of x (indices strictly increasing, each < `n_features`) and ‖z‖² =
+/// 1 + ‖x‖² of the augmented input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ExampleRef<'a> {
+    pub indices: &'a [u32],
+    pub values: &'a [f64],
+    pub z_sq_norm: f64,
+}
+
+impl ExampleRef<'_> {
+    /// Number of stored nonzeros of x (the constant 1 of z not counted).
+    pub fn nnz(&self) -> usize {
+        self.indices.len()
+    }
+}
+
+/// A batch of validated examples in CSR layout.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExampleBatch {
+    n_features: usize,
+    offsets: Vec<usize>,
+    indices: Vec<u32>,
+    values: Vec<f64>,
+    z_sq_norms: Vec<f64>,
+}
+
+impl ExampleBatch {
+    /// An empty batch for inputs of `n_features` features (1 ≤ n_features ≤ [`MAX_FEATURES`]).
+    pub fn new(n_features: usize) -> PolyResult<Self> {
+        check_n_features(n_features)?;
+        Ok(Self { n_features, offsets: vec![0], ..Self::default() })
+    }
+
+    /// Rows of a row-major dense matrix with `n_features` columns (`data.len()` must be a multiple
+    /// of it). Zeros are dropped; NaN/inf fail naming row and column.
+    pub fn from_dense<V: SparseValue>(data: &[V], n_features: usize) -> PolyResult<Self> {
+        let mut batch = Self::new(n_features)?;
+        if data.len() % n_features != 0 {
+            return crate::invalid!(
+                "dense input has {} values, not a multiple of n_features={n_features}",
+                data.len()
+            );
+        }
+        let n_rows = data.len() / n_features;
+        batch.offsets.reserve(n_rows);
+        batch.z_sq_norms.reserve(n_rows);
+        for (row, chunk) in data.chunks_exact(n_features).enumerate() {
+            batch.push_dense_row(chunk, row)?;
+        }
+        Ok(batch)
+    }
+
+    /// Rows of a CSR batch, canonicalized (sorted, duplicates summed, zeros dropped); negative,
+    /// out-of-range indices and NaN/inf values fail naming the row.
+    pub fn from_sparse<I: SparseIndex, V: SparseValue>(
+        rows: &SparseRows<'_, I, V>,
+        n_features: usize,
+    ) -> PolyResult<Self> {
+        let mut batch = Self::new(n_features)?;
+        let mut canonical = Vec::new();
+        batch.indices.reserve(rows.n_entries());
+        batch.values.reserve(rows.n_entries());
+        for row in 0..rows.n_rows() {
+            let (indices, values) = rows.row(row);
+            let number = rows.row_number(row);
+            canonicalize_row(indices, values, Some(n_features as u64), number, &mut canonical)?;
+            batch.push_canonical(&canonical, number)?;
+        }
+        Ok(batch)
+    }
+
+    /// Appends one dense row (length `n_features`); `row` names it in errors.
+    pub fn push_dense_row<V: SparseValue>(&mut self, x: &[V], row: usize) -> PolyResult<()> {
+        if x.len() != self.n_features {
+            return crate::invalid!(
+                "row {row}: dense row has {} values but n_features={}",
+                x.len(),
+                self.n_features
+            );
+        }
+        let start = self.indices.len();
+        let mut sq_norm = 1.0;
+        for (column, value) in x.iter().enumerate() {
+            let value = value.to_f64();
+            if value != 0.0 {
+                if !value.is_finite() {
+                    self.indices.truncate(start);
+                    self.values.truncate(start);
+                    return crate::invalid!("row {row}, column {column}: non-finite value {value}");
+                }
+                self.indices.push(column as u32);
+                self.values.push(value);
+                sq_norm += value * value;
+            }
+        }
+        self.finish_row(sq_norm, row)
+    }
+
+    /// Appends one sparse row given as (index, value) pairs in any order (canonicalized here).
+    pub fn push_sparse_row<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        indices: &[I],
+        values: &[V],
+        row: usize,
+    ) -> PolyResult<()> {
+        if indices.len() != values.len() {
+            return crate::invalid!(
+                "row {row}: {} indices but {} values",
+                indices.len(),
+                values.len()
+            );
+        }
+        let mut canonical = Vec::with_capacity(indices.len());
+        canonicalize_row(indices, values, Some(self.n_features as u64), row, &mut canonical)?;
+        self.push_canonical(&canonical, row)
+    }
+
+    fn push_canonical(&mut self, canonical: &[(u64, f64)], row: usize) -> PolyResult<()> {
+        let mut sq_norm = 1.0;
+        for &(index, value) in canonical {
+            // canonicalize_row checked index < n_features ≤ MAX_FEATURES.
+            self.indices.push(index as u32);
+            self.values.push(value);
+            sq_norm += value * value;
+        }
+        self.finish_row(sq_norm, row)
+    }
+
+    /// Closes the row; finite values can still overflow when squared, which fails here.
+    fn finish_row(&mut self, z_sq_norm: f64, row: usize) -> PolyResult<()> {
+        if !z_sq_norm.is_finite() {
+            let start = self.offsets[self.len()];
+            self.indices.truncate(start);
+            self.values.truncate(start);
+            return crate::invalid!("row {row}: squared norm of the row overflows ({z_sq_norm})");
+        }
+        self.offsets.push(self.indices.len());
+        self.z_sq_norms.push(z_sq_norm);
+        Ok(())
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.n_features
+    }
+
+    /// Number of examples.
+    pub fn len(&self) -> usize {
+        self.z_sq_norms.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.z_sq_norms.is_empty()
+    }
+
+    /// Total number of stored nonzeros.
+    pub fn nnz(&self) -> usize {
+        self.indices.len()
+    }
+
+    /// Example `i` (panics if out of range).
+    #[inline]
+    pub fn example(&self, i: usize) -> ExampleRef<'_> {
+        let (start, end) = (self.offsets[i], self.offsets[i + 1]);
+        ExampleRef {
+            indices: &self.indices[start..end],
+            values: &self.values[start..end],
+            z_sq_norm: self.z_sq_norms[i],
+        }
+    }
+
+    /// Checks that `n_labels` labels go with this batch.
+    pub(crate) fn check_labels_len(&self, n_labels: usize) -> PolyResult<()> {
+        if n_labels != self.len() {
+            return crate::invalid!("{} labels for {} examples", n_labels, self.len());
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn check_n_features(n_features: usize) -> PolyResult<()> {
+    if n_features == 0 || n_features > MAX_FEATURES {
+        return crate::invalid!("n_features must be in 1..={MAX_FEATURES}, got {n_features}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_rows_drop_zeros_and_keep_norms() {
+        let batch = ExampleBatch::from_dense(&[0.0, 2.0, 0.0, 1.0, 0.0, -1.0], 3).unwrap();
+        assert_eq!(batch.len(), 2);
+        let e = batch.example(0);
+        assert_eq!((e.indices, e.values, e.z_sq_norm), (&[1u32][..], &[2.0][..], 5.0));
+        let e = batch.example(1);
+        assert_eq!((e.indices, e.values, e.z_sq_norm), (&[0u32, 2][..], &[1.0, -1.0][..], 3.0));
+        assert_eq!(batch.nnz(), 3);
+    }
+
+    #[test]
+    fn sparse_rows_are_canonicalized() {
+        let rows = SparseRows::new(&[0, 3, 3], &[4u32, 1, 4], &[1.0f32, 2.0, 2.0]).unwrap();
+        let batch = ExampleBatch::from_sparse(&rows, 5).unwrap();
+        let e = batch.example(0);
+        assert_eq!((e.indices, e.values, e.z_sq_norm), (&[1u32, 4][..], &[2.0, 3.0][..], 14.0));
+        assert_eq!(batch.example(1).nnz(), 0);
+        assert_eq!(batch.example(1).z_sq_norm, 1.0);
+    }
+
+    #[test]
+    fn bad_inputs_fail_with_precise_messages() {
+        let err = ExampleBatch::from_dense(&[1.0, f64::NAN], 2).unwrap_err().to_string();
+        assert_eq!(err, "row 0, column 1: non-finite value NaN");
+        let err = ExampleBatch::from_dense(&[1.0, 2.0, 3.0], 2).unwrap_err().to_string();
+        assert_eq!(err, "dense input has 3 values, not a multiple of n_features=2");
+        let err = ExampleBatch::from_dense(&[1.0f64], 0).unwrap_err().to_string();
+        assert!(err.starts_with("n_features must be in 1..="), "{err}");
+        let rows = SparseRows::new(&[0, 1], &[7u32], &[1.0]).unwrap();
+        let err = ExampleBatch::from_sparse(&rows.with_first_row(10), 5).unwrap_err().to_string();
+        assert_eq!(err, "row 10: feature index 7 is out of range for n_features=5");
+        let mut batch = ExampleBatch::new(3).unwrap();
+        let err = batch.push_sparse_row(&[0u32, 1], &[1.0], 4).unwrap_err().to_string();
+        assert_eq!(err, "row 4: 2 indices but 1 values");
+        let err = batch.push_sparse_row(&[0u32], &[f64::INFINITY], 4).unwrap_err().to_string();
+        assert_eq!(err, "row 4: feature 0 has non-finite value inf");
+        let err = batch.push_dense_row(&[1.0, 2.0], 9).unwrap_err().to_string();
+        assert_eq!(err, "row 9: dense row has 2 values but n_features=3");
+        let err = batch.push_dense_row(&[1e200, 0.0, 0.0], 2).unwrap_err().to_string();
+        assert_eq!(err, "row 2: squared norm of the row overflows (inf)");
+        assert!(batch.is_empty());
+        assert_eq!(batch.check_labels_len(1).unwrap_err().to_string(), "1 labels for 0 examples");
+        assert_eq!(
+            Sign::from_i8(0, 3).unwrap_err().to_string(),
+            "row 3: binary label must be -1 or +1, got 0"
+        );
+    }
+}
