@@ -1,21 +1,26 @@
 """Polynomial expansion of CSR matrices: polars-poly vs scikit-learn, side by side.
 
 For each grid point (degree 2 and 3; nnz per row 10, 30, 100; D = 1000) it times, on the same
-input, scikit-learn's ``PolynomialFeatures(degree).fit_transform`` on CSR, our ``expand_csr``
-on one thread and on all cores, and our Polars expression (all cores), and a memory-write floor:
-filling output buffers of the same size (int32/int64 indices + float64 values) with numpy.
-Throughput is output nonzeros per second; ratios are against scikit-learn and the floor.
-Peak memory of each method is measured in a fresh subprocess (ru_maxrss minus the input's
-baseline) and reported relative to the output's own size.
+input, scikit-learn's ``PolynomialFeatures(degree).fit_transform`` on CSR, our ``expand_csr`` on
+one thread and on all cores, our Polars expression (eager ``select`` and the streaming engine),
+and a memory-write floor: filling freshly allocated numpy buffers of the output's size (int32
+indices + float64 values). Throughput is output nonzeros per second; ratios are against
+scikit-learn and against the floor (time / floor time: 1.0 means "as fast as writing the output").
 
-Run: ``.venv/bin/python benches/expand_vs_sklearn.py`` (add ``--quick`` for a smaller grid).
+Peak memory of each method is measured in a fresh subprocess: the kernel's peak-RSS counter is
+reset after the input is built (``/proc/self/clear_refs``), and the peak growth while the method
+runs is reported relative to the output's own size (int32 indices + float64 values: 12 bytes per
+nonzero). Core scaling of the Polars expression is measured in subprocesses with
+``POLARS_MAX_THREADS`` / ``RAYON_NUM_THREADS`` set to 1 and to all cores.
+
+Run: ``.venv/bin/python benches/expand_vs_sklearn.py`` (``--quick`` for smaller inputs).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import resource
+import os
 import subprocess
 import sys
 import time
@@ -25,15 +30,21 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 
+METHODS = ["sklearn", "ours_1thread", "ours_all_cores", "polars_expr", "polars_streaming"]
+
 
 def make_input(n_rows: int, nnz: int, n_features: int, seed: int = 0) -> sp.csr_array:
+    """Rows of `nnz` distinct sorted random columns, built a block at a time (small peak)."""
     rng = np.random.default_rng(seed)
-    indices = np.sort(rng.random((n_rows, n_features)).argsort(axis=1)[:, :nnz], axis=1)
-    indptr = np.arange(0, n_rows * nnz + 1, nnz)
+    indices = np.empty((n_rows, nnz), dtype=np.int32)
+    block = max(1, 2_000_000 // n_features)
+    for start in range(0, n_rows, block):
+        stop = min(n_rows, start + block)
+        keys = rng.random((stop - start, n_features))
+        indices[start:stop] = np.sort(np.argpartition(keys, nnz - 1, axis=1)[:, :nnz], axis=1)
+    indptr = np.arange(0, n_rows * nnz + 1, nnz, dtype=np.int64)
     data = rng.random(n_rows * nnz) + 0.01
-    return sp.csr_array(
-        (data, indices.ravel().astype(np.int32), indptr), shape=(n_rows, n_features)
-    )
+    return sp.csr_array((data, indices.ravel(), indptr), shape=(n_rows, n_features))
 
 
 def rows_for(nnz: int, degree: int, target_output: int) -> int:
@@ -49,20 +60,19 @@ def methods(X: sp.csr_array, degree: int) -> dict[str, Callable[[], object]]:
     from sklearn.preprocessing import PolynomialFeatures
 
     frame = pl.DataFrame({"x": pp.from_scipy(X)})
-    width = X.shape[1]
-    expr = pp.expand("x", n_features=width, degree=degree, include_bias=False)
+    expr = pp.expand("x", n_features=X.shape[1], degree=degree, include_bias=False)
+    X_matrix = sp.csr_matrix(X)
     return {
-        "sklearn": lambda: PolynomialFeatures(degree, include_bias=False).fit_transform(
-            sp.csr_matrix(X)
-        ),
+        "sklearn": lambda: PolynomialFeatures(degree, include_bias=False).fit_transform(X_matrix),
         "ours_1thread": lambda: pp.expand_csr(X, degree, include_bias=False, parallel=False),
         "ours_all_cores": lambda: pp.expand_csr(X, degree, include_bias=False),
         "polars_expr": lambda: frame.select(expr),
+        "polars_streaming": lambda: frame.lazy().select(expr).collect(engine="streaming"),
     }
 
 
-def write_floor(n_out: int, index_dtype: type) -> None:
-    indices = np.empty(n_out, dtype=index_dtype)
+def write_floor(n_out: int) -> None:
+    indices = np.empty(n_out, dtype=np.int32)
     values = np.empty(n_out, dtype=np.float64)
     indices.fill(1)
     values.fill(1.0)
@@ -77,66 +87,112 @@ def best(run: Callable[[], object], repeats: int) -> float:
     return min(times)
 
 
-def peak_child(args: list[str]) -> dict[str, float]:
+def in_child(job: dict[str, object], env: dict[str, str] | None = None) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", *args], check=True, capture_output=True, text=True
+        [sys.executable, __file__, "--child", json.dumps(job)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
     )
-    return json.loads(out.stdout)
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def child(method: str, n_rows: int, nnz: int, n_features: int, degree: int) -> None:
+def _memory_kib(field: str) -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith(field):
+                return int(line.split()[1])
+    raise RuntimeError(f"{field} not in /proc/self/status")
+
+
+def child(job: dict[str, int | str]) -> None:
+    """In a fresh process: the first call's time and peak memory growth, then best-of timing."""
+    n_rows, nnz, n_features = int(job["n_rows"]), int(job["nnz"]), int(job["n_features"])
+    degree, n_out, repeats = int(job["degree"]), int(job["n_out"]), int(job["repeats"])
     X = make_input(n_rows, nnz, n_features)
     methods(make_input(4, nnz, n_features), degree)["ours_1thread"]()  # import and warm up
-    runs = methods(X, degree)
-    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    result = runs[method]()
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    run = (
+        (lambda: write_floor(n_out))
+        if job["method"] == "floor"
+        else methods(X, degree)[str(job["method"])]
+    )
+    with open("/proc/self/clear_refs", "w") as clear:
+        clear.write("5")  # resets VmHWM to the current RSS
+    base = _memory_kib("VmRSS:")
+    started = time.perf_counter()
+    result = run()
+    first = time.perf_counter() - started
+    peak = _memory_kib("VmHWM:")
     del result
-    print(json.dumps({"peak_kib": peak - base}))
+    seconds = best(run, repeats) if repeats else first
+    print(json.dumps({"peak_kib": peak - base, "first_seconds": first, "seconds": seconds}))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--child", nargs=5)
+    parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        method, *numbers = args.child
-        child(method, *map(int, numbers))
+        child(json.loads(args.child))
         return
     n_features = 1000
-    target = 2_000_000 if args.quick else 20_000_000
-    print(
-        f"{'deg':>3} {'nnz':>4} {'out nnz':>10} | "
-        + " | ".join(
-            f"{m:>22}" for m in ["sklearn", "ours_1thread", "ours_all_cores", "polars_expr"]
-        )
-        + " | floor Mnz/s"
-    )
+    target = 4_000_000 if args.quick else 20_000_000
+    header = f"{'deg':>3} {'nnz':>4} {'out nnz':>10} | "
+    print(header + " | ".join(f"{m:>24}" for m in METHODS))
+    scaling_point = None
+    first_calls = []
     for degree in (2, 3):
         for nnz in (10, 30, 100):
             n_rows = rows_for(nnz, degree, target)
             X = make_input(n_rows, nnz, n_features)
             runs = methods(X, degree)
             n_out = runs["ours_1thread"]().nnz  # type: ignore[attr-defined]
-            floor = best(lambda n=n_out: write_floor(n, np.int32), args.repeats)
+            floor = best(lambda n=n_out: write_floor(n), args.repeats)
             timings = {name: best(run, args.repeats) for name, run in runs.items()}
-            output_kib = n_out * (4 + 8) / 1024
+            job = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features, "degree": degree}
+            job.update(n_out=n_out, repeats=0)
+            cold = {name: in_child({**job, "method": name}) for name in ["floor", *METHODS]}
             cells = []
             for name, seconds in timings.items():
-                peak = peak_child([name, str(n_rows), str(nnz), str(n_features), str(degree)])[
-                    "peak_kib"
-                ]
-                speed = f"{n_out / seconds / 1e6:6.0f}M {timings['sklearn'] / seconds:4.1f}x"
-                cells.append(f"{speed} {seconds / floor:4.1f}f {peak / output_kib:4.2f}m")
-            print(
-                f"{degree:3d} {nnz:4d} {n_out:10d} | "
-                + " | ".join(cells)
-                + f" | {n_out / floor / 1e6:8.0f}"
-            )
-    print("cells: output nonzeros/s, speed-up vs sklearn, time / memory-write floor,")
-    print("       peak memory / output size (int32 indices + float64 values)")
+                # Peak growth relative to the method's own output: CSR int32 indices + float64
+                # values (12 bytes per nonzero); the Polars column has UInt64 indices (16 bytes).
+                own_bytes = 16 if name.startswith("polars") else 12
+                growth = cold[name]["peak_kib"] * 1024 / (n_out * own_bytes)
+                speed = f"{n_out / seconds / 1e6:5.0f}M {timings['sklearn'] / seconds:4.1f}x"
+                cells.append(f"{speed} {seconds / floor:4.1f}f {growth:4.2f}m")
+            print(f"{degree:3d} {nnz:4d} {n_out:10d} | " + " | ".join(cells), flush=True)
+            first = {name: result["first_seconds"] for name, result in cold.items()}
+            first_calls.append((degree, nnz, n_out, first))
+            if degree == 2 and nnz == 30:
+                scaling_point = (n_rows, nnz, degree, n_out)
+    print("cells: output nonzeros/s (best of repeats), speed-up vs sklearn (x), time / floor (f),")
+    print("       peak memory growth / the method's own output size (m)")
+    print("\nfirst call in a fresh process (allocator holds no pages yet; page faults included):")
+    print(header + " | ".join(f"{m:>24}" for m in METHODS))
+    for degree, nnz, n_out, first in first_calls:
+        cells = [
+            f"{n_out / first[name] / 1e6:5.0f}M {first['sklearn'] / first[name]:4.1f}x "
+            f"{first[name] / first['floor']:4.1f}f{'':6}"
+            for name in METHODS
+        ]
+        print(f"{degree:3d} {nnz:4d} {n_out:10d} | " + " | ".join(cells))
+    if scaling_point is None:
+        return
+    n_rows, nnz, degree, n_out = scaling_point
+    cores = os.cpu_count() or 1
+    print(f"\ncore scaling, degree {degree}, nnz {nnz} ({n_out} output nonzeros), output nnz/s:")
+    for name in ("ours_1thread", "ours_all_cores", "polars_expr", "polars_streaming"):
+        speeds = []
+        for threads in sorted({1, cores}):
+            env = {"POLARS_MAX_THREADS": str(threads), "RAYON_NUM_THREADS": str(threads)}
+            job = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features, "degree": degree}
+            job.update(n_out=n_out, repeats=args.repeats, method=name)
+            seconds = in_child(job, env)["seconds"]
+            speeds.append(f"{threads} thread(s) {n_out / seconds / 1e6:6.0f}M")
+        print(f"  {name:>18}: " + ", ".join(speeds))
 
 
 if __name__ == "__main__":

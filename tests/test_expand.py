@@ -157,6 +157,27 @@ def test_any_degree_and_64_bit_columns() -> None:
     np.testing.assert_allclose(out7.toarray(), reference)
 
 
+def test_csr_output_uses_scipys_index_type_and_is_writable() -> None:
+    # int32 indices whenever every column fits (what scipy picks), int64 beyond; fresh writable
+    # arrays either way, so users can scale or sort the result in place.
+    small = pp.expand_csr(sp.csr_array(np.array([[0.0, 2.0, 3.0]])), 2)
+    assert small.indices.dtype == np.int32 and small.indptr.dtype == np.int32
+    assert small.data.flags.writeable and small.indices.flags.writeable
+    small.data *= 2
+    np.testing.assert_allclose(
+        small.toarray(), 2 * PolynomialFeatures(2).fit_transform(np.array([[0.0, 2.0, 3.0]]))
+    )
+    d = 70_000  # degree 2: C(70001, 2) + 70001 columns > 2^31
+    wide = sp.csr_array(([1.5, 2.0], ([0, 0], [3, d - 1])), shape=(1, d))
+    out = pp.expand_csr(wide, 2, include_bias=False)
+    assert out.shape[1] > np.iinfo(np.int32).max
+    assert out.indices.dtype == np.int64 and out.indptr.dtype == np.int64
+    last = pp.column_of([(d - 1, 2)], d, 2, include_bias=False)
+    assert out.indices[-1] == last and out.data[-1] == 4.0
+    hashed = pp.expand_csr(wide, 2, bits=20)
+    assert hashed.indices.dtype == np.int32 and hashed.shape == (1, 2**20)
+
+
 def test_feature_names_and_inverse_without_materializing() -> None:
     D = 10**5
     reference = PolynomialFeatures(3).fit(np.zeros((1, 4)))

@@ -3,6 +3,8 @@
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 __version__: str
@@ -25,6 +27,12 @@ class VwBatches(Iterator[pl.DataFrame]):
     def __next__(self) -> pl.DataFrame: ...
 
 def expand_series(series: pl.Series, options: dict[str, Any], parallel: bool) -> pl.Series: ...
+
+_IndexArray = npt.NDArray[np.int32] | npt.NDArray[np.int64]
+
+def expand_to_csr(
+    series: pl.Series, options: dict[str, Any], parallel: bool
+) -> tuple[_IndexArray, _IndexArray, npt.NDArray[np.float64]]: ...
 def expansion_width(n_features: int, options: dict[str, Any]) -> int: ...
 def expansion_monomial(column: int, options: dict[str, Any]) -> list[tuple[int, int]]: ...
 def expansion_column(exponents: list[tuple[int, int]], options: dict[str, Any]) -> int: ...

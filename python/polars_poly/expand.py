@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from polars_poly import _internal
 from polars_poly._plugin import call_plugin
-from polars_poly.sparse import from_numpy, from_scipy, to_scipy
+from polars_poly.sparse import from_numpy, from_scipy
 
 Degree = int | tuple[int, int]
 
@@ -150,8 +150,9 @@ def expand_csr(
             n_features, degree, interaction_only=interaction_only, include_bias=include_bias
         )
     )
-    out = _internal.expand_series(series, options, parallel)
-    return to_scipy(out, width)
+    indptr, indices, data = _internal.expand_to_csr(series, options, parallel)
+    # The arrays are fresh, owned by numpy, sorted and canonical: no copy and no check needed.
+    return sp.csr_array((data, indices, indptr), shape=(matrix.shape[0], width), copy=False)
 
 
 def feature_name(

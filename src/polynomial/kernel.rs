@@ -2,12 +2,15 @@
 //! parallel into disjoint slices (no per-degree blocks, no stacking). Hashed form: each row's
 //! monomials hashed, sorted and summed per column.
 
+use std::mem::MaybeUninit;
+
 use rayon::prelude::*;
 
 use super::simplex::{block_size, Term};
 use super::{ExpansionSpec, Layout};
 use crate::error::{PolyError, PolyResult};
 use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
+use crate::memory::output_buffer;
 use crate::sparse::{
     canonicalize_row, is_canonical, SparseIndex, SparseMatrix, SparseRows, SparseValue,
 };
@@ -26,11 +29,12 @@ impl CanonicalRow {
         rows: &SparseRows<'_, I, V>,
         row: usize,
         n_features: Option<u64>,
+        trusted_canonical: bool,
     ) -> PolyResult<()> {
         let (indices, values) = rows.row(row);
         self.indices.clear();
         self.values.clear();
-        if is_canonical(indices, values, n_features) {
+        if trusted_canonical || is_canonical(indices, values, n_features) {
             // to_u64 cannot fail here: is_canonical rejected negative indices.
             self.indices.extend(indices.iter().map(|i| i.to_u64().unwrap_or(0)));
             self.values.extend(values.iter().map(|v| v.to_f64()));
@@ -66,6 +70,29 @@ fn row_output_len(nnz: u64, spec: &ExpansionSpec) -> PolyResult<u64> {
     Ok(total)
 }
 
+/// [`row_output_len`] looked up for the common short rows (it is asked once per row, twice).
+struct RowLengths {
+    spec: ExpansionSpec,
+    short: Vec<Option<u64>>,
+}
+
+impl RowLengths {
+    const SHORT: u64 = 256;
+
+    fn new(spec: &ExpansionSpec) -> Self {
+        let short = (0..Self::SHORT).map(|nnz| row_output_len(nnz, spec).ok()).collect();
+        Self { spec: *spec, short }
+    }
+
+    #[inline]
+    fn get(&self, nnz: usize) -> PolyResult<u64> {
+        match self.short.get(nnz) {
+            Some(Some(len)) => Ok(*len),
+            _ => row_output_len(nnz as u64, &self.spec),
+        }
+    }
+}
+
 /// Runs `task` over the row chunks (in parallel or not), keeping chunk order; on failure
 /// returns the error of the earliest chunk, which holds the smallest failing row.
 fn map_chunks<T: Send>(
@@ -84,185 +111,430 @@ fn map_chunks<T: Send>(
     }
 }
 
-/// Exact polynomial expansion: UInt64 columns of scikit-learn's layout, each row sorted.
+/// An integer type the exact expansion can write output columns as: u64/i64 always, u32/i32
+/// when every column fits (scipy wants int32 indices whenever they fit).
+pub trait OutputIndex: Copy + Send + Sync + 'static {
+    /// The largest column this type holds.
+    const MAX_COLUMN: u64;
+    /// `column` as this type; only called with `column <= MAX_COLUMN`.
+    fn from_column(column: u64) -> Self;
+}
+
+macro_rules! output_index {
+    ($($t:ty),*) => {$(
+        impl OutputIndex for $t {
+            const MAX_COLUMN: u64 = <$t>::MAX as u64;
+            #[inline(always)]
+            fn from_column(column: u64) -> Self {
+                column as $t
+            }
+        }
+    )*};
+}
+output_index!(u32, i32, u64, i64);
+
+/// The first pass of the exact expansion: every row validated, its output counted.
+/// `offsets[r]..offsets[r + 1]` is where row `r`'s expansion goes.
+#[derive(Clone, Debug)]
+pub struct ExpansionPlan {
+    pub n_features: u64,
+    pub spec: ExpansionSpec,
+    pub layout: Layout,
+    pub offsets: Vec<i64>,
+    /// Every row was already canonical (the fill then reads rows without checking them again).
+    pub all_canonical: bool,
+}
+
+impl ExpansionPlan {
+    /// Validates and counts every row (in parallel if asked). Fails on the first bad row, on an
+    /// output wider than `u64` and on more than `2^63` output entries.
+    pub fn new<I: SparseIndex, V: SparseValue>(
+        rows: &SparseRows<'_, I, V>,
+        n_features: u64,
+        spec: &ExpansionSpec,
+        parallel: bool,
+    ) -> PolyResult<Self> {
+        let layout = Layout::new(n_features, spec)?;
+        let chunks = row_chunks(rows.n_rows(), parallel);
+        let lengths = RowLengths::new(spec);
+        let counts = map_chunks(&chunks, parallel, |range| {
+            let mut row = CanonicalRow::default();
+            let mut canonical = true;
+            let counts = range
+                .map(|r| {
+                    let (indices, values) = rows.row(r);
+                    let nnz = if is_canonical(indices, values, Some(n_features)) {
+                        indices.len()
+                    } else {
+                        canonical = false;
+                        row.load(rows, r, Some(n_features), false)?;
+                        row.indices.len()
+                    };
+                    lengths.get(nnz)
+                })
+                .collect::<PolyResult<Vec<u64>>>()?;
+            Ok((counts, canonical))
+        })?;
+        let mut offsets = Vec::with_capacity(rows.n_rows() + 1);
+        offsets.push(0i64);
+        let mut total: u64 = 0;
+        for count in counts.iter().flat_map(|(counts, _)| counts) {
+            total = total.checked_add(*count).filter(|t| i64::try_from(*t).is_ok()).ok_or_else(
+                || PolyError::Overflow("the expanded output has more than 2^63 entries".into()),
+            )?;
+            offsets.push(total as i64);
+        }
+        let all_canonical = counts.iter().all(|(_, canonical)| *canonical);
+        Ok(Self { n_features, spec: *spec, layout, offsets, all_canonical })
+    }
+
+    /// Number of output entries.
+    pub fn total(&self) -> usize {
+        // Every offset fits i64 and was produced from usize-sized rows.
+        self.offsets.last().map_or(0, |&t| t as usize)
+    }
+
+    /// Fails unless every output column fits the index type `O`.
+    pub fn check_index_type<O: OutputIndex>(&self, type_name: &str) -> PolyResult<()> {
+        if self.layout.width > 0 && self.layout.width - 1 > O::MAX_COLUMN {
+            return Err(PolyError::Overflow(format!(
+                "{} output columns do not fit {type_name} indices",
+                self.layout.width
+            )));
+        }
+        Ok(())
+    }
+
+    /// The second pass: writes every row's expansion into `indices`/`values` (each exactly
+    /// [`Self::total`] long, possibly uninitialized), rows in parallel into disjoint slices.
+    /// `rows` must be the rows the plan was made from; every slot is written on success.
+    pub fn fill<I: SparseIndex, V: SparseValue, O: OutputIndex>(
+        &self,
+        rows: &SparseRows<'_, I, V>,
+        indices: &mut [MaybeUninit<O>],
+        values: &mut [MaybeUninit<f64>],
+        parallel: bool,
+    ) -> PolyResult<()> {
+        self.check_index_type::<O>(std::any::type_name::<O>())?;
+        if rows.n_rows() + 1 != self.offsets.len()
+            || indices.len() != self.total()
+            || values.len() != self.total()
+        {
+            return crate::invalid!(
+                "expansion plan for {} rows and {} entries used with {} rows and buffers of {} and {}",
+                self.offsets.len() - 1,
+                self.total(),
+                rows.n_rows(),
+                indices.len(),
+                values.len()
+            );
+        }
+        let chunks = row_chunks(rows.n_rows(), parallel);
+        let mut tasks = Vec::with_capacity(chunks.len());
+        let (mut rest_indices, mut rest_values) = (indices, values);
+        for range in &chunks {
+            let len = (self.offsets[range.end] - self.offsets[range.start]) as usize;
+            let (chunk_indices, tail_indices) = rest_indices.split_at_mut(len);
+            let (chunk_values, tail_values) = rest_values.split_at_mut(len);
+            tasks.push((range.clone(), chunk_indices, chunk_values));
+            rest_indices = tail_indices;
+            rest_values = tail_values;
+        }
+        let filler = Filler::new(self.n_features, &self.spec, &self.layout, rows.n_entries());
+        let lengths = RowLengths::new(&self.spec);
+        let fill = |(range, out_indices, out_values): ChunkTask<'_, O>| {
+            let mut row = CanonicalRow::default();
+            let mut tables = Vec::new();
+            let mut cursor = 0;
+            for r in range {
+                row.load(rows, r, Some(self.n_features), self.all_canonical)?;
+                let end = (self.offsets[r + 1] - self.offsets[r]) as usize + cursor;
+                if end > out_indices.len()
+                    || lengths.get(row.indices.len())? as usize + cursor != end
+                {
+                    return crate::invalid!(
+                        "row {}: the rows changed between planning and filling the expansion",
+                        rows.row_number(r)
+                    );
+                }
+                cursor = filler.fill_row(&row, &mut tables, out_indices, out_values, cursor);
+            }
+            Ok::<(), PolyError>(())
+        };
+        if parallel {
+            let results: Vec<PolyResult<()>> = tasks.into_par_iter().map(fill).collect();
+            results.into_iter().collect()
+        } else {
+            tasks.into_iter().try_for_each(fill)
+        }
+    }
+}
+
+type ChunkTask<'a, O> =
+    (std::ops::Range<usize>, &'a mut [MaybeUninit<O>], &'a mut [MaybeUninit<f64>]);
+
+/// Exact polynomial expansion into scikit-learn's column layout, each row sorted, columns as
+/// `O` (u64 always works; u32/i32 fail unless every column fits).
+pub fn expand_as<I: SparseIndex, V: SparseValue, O: OutputIndex>(
+    rows: &SparseRows<'_, I, V>,
+    n_features: u64,
+    spec: &ExpansionSpec,
+    parallel: bool,
+) -> PolyResult<SparseMatrix<O, f64>> {
+    ExpansionPlan::new(rows, n_features, spec, parallel)?.execute(rows, parallel)
+}
+
+impl ExpansionPlan {
+    /// Allocates the output (huge-page backed) and fills it: the whole second pass.
+    pub fn execute<I: SparseIndex, V: SparseValue, O: OutputIndex>(
+        self,
+        rows: &SparseRows<'_, I, V>,
+        parallel: bool,
+    ) -> PolyResult<SparseMatrix<O, f64>> {
+        let plan = self;
+        plan.check_index_type::<O>(std::any::type_name::<O>())?;
+        let total = plan.total();
+        let mut indices = output_buffer::<O>(total, "expanded indices")?;
+        let mut values = output_buffer::<f64>(total, "expanded values")?;
+        plan.fill(
+            rows,
+            &mut indices.spare_capacity_mut()[..total],
+            &mut values.spare_capacity_mut()[..total],
+            parallel,
+        )?;
+        // SAFETY: `fill` returned Ok, so it wrote every one of the first `total` slots of both
+        // buffers (each row exactly its planned length, rows tiling 0..total).
+        unsafe {
+            indices.set_len(total);
+            values.set_len(total);
+        }
+        Ok(SparseMatrix { offsets: plan.offsets, indices, values })
+    }
+}
+
+/// Exact polynomial expansion with UInt64 columns (see [`expand_as`]).
 pub fn expand<I: SparseIndex, V: SparseValue>(
     rows: &SparseRows<'_, I, V>,
     n_features: u64,
     spec: &ExpansionSpec,
     parallel: bool,
 ) -> PolyResult<SparseMatrix<u64, f64>> {
-    let layout = Layout::new(n_features, spec)?;
-    let chunks = row_chunks(rows.n_rows(), parallel);
-    // Pass 1: validate every row and count its output.
-    let counts = map_chunks(&chunks, parallel, |range| {
-        let mut row = CanonicalRow::default();
-        range
-            .map(|r| {
-                let (indices, values) = rows.row(r);
-                let nnz = if is_canonical(indices, values, Some(n_features)) {
-                    indices.len()
-                } else {
-                    row.load(rows, r, Some(n_features))?;
-                    row.indices.len()
-                };
-                row_output_len(nnz as u64, spec)
-            })
-            .collect::<PolyResult<Vec<u64>>>()
-    })?;
-    let mut offsets = Vec::with_capacity(rows.n_rows() + 1);
-    offsets.push(0i64);
-    let mut total: u64 = 0;
-    for count in counts.iter().flatten() {
-        total =
-            total.checked_add(*count).filter(|t| i64::try_from(*t).is_ok()).ok_or_else(|| {
-                PolyError::Overflow("the expanded output has more than 2^63 entries".into())
-            })?;
-        offsets.push(total as i64);
-    }
-    let total = usize::try_from(total)
-        .map_err(|_| PolyError::Overflow("the expanded output does not fit in memory".into()))?;
-    let mut indices = vec![0u64; total];
-    let mut values = vec![0.0f64; total];
-    // Pass 2: every chunk fills its own disjoint slice of the output.
-    let mut tasks = Vec::with_capacity(chunks.len());
-    let (mut rest_indices, mut rest_values) = (indices.as_mut_slice(), values.as_mut_slice());
-    for range in &chunks {
-        let len = (offsets[range.end] - offsets[range.start]) as usize;
-        let (chunk_indices, tail_indices) = rest_indices.split_at_mut(len);
-        let (chunk_values, tail_values) = rest_values.split_at_mut(len);
-        tasks.push((range.clone(), chunk_indices, chunk_values));
-        rest_indices = tail_indices;
-        rest_values = tail_values;
-    }
-    let filler = Filler::new(n_features, spec, &layout);
-    let fill =
-        |(range, out_indices, out_values): (std::ops::Range<usize>, &mut [u64], &mut [f64])| {
-            let mut row = CanonicalRow::default();
-            let mut tables = Vec::new();
-            let mut cursor = 0;
-            for r in range {
-                row.load(rows, r, Some(n_features))?;
-                cursor = filler.fill_row(&row, &mut tables, out_indices, out_values, cursor);
-            }
-            Ok::<(), PolyError>(())
-        };
-    if parallel {
-        tasks.into_par_iter().try_for_each(fill)?;
-    } else {
-        tasks.into_iter().try_for_each(fill)?;
-    }
-    Ok(SparseMatrix { offsets, indices, values })
+    expand_as::<I, V, u64>(rows, n_features, spec, parallel)
 }
 
 /// Per-expansion constants of the exact fill: the terms of every degree and position.
 struct Filler {
     include_bias: bool,
     interaction_only: bool,
-    /// (degree, first column, terms[q - 1] for positions q = 1..=degree)
-    blocks: Vec<(usize, u64, Vec<Term>)>,
+    blocks: Vec<FillBlock>,
+}
+
+/// One degree block: its first column, its terms and (when D is small next to the input) the
+/// term binomials of every feature index, so rows look them up instead of computing them.
+struct FillBlock {
+    degree: usize,
+    start: u64,
+    /// terms[q - 1] for positions q = 1..=degree.
+    terms: Vec<Term>,
+    /// For outer positions q < degree: end_q(i), then start_{q+1}(i), for i in 0..D.
+    lookup: Option<Vec<Vec<u64>>>,
 }
 
 impl Filler {
-    fn new(n_features: u64, spec: &ExpansionSpec, layout: &Layout) -> Self {
+    /// Lookup tables are built only for D up to this, and only when the input has at least D
+    /// entries (so building them costs less than the per-row binomials they replace).
+    const LOOKUP_MAX_FEATURES: u64 = 1 << 16;
+
+    fn new(n_features: u64, spec: &ExpansionSpec, layout: &Layout, input_entries: usize) -> Self {
+        let with_lookup =
+            n_features <= Self::LOOKUP_MAX_FEATURES && n_features <= input_entries as u64;
         let blocks = layout
             .blocks
             .iter()
             .map(|&(degree, start)| {
-                let terms = (1..=degree)
+                let terms: Vec<Term> = (1..=degree)
                     .map(|q| Term::new(n_features, degree, q, spec.interaction_only))
                     .collect();
-                (degree as usize, start, terms)
+                let lookup = with_lookup.then(|| {
+                    (1..degree as usize)
+                        .flat_map(|q| {
+                            let (end, start) = (terms[q - 1], terms[q]);
+                            let last = q + 1 == degree as usize;
+                            [
+                                (0..n_features).map(|i| end.end(i)).collect(),
+                                // start_k is never read: the last position closes by an add.
+                                if last {
+                                    Vec::new()
+                                } else {
+                                    (0..n_features).map(|i| start.start(i)).collect()
+                                },
+                            ]
+                        })
+                        .collect()
+                });
+                FillBlock { degree: degree as usize, start, terms, lookup }
             })
             .collect();
         Self { include_bias: spec.include_bias, interaction_only: spec.interaction_only, blocks }
     }
 
     /// Writes one canonical row's expansion at `cursor`; returns the new cursor.
-    fn fill_row(
+    fn fill_row<O: OutputIndex>(
         &self,
         row: &CanonicalRow,
         tables: &mut Vec<u64>,
-        out_indices: &mut [u64],
-        out_values: &mut [f64],
+        out_indices: &mut [MaybeUninit<O>],
+        out_values: &mut [MaybeUninit<f64>],
         mut cursor: usize,
     ) -> usize {
         if self.include_bias {
-            out_indices[cursor] = 0;
-            out_values[cursor] = 1.0;
+            out_indices[cursor].write(O::from_column(0));
+            out_values[cursor].write(1.0);
             cursor += 1;
         }
         let n = row.indices.len();
-        for (degree, start, terms) in &self.blocks {
-            let k = *degree;
-            // tables[(q - 1) * 2n ..]: end_q(i_a) then start_{q+1}(i_a), for outer positions q < k.
-            tables.clear();
-            for q in 1..k {
-                tables.extend(row.indices.iter().map(|&i| terms[q - 1].end(i)));
-                tables.extend(row.indices.iter().map(|&i| terms[q].start(i)));
-            }
+        for block in &self.blocks {
+            let (k, terms) = (block.degree, &block.terms);
             let first = if k == 1 { 0 } else { terms[0].first() };
-            let mut block = Block {
-                row,
-                tables,
-                n,
-                k,
-                start: *start,
-                interaction_only: self.interaction_only,
-                out_indices,
-                out_values,
-                cursor,
+            macro_rules! enumerate {
+                ($terms:expr) => {{
+                    let mut enumeration = Block {
+                        row,
+                        terms: $terms,
+                        n,
+                        k,
+                        start: block.start,
+                        interaction_only: self.interaction_only,
+                        out_indices: &mut *out_indices,
+                        out_values: &mut *out_values,
+                        cursor,
+                    };
+                    enumeration.descend(1, 0, first, 1.0, 0);
+                    enumeration.cursor
+                }};
+            }
+            cursor = match &block.lookup {
+                Some(lookup) => enumerate!(LookupTerms { tables: lookup }),
+                None => {
+                    // tables[(q - 1) * 2n ..]: end_q(i_a) then start_{q+1}(i_a), for outer
+                    // positions q < k (start_k is never read: the last position closes by an add).
+                    tables.clear();
+                    for q in 1..k {
+                        tables.extend(row.indices.iter().map(|&i| terms[q - 1].end(i)));
+                        if q + 1 < k {
+                            tables.extend(row.indices.iter().map(|&i| terms[q].start(i)));
+                        } else {
+                            tables.resize(tables.len() + n, 0);
+                        }
+                    }
+                    enumerate!(RowTerms { tables, n })
+                }
             };
-            block.descend(1, 0, first, 1.0, 0);
-            cursor = block.cursor;
         }
         cursor
     }
 }
 
-/// The enumeration of one degree block of one row.
-struct Block<'a> {
-    row: &'a CanonicalRow,
+/// Where the enumeration reads the term binomials end_q(i_a) and start_{q+1}(i_a).
+trait TermSource {
+    fn end(&self, q: usize, a: usize, index: u64) -> u64;
+    fn start(&self, q: usize, a: usize, index: u64) -> u64;
+}
+
+/// Per-row tables, by row position a: `[(q - 1) * 2n + a]` and `[(q - 1) * 2n + n + a]`.
+struct RowTerms<'a> {
     tables: &'a [u64],
+    n: usize,
+}
+
+impl TermSource for RowTerms<'_> {
+    #[inline(always)]
+    fn end(&self, q: usize, a: usize, _index: u64) -> u64 {
+        self.tables[(q - 1) * 2 * self.n + a]
+    }
+    #[inline(always)]
+    fn start(&self, q: usize, a: usize, _index: u64) -> u64 {
+        self.tables[(q - 1) * 2 * self.n + self.n + a]
+    }
+}
+
+/// Whole-D lookup tables, by feature index (canonical rows hold indices below D).
+struct LookupTerms<'a> {
+    tables: &'a [Vec<u64>],
+}
+
+impl TermSource for LookupTerms<'_> {
+    #[inline(always)]
+    fn end(&self, q: usize, _a: usize, index: u64) -> u64 {
+        self.tables[2 * (q - 1)][index as usize]
+    }
+    #[inline(always)]
+    fn start(&self, q: usize, _a: usize, index: u64) -> u64 {
+        self.tables[2 * (q - 1) + 1][index as usize]
+    }
+}
+
+/// The enumeration of one degree block of one row.
+struct Block<'a, O, T> {
+    row: &'a CanonicalRow,
+    terms: T,
     n: usize,
     k: usize,
     start: u64,
     interaction_only: bool,
-    out_indices: &'a mut [u64],
-    out_values: &'a mut [f64],
+    out_indices: &'a mut [MaybeUninit<O>],
+    out_values: &'a mut [MaybeUninit<f64>],
     cursor: usize,
 }
 
-impl Block<'_> {
+impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
     /// Chooses position `q` (1-based) from row entry `from` on. `carried` is the rank prefix of
     /// the positions before q plus the first binomial of term q; `previous` is i_{q-1}.
     fn descend(&mut self, q: usize, from: usize, carried: u64, value: f64, previous: u64) {
-        let (indices, values) = (&self.row.indices, &self.row.values);
         if q == self.k {
-            // Last term closes to i_k - i_{k-1} (- 1 for interactions): one add per monomial.
             let shift = if self.k == 1 { 0 } else { previous + u64::from(self.interaction_only) };
-            let base = self.start.wrapping_add(carried).wrapping_sub(shift);
-            let m = self.n - from;
-            let out = self.out_indices[self.cursor..self.cursor + m].iter_mut();
-            let out_values = self.out_values[self.cursor..self.cursor + m].iter_mut();
-            for (((column, product), &index), &x) in
-                out.zip(out_values).zip(&indices[from..]).zip(&values[from..])
-            {
-                *column = base.wrapping_add(index);
-                *product = value * x;
-            }
-            self.cursor += m;
+            self.close(from, carried, value, shift);
             return;
         }
-        let ends = &self.tables[(q - 1) * 2 * self.n..][..self.n];
-        let starts = &self.tables[(q - 1) * 2 * self.n + self.n..][..self.n];
+        let row = self.row;
+        let (indices, values) = (&row.indices, &row.values);
         // Leave room for the positions still to choose (interaction-only tuples are strict).
         let last = if self.interaction_only { self.n.saturating_sub(self.k - q) } else { self.n };
-        for a in from..last {
-            let prefix = carried.wrapping_sub(ends[a]);
-            let next = if q + 1 == self.k { prefix } else { prefix.wrapping_add(starts[a]) };
-            let next_from = a + usize::from(self.interaction_only);
-            self.descend(q + 1, next_from, next, value * values[a], indices[a]);
+        let strict = usize::from(self.interaction_only);
+        if q + 1 == self.k {
+            // The next position is the last: close it here rather than one call per entry.
+            for a in from..last {
+                let index = indices[a];
+                let shift = index + u64::from(self.interaction_only);
+                let carried = carried.wrapping_sub(self.terms.end(q, a, index));
+                self.close(a + strict, carried, value * values[a], shift);
+            }
+            return;
         }
+        for a in from..last {
+            let index = indices[a];
+            let next = carried
+                .wrapping_sub(self.terms.end(q, a, index))
+                .wrapping_add(self.terms.start(q, a, index));
+            self.descend(q + 1, a + strict, next, value * values[a], index);
+        }
+    }
+
+    /// The last position, over entries `from..`: the last term closes to i_k - i_{k-1}
+    /// (- 1 for interactions), so each monomial costs one add and one multiply.
+    #[inline(always)]
+    fn close(&mut self, from: usize, carried: u64, value: f64, shift: u64) {
+        let base = self.start.wrapping_add(carried).wrapping_sub(shift);
+        let m = self.n - from;
+        let out = self.out_indices[self.cursor..self.cursor + m].iter_mut();
+        let out_values = self.out_values[self.cursor..self.cursor + m].iter_mut();
+        for (((column, product), &index), &x) in
+            out.zip(out_values).zip(&self.row.indices[from..]).zip(&self.row.values[from..])
+        {
+            column.write(O::from_column(base.wrapping_add(index)));
+            product.write(value * x);
+        }
+        self.cursor += m;
     }
 }
 
@@ -286,7 +558,7 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
         let mut entries: Vec<(u64, f64)> = Vec::new();
         let mut part = SparseMatrix::<u64, f64>::with_capacity(range.len(), 0);
         for r in range {
-            row.load(rows, r, None)?;
+            row.load(rows, r, None, false)?;
             entries.clear();
             if spec.include_bias {
                 entries.push((mask(CONSTANT_FEATURE, bits), 1.0));
@@ -522,6 +794,39 @@ mod tests {
         };
         let err = expand(&rows, 5, &spec, true).unwrap_err().to_string();
         assert!(err.contains("row 305: feature index 8 is out of range for n_features=5"), "{err}");
+    }
+
+    #[test]
+    fn lookup_tables_and_per_row_binomials_agree() {
+        // One row alone has fewer entries than D (per-row binomials); 200 copies of it have more
+        // (whole-D lookup tables). Both must expand the row identically, at every degree.
+        let d = 50u64;
+        let row_indices = [0u32, 3, 17, 18, 49];
+        let row_values = [1.5f64, -2.0, 0.25, 3.0, 7.0];
+        let mut offsets = vec![0i64];
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        for _ in 0..200 {
+            indices.extend_from_slice(&row_indices);
+            values.extend_from_slice(&row_values);
+            offsets.push(indices.len() as i64);
+        }
+        let many = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let one = SparseRows::new(&offsets[..2], &indices, &values).unwrap();
+        for interaction_only in [false, true] {
+            for max_degree in 1..=4 {
+                let spec = ExpansionSpec {
+                    min_degree: 0,
+                    max_degree,
+                    interaction_only,
+                    include_bias: true,
+                };
+                let alone = expand(&one, d, &spec, false).unwrap();
+                let copies = expand(&many, d, &spec, false).unwrap();
+                let len = alone.indices.len();
+                assert_eq!(alone.indices[..], copies.indices[..len]);
+                assert_eq!(alone.values[..], copies.values[..len]);
+            }
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@
 pub mod kernel;
 pub mod simplex;
 
-pub use kernel::{expand, expand_hashed};
+pub use kernel::{expand, expand_as, expand_hashed, ExpansionPlan, OutputIndex};
 
 use crate::error::PolyResult;
 use simplex::{block_size, overflow, simplex_rank, simplex_unrank};
