@@ -338,6 +338,8 @@ struct FillBlock {
     terms: Vec<Term>,
     /// For outer positions q < degree: end_q(i), then start_{q+1}(i), for i in 0..D.
     lookup: Option<Vec<Vec<u64>>>,
+    /// The first binomial of term 1 (the same for every row).
+    first: u64,
 }
 
 impl Filler {
@@ -372,7 +374,8 @@ impl Filler {
                         })
                         .collect()
                 });
-                FillBlock { degree: degree as usize, start, terms, lookup }
+                let first = if degree == 1 { 0 } else { terms[0].first() };
+                FillBlock { degree: degree as usize, start, terms, lookup, first }
             })
             .collect();
         Self { include_bias: spec.include_bias, interaction_only: spec.interaction_only, blocks }
@@ -395,7 +398,7 @@ impl Filler {
         let n = row.indices.len();
         for block in &self.blocks {
             let (k, terms) = (block.degree, &block.terms);
-            let first = if k == 1 { 0 } else { terms[0].first() };
+            let first = block.first;
             macro_rules! enumerate {
                 ($terms:expr) => {{
                     let mut enumeration = Block {
