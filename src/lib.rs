@@ -6,6 +6,7 @@
 
 pub mod error;
 pub mod hashing;
+pub mod learner;
 pub mod polynomial;
 pub mod readers;
 pub mod sparse;
