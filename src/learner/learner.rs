@@ -633,11 +633,23 @@ impl<E: Expansion> Learner<E> {
 
     /// Predictions for every row of `batch` into `out` (resized), in parallel over row blocks.
     pub fn predict_batch(&self, batch: &Batch<'_>, out: &mut Vec<f64>) -> PolyResult<()> {
+        self.predict_batch_with(batch, out, true)
+    }
+
+    /// [`Learner::predict_batch`], on this thread only when `parallel` is false (inside a Polars
+    /// query, which already runs batches on its own threads). The first failing row is reported
+    /// whatever the thread order.
+    pub fn predict_batch_with(
+        &self,
+        batch: &Batch<'_>,
+        out: &mut Vec<f64>,
+        parallel: bool,
+    ) -> PolyResult<()> {
         let n = batch.n_rows();
         out.clear();
         out.resize(n, 0.0);
         const BLOCK: usize = 4096;
-        out.par_chunks_mut(BLOCK).enumerate().try_for_each(|(block, chunk)| {
+        let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
             let mut scratch = Scratch::new(self.config.bits);
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let row = block * BLOCK + offset;
@@ -645,7 +657,14 @@ impl<E: Expansion> Learner<E> {
                 *slot = self.predict_with(&example, &mut scratch.features);
             }
             Ok(())
-        })
+        };
+        if parallel && n > BLOCK {
+            let results: Vec<PolyResult<()>> =
+                out.par_chunks_mut(BLOCK).enumerate().map(run).collect();
+            results.into_iter().collect()
+        } else {
+            out.chunks_mut(BLOCK).enumerate().try_for_each(run)
+        }
     }
 
     /// `P(y = +1)` for a logistic-loss margin.
