@@ -445,7 +445,7 @@ impl<E: Expansion> Learner<E> {
             return Ok(p);
         }
         self.state.t += weight;
-        if loss <= 0.0 || features.is_empty() {
+        if !self.config.loss.single_precision_positive(p, label) || features.is_empty() {
             return Ok(p);
         }
         let config = &self.config;

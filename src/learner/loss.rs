@@ -80,6 +80,18 @@ impl Loss {
         }
     }
 
+    /// Whether the loss is positive when evaluated in f32 as Vowpal Wabbit does (`get_loss > 0`
+    /// gates its update). The difference with f64 is the logistic loss of a confident, correct
+    /// prediction: `log(1 + e^{-m})` rounds to 0 in f32 once `e^{-m} < 2^-24` (margin m > ~16.6),
+    /// and such examples are not learned (their gradient is below 6e-8 anyway). Matching this
+    /// keeps the per-feature state (and so the progressive loss) equal to Vowpal Wabbit's.
+    pub fn single_precision_positive(&self, p: f64, y: f64) -> bool {
+        match *self {
+            Loss::Logistic => (1.0f32 + (-(y * p) as f32).exp()).ln() > 0.0,
+            _ => self.value(p, y) as f32 > 0.0,
+        }
+    }
+
     /// `∂ℓ/∂p`. Hinge and quantile use the subgradient 0 at their kinks.
     pub fn derivative(&self, p: f64, y: f64) -> f64 {
         match *self {
@@ -312,6 +324,17 @@ mod tests {
             let twice = half + ppu * loss.invariant_update(half, y, s, ppu);
             prop_assert!((once - twice).abs() < 1e-9 * (1.0 + once.abs()), "{} vs {}", once, twice);
         }
+    }
+
+    #[test]
+    fn single_precision_gate_drops_only_confident_logistic_examples() {
+        assert!(Loss::Logistic.single_precision_positive(16.0, 1.0));
+        assert!(!Loss::Logistic.single_precision_positive(17.0, 1.0));
+        assert!(Loss::Logistic.single_precision_positive(17.0, -1.0));
+        assert!(Loss::Logistic.value(17.0, 1.0) > 0.0);
+        assert!(Loss::Squared.single_precision_positive(0.5, 0.4));
+        assert!(!Loss::Squared.single_precision_positive(0.5, 0.5));
+        assert!(!Loss::Hinge.single_precision_positive(1.5, 1.0));
     }
 
     #[test]

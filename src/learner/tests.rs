@@ -60,7 +60,12 @@ impl Reference {
         }
         let p = self.predict(features);
         self.t += importance;
-        if self.loss.value(p, y) <= 0.0 {
+        // Vowpal Wabbit's gate: the loss evaluated in single precision must be positive.
+        let loss_f32 = match self.loss {
+            Loss::Logistic => (1.0f32 + ((-y * p) as f32).exp()).ln(),
+            _ => self.loss.value(p, y) as f32,
+        };
+        if loss_f32 <= 0.0 {
             return p;
         }
         let d = self.loss.derivative(p, y);

@@ -217,7 +217,8 @@ impl PyLearner {
     ) -> PyResult<(f64, f64)> {
         let series = rechunked(features);
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
-        let weights = weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
+        let weights =
+            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
             let columns = Columns::new(&series).map_err(polars_py)?;
             reject_null_rows(&columns, &series, first_row)?;
@@ -225,8 +226,11 @@ impl PyLearner {
             let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(py_error)?;
             let namespaces = columns.namespaces(&empty);
             let labels = labels.cont_slice().map_err(polars_py)?;
-            let weights = weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
-            let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?.with_first_row(first_row);
+            let weights =
+                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+            let batch = Batch::new(&namespaces, labels, weights)
+                .map_err(py_error)?
+                .with_first_row(first_row);
             let mut learner = self.inner.write().map_err(poisoned)?;
             learner.learn_batch(&batch).map_err(py_error)
         })
@@ -249,7 +253,8 @@ impl PyLearner {
     ) -> PyResult<(usize, Vec<f64>, Vec<f64>, bool)> {
         let series = rechunked(features);
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
-        let weights = weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
+        let weights =
+            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         let options = FitOptions { passes, shuffle_seed, holdout_period, early_stopping };
         py.detach(|| {
             let columns = Columns::new(&series).map_err(polars_py)?;
@@ -258,7 +263,8 @@ impl PyLearner {
             let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(py_error)?;
             let namespaces = columns.namespaces(&empty);
             let labels = labels.cont_slice().map_err(polars_py)?;
-            let weights = weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+            let weights =
+                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
             let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?;
             let mut learner = self.inner.write().map_err(poisoned)?;
             let report = learner.fit(&batch, &options).map_err(py_error)?;
@@ -270,9 +276,8 @@ impl PyLearner {
     /// Null rows give null.
     fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
         let series = rechunked(features);
-        let out = py
-            .detach(|| predict_series(&self.inner, &series, "score", true))
-            .map_err(polars_py)?;
+        let out =
+            py.detach(|| predict_series(&self.inner, &series, "score", true)).map_err(polars_py)?;
         Ok(PySeries(out))
     }
 
@@ -344,14 +349,15 @@ fn predict_series(
     output: &str,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let name = series.first().map_or_else(|| PlSmallStr::from_static("prediction"), |s| s.name().clone());
+    let name =
+        series.first().map_or_else(|| PlSmallStr::from_static("prediction"), |s| s.name().clone());
     let columns = Columns::new(series)?;
     let empty_offsets = [0i64];
     let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(to_polars_error)?;
     let namespaces = columns.namespaces(&empty);
-    let learner = inner
-        .read()
-        .map_err(|_| polars_err!(ComputeError: "the model is unusable: a thread panicked while holding it"))?;
+    let learner = inner.read().map_err(
+        |_| polars_err!(ComputeError: "the model is unusable: a thread panicked while holding it"),
+    )?;
     if namespaces.len() != learner.config().namespaces.len() {
         polars_bail!(ComputeError: "the model was trained on {} feature column(s) ({:?}) but got {}", learner.config().namespaces.len(), learner.config().namespaces, namespaces.len());
     }
@@ -382,7 +388,8 @@ struct PredictKwargs {
 }
 
 fn prediction_output(inputs: &[Field]) -> PolarsResult<Field> {
-    let name = inputs.first().map_or_else(|| PlSmallStr::from_static("prediction"), |f| f.name().clone());
+    let name =
+        inputs.first().map_or_else(|| PlSmallStr::from_static("prediction"), |f| f.name().clone());
     Ok(Field::new(name, DataType::Float64))
 }
 
