@@ -15,7 +15,7 @@
 //! Values are f32, the precision of the learner's inner loops.
 
 use crate::error::PolyResult;
-use crate::sparse::{canonicalize_row, is_canonical, SparseIndex, SparseRows, SparseValue};
+use crate::sparse::{canonicalize_row, SparseIndex, SparseRows, SparseValue};
 
 /// The canonical features of one namespace of an example: hashes strictly increasing when the
 /// seed addition did not wrap (it never does for seed 0), values finite and nonzero.
@@ -105,14 +105,32 @@ impl ExampleBuffer {
         row: usize,
     ) -> PolyResult<()> {
         let start = self.ns_hashes.len();
-        if is_canonical(indices, values, None) {
-            for (&index, &value) in indices.iter().zip(values) {
-                // is_canonical guarantees a non-negative index and a finite nonzero value.
-                let index = index.to_u64().unwrap_or(0);
-                self.ns_hashes.push(index.wrapping_add(seed));
-                self.ns_values.push(to_f32(value.to_f64(), index, row)?);
+        // One pass for the common canonical row (strictly increasing indices, finite nonzero
+        // values within f32); anything else is redone through canonicalize_row.
+        let mut previous: Option<u64> = None;
+        let mut canonical = true;
+        for (&index, &value) in indices.iter().zip(values) {
+            let value = value.to_f64();
+            let narrowed = value as f32;
+            match index.to_u64() {
+                Some(index)
+                    if previous.is_none_or(|p| index > p)
+                        && narrowed.is_finite()
+                        && value != 0.0 =>
+                {
+                    previous = Some(index);
+                    self.ns_hashes.push(index.wrapping_add(seed));
+                    self.ns_values.push(narrowed);
+                }
+                _ => {
+                    canonical = false;
+                    break;
+                }
             }
-        } else {
+        }
+        if !canonical {
+            self.ns_hashes.truncate(start);
+            self.ns_values.truncate(start);
             canonicalize_row(indices, values, None, row, &mut self.pairs)?;
             for &(index, value) in &self.pairs {
                 self.ns_hashes.push(index.wrapping_add(seed));

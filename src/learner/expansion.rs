@@ -71,6 +71,16 @@ impl ExpandedFeatures {
         self.slots.is_empty()
     }
 
+    /// Appends the products `first · x_j` with hashes `first_hash ^ h_j` for every `(h_j, x_j)`
+    /// of `hashes` / `values`: the inner loop of every interaction, written as two `extend`s of
+    /// exact length (no per-element capacity check; the hashing loop vectorizes).
+    #[inline(always)]
+    pub fn push_products(&mut self, first_hash: u64, first: f32, hashes: &[u64], values: &[f32]) {
+        let mask = self.mask;
+        self.slots.extend(hashes.iter().map(|&h| ((first_hash ^ h) & mask) as u32));
+        self.values.extend(values.iter().map(|&x| first * x));
+    }
+
     /// The mask every slot is within.
     pub fn mask(&self) -> u64 {
         self.mask
@@ -148,21 +158,15 @@ impl Expansion for Interactions {
         let n = hashes.len();
         if self.degree <= 1 && self.namespace_pairs.is_empty() {
             out.reserve(n + 1);
-            for (&h, &x) in hashes.iter().zip(values) {
-                out.push(h, x);
-            }
+            out.push_products(0, 1.0, hashes, values);
         } else {
             let sizes: [usize; 0] = [];
             out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });
-            for (&h, &x) in hashes.iter().zip(values) {
-                out.push(h, x);
-            }
+            out.push_products(0, 1.0, hashes, values);
             if self.degree >= 2 {
                 for i in 0..n {
-                    let (hi, xi) = (hashes[i].wrapping_mul(INTERACTION_PRIME), values[i]);
-                    for (&hj, &xj) in hashes[i..].iter().zip(&values[i..]) {
-                        out.push(hi ^ hj, xi * xj);
-                    }
+                    let hi = hashes[i].wrapping_mul(INTERACTION_PRIME);
+                    out.push_products(hi, values[i], &hashes[i..], &values[i..]);
                 }
             }
             if self.degree >= 3 {
@@ -170,10 +174,7 @@ impl Expansion for Interactions {
                     let (hi, xi) = (hashes[i].wrapping_mul(INTERACTION_PRIME), values[i]);
                     for j in i..n {
                         let hij = (hi ^ hashes[j]).wrapping_mul(INTERACTION_PRIME);
-                        let xij = xi * values[j];
-                        for (&hl, &xl) in hashes[j..].iter().zip(&values[j..]) {
-                            out.push(hij ^ hl, xij * xl);
-                        }
+                        out.push_products(hij, xi * values[j], &hashes[j..], &values[j..]);
                     }
                 }
             }
@@ -183,9 +184,7 @@ impl Expansion for Interactions {
                 for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
                     let ha = ha.wrapping_mul(INTERACTION_PRIME);
                     let start = if a == b { i } else { 0 };
-                    for (&hb, &xb) in second.hashes[start..].iter().zip(&second.values[start..]) {
-                        out.push(ha ^ hb, xa * xb);
-                    }
+                    out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
                 }
             }
         }

@@ -204,16 +204,17 @@ impl<'a> Batch<'a> {
         self.namespaces.first().map_or(0, |ns| ns.n_rows())
     }
 
-    /// Builds example `row` into `buffer` (label 0 when the batch has no labels).
+    /// Builds example `row` into `buffer` (label 0 when the batch has no labels); `seeds` are
+    /// the namespaces' hash seeds.
     fn example<'b>(
         &self,
         row: usize,
-        config: &LearnerConfig,
+        seeds: &[u64],
         buffer: &'b mut ExampleBuffer,
     ) -> PolyResult<Example<'b>> {
         buffer.clear();
-        for (k, ns) in self.namespaces.iter().enumerate() {
-            ns.push_into(row, config.namespace_seed(k), buffer)?;
+        for (ns, &seed) in self.namespaces.iter().zip(seeds) {
+            ns.push_into(row, seed, buffer)?;
         }
         let label = self.labels.get(row).copied().unwrap_or(0.0);
         let weight = self.weights.map_or(1.0, |w| w[row]);
@@ -275,6 +276,8 @@ pub struct Learner<E: Expansion = Interactions> {
     labels: LabelRange,
     progress: Progress,
     powers: Powers,
+    /// The namespaces' hash seeds ([`LearnerConfig::namespace_seed`]), computed once.
+    seeds: Vec<u64>,
     scratch: Scratch,
 }
 
@@ -290,6 +293,7 @@ impl<E: Expansion> Learner<E> {
         };
         Ok(Learner {
             powers: Powers::new(config.rule, config.power_t, config.initial_t),
+            seeds: (0..config.namespaces.len()).map(|k| config.namespace_seed(k)).collect(),
             state: GdState::new(config.initial_t),
             scratch: Scratch::new(config.bits),
             weights,
@@ -436,7 +440,7 @@ impl<E: Expansion> Learner<E> {
         }
         self.weights.ensure_allocated()?;
         let p = self.finalize(self.raw_score(features));
-        let loss = self.config.loss.value(p, label);
+        let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         self.progress.examples += 1;
         self.progress.weighted_loss += loss * weight;
         self.progress.weight += weight;
@@ -445,12 +449,11 @@ impl<E: Expansion> Learner<E> {
             return Ok(p);
         }
         self.state.t += weight;
-        if !self.config.loss.single_precision_positive(p, label) || features.is_empty() {
+        if !positive || features.is_empty() {
             return Ok(p);
         }
         let config = &self.config;
         let rule = config.rule;
-        let derivative = config.loss.derivative(p, label);
         let grad_squared = (weight * derivative * derivative) as f32;
         let stride = self.weights.stride();
         let data = self.weights.data_mut();
@@ -536,7 +539,7 @@ impl<E: Expansion> Learner<E> {
         let before = (self.progress.weighted_loss, self.progress.weight);
         let result = (|| {
             for row in 0..batch.n_rows() {
-                let example = batch.example(row, &self.config, &mut buffer)?;
+                let example = batch.example(row, &self.seeds, &mut buffer)?;
                 self.learn(&example, batch.first_row + row)?;
             }
             Ok(())
@@ -595,7 +598,7 @@ impl<E: Expansion> Learner<E> {
                 let before = (self.progress.weighted_loss, self.progress.weight);
                 let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
                 for &row in &order {
-                    let example = batch.example(row, &self.config, &mut buffer)?;
+                    let example = batch.example(row, &self.seeds, &mut buffer)?;
                     if is_holdout(row) {
                         holdout_loss += self.evaluate(&example, batch.first_row + row)?;
                         holdout_weight += example.weight;
@@ -653,7 +656,7 @@ impl<E: Expansion> Learner<E> {
             let mut scratch = Scratch::new(self.config.bits);
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let row = block * BLOCK + offset;
-                let example = batch.example(row, &self.config, &mut scratch.example)?;
+                let example = batch.example(row, &self.seeds, &mut scratch.example)?;
                 *slot = self.predict_with(&example, &mut scratch.features);
             }
             Ok(())

@@ -225,16 +225,16 @@ pub(crate) fn sensitivity<const ADAPTIVE: bool, const NORMALIZED: bool, const SQ
                 }
                 w[NORM] = x_abs;
             }
-            let n2 = w[NORM] * w[NORM];
-            norm_x += x2 / n2;
+            let inv_norm = 1.0 / w[NORM];
+            norm_x += x2 * inv_norm * inv_norm;
             rate *= if SQRT {
                 if ADAPTIVE {
-                    1.0 / w[NORM]
+                    inv_norm
                 } else {
-                    1.0 / n2
+                    inv_norm * inv_norm
                 }
             } else {
-                n2.powf(powers.neg_norm_power)
+                (w[NORM] * w[NORM]).powf(powers.neg_norm_power)
             };
         }
         w[RATE] = rate;
@@ -288,7 +288,14 @@ pub(crate) fn average_update(total_weight: f64, normalized_sum_norm_x: f64, powe
     if normalized_sum_norm_x <= 0.0 {
         return 1.0;
     }
-    ((normalized_sum_norm_x / total_weight) as f32).powf(powers.neg_norm_power)
+    let ratio = (normalized_sum_norm_x / total_weight) as f32;
+    if powers.neg_norm_power == -0.5 {
+        1.0 / ratio.sqrt()
+    } else if powers.neg_norm_power == -1.0 {
+        1.0 / ratio
+    } else {
+        ratio.powf(powers.neg_norm_power)
+    }
 }
 
 #[cfg(test)]
