@@ -111,6 +111,39 @@ def test_sklearn_clone_pipeline_and_grid_search() -> None:
     assert pp.SGDRegressor().fit(Xr, yr).score(Xr, yr) > 0.5
 
 
+# Checks our estimators fail by design: online learning is order dependent, so a weight of 2 is
+# not the same as a duplicated row elsewhere in the data; the classifier is binary with labels in
+# {0, 1} or {-1, +1} (issue 4), and scikit-learn's generic checks use 3 classes or strings.
+EXPECTED_FAILURES = {
+    "SGDRegressor": {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+    },
+    "SGDClassifier": {
+        "check_sample_weight_equivalence_on_dense_data",
+        "check_sample_weight_equivalence_on_sparse_data",
+        "check_estimators_dtypes",
+        "check_sample_weights_not_an_array",
+        "check_sample_weights_shape",
+        "check_sample_weights_not_overwritten",
+        "check_classifier_data_not_an_array",
+        "check_classifiers_classes",
+        "check_fit2d_1feature",
+    },
+}
+
+
+@pytest.mark.filterwarnings("ignore")
+@pytest.mark.parametrize("cls", [pp.SGDRegressor, pp.SGDClassifier])
+def test_sklearn_check_estimator(cls: type) -> None:
+    from sklearn.utils.estimator_checks import check_estimator
+
+    results = check_estimator(cls(progress=False), on_fail=None)
+    failed = {r["check_name"] for r in results if r["status"] == "failed"}
+    assert failed <= EXPECTED_FAILURES[cls.__name__], failed - EXPECTED_FAILURES[cls.__name__]
+    assert len(results) > 50
+
+
 def test_classifier_labels_and_probabilities() -> None:
     X, y = toy_classification()
     model = pp.SGDClassifier().fit(X, y)
@@ -219,14 +252,14 @@ def test_save_load_round_trip(
     model.save(path)
     loaded = pp.load_model(path)
     assert type(loaded) is cls and loaded.get_params() == model.get_params()
-    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded._scores(X), model._scores(X))
     assert loaded.progressive_loss_ == model.progressive_loss_
     # Loading and continuing training equals training on.
     model.partial_fit(X, labels)
     loaded.partial_fit(X, labels)
-    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(loaded._scores(X), model._scores(X))
     restored = pickle.loads(pickle.dumps(model))
-    np.testing.assert_array_equal(restored.decision_function(X), model.decision_function(X))
+    np.testing.assert_array_equal(restored._scores(X), model._scores(X))
 
 
 def test_bad_model_files_are_rejected(tmp_path: Path) -> None:
@@ -280,8 +313,15 @@ def test_bad_input_raises_precise_errors() -> None:
         pp.SGDRegressor(expansion="quartic").fit(X, y)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="learning_rate must be finite and > 0"):
         pp.SGDRegressor(learning_rate=-1.0).fit(X, y)
-    with pytest.raises(ValueError, match="cannot fit on 0 examples"):
+    with pytest.raises(ValueError, match=r"0 sample\(s\) \(shape=\(0, 5\)\)"):
         pp.SGDRegressor().fit(X[:0], y[:0])
+    empty = pl.DataFrame({"features": pp.from_numpy(X), "y": y}).head(0)
+    with pytest.raises(ValueError, match="cannot fit on 0 examples"):
+        pp.SGDRegressor().fit(empty, "y")
+    Xnan = X.copy()
+    Xnan[3, 1] = np.nan
+    with pytest.raises(ValueError, match="Input X contains NaN at row 3, column 1"):
+        pp.SGDRegressor().fit(Xnan, y)
     with pytest.raises(ValueError, match="importance weight is -1"):
         pp.SGDRegressor().fit(X, y, sample_weight=-np.ones(20))
     from sklearn.exceptions import NotFittedError

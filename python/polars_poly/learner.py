@@ -16,6 +16,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -71,6 +72,10 @@ def _not_fitted(estimator: Any) -> Exception:
 
 
 def _as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
+    if values is None:
+        raise ValueError(
+            f"{what}: this estimator requires y to be passed, but the target y is None"
+        )
     if isinstance(values, pl.Series):
         if values.null_count():
             row = int(values.is_null().arg_true()[0])
@@ -78,11 +83,20 @@ def _as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
         values = values.to_numpy()
     array = np.asarray(values)
     if array.ndim == 2 and array.shape[1] == 1:
+        try:
+            from sklearn.exceptions import DataConversionWarning as Conversion
+        except ImportError:  # pragma: no cover
+            Conversion = UserWarning  # noqa: N806
+        warnings.warn(
+            f"A column-vector {what} was passed when a 1d array was expected; it is raveled",
+            Conversion,
+            stacklevel=4,
+        )
         array = array[:, 0]
     if array.ndim != 1:
         raise ValueError(f"{what} must be 1-dimensional, got shape {array.shape}")
     if array.dtype.kind not in "biuf":
-        raise TypeError(f"{what} must be numeric, got dtype {array.dtype}")
+        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
@@ -141,6 +155,11 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.batch_size = batch_size
         self.progress = progress
         self.quantile_tau = quantile_tau
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
 
     # ----------------------------------------------------------------------------- validation
 
@@ -232,16 +251,36 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             return [X]
         if sp.issparse(X):
             matrix = X.tocsr()
+            if np.iscomplexobj(matrix.data):
+                raise ValueError("Complex data not supported")
+            _check_shape(matrix.shape)
             width = matrix.shape[1]
+            if matrix.data.size and not np.isfinite(matrix.data).all():
+                bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
+                row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
+                raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
             series = from_scipy(matrix, name=_DEFAULT_NAMESPACE)
         else:
             dense = np.asarray(X)
+            if np.iscomplexobj(dense):
+                raise ValueError("Complex data not supported")
+            if dense.dtype == object:
+                dense = dense.astype(np.float64)
             if dense.ndim == 1:
                 raise ValueError(
-                    "expected a 2-D array, got a 1-D one; reshape it with X.reshape(-1, 1) for "
-                    "a single feature or X.reshape(1, -1) for a single sample"
+                    "Expected a 2D array, got a 1D array instead. Reshape your data either using "
+                    "array.reshape(-1, 1) if your data has a single feature or "
+                    "array.reshape(1, -1) if it contains a single sample."
                 )
-            width = dense.shape[1] if dense.ndim == 2 else -1
+            if dense.ndim != 2:
+                raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
+            _check_shape(dense.shape)
+            if dense.dtype.kind == "f" and not np.isfinite(dense).all():
+                row, col = np.argwhere(~np.isfinite(dense))[0]
+                raise ValueError(
+                    f"Input X contains {_kind(dense[row, col])} at row {row}, column {col}"
+                )
+            width = dense.shape[1]
             series = from_numpy(dense, name=_DEFAULT_NAMESPACE)
         fitted = getattr(self, "n_features_in_", None)
         if fitted is not None and width != fitted:
@@ -357,9 +396,13 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
 
     def _fit_memory(self, data: _Data) -> None:
         if data.labels is None:
-            raise ValueError("y is required")
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
         if len(data) == 0:
             raise ValueError("cannot fit on 0 examples")
+        if data.weights is not None and len(data.weights) and not data.weights.any():
+            raise ValueError("Sample weights must contain at least one non-zero number.")
         passes = int(self.passes)
         if passes == 1 and not self.shuffle:
             size = int(self.batch_size)
@@ -493,10 +536,6 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             )
         return call_plugin("learner_predict", exprs, {"handle": learner.handle, "output": output})
 
-    def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
-        """Raw scores (clipped to the label range seen in training; margins for logistic)."""
-        return self._scores(X)
-
     # ----------------------------------------------------------------------------- persistence
 
     def _metadata(self) -> str:
@@ -561,6 +600,17 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.__dict__.update(state)
         if data is not None:
             self._learner, _ = Learner.from_bytes(data)
+
+
+def _kind(value: Any) -> str:
+    return "NaN" if np.isnan(value) else "infinity"
+
+
+def _check_shape(shape: tuple[int, ...]) -> None:
+    if shape[0] == 0:
+        raise ValueError(f"0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise ValueError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
 
 
 def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
@@ -739,10 +789,15 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):  # type: ignore[misc]
             else:
                 bad = sorted(seen - {0.0, 1.0, -1.0}) or sorted(seen)
                 row = int(np.flatnonzero(labels == bad[0])[0])
+                kind = (
+                    "continuous"
+                    if any(v != int(v) for v in bad)
+                    else "Only binary classification is supported."
+                )
                 raise ValueError(
                     f"SGDClassifier takes labels in {{0, 1}} or in {{-1, +1}} (the smaller "
                     f"class is learned as -1, the larger as +1); got label {bad[0]:g} at row "
-                    f"{row}"
+                    f"{row} ({kind})"
                 )
             self.classes_ = classes
         low, high = float(classes[0]), float(classes[1])
@@ -780,6 +835,16 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):  # type: ignore[misc]
             self.classes_ = np.array([int(values[0]), int(values[1])])
         self._partial_fit(X, y, sample_weight)
         return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
+        """Raw scores (margins for the logistic loss; clipped to the label range seen in
+        training); positive means ``classes_[1]``."""
+        return self._scores(X)
 
     def predict(self, X: Any) -> npt.NDArray[Any]:
         """Class labels (``classes_[1]`` where the score is positive)."""
