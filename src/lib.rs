@@ -8,6 +8,7 @@ pub mod datasets;
 pub mod dos;
 pub mod error;
 pub mod hashing;
+pub mod learner;
 pub mod memory;
 pub mod polynomial;
 pub mod readers;

@@ -11,7 +11,7 @@ import inspect
 from typing import Any
 
 try:  # pragma: no cover - which branch runs depends on the environment
-    from sklearn.base import BaseEstimator, TransformerMixin
+    from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 except ImportError:  # pragma: no cover
 
     class BaseEstimator:  # type: ignore[no-redef]
@@ -37,5 +37,28 @@ except ImportError:  # pragma: no cover
         def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
             return self.fit(X, y, **fit_params).transform(X)  # type: ignore[attr-defined]
 
+    class ClassifierMixin:  # type: ignore[no-redef]
+        _estimator_type = "classifier"
 
-__all__ = ["BaseEstimator", "TransformerMixin"]
+        def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+            import numpy as np
+
+            predicted = self.predict(X)  # type: ignore[attr-defined]
+            hits = np.asarray(predicted == np.asarray(y), dtype=np.float64)
+            return float(np.average(hits, weights=sample_weight))
+
+    class RegressorMixin:  # type: ignore[no-redef]
+        _estimator_type = "regressor"
+
+        def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+            import numpy as np
+
+            truth = np.asarray(y, dtype=float)
+            error = np.average((truth - self.predict(X)) ** 2, weights=sample_weight)  # type: ignore[attr-defined]
+            spread = np.average(
+                (truth - np.average(truth, weights=sample_weight)) ** 2, weights=sample_weight
+            )
+            return float(1.0 - error / spread) if spread > 0 else float("nan")
+
+
+__all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import polars as pl
 
 from polars_poly import expand as _expand
@@ -44,3 +46,9 @@ class PolyNamespace:
             bits=bits,
             seed=seed,
         )
+
+    def predict(self, model: Any, *others: str | pl.Expr) -> pl.Expr:
+        """``model.predict_expr`` on this sparse column (and ``others``, one per namespace) for
+        a fitted :class:`~polars_poly.SGDRegressor` or :class:`~polars_poly.SGDClassifier`."""
+        expr: pl.Expr = model.predict_expr(self._expr, *others)
+        return expr

@@ -4,6 +4,7 @@
 pub mod arrow_io;
 mod expand;
 mod exprs;
+mod learner;
 mod readers;
 
 use pyo3::prelude::*;
@@ -18,5 +19,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     readers::register(m)?;
     expand::register(m)?;
+    learner::register(m)?;
     Ok(())
 }

@@ -1,0 +1,879 @@
+"""Hashed online learning with scikit-learn estimators: ``SGDRegressor`` and ``SGDClassifier``.
+
+Vowpal Wabbit's core learning loop in Rust (``src/learner``): features hashed into ``2**bits``
+weights, expanded on the fly per example (``expansion="linear" | "quadratic" | "cubic"``, plus
+namespace crosses), Vowpal Wabbit's default adaptive + normalized + importance-invariant update,
+progressive validation loss. Training and scoring release the GIL.
+
+Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames with sparse columns (or
+numeric columns), Polars LazyFrames (streamed in batches, bounded memory) and Arrow tables.
+With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import warnings
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+import pyarrow as pa
+import scipy.sparse as sp
+
+from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixin
+from polars_poly._internal import Learner
+from polars_poly._plugin import call_plugin
+from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
+
+Expansion = Literal["linear", "quadratic", "cubic"]
+Frame = pl.DataFrame | pl.LazyFrame
+_DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
+_DEFAULT_NAMESPACE = "features"
+
+
+@dataclass
+class _Data:
+    """Features (one sparse Series per namespace), labels and weights of one batch."""
+
+    features: list[pl.Series]
+    labels: npt.NDArray[np.float64] | None
+    weights: npt.NDArray[np.float64] | None
+
+    def __len__(self) -> int:
+        return len(self.features[0]) if self.features else 0
+
+    def slice(self, start: int, length: int) -> _Data:
+        return _Data(
+            [s.slice(start, length) for s in self.features],
+            None if self.labels is None else self.labels[start : start + length],
+            None if self.weights is None else self.weights[start : start + length],
+        )
+
+
+def _is_sparse_dtype(dtype: pl.DataType) -> bool:
+    return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+
+
+def _not_fitted(estimator: Any) -> Exception:
+    message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
+    try:
+        from sklearn.exceptions import NotFittedError
+    except ImportError:  # pragma: no cover
+        return AttributeError(message)
+    error: Exception = NotFittedError(message)
+    return error
+
+
+def _as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
+    if values is None:
+        raise ValueError(
+            f"{what}: this estimator requires y to be passed, but the target y is None"
+        )
+    if isinstance(values, pl.Series):
+        if values.null_count():
+            row = int(values.is_null().arg_true()[0])
+            raise ValueError(f"{what}: row {row} is null")
+        values = values.to_numpy()
+    array = np.asarray(values)
+    if array.ndim == 2 and array.shape[1] == 1:
+        try:
+            from sklearn.exceptions import DataConversionWarning as Conversion
+        except ImportError:  # pragma: no cover
+            Conversion = UserWarning  # noqa: N806
+        warnings.warn(
+            f"A column-vector {what} was passed when a 1d array was expected; it is raveled",
+            Conversion,
+            stacklevel=4,
+        )
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(f"{what} must be 1-dimensional, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+class _BaseSGD(BaseEstimator):  # type: ignore[misc]
+    """Shared machinery of the two estimators (parameters documented on them)."""
+
+    _rows_seen: int
+    _sparse_columns: bool
+    _width: int
+
+    def __init__(
+        self,
+        *,
+        loss: str = "squared",
+        expansion: Expansion = "linear",
+        interactions: Sequence[tuple[str, str]] | None = None,
+        bits: int = 18,
+        learning_rate: float = 0.5,
+        power_t: float = 0.5,
+        initial_t: float = 0.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        adaptive: bool = True,
+        normalized: bool = True,
+        invariant: bool = True,
+        constant: bool = True,
+        passes: int = 1,
+        shuffle: bool = False,
+        random_state: int | None = None,
+        holdout: int = 10,
+        early_stopping: int = 3,
+        features: str | Sequence[str] | None = None,
+        batch_size: int = 65_536,
+        progress: bool | None = None,
+        quantile_tau: float = 0.5,
+    ) -> None:
+        self.loss = loss
+        self.expansion = expansion
+        self.interactions = interactions
+        self.bits = bits
+        self.learning_rate = learning_rate
+        self.power_t = power_t
+        self.initial_t = initial_t
+        self.l1 = l1
+        self.l2 = l2
+        self.adaptive = adaptive
+        self.normalized = normalized
+        self.invariant = invariant
+        self.constant = constant
+        self.passes = passes
+        self.shuffle = shuffle
+        self.random_state = random_state
+        self.holdout = holdout
+        self.early_stopping = early_stopping
+        self.features = features
+        self.batch_size = batch_size
+        self.progress = progress
+        self.quantile_tau = quantile_tau
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+    # ----------------------------------------------------------------------------- validation
+
+    def _check_params(self) -> None:
+        if self.expansion not in _DEGREE:
+            raise ValueError(
+                f"expansion must be 'linear', 'quadratic' or 'cubic', got {self.expansion!r}"
+            )
+        if not isinstance(self.bits, int | np.integer) or not 1 <= int(self.bits) <= 32:
+            raise ValueError(f"bits must be an integer in 1..=32, got {self.bits!r}")
+        if not isinstance(self.passes, int | np.integer) or int(self.passes) < 1:
+            raise ValueError(f"passes must be an integer >= 1, got {self.passes!r}")
+        if not isinstance(self.batch_size, int | np.integer) or int(self.batch_size) < 1:
+            raise ValueError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
+        if int(self.holdout) < 0 or int(self.early_stopping) < 0:
+            raise ValueError(
+                f"holdout and early_stopping must be >= 0, got {self.holdout!r} and "
+                f"{self.early_stopping!r}"
+            )
+
+    def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
+        pairs = []
+        for a, b in self.interactions or ():
+            for name in (a, b):
+                if name not in namespaces:
+                    raise ValueError(
+                        f"interactions: {name!r} is not a feature column; the feature columns "
+                        f"are {namespaces}"
+                    )
+            pairs.append((namespaces.index(a), namespaces.index(b)))
+        return {
+            "bits": int(self.bits),
+            "loss": self.loss,
+            "quantile_tau": float(self.quantile_tau),
+            "adaptive": bool(self.adaptive),
+            "normalized": bool(self.normalized),
+            "invariant": bool(self.invariant),
+            "learning_rate": float(self.learning_rate),
+            "power_t": float(self.power_t),
+            "initial_t": float(self.initial_t),
+            "l1": float(self.l1),
+            "l2": float(self.l2),
+            "namespaces": namespaces,
+            "degree": _DEGREE[self.expansion],
+            "namespace_pairs": pairs,
+            "constant": bool(self.constant),
+        }
+
+    # ----------------------------------------------------------------------------- inputs
+
+    def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
+        """(feature columns, sparse?) of a frame: ``features`` if given, else every sparse
+        column, else every numeric column (not the target or weight)."""
+        if self.features is not None:
+            names = [self.features] if isinstance(self.features, str) else list(self.features)
+            missing = [n for n in names if n not in schema]
+            if missing:
+                raise ValueError(f"feature columns {missing} are not in the frame")
+        else:
+            names = [n for n, d in schema.items() if n not in exclude and _is_sparse_dtype(d)]
+            if not names:
+                names = [
+                    n
+                    for n, d in schema.items()
+                    if n not in exclude and (d.is_numeric() or d == pl.Boolean)
+                ]
+        if not names:
+            raise ValueError("the frame has no sparse or numeric feature columns")
+        sparse = [_is_sparse_dtype(schema[n]) for n in names]
+        if any(sparse) and not all(sparse):
+            raise ValueError(
+                f"feature columns {names} mix sparse and numeric columns; pass sparse columns "
+                "only, or numeric columns only"
+            )
+        return names, all(sparse)
+
+    def _feature_exprs(self, names: list[str], sparse: bool) -> list[pl.Expr]:
+        if sparse:
+            return [pl.col(n) for n in names]
+        return [to_sparse(*names).alias(_DEFAULT_NAMESPACE)]
+
+    def _namespace_names(self, names: list[str], sparse: bool) -> list[str]:
+        return names if sparse else [_DEFAULT_NAMESPACE]
+
+    def _matrix_features(self, X: Any) -> list[pl.Series]:
+        """scipy / numpy input as one sparse Series, checking the width against the fit."""
+        if isinstance(X, pl.Series):
+            check_sparse(X)
+            return [X]
+        if sp.issparse(X):
+            matrix = X.tocsr()
+            if np.iscomplexobj(matrix.data):
+                raise ValueError("Complex data not supported")
+            _check_shape(matrix.shape)
+            width = matrix.shape[1]
+            if matrix.data.size and not np.isfinite(matrix.data).all():
+                bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
+                row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
+                raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
+            series = from_scipy(matrix, name=_DEFAULT_NAMESPACE)
+        else:
+            dense = np.asarray(X)
+            if np.iscomplexobj(dense):
+                raise ValueError("Complex data not supported")
+            if dense.dtype == object:
+                dense = dense.astype(np.float64)
+            if dense.ndim == 1:
+                raise ValueError(
+                    "Expected a 2D array, got a 1D array instead. Reshape your data either using "
+                    "array.reshape(-1, 1) if your data has a single feature or "
+                    "array.reshape(1, -1) if it contains a single sample."
+                )
+            if dense.ndim != 2:
+                raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
+            _check_shape(dense.shape)
+            if dense.dtype.kind == "f" and not np.isfinite(dense).all():
+                row, col = np.argwhere(~np.isfinite(dense))[0]
+                raise ValueError(
+                    f"Input X contains {_kind(dense[row, col])} at row {row}, column {col}"
+                )
+            width = dense.shape[1]
+            series = from_numpy(dense, name=_DEFAULT_NAMESPACE)
+        fitted = getattr(self, "n_features_in_", None)
+        if fitted is not None and width != fitted:
+            raise ValueError(
+                f"X has {width} features, but {type(self).__name__} is expecting {fitted} "
+                "features as input"
+            )
+        self._width = int(width)
+        return [series]
+
+    def _frame_data(
+        self, frame: pl.DataFrame, y: Any, sample_weight: Any, names: list[str], sparse: bool
+    ) -> _Data:
+        features = frame.select(self._feature_exprs(names, sparse))
+        labels = None
+        if isinstance(y, str):
+            labels = _as_float_array(self._labels(frame.get_column(y)), f"target column {y!r}")
+        elif y is not None:
+            labels = _as_float_array(self._labels(y), "y")
+        weights = None
+        if isinstance(sample_weight, str):
+            weights = _as_float_array(frame.get_column(sample_weight), "sample_weight")
+        elif sample_weight is not None:
+            weights = _as_float_array(sample_weight, "sample_weight")
+        return _Data(features.get_columns(), labels, weights)
+
+    def _data(self, X: Any, y: Any, sample_weight: Any, fitting: bool) -> _Data:
+        """In-memory inputs (everything but LazyFrames) as a batch."""
+        if isinstance(X, pa.Table | pa.RecordBatch):
+            X = pl.from_arrow(X)
+        if isinstance(X, pl.DataFrame):
+            exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
+            if fitting:
+                names, sparse = self._frame_columns(X.schema, exclude)
+                self._remember_columns(names, sparse)
+            else:
+                names, sparse = self._fitted_columns()
+            return self._frame_data(X, y, sample_weight, names, sparse)
+        if isinstance(y, str) or isinstance(sample_weight, str):
+            raise TypeError("y and sample_weight may be column names only with a Polars frame")
+        features = self._matrix_features(X)
+        if fitting:
+            self._remember_columns(None, True)
+        labels = None if y is None else _as_float_array(self._labels(y), "y")
+        weights = None if sample_weight is None else _as_float_array(sample_weight, "sample_weight")
+        return _Data(features, labels, weights)
+
+    def _remember_columns(self, names: list[str] | None, sparse: bool) -> None:
+        self.feature_columns_ = names
+        self._sparse_columns = sparse
+        if names is None:
+            self.n_features_in_ = self._width
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
+
+    def _fitted_columns(self) -> tuple[list[str], bool]:
+        names = getattr(self, "feature_columns_", None)
+        if names is None:
+            raise TypeError(
+                f"this {type(self).__name__} was fitted on a matrix; predict on a matrix too"
+            )
+        return list(names), bool(self._sparse_columns)
+
+    def _labels(self, y: Any) -> npt.NDArray[np.float64]:
+        return _as_float_array(y, "y")
+
+    # ----------------------------------------------------------------------------- training
+
+    def _new_learner(self, namespaces: list[str]) -> None:
+        self._check_params()
+        self._learner = Learner(self._engine_options(namespaces))
+        self.namespaces_ = namespaces
+        self.pass_loss_: list[float] = []
+        self.holdout_loss_: list[float] = []
+        self.stopped_early_ = False
+
+    def _show_progress(self) -> bool:
+        if self.progress is not None:
+            return bool(self.progress)
+        return sys.stderr.isatty()
+
+    def _learn_stream(self, batches: Iterable[_Data], total: int | None) -> None:
+        """One progressive pass over batches, with the progress bar."""
+        bar = None
+        if self._show_progress():
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=total, unit="ex", unit_scale=True, desc=type(self).__name__)
+        start_examples = self._learner.progress[0]
+        began = time.perf_counter()
+        row: int = self._rows_seen
+        try:
+            for batch in batches:
+                if len(batch) == 0:
+                    continue
+                if batch.labels is None:
+                    raise ValueError("y is required")
+                self._learner.learn(
+                    batch.features, pl.Series(batch.labels), _weights(batch.weights), row
+                )
+                row += len(batch)
+                if bar is not None:
+                    bar.update(len(batch))
+                    examples, loss, weight, _ = self._learner.progress
+                    rate = (examples - start_examples) / max(time.perf_counter() - began, 1e-9)
+                    bar.set_postfix(
+                        loss=f"{loss / weight:.4f}" if weight else "n/a", ex_s=f"{rate:,.0f}"
+                    )
+        finally:
+            if bar is not None:
+                bar.close()
+            self._rows_seen = row
+
+    def _fit_memory(self, data: _Data) -> None:
+        if data.labels is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        if len(data) == 0:
+            raise ValueError("cannot fit on 0 examples")
+        if data.weights is not None and len(data.weights) and not data.weights.any():
+            raise ValueError("Sample weights must contain at least one non-zero number.")
+        passes = int(self.passes)
+        if passes == 1 and not self.shuffle:
+            size = int(self.batch_size)
+            before = self._learner.progress
+            self._learn_stream((data.slice(s, size) for s in range(0, len(data), size)), len(data))
+            after = self._learner.progress
+            self.pass_loss_ = [(after[1] - before[1]) / max(after[2] - before[2], 1e-300)]
+            return
+        seed = None
+        if self.shuffle:
+            seed = 0 if self.random_state is None else int(self.random_state)
+        runs, pass_loss, holdout_loss, stopped = self._learner.fit(
+            data.features,
+            pl.Series(data.labels),
+            _weights(data.weights),
+            passes,
+            seed,
+            int(self.holdout),
+            int(self.early_stopping),
+        )
+        self.n_passes_ = runs
+        self.pass_loss_ = pass_loss
+        self.holdout_loss_ = holdout_loss
+        self.stopped_early_ = stopped
+
+    def _fit_lazy(self, frame: pl.LazyFrame, y: Any, sample_weight: Any) -> None:
+        if not isinstance(y, str):
+            raise TypeError("with a LazyFrame, y must be the name of the target column")
+        if sample_weight is not None and not isinstance(sample_weight, str):
+            raise TypeError("with a LazyFrame, sample_weight must be a column name")
+        exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
+        names, sparse = self._frame_columns(frame.collect_schema(), exclude)
+        self._remember_columns(names, sparse)
+        self._new_learner(self._namespace_names(names, sparse))
+        self._rows_seen = 0
+        keep = [*self._feature_exprs(names, sparse), pl.col(y)]
+        if isinstance(sample_weight, str):
+            keep.append(pl.col(sample_weight))
+        query = frame.select(keep)
+        n_features = len(names) if sparse else 1
+
+        def batches() -> Iterator[_Data]:
+            for chunk in query.collect_batches(chunk_size=int(self.batch_size)):
+                labels = _as_float_array(self._labels(chunk.get_column(y)), f"target column {y!r}")
+                weights = None
+                if isinstance(sample_weight, str):
+                    weights = _as_float_array(chunk.get_column(sample_weight), "sample_weight")
+                yield _Data(chunk.get_columns()[:n_features], labels, weights)
+
+        for _ in range(int(self.passes)):
+            before = self._learner.progress
+            self._learn_stream(batches(), None)
+            after = self._learner.progress
+            if after[2] == before[2]:
+                raise ValueError("cannot fit on 0 examples")
+            self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
+        self.n_passes_ = int(self.passes)
+
+    def _fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
+        self._check_params()
+        if isinstance(X, pl.LazyFrame):
+            self._fit_lazy(X, y, sample_weight)
+        else:
+            data = self._data(X, y, sample_weight, fitting=True)
+            names, sparse = (
+                (self.feature_columns_, self._sparse_columns)
+                if self.feature_columns_ is not None
+                else ([_DEFAULT_NAMESPACE], True)
+            )
+            self._new_learner(self._namespace_names(list(names), sparse))
+            self._rows_seen = 0
+            self.n_passes_ = int(self.passes)
+            self._fit_memory(data)
+        self._finish_fit()
+        return self
+
+    def _finish_fit(self) -> None:
+        examples, loss, weight, updates = self._learner.progress
+        self.n_examples_ = int(examples)
+        self.n_feature_updates_ = int(updates)
+        self.progressive_loss_ = loss / weight if weight else float("nan")
+
+    def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
+        if isinstance(X, pl.LazyFrame):
+            raise TypeError("partial_fit takes in-memory batches; use fit for a LazyFrame")
+        first = not hasattr(self, "_learner")
+        data = self._data(X, y, sample_weight, fitting=first)
+        if first:
+            names, sparse = (
+                (self.feature_columns_, self._sparse_columns)
+                if self.feature_columns_ is not None
+                else ([_DEFAULT_NAMESPACE], True)
+            )
+            self._new_learner(self._namespace_names(list(names), sparse))
+            self._rows_seen = 0
+        if len(data) == 0:
+            raise ValueError("cannot fit on 0 examples")
+        self._learn_stream([data], len(data))
+        self._finish_fit()
+        return self
+
+    # ----------------------------------------------------------------------------- scoring
+
+    def _check_fitted(self) -> Learner:
+        learner: Learner | None = getattr(self, "_learner", None)
+        if learner is None:
+            raise _not_fitted(self)
+        return learner
+
+    def _scores(self, X: Any) -> npt.NDArray[np.float64]:
+        learner = self._check_fitted()
+        if isinstance(X, pl.LazyFrame):
+            column = X.select(self._score_expr(None, "score").alias("score")).collect(
+                engine="streaming"
+            )
+            return np.asarray(column.get_column("score").to_numpy(), dtype=np.float64)
+        data = self._data(X, None, None, fitting=False)
+        return np.asarray(learner.predict(data.features).to_numpy(), dtype=np.float64)
+
+    def _score_expr(self, features: Sequence[str | pl.Expr] | None, output: str) -> pl.Expr:
+        learner = self._check_fitted()
+        if features:
+            exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
+        else:
+            names, sparse = self._fitted_columns()
+            exprs = self._feature_exprs(names, sparse)
+        if len(exprs) != len(self.namespaces_):
+            raise ValueError(
+                f"the model was trained on {len(self.namespaces_)} feature column(s), got "
+                f"{len(exprs)}"
+            )
+        return call_plugin("learner_predict", exprs, {"handle": learner.handle, "output": output})
+
+    # ----------------------------------------------------------------------------- persistence
+
+    def _metadata(self) -> str:
+        params = {k: v for k, v in self.get_params(deep=False).items()}
+        if params.get("interactions") is not None:
+            params["interactions"] = [list(p) for p in params["interactions"]]
+        if params.get("features") is not None and not isinstance(params["features"], str):
+            params["features"] = list(params["features"])
+        state = {
+            "estimator": type(self).__name__,
+            "params": params,
+            "feature_columns": getattr(self, "feature_columns_", None),
+            "sparse_columns": getattr(self, "_sparse_columns", True),
+            "n_features_in": getattr(self, "n_features_in_", None),
+            "namespaces": self.namespaces_,
+            "classes": self._classes_list(),
+            "pass_loss": list(self.pass_loss_),
+            "holdout_loss": list(self.holdout_loss_),
+            "rows_seen": self._rows_seen,
+        }
+        return json.dumps(state)
+
+    def _classes_list(self) -> list[Any] | None:
+        return None
+
+    def _restore(self, learner: Learner, metadata: str) -> None:
+        state = json.loads(metadata)
+        self._learner = learner
+        self.feature_columns_ = state["feature_columns"]
+        self._sparse_columns = state["sparse_columns"]
+        if state["n_features_in"] is not None:
+            self.n_features_in_ = state["n_features_in"]
+        self.namespaces_ = state["namespaces"]
+        self.pass_loss_ = state["pass_loss"]
+        self.holdout_loss_ = state["holdout_loss"]
+        self.stopped_early_ = False
+        self._rows_seen = state["rows_seen"]
+        if state["classes"] is not None:
+            self.classes_ = np.asarray(state["classes"])
+        self._finish_fit()
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the fitted model (weights, configuration, estimator parameters) to ``path``
+        in polars-poly's versioned, checksummed model format."""
+        self._check_fitted().save(os.fspath(path), self._metadata())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """Reads a model written by :meth:`save`; training can continue with ``partial_fit``."""
+        learner, metadata = Learner.load(os.fspath(path))
+        return _from_learner(learner, metadata, expected=cls)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        learner = state.pop("_learner", None)
+        if learner is not None:
+            state["_model_bytes"] = learner.to_bytes(self._metadata())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        if data is not None:
+            self._learner, _ = Learner.from_bytes(data)
+
+
+def _kind(value: Any) -> str:
+    return "NaN" if np.isnan(value) else "infinity"
+
+
+def _check_shape(shape: tuple[int, ...]) -> None:
+    if shape[0] == 0:
+        raise ValueError(f"0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise ValueError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+
+
+def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
+    return None if weights is None else pl.Series(weights)
+
+
+def _from_learner(learner: Learner, metadata: str, expected: type | None = None) -> Any:
+    try:
+        state = json.loads(metadata)
+        name = state["estimator"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError("the model file has no polars-poly estimator metadata") from err
+    classes = {"SGDRegressor": SGDRegressor, "SGDClassifier": SGDClassifier}
+    if name not in classes:
+        raise ValueError(f"the model file holds an unknown estimator {name!r}")
+    cls = classes[name]
+    if expected is not None and expected is not _BaseSGD and cls is not expected:
+        raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
+    estimator = cls(**state["params"])
+    estimator._restore(learner, metadata)
+    return estimator
+
+
+def load_model(path: str | os.PathLike[str]) -> SGDRegressor | SGDClassifier:
+    """Reads a model written by ``save`` (whichever estimator it holds)."""
+    learner, metadata = Learner.load(os.fspath(path))
+    model: SGDRegressor | SGDClassifier = _from_learner(learner, metadata)
+    return model
+
+
+class SGDRegressor(RegressorMixin, _BaseSGD):  # type: ignore[misc]
+    """Hashed online linear regression on (polynomially expanded) sparse features.
+
+    Parameters
+    ----------
+    loss : {"squared", "quantile", "hinge", "logistic"}
+        The loss (``quantile`` uses ``quantile_tau``).
+    expansion : {"linear", "quadratic", "cubic"}
+        Features learned on, generated per example: the inputs; plus all products x_i·x_j
+        (i <= j); plus all x_i·x_j·x_l (i <= j <= l).
+    interactions : list of (column, column), optional
+        Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``).
+    bits : int
+        The weight table has ``2**bits`` entries (1..=32).
+    learning_rate, power_t, initial_t : float
+        Vowpal Wabbit's ``-l``, ``--power_t``, ``--initial_t``.
+    l1, l2 : float
+        Regularization (Vowpal Wabbit's lazy scheme).
+    adaptive, normalized, invariant : bool
+        The update rule switches; all on is Vowpal Wabbit's default, all off plain SGD with a
+        ``power_t`` decay.
+    constant : bool
+        Add the constant (bias) feature.
+    passes : int
+        Passes over the data (in-memory data: with ``holdout`` and early stopping).
+    shuffle, random_state :
+        Shuffle each pass of in-memory data with this seed.
+    holdout : int
+        With ``passes > 1`` on in-memory data, every ``holdout``-th row is held out (0: none).
+    early_stopping : int
+        Stop after this many passes without a better holdout loss (0: never).
+    features : str or list of str, optional
+        Feature columns of a Polars frame (default: every sparse column, else every numeric).
+    batch_size : int
+        Rows per batch when streaming a LazyFrame (and per progress-bar step).
+    progress : bool, optional
+        tqdm progress bar with examples/s and progressive loss (default: when stderr is a TTY).
+    quantile_tau : float
+        The quantile of the quantile loss.
+
+    Attributes
+    ----------
+    progressive_loss_ : float
+        Average loss of every learned example before it was learned.
+    pass_loss_, holdout_loss_ : list of float
+        Per pass progressive and holdout losses.
+    n_examples_, n_feature_updates_ : int
+        Examples and expanded features learned.
+    """
+
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
+        """Trains a new model on ``X`` / ``y`` (``y``: array or target column name)."""
+        self._fit(X, y, sample_weight)
+        return self
+
+    def partial_fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
+        """One online pass over a batch, continuing the current model."""
+        self._partial_fit(X, y, sample_weight)
+        return self
+
+    def predict(self, X: Any) -> npt.NDArray[np.float64]:
+        """Predictions (clipped to the label range seen in training)."""
+        return self._scores(X)
+
+    def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
+        """A Polars expression computing :meth:`predict` in (lazy, streaming) queries.
+
+        ``features``: the sparse feature column(s) (default: the columns the model was fitted
+        on). The expression refers to this fitted model; refitting makes it invalid.
+        """
+        return self._score_expr(features, "score")
+
+
+class SGDClassifier(ClassifierMixin, _BaseSGD):  # type: ignore[misc]
+    """Hashed online binary classifier; parameters as :class:`SGDRegressor`, default loss
+    ``"logistic"``.
+
+    Labels must be in {0, 1} (or booleans) or in {-1, +1}: the smaller class is learned as -1,
+    the larger as +1; ``classes_`` holds the two labels. ``predict_proba`` needs the logistic
+    loss.
+    """
+
+    def __init__(
+        self,
+        *,
+        loss: str = "logistic",
+        expansion: Expansion = "linear",
+        interactions: Sequence[tuple[str, str]] | None = None,
+        bits: int = 18,
+        learning_rate: float = 0.5,
+        power_t: float = 0.5,
+        initial_t: float = 0.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        adaptive: bool = True,
+        normalized: bool = True,
+        invariant: bool = True,
+        constant: bool = True,
+        passes: int = 1,
+        shuffle: bool = False,
+        random_state: int | None = None,
+        holdout: int = 10,
+        early_stopping: int = 3,
+        features: str | Sequence[str] | None = None,
+        batch_size: int = 65_536,
+        progress: bool | None = None,
+        quantile_tau: float = 0.5,
+    ) -> None:
+        super().__init__(
+            loss=loss,
+            expansion=expansion,
+            interactions=interactions,
+            bits=bits,
+            learning_rate=learning_rate,
+            power_t=power_t,
+            initial_t=initial_t,
+            l1=l1,
+            l2=l2,
+            adaptive=adaptive,
+            normalized=normalized,
+            invariant=invariant,
+            constant=constant,
+            passes=passes,
+            shuffle=shuffle,
+            random_state=random_state,
+            holdout=holdout,
+            early_stopping=early_stopping,
+            features=features,
+            batch_size=batch_size,
+            progress=progress,
+            quantile_tau=quantile_tau,
+        )
+
+    def _labels(self, y: Any) -> npt.NDArray[np.float64]:
+        labels = _as_float_array(y, "y")
+        if labels.size and not np.isfinite(labels).all():
+            row = int(np.flatnonzero(~np.isfinite(labels))[0])
+            raise ValueError(f"y: row {row}: label is {labels[row]}; labels must be finite")
+        classes = getattr(self, "classes_", None)
+        if classes is None:
+            seen = set(np.unique(labels).tolist())
+            if seen <= {0.0, 1.0}:
+                classes = np.array([0, 1])
+            elif seen <= {-1.0, 1.0}:
+                classes = np.array([-1, 1])
+            else:
+                bad = sorted(seen - {0.0, 1.0, -1.0}) or sorted(seen)
+                row = int(np.flatnonzero(labels == bad[0])[0])
+                kind = (
+                    "continuous"
+                    if any(v != int(v) for v in bad)
+                    else "Only binary classification is supported."
+                )
+                raise ValueError(
+                    f"SGDClassifier takes labels in {{0, 1}} or in {{-1, +1}} (the smaller "
+                    f"class is learned as -1, the larger as +1); got label {bad[0]:g} at row "
+                    f"{row} ({kind})"
+                )
+            self.classes_ = classes
+        low, high = float(classes[0]), float(classes[1])
+        outside = (labels != low) & (labels != high)
+        if outside.any():
+            row = int(np.flatnonzero(outside)[0])
+            raise ValueError(
+                f"SGDClassifier was fitted with classes {{{low:g}, {high:g}}} (mapped to -1 and "
+                f"+1); got label {labels[row]:g} at row {row}"
+            )
+        return np.where(labels == high, 1.0, -1.0)
+
+    def _classes_list(self) -> list[Any] | None:
+        classes = getattr(self, "classes_", None)
+        return None if classes is None else [int(c) for c in classes]
+
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDClassifier:
+        """Trains a new model (labels in {0, 1} or {-1, +1})."""
+        if hasattr(self, "classes_"):
+            del self.classes_
+        self._fit(X, y, sample_weight)
+        return self
+
+    def partial_fit(
+        self, X: Any, y: Any = None, sample_weight: Any = None, classes: Any = None
+    ) -> SGDClassifier:
+        """One online pass over a batch; ``classes`` (the two labels) may be given on the first
+        call, as in scikit-learn."""
+        if classes is not None and not hasattr(self, "classes_"):
+            values = sorted(set(np.asarray(classes).tolist()))
+            if values not in ([0, 1], [-1, 1], [False, True]):
+                raise ValueError(
+                    f"classes must be [0, 1] or [-1, 1], got {list(np.asarray(classes))}"
+                )
+            self.classes_ = np.array([int(values[0]), int(values[1])])
+        self._partial_fit(X, y, sample_weight)
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+    def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
+        """Raw scores (margins for the logistic loss; clipped to the label range seen in
+        training); positive means ``classes_[1]``."""
+        return self._scores(X)
+
+    def predict(self, X: Any) -> npt.NDArray[Any]:
+        """Class labels (``classes_[1]`` where the score is positive)."""
+        scores = self._scores(X)
+        labels: npt.NDArray[Any] = np.where(scores > 0, self.classes_[1], self.classes_[0])
+        return labels
+
+    def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
+        """``[P(classes_[0]), P(classes_[1])]`` per row (logistic loss only)."""
+        if self.loss != "logistic":
+            raise ValueError(f"predict_proba needs loss='logistic', this model uses {self.loss!r}")
+        positive = 1.0 / (1.0 + np.exp(-self._scores(X)))
+        return np.column_stack([1.0 - positive, positive])
+
+    def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
+        """A Polars expression computing :meth:`predict` (class labels) in queries."""
+        score = self._score_expr(features, "score")
+        low, high = (int(c) for c in self.classes_)
+        return pl.when(score > 0).then(pl.lit(high)).when(score <= 0).then(pl.lit(low))
+
+    def predict_proba_expr(self, *features: str | pl.Expr) -> pl.Expr:
+        """A Polars expression of ``P(classes_[1])`` (logistic loss only)."""
+        if self.loss != "logistic":
+            raise ValueError(f"predict_proba needs loss='logistic', this model uses {self.loss!r}")
+        return self._score_expr(features, "probability")
+
+    def decision_function_expr(self, *features: str | pl.Expr) -> pl.Expr:
+        """A Polars expression of :meth:`decision_function`."""
+        return self._score_expr(features, "score")
+
+
+__all__ = ["SGDClassifier", "SGDRegressor", "load_model"]

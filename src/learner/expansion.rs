@@ -1,0 +1,360 @@
+//! Feature enumerators: what the learner trains on, generated per example and never stored.
+//!
+//! An [`Expansion`] turns an [`Example`] into (weight slot, value) pairs in a reused
+//! [`ExpandedFeatures`] buffer. The update rule only ever sees that buffer, so linear, quadratic,
+//! cubic, namespace crosses and (next) apple are interchangeable enumerators feeding one learning
+//! loop, the way Vowpal Wabbit's reductions rewrite an example's features before the base learner.
+//!
+//! ## Interaction hashing
+//! A monomial's hash is built from its factors' feature hashes `h` in canonical (increasing hash)
+//! order with Vowpal Wabbit's multiply-by-prime-and-xor step (`interactions_predict.h`):
+//!
+//! * degree 1: `h_i`;
+//! * degree 2 (`i <= j`): `(h_i · P) ^ h_j`;
+//! * degree 3 (`i <= j <= l`): `(((h_i · P) ^ h_j) · P) ^ h_l`,
+//!
+//! with `P = 16777619` (the 32-bit FNV prime), wrapping u64 arithmetic, and the weight slot the low
+//! `bits` bits. Because the factors are always combined in sorted order, a monomial has exactly one
+//! hash (x_a·x_b and x_b·x_a are one weight); and because the step is Vowpal Wabbit's, the slots
+//! equal those of `vw -q` / `--cubic` on the same (sorted) features. Namespace crosses (`-q ab`)
+//! combine a feature of the first namespace with one of the second in that order. The constant
+//! (bias) feature is [`crate::hashing::CONSTANT_FEATURE`], never part of a product.
+
+use std::fmt::Debug;
+
+use super::example::Example;
+use crate::error::PolyResult;
+use crate::hashing::CONSTANT_FEATURE;
+
+/// Vowpal Wabbit's interaction multiplier (the 32-bit FNV prime).
+pub const INTERACTION_PRIME: u64 = 16_777_619;
+
+/// The per-example output of an [`Expansion`]: weight slots (already masked to the table) and
+/// values. Slots are private so that every stored slot is `<= mask` by construction, which the
+/// learner's inner loops rely on.
+#[derive(Clone, Debug)]
+pub struct ExpandedFeatures {
+    mask: u64,
+    slots: Vec<u32>,
+    values: Vec<f32>,
+}
+
+impl ExpandedFeatures {
+    /// An empty buffer for a table of `2^bits` slots (`bits <= 32`).
+    pub fn new(bits: u32) -> Self {
+        let mask = if bits >= 32 { u64::from(u32::MAX) } else { (1u64 << bits) - 1 };
+        Self { mask, slots: Vec::new(), values: Vec::new() }
+    }
+
+    pub fn clear(&mut self) {
+        self.slots.clear();
+        self.values.clear();
+    }
+
+    pub fn reserve(&mut self, additional: usize) {
+        self.slots.reserve(additional);
+        self.values.reserve(additional);
+    }
+
+    /// Appends the feature with hash `hash` (masked to a slot) and value `value`.
+    #[inline(always)]
+    pub fn push(&mut self, hash: u64, value: f32) {
+        self.slots.push((hash & self.mask) as u32);
+        self.values.push(value);
+    }
+
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// Appends the products `first · x_j` with hashes `first_hash ^ h_j` for every `(h_j, x_j)`
+    /// of `hashes` / `values`: the inner loop of every interaction, written as two `extend`s of
+    /// exact length (no per-element capacity check; the hashing loop vectorizes).
+    #[inline(always)]
+    pub fn push_products(&mut self, first_hash: u64, first: f32, hashes: &[u64], values: &[f32]) {
+        let mask = self.mask;
+        self.slots.extend(hashes.iter().map(|&h| ((first_hash ^ h) & mask) as u32));
+        self.values.extend(values.iter().map(|&x| first * x));
+    }
+
+    /// The mask every slot is within.
+    pub fn mask(&self) -> u64 {
+        self.mask
+    }
+
+    #[inline]
+    pub fn slots(&self) -> &[u32] {
+        &self.slots
+    }
+
+    #[inline]
+    pub fn values(&self) -> &[f32] {
+        &self.values
+    }
+}
+
+/// A feature enumerator (see the module docs). Implementations must emit each feature of an
+/// example once; equal slots from distinct features (hash collisions) are fine.
+pub trait Expansion: Debug + Send + Sync {
+    /// Writes the features of `example` into `out` (cleared by the caller).
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures);
+
+    /// Checks the enumerator against the number of namespaces examples will have.
+    fn validate(&self, n_namespaces: usize) -> PolyResult<()>;
+}
+
+/// The polynomial baselines plus namespace crosses: all monomials of the feature set up to
+/// `degree` (1 = linear; 2 = linear + all x_i·x_j, i <= j; 3 = also all x_i·x_j·x_l,
+/// i <= j <= l), plus, for each namespace pair `(a, b)`, every product of a feature of `a` with
+/// one of `b` (`a == b`: the pairs i <= j inside the namespace), plus the constant feature.
+///
+/// Note on definitions: our cubic contains the degree-2 terms; Vowpal Wabbit's `--cubic aaa` adds
+/// only degree-3 products to the base features.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Interactions {
+    pub degree: u8,
+    pub namespace_pairs: Vec<(usize, usize)>,
+    pub constant: bool,
+}
+
+impl Interactions {
+    pub fn linear() -> Self {
+        Self { degree: 1, namespace_pairs: Vec::new(), constant: true }
+    }
+
+    pub fn quadratic() -> Self {
+        Self { degree: 2, ..Self::linear() }
+    }
+
+    pub fn cubic() -> Self {
+        Self { degree: 3, ..Self::linear() }
+    }
+
+    /// Number of features this expansion emits for an example with `n` features in its feature
+    /// set and namespace sizes `sizes` (used to reserve the buffer, and by tests).
+    pub fn count(&self, n: usize, sizes: &[usize]) -> usize {
+        let mut total = n;
+        if self.degree >= 2 {
+            total += n * (n + 1) / 2;
+        }
+        if self.degree >= 3 {
+            total += n * (n + 1) * (n + 2) / 6;
+        }
+        for &(a, b) in &self.namespace_pairs {
+            let (na, nb) = (sizes.get(a).copied().unwrap_or(0), sizes.get(b).copied().unwrap_or(0));
+            total += if a == b { na * (na + 1) / 2 } else { na * nb };
+        }
+        total + usize::from(self.constant)
+    }
+}
+
+impl Expansion for Interactions {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        let (hashes, values) = example.features();
+        let n = hashes.len();
+        if self.degree <= 1 && self.namespace_pairs.is_empty() {
+            out.reserve(n + 1);
+            out.push_products(0, 1.0, hashes, values);
+        } else {
+            let sizes: [usize; 0] = [];
+            out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });
+            out.push_products(0, 1.0, hashes, values);
+            if self.degree >= 2 {
+                for i in 0..n {
+                    let hi = hashes[i].wrapping_mul(INTERACTION_PRIME);
+                    out.push_products(hi, values[i], &hashes[i..], &values[i..]);
+                }
+            }
+            if self.degree >= 3 {
+                for i in 0..n {
+                    let (hi, xi) = (hashes[i].wrapping_mul(INTERACTION_PRIME), values[i]);
+                    for j in i..n {
+                        let hij = (hi ^ hashes[j]).wrapping_mul(INTERACTION_PRIME);
+                        out.push_products(hij, xi * values[j], &hashes[j..], &values[j..]);
+                    }
+                }
+            }
+            for &(a, b) in &self.namespace_pairs {
+                let first = example.namespace(a);
+                let second = example.namespace(b);
+                for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
+                    let ha = ha.wrapping_mul(INTERACTION_PRIME);
+                    let start = if a == b { i } else { 0 };
+                    out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
+                }
+            }
+        }
+        if self.constant {
+            out.push(u64::from(CONSTANT_FEATURE), 1.0);
+        }
+    }
+
+    fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
+        if !(1..=3).contains(&self.degree) {
+            return crate::invalid!(
+                "expansion degree must be 1 (linear), 2 (quadratic) or 3 (cubic), got {}",
+                self.degree
+            );
+        }
+        for &(a, b) in &self.namespace_pairs {
+            if a >= n_namespaces || b >= n_namespaces {
+                return crate::invalid!(
+                    "namespace pair ({a}, {b}) refers to a namespace that does not exist: the \
+                     examples have {n_namespaces} namespace(s), numbered from 0"
+                );
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The monomial hash of a sorted factor-hash tuple (degree 1 to 3), as [`Interactions`] computes
+/// it; exposed for tests and for enumerators that build monomials incrementally.
+pub fn monomial_slot_hash(sorted_hashes: &[u64]) -> u64 {
+    let mut iter = sorted_hashes.iter();
+    let Some(&first) = iter.next() else { return 0 };
+    iter.fold(first, |acc, &h| acc.wrapping_mul(INTERACTION_PRIME) ^ h)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learner::example::ExampleBuffer;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    fn expand_to_map(exp: &Interactions, buf: &mut ExampleBuffer) -> BTreeMap<u32, f64> {
+        let ex = buf.finish(0.0, 1.0, 0).unwrap();
+        let mut out = ExpandedFeatures::new(18);
+        exp.expand(&ex, &mut out);
+        let mut map = BTreeMap::new();
+        for (&s, &v) in out.slots().iter().zip(out.values()) {
+            *map.entry(s).or_insert(0.0) += f64::from(v);
+        }
+        map
+    }
+
+    /// Brute force: every multiset of size 1..=degree over the sorted features, hashed with
+    /// `monomial_slot_hash`.
+    fn brute_force(indices: &[u64], values: &[f32], degree: u8) -> BTreeMap<u32, f64> {
+        let n = indices.len();
+        let mut map = BTreeMap::new();
+        let mut add = |tuple: &[usize]| {
+            let hashes: Vec<u64> = tuple.iter().map(|&t| indices[t]).collect();
+            let value: f32 = tuple.iter().map(|&t| values[t]).product();
+            let slot = (monomial_slot_hash(&hashes) & ((1 << 18) - 1)) as u32;
+            *map.entry(slot).or_insert(0.0) += f64::from(value);
+        };
+        for i in 0..n {
+            add(&[i]);
+            if degree >= 2 {
+                for j in i..n {
+                    add(&[i, j]);
+                    if degree >= 3 {
+                        for l in j..n {
+                            add(&[i, j, l]);
+                        }
+                    }
+                }
+            }
+        }
+        let constant = (u64::from(CONSTANT_FEATURE) & ((1 << 18) - 1)) as u32;
+        *map.entry(constant).or_insert(0.0) += 1.0;
+        map
+    }
+
+    proptest! {
+        #[test]
+        fn polynomial_expansion_equals_brute_force(
+            entries in proptest::collection::btree_map(0u64..5000, -4i32..5, 0..12),
+            degree in 1u8..=3,
+        ) {
+            let entries: Vec<(u64, f32)> =
+                entries.into_iter().filter(|e| e.1 != 0).map(|(i, v)| (i, v as f32)).collect();
+            let indices: Vec<u64> = entries.iter().map(|e| e.0).collect();
+            let values: Vec<f32> = entries.iter().map(|e| e.1).collect();
+            // Feed the row reversed: the expansion must not depend on input order.
+            let rev_i: Vec<u64> = indices.iter().rev().copied().collect();
+            let rev_v: Vec<f32> = values.iter().rev().copied().collect();
+            let mut buf = ExampleBuffer::new();
+            buf.clear();
+            buf.push_namespace(0, &rev_i, &rev_v, 0).unwrap();
+            let exp = Interactions { degree, ..Interactions::linear() };
+            let got = expand_to_map(&exp, &mut buf);
+            prop_assert_eq!(got, brute_force(&indices, &values, degree));
+            let ex = buf.finish(0.0, 1.0, 0).unwrap();
+            let mut out = ExpandedFeatures::new(18);
+            exp.expand(&ex, &mut out);
+            prop_assert_eq!(out.len(), exp.count(indices.len(), &[]));
+        }
+    }
+
+    #[test]
+    fn quadratic_is_symmetric_and_matches_vw_step() {
+        let mut buf = ExampleBuffer::new();
+        buf.clear();
+        buf.push_namespace(0, &[9u32, 4], &[2.0f32, 3.0], 0).unwrap();
+        let ex = buf.finish(0.0, 1.0, 0).unwrap();
+        let mut out = ExpandedFeatures::new(18);
+        Interactions::quadratic().expand(&ex, &mut out);
+        let mask = (1u64 << 18) - 1;
+        let pair = (((4 * INTERACTION_PRIME) ^ 9) & mask) as u32;
+        let square = (((4 * INTERACTION_PRIME) ^ 4) & mask) as u32;
+        assert_eq!(
+            out.slots(),
+            &[
+                4,
+                9,
+                square,
+                pair,
+                (((9 * INTERACTION_PRIME) ^ 9) & mask) as u32,
+                (u64::from(CONSTANT_FEATURE) & mask) as u32
+            ]
+        );
+        assert_eq!(out.values(), &[3.0, 2.0, 9.0, 6.0, 4.0, 1.0]);
+    }
+
+    #[test]
+    fn namespace_pairs_cross_namespaces() {
+        let mut buf = ExampleBuffer::new();
+        buf.clear();
+        buf.push_namespace(0, &[1u32, 2], &[1.0f32, 2.0], 0).unwrap();
+        buf.push_namespace(1000, &[5u32], &[3.0f32], 0).unwrap();
+        let ex = buf.finish(0.0, 1.0, 0).unwrap();
+        let exp =
+            Interactions { degree: 1, namespace_pairs: vec![(0, 1), (1, 1)], constant: false };
+        exp.validate(2).unwrap();
+        let mut out = ExpandedFeatures::new(24);
+        exp.expand(&ex, &mut out);
+        let m = (1u64 << 24) - 1;
+        let expected: Vec<u32> = vec![
+            1,
+            2,
+            1005,
+            ((INTERACTION_PRIME ^ 1005) & m) as u32,
+            (((2 * INTERACTION_PRIME) ^ 1005) & m) as u32,
+            (((1005 * INTERACTION_PRIME) ^ 1005) & m) as u32,
+        ];
+        assert_eq!(out.slots(), &expected[..]);
+        assert_eq!(out.values(), &[1.0, 2.0, 3.0, 3.0, 6.0, 9.0]);
+        assert_eq!(out.len(), exp.count(3, &[2, 1]));
+        let err = exp.validate(1).unwrap_err();
+        assert!(err.to_string().contains("namespace pair (0, 1)"), "{err}");
+        let err = Interactions { degree: 4, ..Interactions::linear() }.validate(1).unwrap_err();
+        assert!(err.to_string().contains("got 4"), "{err}");
+    }
+
+    #[test]
+    fn slots_are_masked() {
+        let mut out = ExpandedFeatures::new(4);
+        out.push(u64::MAX, 1.0);
+        assert_eq!(out.slots(), &[15]);
+        let mut wide = ExpandedFeatures::new(32);
+        wide.push(u64::MAX, 1.0);
+        assert_eq!(wide.slots(), &[u32::MAX]);
+    }
+}

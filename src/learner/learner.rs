@@ -1,0 +1,706 @@
+//! The [`Learner`]: one weight table, one update rule, one feature enumerator.
+//!
+//! Learning an example: expand its features into the scratch buffer, predict (the *progressive*
+//! prediction, made before the example is learned), add its loss to the progressive validation
+//! loss, then take the update step of [`super::update`]. Predictions are clipped to the label range
+//! seen so far (`[-50, 50]` for the logistic loss), as Vowpal Wabbit's `finalize_prediction` does;
+//! an example's own label counts as seen before it is predicted.
+//!
+//! Batches come as one [`NamespaceRows`] per namespace plus labels (and optional importance
+//! weights); [`Learner::fit`] runs several passes over in-memory data with an optional seeded
+//! shuffle and a holdout set for early stopping.
+
+use rayon::prelude::*;
+
+use super::example::{Example, ExampleBuffer};
+use super::expansion::{ExpandedFeatures, Expansion, Interactions};
+use super::loss::Loss;
+use super::update::{self, GdState, Powers, UpdateRule};
+use super::weights::WeightTable;
+use crate::error::PolyResult;
+use crate::hashing::hash_feature_name;
+use crate::sparse::{SparseIndex, SparseRows, SparseValue};
+
+/// Largest supported `bits`: slots are u32.
+pub const MAX_BITS: u32 = 32;
+/// Logistic predictions are clipped to `[-LOGISTIC_CLIP, LOGISTIC_CLIP]` (Vowpal Wabbit's).
+pub const LOGISTIC_CLIP: f64 = 50.0;
+
+/// Everything that defines the learning algorithm (saved with the model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LearnerConfig {
+    /// The table has `2^bits` weights, `1..=MAX_BITS` (18 by default).
+    pub bits: u32,
+    pub loss: Loss,
+    pub rule: UpdateRule,
+    /// η (0.5 by default, Vowpal Wabbit's default for its default rule).
+    pub learning_rate: f64,
+    /// Exponent of the rate decay (0.5).
+    pub power_t: f64,
+    /// Initial "time" (0 for the adaptive/normalized rules; Vowpal Wabbit uses 1 for plain SGD).
+    pub initial_t: f64,
+    /// L1 and L2 regularization strengths (0 = off).
+    pub l1: f64,
+    pub l2: f64,
+    /// Names of the example namespaces (one per sparse input), in order. Feature hash =
+    /// index + seed, seed = [`hash_feature_name`] of the name: Vowpal Wabbit's hash of feature
+    /// `index` in namespace `name` (`|name index:value`).
+    pub namespaces: Vec<String>,
+}
+
+impl Default for LearnerConfig {
+    fn default() -> Self {
+        LearnerConfig {
+            bits: 18,
+            loss: Loss::Squared,
+            rule: UpdateRule::VW_DEFAULT,
+            learning_rate: 0.5,
+            power_t: 0.5,
+            initial_t: 0.0,
+            l1: 0.0,
+            l2: 0.0,
+            namespaces: vec!["features".to_owned()],
+        }
+    }
+}
+
+impl LearnerConfig {
+    /// Checks every field; errors name the parameter and its value.
+    pub fn validate(&self) -> PolyResult<()> {
+        if !(1..=MAX_BITS).contains(&self.bits) {
+            return crate::invalid!("bits must be in 1..={MAX_BITS}, got {}", self.bits);
+        }
+        self.loss.validate()?;
+        let finite_nonneg = |name: &str, v: f64| -> PolyResult<()> {
+            if v.is_finite() && v >= 0.0 {
+                Ok(())
+            } else {
+                crate::invalid!("{name} must be finite and >= 0, got {v}")
+            }
+        };
+        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
+            return crate::invalid!(
+                "learning_rate must be finite and > 0, got {}",
+                self.learning_rate
+            );
+        }
+        finite_nonneg("power_t", self.power_t)?;
+        finite_nonneg("initial_t", self.initial_t)?;
+        finite_nonneg("l1", self.l1)?;
+        finite_nonneg("l2", self.l2)?;
+        if self.namespaces.is_empty() {
+            return crate::invalid!("at least one namespace (sparse input) is required");
+        }
+        for (k, name) in self.namespaces.iter().enumerate() {
+            if self.namespaces[..k].contains(name) {
+                return crate::invalid!("namespace {name:?} is given twice");
+            }
+        }
+        Ok(())
+    }
+
+    /// The hash seed of namespace `k`.
+    ///
+    /// Nonzero in practice (unless a name is "0"), which matters: in the interaction step
+    /// `(h_i · P) ^ h_j` a first factor with hash 0 mod 2^bits would put every x_i·x_j on the
+    /// slot of x_j (as happens to column 0 in Vowpal Wabbit's default namespace).
+    pub fn namespace_seed(&self, k: usize) -> u64 {
+        self.namespaces.get(k).map_or(0, |name| u64::from(hash_feature_name(name.as_bytes(), 0)))
+    }
+}
+
+/// The progressive validation record: loss of every learned example before it was learned.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Progress {
+    /// Examples learned.
+    pub examples: u64,
+    /// Σ importance · loss and Σ importance over learned examples.
+    pub weighted_loss: f64,
+    pub weight: f64,
+    /// Expanded features updated (the feature-updates/s numerator).
+    pub feature_updates: u64,
+}
+
+impl Progress {
+    /// Average progressive loss, `None` before any example.
+    pub fn average_loss(&self) -> Option<f64> {
+        (self.weight > 0.0).then(|| self.weighted_loss / self.weight)
+    }
+}
+
+/// Label range seen so far, for clipping predictions.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LabelRange {
+    pub min: f64,
+    pub max: f64,
+}
+
+/// The rows of one namespace of a batch, whatever their index and value types.
+pub trait NamespaceRows: Sync {
+    fn n_rows(&self) -> usize;
+    /// Adds row `row` to `out` as the next namespace, hashed with `seed`.
+    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
+}
+
+impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
+    fn n_rows(&self) -> usize {
+        SparseRows::n_rows(self)
+    }
+
+    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
+        out.push_row(seed, self, row)
+    }
+}
+
+/// A batch of examples: one [`NamespaceRows`] per namespace, labels (empty when only
+/// predicting), optional importance weights. `first_row` numbers the rows in error messages.
+#[derive(Clone, Copy)]
+pub struct Batch<'a> {
+    pub namespaces: &'a [&'a dyn NamespaceRows],
+    pub labels: &'a [f64],
+    pub weights: Option<&'a [f64]>,
+    pub first_row: usize,
+}
+
+impl<'a> Batch<'a> {
+    /// A batch, checking that every part has the same number of rows.
+    pub fn new(
+        namespaces: &'a [&'a dyn NamespaceRows],
+        labels: &'a [f64],
+        weights: Option<&'a [f64]>,
+    ) -> PolyResult<Self> {
+        let Some(first) = namespaces.first() else {
+            return crate::invalid!("a batch needs at least one feature column");
+        };
+        let n = first.n_rows();
+        for (k, ns) in namespaces.iter().enumerate() {
+            if ns.n_rows() != n {
+                return crate::invalid!(
+                    "feature column 0 has {n} rows but feature column {k} has {}",
+                    ns.n_rows()
+                );
+            }
+        }
+        if !labels.is_empty() && labels.len() != n {
+            return crate::invalid!("features have {n} rows but labels have {}", labels.len());
+        }
+        if let Some(w) = weights {
+            if w.len() != n {
+                return crate::invalid!(
+                    "features have {n} rows but sample weights have {}",
+                    w.len()
+                );
+            }
+        }
+        Ok(Batch { namespaces, labels, weights, first_row: 0 })
+    }
+
+    /// The same batch, its rows numbered from `first_row` in error messages.
+    pub fn with_first_row(self, first_row: usize) -> Self {
+        Batch { first_row, ..self }
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.namespaces.first().map_or(0, |ns| ns.n_rows())
+    }
+
+    /// Builds example `row` into `buffer` (label 0 when the batch has no labels); `seeds` are
+    /// the namespaces' hash seeds.
+    fn example<'b>(
+        &self,
+        row: usize,
+        seeds: &[u64],
+        buffer: &'b mut ExampleBuffer,
+    ) -> PolyResult<Example<'b>> {
+        buffer.clear();
+        for (ns, &seed) in self.namespaces.iter().zip(seeds) {
+            ns.push_into(row, seed, buffer)?;
+        }
+        let label = self.labels.get(row).copied().unwrap_or(0.0);
+        let weight = self.weights.map_or(1.0, |w| w[row]);
+        buffer.finish(label, weight, self.first_row + row)
+    }
+}
+
+/// Options of [`Learner::fit`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct FitOptions {
+    /// Passes over the data (1 = a single online pass, like Vowpal Wabbit).
+    pub passes: usize,
+    /// Shuffle the example order of every pass with this seed (`None`: keep the order).
+    pub shuffle_seed: Option<u64>,
+    /// With more than one pass, every `holdout_period`-th row (rows `period-1, 2·period-1, ...`)
+    /// is held out: never learned, its loss measured after each pass (0 = no holdout).
+    pub holdout_period: usize,
+    /// Stop after this many passes without a better holdout loss (0 = never stop early).
+    pub early_stopping: usize,
+}
+
+impl Default for FitOptions {
+    fn default() -> Self {
+        FitOptions { passes: 1, shuffle_seed: None, holdout_period: 10, early_stopping: 3 }
+    }
+}
+
+/// What [`Learner::fit`] did.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FitReport {
+    pub passes_run: usize,
+    /// Average progressive loss of each pass (over the examples learned in it).
+    pub pass_loss: Vec<f64>,
+    /// Average holdout loss after each pass (empty without a holdout).
+    pub holdout_loss: Vec<f64>,
+    pub stopped_early: bool,
+}
+
+/// Reused per-thread scratch for predicting.
+#[derive(Clone, Debug)]
+pub struct Scratch {
+    example: ExampleBuffer,
+    features: ExpandedFeatures,
+}
+
+impl Scratch {
+    pub fn new(bits: u32) -> Self {
+        Scratch { example: ExampleBuffer::new(), features: ExpandedFeatures::new(bits) }
+    }
+}
+
+/// The hashed online learner (see the module docs). `E` enumerates the features.
+#[derive(Clone, Debug)]
+pub struct Learner<E: Expansion = Interactions> {
+    config: LearnerConfig,
+    expansion: E,
+    weights: WeightTable,
+    state: GdState,
+    labels: LabelRange,
+    progress: Progress,
+    powers: Powers,
+    /// The namespaces' hash seeds ([`LearnerConfig::namespace_seed`]), computed once.
+    seeds: Vec<u64>,
+    scratch: Scratch,
+}
+
+impl<E: Expansion> Learner<E> {
+    /// A fresh learner; the weight table is allocated on the first example.
+    pub fn new(config: LearnerConfig, expansion: E) -> PolyResult<Self> {
+        config.validate()?;
+        expansion.validate(config.namespaces.len())?;
+        let weights = WeightTable::new(config.bits, config.rule.stride());
+        let labels = match config.loss {
+            Loss::Logistic => LabelRange { min: -LOGISTIC_CLIP, max: LOGISTIC_CLIP },
+            _ => LabelRange { min: 0.0, max: 0.0 },
+        };
+        Ok(Learner {
+            powers: Powers::new(config.rule, config.power_t, config.initial_t),
+            seeds: (0..config.namespaces.len()).map(|k| config.namespace_seed(k)).collect(),
+            state: GdState::new(config.initial_t),
+            scratch: Scratch::new(config.bits),
+            weights,
+            labels,
+            progress: Progress::default(),
+            expansion,
+            config,
+        })
+    }
+
+    /// Reassembles a learner from saved parts (model loading).
+    pub(crate) fn from_parts(
+        config: LearnerConfig,
+        expansion: E,
+        weights: WeightTable,
+        state: GdState,
+        labels: LabelRange,
+        progress: Progress,
+    ) -> PolyResult<Self> {
+        let mut learner = Learner::new(config, expansion)?;
+        learner.weights = weights;
+        learner.state = state;
+        learner.labels = labels;
+        learner.progress = progress;
+        Ok(learner)
+    }
+
+    pub fn config(&self) -> &LearnerConfig {
+        &self.config
+    }
+
+    pub fn expansion(&self) -> &E {
+        &self.expansion
+    }
+
+    /// The enumerator, for enumerators that change over a run (apple's parent set).
+    pub fn expansion_mut(&mut self) -> &mut E {
+        &mut self.expansion
+    }
+
+    pub fn weights(&self) -> &WeightTable {
+        &self.weights
+    }
+
+    pub fn state(&self) -> &GdState {
+        &self.state
+    }
+
+    pub fn label_range(&self) -> LabelRange {
+        self.labels
+    }
+
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+
+    /// Average progressive validation loss so far (`None` before any example).
+    pub fn progressive_loss(&self) -> Option<f64> {
+        self.progress.average_loss()
+    }
+
+    /// The weight the model uses for slot `slot`: the stored weight with the lazy L1/L2 state
+    /// applied.
+    pub fn effective_weight(&self, slot: u32) -> f64 {
+        let w = update::trunc_weight(self.weights.weight(slot), self.state.gravity as f32);
+        f64::from(w) * self.state.contraction
+    }
+
+    /// Checks a label against the loss (classification losses take -1/+1).
+    fn check_label(&self, label: f64, row: usize) -> PolyResult<()> {
+        if !label.is_finite() {
+            return crate::invalid!("row {row}: label is {label}; labels must be finite");
+        }
+        if self.config.loss.is_classification() && label != 1.0 && label != -1.0 {
+            return crate::invalid!(
+                "row {row}: label {label} is not -1 or +1 ({} loss takes labels in {{-1, +1}})",
+                self.config.loss.name()
+            );
+        }
+        Ok(())
+    }
+
+    /// The raw score of the expanded features in `features` (before clipping).
+    fn raw_score(&self, features: &ExpandedFeatures) -> f64 {
+        let data = self.weights.data();
+        if data.is_empty() {
+            return 0.0;
+        }
+        let stride = self.weights.stride();
+        let dot = if self.state.gravity > 0.0 {
+            update::dot_truncated(data, stride, features, self.state.gravity as f32)
+        } else {
+            update::dot(data, stride, features)
+        };
+        f64::from(dot) * self.state.contraction
+    }
+
+    /// Vowpal Wabbit's `finalize_prediction`: NaN becomes 0, then clip to the label range.
+    fn finalize(&self, raw: f64) -> f64 {
+        if raw.is_nan() {
+            return 0.0;
+        }
+        raw.clamp(self.labels.min, self.labels.max)
+    }
+
+    /// The model's prediction (clipped score; for the logistic loss a margin, see
+    /// [`Learner::probability`]) for one example, using `scratch`.
+    pub fn predict_with(&self, example: &Example<'_>, features: &mut ExpandedFeatures) -> f64 {
+        features.clear();
+        self.expansion.expand(example, features);
+        self.finalize(self.raw_score(features))
+    }
+
+    /// Learns one example; returns its progressive prediction (made before learning it).
+    pub fn learn(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
+        self.check_label(example.label, row)?;
+        let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
+        features.clear();
+        self.expansion.expand(example, &mut features);
+        let result = self.learn_expanded(&features, example.label, example.weight);
+        self.scratch.features = features;
+        result
+    }
+
+    /// Predicts with the current model and records the loss without learning (holdout rows).
+    fn evaluate(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
+        self.check_label(example.label, row)?;
+        let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
+        let p = self.predict_with(example, &mut features);
+        self.scratch.features = features;
+        Ok(self.config.loss.value(p, example.label) * example.weight)
+    }
+
+    /// Learns expanded features (the enumerator-independent core; see [`super::update`]).
+    pub fn learn_expanded(
+        &mut self,
+        features: &ExpandedFeatures,
+        label: f64,
+        weight: f64,
+    ) -> PolyResult<f64> {
+        if !matches!(self.config.loss, Loss::Logistic) {
+            self.labels.min = self.labels.min.min(label);
+            self.labels.max = self.labels.max.max(label);
+        }
+        self.weights.ensure_allocated()?;
+        let p = self.finalize(self.raw_score(features));
+        let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
+        self.progress.examples += 1;
+        self.progress.weighted_loss += loss * weight;
+        self.progress.weight += weight;
+        self.progress.feature_updates += features.len() as u64;
+        if weight <= 0.0 {
+            return Ok(p);
+        }
+        self.state.t += weight;
+        if !positive || features.is_empty() {
+            return Ok(p);
+        }
+        let config = &self.config;
+        let rule = config.rule;
+        let grad_squared = (weight * derivative * derivative) as f32;
+        let stride = self.weights.stride();
+        let data = self.weights.data_mut();
+        let mut multiplier = 1.0f32;
+        let pred_per_update = if rule.adaptive || rule.normalized {
+            if grad_squared == 0.0 {
+                1.0
+            } else {
+                let sqrt = config.power_t == 0.5;
+                let g = grad_squared;
+                let pw = self.powers;
+                let (ppu, norm_x) = match (rule.adaptive, rule.normalized, sqrt) {
+                    (true, true, true) => {
+                        update::sensitivity::<true, true, true>(data, features, g, pw)
+                    }
+                    (true, true, false) => {
+                        update::sensitivity::<true, true, false>(data, features, g, pw)
+                    }
+                    (true, false, true) => {
+                        update::sensitivity::<true, false, true>(data, features, g, pw)
+                    }
+                    (true, false, false) => {
+                        update::sensitivity::<true, false, false>(data, features, g, pw)
+                    }
+                    (false, true, true) => {
+                        update::sensitivity::<false, true, true>(data, features, g, pw)
+                    }
+                    (false, true, false) => {
+                        update::sensitivity::<false, true, false>(data, features, g, pw)
+                    }
+                    (false, false, _) => (update::sum_squares(features), 0.0),
+                };
+                if rule.normalized {
+                    self.state.normalized_sum_norm_x += weight * f64::from(norm_x);
+                    self.state.total_weight += weight;
+                    multiplier = update::average_update(
+                        self.state.total_weight,
+                        self.state.normalized_sum_norm_x,
+                        self.powers,
+                    );
+                }
+                f64::from(ppu) * f64::from(multiplier)
+            }
+        } else {
+            f64::from(update::sum_squares(features))
+        };
+        let mut scale = config.learning_rate * weight;
+        if !rule.adaptive {
+            let t = config.initial_t + self.state.t;
+            scale *= t.powf(-config.power_t);
+            if !rule.normalized && config.initial_t > 0.0 {
+                scale *= config.initial_t.powf(config.power_t);
+            }
+        }
+        let mut step = if rule.invariant {
+            config.loss.invariant_update(p, label, scale, pred_per_update)
+        } else {
+            config.loss.plain_update(p, label, scale)
+        };
+        if (config.l1 > 0.0 || config.l2 > 0.0) && step.abs() > 1e-8 {
+            let eta_bar = if derivative.abs() > 1e-8 { -step / derivative } else { 0.0 };
+            if derivative.abs() > 1e-8 {
+                self.state.contraction *= 1.0 - config.l2 * eta_bar;
+            }
+            step /= self.state.contraction;
+            self.state.gravity += eta_bar * config.l1;
+        }
+        if step.is_finite() && step != 0.0 {
+            update::apply_update(data, stride, features, (step as f32) * multiplier);
+        }
+        if self.state.contraction < 1e-9 || self.state.gravity > 1e3 {
+            update::sync_weights(data, stride, &mut self.state);
+        }
+        Ok(p)
+    }
+
+    /// One online pass over a batch in row order; returns the progressive predictions' losses
+    /// summed with their importance weights (`Σ w·loss`, `Σ w`). Stops at the first invalid row
+    /// (rows before it have been learned).
+    pub fn learn_batch(&mut self, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
+        self.check_batch_labels(batch)?;
+        let mut buffer = std::mem::take(&mut self.scratch.example);
+        let before = (self.progress.weighted_loss, self.progress.weight);
+        let result = (|| {
+            for row in 0..batch.n_rows() {
+                let example = batch.example(row, &self.seeds, &mut buffer)?;
+                self.learn(&example, batch.first_row + row)?;
+            }
+            Ok(())
+        })();
+        self.scratch.example = buffer;
+        result?;
+        Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
+    }
+
+    /// Labels and weights checked before any row is learned, so that a bad label does not leave
+    /// a half-trained model.
+    fn check_batch_labels(&self, batch: &Batch<'_>) -> PolyResult<()> {
+        if batch.labels.len() != batch.n_rows() {
+            return crate::invalid!(
+                "features have {} rows but labels have {}",
+                batch.n_rows(),
+                batch.labels.len()
+            );
+        }
+        for (row, &label) in batch.labels.iter().enumerate() {
+            self.check_label(label, batch.first_row + row)?;
+        }
+        if let Some(weights) = batch.weights {
+            for (row, &w) in weights.iter().enumerate() {
+                if !(w.is_finite() && w >= 0.0) {
+                    return crate::invalid!(
+                        "row {}: importance weight is {w}; weights must be finite and >= 0",
+                        batch.first_row + row
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Multi-pass training over in-memory data (see [`FitOptions`]).
+    pub fn fit(&mut self, batch: &Batch<'_>, options: &FitOptions) -> PolyResult<FitReport> {
+        if options.passes == 0 {
+            return crate::invalid!("passes must be at least 1, got 0");
+        }
+        self.check_batch_labels(batch)?;
+        let n = batch.n_rows();
+        let period = if options.passes > 1 { options.holdout_period } else { 0 };
+        let is_holdout = |row: usize| period > 0 && row % period == period - 1;
+        let mut order: Vec<usize> = (0..n).collect();
+        let mut rng = SplitMix64(options.shuffle_seed.unwrap_or(0));
+        let mut report = FitReport::default();
+        let mut best = f64::INFINITY;
+        let mut since_best = 0;
+        let mut buffer = std::mem::take(&mut self.scratch.example);
+        let result = (|| {
+            for _ in 0..options.passes {
+                if options.shuffle_seed.is_some() {
+                    rng.shuffle(&mut order);
+                }
+                let before = (self.progress.weighted_loss, self.progress.weight);
+                let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
+                for &row in &order {
+                    let example = batch.example(row, &self.seeds, &mut buffer)?;
+                    if is_holdout(row) {
+                        holdout_loss += self.evaluate(&example, batch.first_row + row)?;
+                        holdout_weight += example.weight;
+                    } else {
+                        self.learn(&example, batch.first_row + row)?;
+                    }
+                }
+                report.passes_run += 1;
+                let learned = self.progress.weight - before.1;
+                report.pass_loss.push(if learned > 0.0 {
+                    (self.progress.weighted_loss - before.0) / learned
+                } else {
+                    f64::NAN
+                });
+                if period > 0 && holdout_weight > 0.0 {
+                    let loss = holdout_loss / holdout_weight;
+                    report.holdout_loss.push(loss);
+                    if loss < best {
+                        best = loss;
+                        since_best = 0;
+                    } else {
+                        since_best += 1;
+                        if options.early_stopping > 0 && since_best >= options.early_stopping {
+                            report.stopped_early = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            Ok(())
+        })();
+        self.scratch.example = buffer;
+        result.map(|()| report)
+    }
+
+    /// Predictions for every row of `batch` into `out` (resized), in parallel over row blocks.
+    pub fn predict_batch(&self, batch: &Batch<'_>, out: &mut Vec<f64>) -> PolyResult<()> {
+        self.predict_batch_with(batch, out, true)
+    }
+
+    /// [`Learner::predict_batch`], on this thread only when `parallel` is false (inside a Polars
+    /// query, which already runs batches on its own threads). The first failing row is reported
+    /// whatever the thread order.
+    pub fn predict_batch_with(
+        &self,
+        batch: &Batch<'_>,
+        out: &mut Vec<f64>,
+        parallel: bool,
+    ) -> PolyResult<()> {
+        let n = batch.n_rows();
+        out.clear();
+        out.resize(n, 0.0);
+        const BLOCK: usize = 4096;
+        let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
+            let mut scratch = Scratch::new(self.config.bits);
+            for (offset, slot) in chunk.iter_mut().enumerate() {
+                let row = block * BLOCK + offset;
+                let example = batch.example(row, &self.seeds, &mut scratch.example)?;
+                *slot = self.predict_with(&example, &mut scratch.features);
+            }
+            Ok(())
+        };
+        if parallel && n > BLOCK {
+            let results: Vec<PolyResult<()>> =
+                out.par_chunks_mut(BLOCK).enumerate().map(run).collect();
+            results.into_iter().collect()
+        } else {
+            out.chunks_mut(BLOCK).enumerate().try_for_each(run)
+        }
+    }
+
+    /// `P(y = +1)` for a logistic-loss margin.
+    pub fn probability(margin: f64) -> f64 {
+        super::loss::logistic(margin)
+    }
+
+    /// Folds the lazy L1/L2 state into the weights (done before saving).
+    pub fn sync(&mut self) {
+        let stride = self.weights.stride();
+        if self.weights.is_allocated() {
+            update::sync_weights(self.weights.data_mut(), stride, &mut self.state);
+        }
+    }
+}
+
+/// SplitMix64 (Steele, Lea & Flood 2014): a small seeded generator for shuffling.
+struct SplitMix64(u64);
+
+impl SplitMix64 {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// Fisher–Yates.
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            let j = (self.next() % (i as u64 + 1)) as usize;
+            items.swap(i, j);
+        }
+    }
+}

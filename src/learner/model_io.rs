@@ -1,0 +1,384 @@
+//! The model file: a documented, versioned binary format with a CRC32 checksum.
+//!
+//! All numbers little-endian. Layout (version 1):
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 8 | magic `b"PPLEARN\0"` |
+//! | 4 | format version `u32` (= 1) |
+//! | 8 | payload length `u64` |
+//! | n | payload (below) |
+//! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
+//!
+//! Payload, in order:
+//! * config: `bits u32`, loss `u8` (0 squared, 1 logistic, 2 hinge, 3 quantile), quantile `tau f64`,
+//!   update-rule flags `u8` (1 adaptive, 2 normalized, 4 invariant), `learning_rate`, `power_t`,
+//!   `initial_t`, `l1`, `l2` (`f64` each), namespace count `u32` then per namespace its UTF-8
+//!   name (`u32` length + bytes);
+//! * expansion: kind `u8` (1 = [`Interactions`]), `degree u8`, `constant u8`, pair count `u32`
+//!   then pairs (`u32`, `u32`);
+//! * state: `t`, `total_weight`, `normalized_sum_norm_x` (`f64`), label range `min`, `max`
+//!   (`f64`), progress `examples u64`, `weighted_loss f64`, `weight f64`, `feature_updates u64`;
+//! * metadata: `u32` length + UTF-8 bytes, opaque to the engine (the Python layer stores its
+//!   estimator parameters and classes there as JSON);
+//! * weights: `stride u8` (1 or 4), encoding `u8` (0 none: never trained; 1 dense: `stride·2^bits`
+//!   `f32`; 2 sparse: count `u64` then per nonzero slot `slot u32` and its `stride` `f32`s).
+//!   Stored weights already include the lazy L1/L2 state (it is folded in on writing); the spare
+//!   rate value of a slot is scratch and is written as 0.
+//!
+//! Reading checks the magic, the version, the length and the checksum before anything else, then
+//! validates every field, so a truncated, corrupted or foreign file fails with a message that says
+//! which.
+
+use std::io::Write;
+use std::path::Path;
+
+use super::expansion::Interactions;
+use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
+use super::loss::Loss;
+use super::update::{trunc_weight, GdState, UpdateRule};
+use super::weights::{WeightTable, RATE};
+use crate::error::{PolyError, PolyResult};
+
+pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
+pub const FORMAT_VERSION: u32 = 1;
+const HEADER: usize = 8 + 4 + 8;
+const EXPANSION_INTERACTIONS: u8 = 1;
+
+fn bad(reason: impl std::fmt::Display) -> PolyError {
+    PolyError::InvalidInput(format!("invalid model file: {reason}"))
+}
+
+/// Serializes a learner and its metadata (see the module docs).
+pub fn to_bytes(learner: &Learner<Interactions>, metadata: &str) -> Vec<u8> {
+    let mut p = Vec::new();
+    let config = learner.config();
+    p.extend_from_slice(&config.bits.to_le_bytes());
+    let (kind, tau) = match config.loss {
+        Loss::Squared => (0u8, 0.0),
+        Loss::Logistic => (1, 0.0),
+        Loss::Hinge => (2, 0.0),
+        Loss::Quantile { tau } => (3, tau),
+    };
+    p.push(kind);
+    put_f64(&mut p, tau);
+    p.push(config.rule.flags());
+    for v in [config.learning_rate, config.power_t, config.initial_t, config.l1, config.l2] {
+        put_f64(&mut p, v);
+    }
+    p.extend_from_slice(&(config.namespaces.len() as u32).to_le_bytes());
+    for name in &config.namespaces {
+        put_bytes(&mut p, name.as_bytes());
+    }
+    let expansion = learner.expansion();
+    p.push(EXPANSION_INTERACTIONS);
+    p.push(expansion.degree);
+    p.push(u8::from(expansion.constant));
+    p.extend_from_slice(&(expansion.namespace_pairs.len() as u32).to_le_bytes());
+    for &(a, b) in &expansion.namespace_pairs {
+        p.extend_from_slice(&(a as u32).to_le_bytes());
+        p.extend_from_slice(&(b as u32).to_le_bytes());
+    }
+    let state = learner.state();
+    for v in [state.t, state.total_weight, state.normalized_sum_norm_x] {
+        put_f64(&mut p, v);
+    }
+    let labels = learner.label_range();
+    put_f64(&mut p, labels.min);
+    put_f64(&mut p, labels.max);
+    let progress = learner.progress();
+    p.extend_from_slice(&progress.examples.to_le_bytes());
+    put_f64(&mut p, progress.weighted_loss);
+    put_f64(&mut p, progress.weight);
+    p.extend_from_slice(&progress.feature_updates.to_le_bytes());
+    put_bytes(&mut p, metadata.as_bytes());
+    write_weights(&mut p, learner.weights(), state);
+
+    let mut out = Vec::with_capacity(HEADER + p.len() + 4);
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    out.extend_from_slice(&(p.len() as u64).to_le_bytes());
+    out.extend_from_slice(&p);
+    let crc = crc32fast::hash(&out);
+    out.extend_from_slice(&crc.to_le_bytes());
+    out
+}
+
+fn put_f64(out: &mut Vec<u8>, v: f64) {
+    out.extend_from_slice(&v.to_le_bytes());
+}
+
+fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u32).to_le_bytes());
+    out.extend_from_slice(bytes);
+}
+
+/// Weights with the lazy L1/L2 state folded in, dense or sparse, whichever is smaller.
+fn write_weights(out: &mut Vec<u8>, table: &WeightTable, state: &GdState) {
+    let stride = table.stride();
+    out.push(stride as u8);
+    if !table.is_allocated() {
+        out.push(0);
+        return;
+    }
+    let (gravity, contraction) = (state.gravity as f32, state.contraction as f32);
+    let slot_values = |slot: &[f32]| -> [f32; 4] {
+        let mut v = [0.0f32; 4];
+        v[..stride].copy_from_slice(slot);
+        v[0] = trunc_weight(v[0], gravity) * contraction;
+        if stride == 4 {
+            v[RATE] = 0.0;
+        }
+        v
+    };
+    let data = table.data();
+    let nonzero =
+        data.chunks_exact(stride).filter(|s| slot_values(s).iter().any(|&x| x != 0.0)).count();
+    let dense_bytes = data.len() * 4;
+    let sparse_bytes = 8 + nonzero * (4 + 4 * stride);
+    if sparse_bytes < dense_bytes {
+        out.push(2);
+        out.extend_from_slice(&(nonzero as u64).to_le_bytes());
+        for (slot, values) in data.chunks_exact(stride).enumerate() {
+            let v = slot_values(values);
+            if v.iter().any(|&x| x != 0.0) {
+                out.extend_from_slice(&(slot as u32).to_le_bytes());
+                for x in &v[..stride] {
+                    out.extend_from_slice(&x.to_le_bytes());
+                }
+            }
+        }
+    } else {
+        out.push(1);
+        out.reserve(dense_bytes);
+        for values in data.chunks_exact(stride) {
+            for x in &slot_values(values)[..stride] {
+                out.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+}
+
+/// A bounds-checked little-endian cursor whose errors name the field and byte offset.
+struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> PolyResult<&'a [u8]> {
+        let end = self.pos.checked_add(n).filter(|&e| e <= self.bytes.len()).ok_or_else(|| {
+            bad(format!(
+                "truncated: {what} needs {n} bytes at offset {} but the payload ends at {}",
+                self.pos + HEADER,
+                self.bytes.len() + HEADER
+            ))
+        })?;
+        let out = &self.bytes[self.pos..end];
+        self.pos = end;
+        Ok(out)
+    }
+
+    fn array<const N: usize>(&mut self, what: &str) -> PolyResult<[u8; N]> {
+        let mut out = [0u8; N];
+        out.copy_from_slice(self.take(N, what)?);
+        Ok(out)
+    }
+
+    fn u8(&mut self, what: &str) -> PolyResult<u8> {
+        Ok(self.array::<1>(what)?[0])
+    }
+
+    fn u32(&mut self, what: &str) -> PolyResult<u32> {
+        Ok(u32::from_le_bytes(self.array(what)?))
+    }
+
+    fn u64(&mut self, what: &str) -> PolyResult<u64> {
+        Ok(u64::from_le_bytes(self.array(what)?))
+    }
+
+    fn f64(&mut self, what: &str) -> PolyResult<f64> {
+        Ok(f64::from_le_bytes(self.array(what)?))
+    }
+
+    fn f32(&mut self, what: &str) -> PolyResult<f32> {
+        Ok(f32::from_le_bytes(self.array(what)?))
+    }
+
+    fn string(&mut self, what: &str) -> PolyResult<String> {
+        let n = self.u32(what)? as usize;
+        let bytes = self.take(n, what)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| bad(format!("{what} is not UTF-8")))
+    }
+}
+
+/// Parses a model file's bytes (see the module docs); returns the learner and the metadata.
+pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<Interactions>, String)> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(bad(format!(
+            "not a polars-poly model (the file does not start with the magic bytes {:?})",
+            String::from_utf8_lossy(&MAGIC[..7])
+        )));
+    }
+    if bytes.len() < HEADER + 4 {
+        return Err(bad(format!("truncated: {} bytes, shorter than the header", bytes.len())));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if version != FORMAT_VERSION {
+        return Err(bad(format!(
+            "format version {version} is not supported (this build reads version {FORMAT_VERSION})"
+        )));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[12..20]);
+    let payload_len = u64::from_le_bytes(len);
+    let expected = (HEADER as u64).checked_add(payload_len).and_then(|n| n.checked_add(4));
+    if expected != Some(bytes.len() as u64) {
+        return Err(bad(format!(
+            "truncated or extended: the header announces {payload_len} payload bytes ({} in \
+             total) but the file has {} bytes",
+            expected.map_or_else(|| "overflow".to_owned(), |n| n.to_string()),
+            bytes.len()
+        )));
+    }
+    let body = bytes.len() - 4;
+    let stored =
+        u32::from_le_bytes([bytes[body], bytes[body + 1], bytes[body + 2], bytes[body + 3]]);
+    let actual = crc32fast::hash(&bytes[..body]);
+    if stored != actual {
+        return Err(bad(format!(
+            "checksum mismatch (stored {stored:#010x}, computed {actual:#010x}): the file is corrupted"
+        )));
+    }
+    let mut r = Reader { bytes: &bytes[HEADER..body], pos: 0 };
+    let bits = r.u32("bits")?;
+    let loss_kind = r.u8("loss")?;
+    let tau = r.f64("quantile tau")?;
+    let loss = match loss_kind {
+        0 => Loss::Squared,
+        1 => Loss::Logistic,
+        2 => Loss::Hinge,
+        3 => Loss::Quantile { tau },
+        other => return Err(bad(format!("unknown loss code {other}"))),
+    };
+    let flags = r.u8("update rule")?;
+    let rule = UpdateRule::from_flags(flags)
+        .ok_or_else(|| bad(format!("unknown update-rule flags {flags:#04x}")))?;
+    let learning_rate = r.f64("learning_rate")?;
+    let power_t = r.f64("power_t")?;
+    let initial_t = r.f64("initial_t")?;
+    let l1 = r.f64("l1")?;
+    let l2 = r.f64("l2")?;
+    let n_namespaces = r.u32("namespace count")?;
+    let mut namespaces = Vec::new();
+    for _ in 0..n_namespaces {
+        namespaces.push(r.string("namespace name")?);
+    }
+    let config =
+        LearnerConfig { bits, loss, rule, learning_rate, power_t, initial_t, l1, l2, namespaces };
+    config.validate().map_err(|e| bad(e.to_string()))?;
+    let kind = r.u8("expansion kind")?;
+    if kind != EXPANSION_INTERACTIONS {
+        return Err(bad(format!("unknown expansion kind {kind}")));
+    }
+    let degree = r.u8("expansion degree")?;
+    let constant = match r.u8("constant flag")? {
+        0 => false,
+        1 => true,
+        other => return Err(bad(format!("constant flag must be 0 or 1, got {other}"))),
+    };
+    let n_pairs = r.u32("namespace pair count")?;
+    let mut namespace_pairs = Vec::new();
+    for _ in 0..n_pairs {
+        namespace_pairs
+            .push((r.u32("namespace pair")? as usize, r.u32("namespace pair")? as usize));
+    }
+    let expansion = Interactions { degree, namespace_pairs, constant };
+    let mut state = GdState::new(initial_t);
+    state.t = r.f64("t")?;
+    state.total_weight = r.f64("total_weight")?;
+    state.normalized_sum_norm_x = r.f64("normalized_sum_norm_x")?;
+    let labels = LabelRange { min: r.f64("label min")?, max: r.f64("label max")? };
+    let progress = Progress {
+        examples: r.u64("examples")?,
+        weighted_loss: r.f64("weighted loss")?,
+        weight: r.f64("loss weight")?,
+        feature_updates: r.u64("feature updates")?,
+    };
+    let metadata = r.string("metadata")?;
+    let stride = r.u8("stride")? as usize;
+    if stride != rule.stride() {
+        return Err(bad(format!(
+            "weight stride {stride} does not match the update rule (expected {})",
+            rule.stride()
+        )));
+    }
+    let mut table = WeightTable::new(bits, stride);
+    let n_values = (stride as u64) << bits;
+    match r.u8("weight encoding")? {
+        0 => {}
+        1 => {
+            let n = usize::try_from(n_values).map_err(|_| bad("weight table too large"))?;
+            let raw = r.take(
+                n.checked_mul(4).ok_or_else(|| bad("weight table too large"))?,
+                "dense weights",
+            )?;
+            table.ensure_allocated()?;
+            for (dst, src) in table.data_mut().iter_mut().zip(raw.chunks_exact(4)) {
+                *dst = f32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+            }
+        }
+        2 => {
+            let count = r.u64("sparse weight count")?;
+            if count > (1u64 << bits) {
+                return Err(bad(format!("{count} sparse slots for a table of 2^{bits}")));
+            }
+            table.ensure_allocated()?;
+            for _ in 0..count {
+                let slot = u64::from(r.u32("sparse slot")?);
+                if slot > table.mask() {
+                    return Err(bad(format!(
+                        "sparse slot {slot} is outside the table of 2^{bits}"
+                    )));
+                }
+                let base = slot as usize * stride;
+                for k in 0..stride {
+                    let v = r.f32("sparse weight")?;
+                    table.data_mut()[base + k] = v;
+                }
+            }
+        }
+        other => return Err(bad(format!("unknown weight encoding {other}"))),
+    }
+    if r.pos != r.bytes.len() {
+        return Err(bad(format!("{} unexpected bytes after the weights", r.bytes.len() - r.pos)));
+    }
+    if table.data().iter().any(|v| !v.is_finite()) {
+        return Err(bad("a stored weight is not finite"));
+    }
+    let learner = Learner::from_parts(config, expansion, table, state, labels, progress)
+        .map_err(|e| bad(e.to_string()))?;
+    Ok((learner, metadata))
+}
+
+/// Writes a model file.
+pub fn save(learner: &Learner<Interactions>, metadata: &str, path: &Path) -> PolyResult<()> {
+    let io = |e: std::io::Error| PolyError::Io {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    };
+    let bytes = to_bytes(learner, metadata);
+    let mut file = std::fs::File::create(path).map_err(io)?;
+    file.write_all(&bytes).map_err(io)?;
+    file.sync_all().map_err(io)
+}
+
+/// Reads a model file.
+pub fn load(path: &Path) -> PolyResult<(Learner<Interactions>, String)> {
+    let bytes = std::fs::read(path)
+        .map_err(|e| PolyError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    from_bytes(&bytes).map_err(|e| match e {
+        PolyError::InvalidInput(m) => PolyError::InvalidInput(format!("{}: {m}", path.display())),
+        other => other,
+    })
+}

@@ -1,0 +1,604 @@
+//! Learner-level tests: the engine against an independent f64 reference of the update formulas,
+//! learning behaviour, model files, and bad input.
+
+use std::collections::HashMap;
+
+use proptest::prelude::*;
+
+use super::model_io;
+use super::*;
+use crate::sparse::SparseRows;
+
+/// Straightforward f64 transcription of the update rules of `gd.cc` (the formulas of
+/// `update.rs`'s module docs), over a hash map of weights, with L2 applied explicitly to every
+/// weight instead of lazily.
+struct Reference {
+    rule: UpdateRule,
+    loss: Loss,
+    eta: f64,
+    power_t: f64,
+    initial_t: f64,
+    l2: f64,
+    /// slot -> (w, G, N, rate). The rate is per slot, as in Vowpal Wabbit: when two features of
+    /// one example collide, both are updated with the rate computed last.
+    w: HashMap<u32, (f64, f64, f64, f64)>,
+    t: f64,
+    total_weight: f64,
+    sum_norm_x: f64,
+    min_label: f64,
+    max_label: f64,
+}
+
+impl Reference {
+    fn new(config: &LearnerConfig) -> Self {
+        let logistic = matches!(config.loss, Loss::Logistic);
+        Reference {
+            rule: config.rule,
+            loss: config.loss,
+            eta: config.learning_rate,
+            power_t: config.power_t,
+            initial_t: config.initial_t,
+            l2: config.l2,
+            w: HashMap::new(),
+            t: 0.0,
+            total_weight: config.initial_t,
+            sum_norm_x: config.initial_t,
+            min_label: if logistic { -50.0 } else { 0.0 },
+            max_label: if logistic { 50.0 } else { 0.0 },
+        }
+    }
+
+    fn predict(&self, features: &[(u32, f64)]) -> f64 {
+        let raw: f64 = features.iter().map(|(s, x)| self.w.get(s).map_or(0.0, |w| w.0) * x).sum();
+        raw.clamp(self.min_label, self.max_label)
+    }
+
+    fn learn(&mut self, features: &[(u32, f64)], y: f64, importance: f64) -> f64 {
+        if !matches!(self.loss, Loss::Logistic) {
+            self.min_label = self.min_label.min(y);
+            self.max_label = self.max_label.max(y);
+        }
+        let p = self.predict(features);
+        self.t += importance;
+        // Vowpal Wabbit's gate: the loss evaluated in single precision must be positive.
+        let loss_f32 = match self.loss {
+            Loss::Logistic => (1.0f32 + ((-y * p) as f32).exp()).ln(),
+            _ => self.loss.value(p, y) as f32,
+        };
+        if loss_f32 <= 0.0 {
+            return p;
+        }
+        let d = self.loss.derivative(p, y);
+        let g2 = importance * d * d;
+        let pt = self.power_t;
+        let mut ppu = 0.0;
+        let mut multiplier = 1.0;
+        if self.rule.adaptive || self.rule.normalized {
+            let mut norm_x = 0.0;
+            for &(s, x) in features {
+                let x2 = (x * x).max(1.084202e-19f64.powi(2));
+                let e = self.w.entry(s).or_insert((0.0, 0.0, 0.0, 1.0));
+                let mut rate = 1.0;
+                if self.rule.adaptive {
+                    e.1 += g2 * x2;
+                    rate = (e.1 + self.initial_t).powf(-pt);
+                }
+                if self.rule.normalized {
+                    let norm_power = if self.rule.adaptive { 1.0 - pt } else { 1.0 };
+                    if x.abs() > e.2 {
+                        if e.2 > 0.0 {
+                            e.0 *= (e.2 / x.abs()).powf(2.0 * norm_power);
+                        }
+                        e.2 = x.abs();
+                    }
+                    norm_x += x2 / (e.2 * e.2);
+                    rate *= (e.2 * e.2).powf(-norm_power);
+                }
+                e.3 = rate;
+                ppu += x2 * rate;
+            }
+            if self.rule.normalized {
+                self.sum_norm_x += importance * norm_x;
+                self.total_weight += importance;
+                let norm_power = if self.rule.adaptive { 1.0 - pt } else { 1.0 };
+                multiplier = (self.total_weight / self.sum_norm_x).powf(norm_power);
+            }
+            ppu *= multiplier;
+        } else {
+            ppu = features.iter().map(|(_, x)| x * x).sum();
+        }
+        let mut scale = self.eta * importance;
+        if !self.rule.adaptive {
+            scale *= (self.initial_t + self.t).powf(-pt);
+            if !self.rule.normalized && self.initial_t > 0.0 {
+                scale *= self.initial_t.powf(pt);
+            }
+        }
+        let u = if self.rule.invariant {
+            self.loss.invariant_update(p, y, scale, ppu)
+        } else {
+            -scale * d
+        };
+        if self.l2 > 0.0 && d.abs() > 1e-8 && u.abs() > 1e-8 {
+            let shrink = 1.0 - self.l2 * (-u / d);
+            for e in self.w.values_mut() {
+                e.0 *= shrink;
+            }
+        }
+        for &(s, x) in features {
+            let e = self.w.entry(s).or_insert((0.0, 0.0, 0.0, 1.0));
+            e.0 += multiplier * u * e.3 * x;
+        }
+        p
+    }
+}
+
+/// A deterministic pseudo-random stream of examples: (indices, values, label, importance).
+fn stream(n: usize, seed: u64, classification: bool) -> Vec<(Vec<u32>, Vec<f64>, f64, f64)> {
+    let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    let mut next = move || {
+        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        (state >> 33) as f64 / (1u64 << 31) as f64
+    };
+    (0..n)
+        .map(|_| {
+            let nnz = 1 + (next() * 6.0) as usize;
+            let mut idx: Vec<u32> = (0..nnz).map(|_| (next() * 40.0) as u32).collect();
+            idx.sort_unstable();
+            idx.dedup();
+            let vals: Vec<f64> = idx
+                .iter()
+                // Magnitudes within [0.25, 3]: on extreme scales f32 and f64 runs of the same
+                // rule drift apart chaotically (a fresh weight's rate is 1/(|g|·x²)).
+                .map(|_| {
+                    let sign = if next() < 0.5 { -1.0 } else { 1.0 };
+                    sign * (0.5 + next()) * 2f64.powi((next() * 3.0) as i32 - 1)
+                })
+                .collect();
+            let score: f64 =
+                idx.iter().zip(&vals).map(|(&i, v)| if i % 3 == 0 { *v } else { -0.5 * v }).sum();
+            let label = if classification {
+                if score + 0.3 * (next() - 0.5) > 0.0 {
+                    1.0
+                } else {
+                    -1.0
+                }
+            } else {
+                score + 0.1 * next()
+            };
+            let importance = if next() < 0.2 { 0.5 + 3.0 * next() } else { 1.0 };
+            (idx, vals, label, importance)
+        })
+        .collect()
+}
+
+fn engine_vs_reference(config: LearnerConfig, expansion: Interactions) {
+    let classification = config.loss.is_classification();
+    let data = stream(300, 7, classification);
+    let mut learner = Learner::new(config.clone(), expansion.clone()).unwrap();
+    let mut reference = Reference::new(&config);
+    let mut buffer = ExampleBuffer::new();
+    let mut features = ExpandedFeatures::new(config.bits);
+    for (row, (idx, vals, y, imp)) in data.iter().enumerate() {
+        buffer.clear();
+        buffer.push_namespace(0, idx, vals, row).unwrap();
+        let ex = buffer.finish(*y, *imp, row).unwrap();
+        features.clear();
+        expansion.expand(&ex, &mut features);
+        let pairs: Vec<(u32, f64)> = features
+            .slots()
+            .iter()
+            .zip(features.values())
+            .map(|(&s, &x)| (s, f64::from(x)))
+            .collect();
+        let ours = learner.learn(&ex, row).unwrap();
+        let theirs = reference.learn(&pairs, *y, *imp);
+        assert!(
+            (ours - theirs).abs() <= 2e-3 * (1.0 + theirs.abs()),
+            "{config:?}: row {row}: engine {ours} vs reference {theirs}"
+        );
+    }
+}
+
+fn config(loss: Loss, rule: UpdateRule) -> LearnerConfig {
+    LearnerConfig { bits: 12, loss, rule, ..LearnerConfig::default() }
+}
+
+#[test]
+fn default_rule_matches_reference_for_every_loss() {
+    for loss in [Loss::Squared, Loss::Logistic, Loss::Hinge, Loss::Quantile { tau: 0.3 }] {
+        engine_vs_reference(config(loss, UpdateRule::VW_DEFAULT), Interactions::linear());
+        engine_vs_reference(config(loss, UpdateRule::VW_DEFAULT), Interactions::quadratic());
+    }
+}
+
+#[test]
+fn other_rules_match_reference() {
+    let sgd = LearnerConfig {
+        initial_t: 1.0,
+        learning_rate: 0.05,
+        ..config(Loss::Squared, UpdateRule::SGD)
+    };
+    engine_vs_reference(sgd, Interactions::linear());
+    let sgd_log = LearnerConfig { initial_t: 1.0, ..config(Loss::Logistic, UpdateRule::SGD) };
+    engine_vs_reference(sgd_log, Interactions::quadratic());
+    engine_vs_reference(config(Loss::Logistic, UpdateRule::ADAGRAD), Interactions::linear());
+    let normalized = UpdateRule { adaptive: false, normalized: true, invariant: true };
+    engine_vs_reference(config(Loss::Squared, normalized), Interactions::linear());
+    // The general power_t path (no sqrt fast path), with initial_t.
+    let general = LearnerConfig {
+        power_t: 0.7,
+        initial_t: 2.0,
+        ..config(Loss::Squared, UpdateRule::VW_DEFAULT)
+    };
+    engine_vs_reference(general, Interactions::quadratic());
+    let adaptive_invariant = UpdateRule { adaptive: true, normalized: false, invariant: true };
+    engine_vs_reference(config(Loss::Hinge, adaptive_invariant), Interactions::linear());
+}
+
+#[test]
+fn lazy_l2_matches_explicit_shrinking() {
+    let l2 = LearnerConfig { l2: 1e-3, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    engine_vs_reference(l2, Interactions::linear());
+}
+
+fn rows_of(data: &[(Vec<u32>, Vec<f64>, f64, f64)]) -> (Vec<i64>, Vec<u32>, Vec<f64>, Vec<f64>) {
+    let mut offsets = vec![0i64];
+    let (mut indices, mut values, mut labels) = (Vec::new(), Vec::new(), Vec::new());
+    for (idx, vals, y, _) in data {
+        indices.extend_from_slice(idx);
+        values.extend_from_slice(vals);
+        offsets.push(indices.len() as i64);
+        labels.push(*y);
+    }
+    (offsets, indices, values, labels)
+}
+
+#[test]
+fn l1_shrinks_weights_and_predictions() {
+    let data = stream(400, 3, false);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let mut plain =
+        Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::linear())
+            .unwrap();
+    plain.learn_batch(&batch).unwrap();
+    let strong = LearnerConfig { l1: 0.05, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    let mut sparse = Learner::new(strong, Interactions::linear()).unwrap();
+    sparse.learn_batch(&batch).unwrap();
+    let count = |l: &Learner| (0..4096u32).filter(|&s| l.effective_weight(s) != 0.0).count();
+    assert!(count(&sparse) < count(&plain) / 2, "{} vs {}", count(&sparse), count(&plain));
+}
+
+#[test]
+fn quadratic_learns_xor_and_linear_cannot() {
+    // y = x0 * x1 with x in {-1, 1}: not linearly separable.
+    let mut data = Vec::new();
+    for k in 0..4000u32 {
+        let a = if k % 2 == 0 { 1.0 } else { -1.0 };
+        let b = if (k / 2) % 2 == 0 { 1.0 } else { -1.0 };
+        data.push((vec![0u32, 1], vec![a, b], a * b, 1.0));
+    }
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let mut lin =
+        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
+            .unwrap();
+    lin.learn_batch(&batch).unwrap();
+    let mut quad =
+        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::quadratic())
+            .unwrap();
+    quad.learn_batch(&batch).unwrap();
+    let (l, q) = (lin.progressive_loss().unwrap(), quad.progressive_loss().unwrap());
+    assert!(l > 0.6, "linear cannot learn xor: {l}");
+    assert!(q < 0.1, "quadratic learns xor: {q}");
+    let mut out = Vec::new();
+    quad.predict_batch(&batch, &mut out).unwrap();
+    for (p, y) in out.iter().zip(&labels) {
+        assert!(p * y > 0.0);
+    }
+}
+
+proptest! {
+    /// Squared loss, invariant update: an example of any importance moves the prediction towards
+    /// its label and never past it.
+    #[test]
+    fn invariant_update_never_overshoots_the_label(
+        importance in 0.01f64..1000.0,
+        label in -5.0f64..5.0,
+        values in proptest::collection::vec(0.1f64..3.0, 1..6),
+        warmup in 0usize..3,
+    ) {
+        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::quadratic()).unwrap();
+        let idx: Vec<u32> = (0..values.len() as u32).collect();
+        let mut buffer = ExampleBuffer::new();
+        for k in 0..warmup {
+            buffer.clear();
+            buffer.push_namespace(0, &idx, &values, k).unwrap();
+            let ex = buffer.finish(-label, 1.0, k).unwrap();
+            learner.learn(&ex, k).unwrap();
+        }
+        buffer.clear();
+        buffer.push_namespace(0, &idx, &values, 9).unwrap();
+        let ex = buffer.finish(label, importance, 9).unwrap();
+        let before = learner.learn(&ex, 9).unwrap();
+        let mut features = ExpandedFeatures::new(12);
+        let after = learner.predict_with(&ex, &mut features);
+        let (lo, hi) = if before <= label { (before, label) } else { (label, before) };
+        let slack = 1e-4 * (1.0 + label.abs());
+        prop_assert!(after >= lo - slack && after <= hi + slack, "before {} after {} label {}", before, after, label);
+    }
+
+    /// save -> load -> predict is identical, and continuing training after loading equals
+    /// uninterrupted training.
+    #[test]
+    fn save_load_round_trip(seed in 0u64..1000, degree in 1u8..=2, logistic in any::<bool>()) {
+        let loss = if logistic { Loss::Logistic } else { Loss::Squared };
+        let data = stream(120, seed, logistic);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let first = Batch::new(&ns, &labels[..], None).unwrap();
+        let exp = Interactions { degree, ..Interactions::linear() };
+        let mut a = Learner::new(config(loss, UpdateRule::VW_DEFAULT), exp).unwrap();
+        a.learn_batch(&first).unwrap();
+        let bytes = model_io::to_bytes(&a, "{\"meta\": 1}");
+        let (mut b, meta) = model_io::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(meta, "{\"meta\": 1}");
+        let (mut pa, mut pb) = (Vec::new(), Vec::new());
+        a.predict_batch(&first, &mut pa).unwrap();
+        b.predict_batch(&first, &mut pb).unwrap();
+        prop_assert_eq!(&pa, &pb);
+        prop_assert_eq!(a.progress(), b.progress());
+        a.learn_batch(&first).unwrap();
+        b.learn_batch(&first).unwrap();
+        a.predict_batch(&first, &mut pa).unwrap();
+        b.predict_batch(&first, &mut pb).unwrap();
+        prop_assert_eq!(pa, pb);
+    }
+
+    /// Any single corrupted byte or any truncation is rejected.
+    #[test]
+    fn corrupted_or_truncated_files_are_rejected(position in 0usize..10_000, flip in 1u8..=255, cut in 0usize..10_000) {
+        let data = stream(30, 1, false);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let batch = Batch::new(&ns, &labels, None).unwrap();
+        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::linear()).unwrap();
+        learner.learn_batch(&batch).unwrap();
+        let bytes = model_io::to_bytes(&learner, "");
+        let mut corrupted = bytes.clone();
+        let at = position % bytes.len();
+        corrupted[at] ^= flip;
+        prop_assert!(model_io::from_bytes(&corrupted).is_err());
+        let cut = cut % bytes.len();
+        let err = model_io::from_bytes(&bytes[..cut]).unwrap_err().to_string();
+        prop_assert!(err.starts_with("invalid model file:"), "{}", err);
+    }
+}
+
+#[test]
+fn model_file_errors_say_what_is_wrong() {
+    let learner =
+        Learner::new(config(Loss::Squared, UpdateRule::SGD), Interactions::cubic()).unwrap();
+    let bytes = model_io::to_bytes(&learner, "");
+    let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.config(), learner.config());
+    assert_eq!(loaded.expansion(), learner.expansion());
+    let err = model_io::from_bytes(b"label 1:2 3:4\n").unwrap_err().to_string();
+    assert!(err.contains("not a polars-poly model"), "{err}");
+    let err = model_io::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+    let mut corrupted = bytes.clone();
+    corrupted[30] ^= 1;
+    let err = model_io::from_bytes(&corrupted).unwrap_err().to_string();
+    assert!(err.contains("checksum mismatch"), "{err}");
+    let mut future = bytes.clone();
+    future[8] = 9;
+    let err = model_io::from_bytes(&future).unwrap_err().to_string();
+    assert!(err.contains("format version 9"), "{err}");
+    let dir = std::env::temp_dir().join(format!("pp-model-{}", std::process::id()));
+    let err = model_io::load(&dir.join("missing.model")).unwrap_err().to_string();
+    assert!(err.contains("missing.model"), "{err}");
+}
+
+#[test]
+fn sparse_and_dense_weight_encodings_round_trip() {
+    // A tiny table is written dense, a big one with few weights sparse; both load back equal.
+    for bits in [4u32, 20] {
+        let mut learner = Learner::new(
+            LearnerConfig { bits, ..LearnerConfig::default() },
+            Interactions::linear(),
+        )
+        .unwrap();
+        let mut buffer = ExampleBuffer::new();
+        buffer.clear();
+        buffer.push_namespace(0, &[1u32, 3], &[1.0f64, 2.0], 0).unwrap();
+        let ex = buffer.finish(1.0, 1.0, 0).unwrap();
+        learner.learn(&ex, 0).unwrap();
+        let bytes = model_io::to_bytes(&learner, "");
+        let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            loaded.weights().data(),
+            learner
+                .weights()
+                .data()
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| if i % 4 == 3 { 0.0 } else { v })
+                .collect::<Vec<_>>()
+        );
+        let dense_size = 4usize << bits << 2;
+        assert_eq!(bytes.len() < dense_size / 2, bits == 20, "{} bytes", bytes.len());
+    }
+}
+
+#[test]
+fn bad_input_errors_name_row_and_value() {
+    let err =
+        Learner::new(LearnerConfig { bits: 0, ..LearnerConfig::default() }, Interactions::linear())
+            .unwrap_err();
+    assert!(err.to_string().contains("bits must be in 1..=32, got 0"), "{err}");
+    let err = Learner::new(
+        LearnerConfig { bits: 33, ..LearnerConfig::default() },
+        Interactions::linear(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("got 33"), "{err}");
+    let err = Learner::new(
+        LearnerConfig { learning_rate: f64::NAN, ..LearnerConfig::default() },
+        Interactions::linear(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("learning_rate"), "{err}");
+
+    let offsets = [0i64, 1, 2, 3];
+    let indices = [0u32, 1, 2];
+    let values = [1.0f64, f64::INFINITY, 1.0];
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let labels = [1.0, -1.0, 0.0];
+    let mut clf = Learner::new(
+        LearnerConfig { loss: Loss::Logistic, ..LearnerConfig::default() },
+        Interactions::linear(),
+    )
+    .unwrap();
+    let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(100);
+    let err = clf.learn_batch(&batch).unwrap_err().to_string();
+    assert!(err.contains("row 102: label 0 is not -1 or +1 (logistic loss"), "{err}");
+    assert_eq!(clf.progress().examples, 0, "labels are checked before learning");
+    let labels = [1.0, -1.0, 1.0];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let err = clf.learn_batch(&batch).unwrap_err().to_string();
+    assert!(err.contains("row 1") && err.contains("inf"), "{err}");
+    let nan_labels = [1.0, f64::NAN, 1.0];
+    let mut reg = Learner::new(LearnerConfig::default(), Interactions::linear()).unwrap();
+    let err =
+        reg.learn_batch(&Batch::new(&ns, &nan_labels, None).unwrap()).unwrap_err().to_string();
+    assert!(err.contains("row 1: label is NaN"), "{err}");
+    let err = Batch::new(&ns, &labels[..2], None).err().unwrap().to_string();
+    assert!(err.contains("3 rows but labels have 2"), "{err}");
+    let weights = [1.0, -1.0, 1.0];
+    let err = reg
+        .learn_batch(&Batch::new(&ns, &labels, Some(&weights)).unwrap())
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("row 1: importance weight is -1"), "{err}");
+    let err = reg
+        .fit(
+            &Batch::new(&ns, &labels, None).unwrap(),
+            &FitOptions { passes: 0, ..FitOptions::default() },
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("passes"), "{err}");
+}
+
+#[test]
+fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
+    let data = stream(500, 11, true);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let options =
+        FitOptions { passes: 4, shuffle_seed: Some(5), holdout_period: 10, early_stopping: 0 };
+    let run = |options: &FitOptions| {
+        let mut l =
+            Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
+                .unwrap();
+        let report = l.fit(&batch, options).unwrap();
+        let mut out = Vec::new();
+        l.predict_batch(&batch, &mut out).unwrap();
+        (report, out, l.progress().examples)
+    };
+    let (report, first, examples) = run(&options);
+    assert_eq!(report.passes_run, 4);
+    assert_eq!(report.holdout_loss.len(), 4);
+    assert_eq!(examples, 4 * 450, "every 10th row is held out");
+    assert!(report.pass_loss[3] < report.pass_loss[0], "{:?}", report.pass_loss);
+    assert_eq!(run(&options).1, first, "same seed, same model");
+    let other = FitOptions { shuffle_seed: Some(6), ..options.clone() };
+    assert_ne!(run(&other).1, first, "another seed, another order");
+    // Early stopping: on labels that are pure noise the holdout loss cannot keep improving.
+    let noise: Vec<f64> = (0..500u64)
+        .map(|r| if (r.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) & 1 == 0 { 1.0 } else { -1.0 })
+        .collect();
+    let noisy = Batch::new(&ns, &noise, None).unwrap();
+    let patient =
+        FitOptions { passes: 30, shuffle_seed: None, holdout_period: 5, early_stopping: 2 };
+    let mut l =
+        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::quadratic())
+            .unwrap();
+    let report = l.fit(&noisy, &patient).unwrap();
+    assert!(report.stopped_early && report.passes_run < 30, "{report:?}");
+    // One pass: no holdout, every row learned.
+    let (report, _, examples) = run(&FitOptions { passes: 1, ..options });
+    assert!(report.holdout_loss.is_empty());
+    assert_eq!(examples, 500);
+}
+
+#[test]
+fn predict_batch_equals_one_by_one_and_unfitted_predicts_zero() {
+    let data = stream(50, 2, false);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let mut learner =
+        Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::quadratic())
+            .unwrap();
+    let mut out = Vec::new();
+    learner.predict_batch(&batch, &mut out).unwrap();
+    assert!(out.iter().all(|&p| p == 0.0));
+    learner.learn_batch(&batch).unwrap();
+    learner.predict_batch(&batch, &mut out).unwrap();
+    let mut buffer = ExampleBuffer::new();
+    let mut features = ExpandedFeatures::new(12);
+    let seed = learner.config().namespace_seed(0);
+    for (row, (idx, vals, _, _)) in data.iter().enumerate() {
+        buffer.clear();
+        buffer.push_namespace(seed, idx, vals, row).unwrap();
+        let ex = buffer.finish(0.0, 1.0, row).unwrap();
+        assert_eq!(learner.predict_with(&ex, &mut features), out[row]);
+    }
+    assert!(learner.progressive_loss().unwrap() > 0.0);
+}
+
+#[test]
+fn namespaces_are_hashed_apart_and_crossed() {
+    let offsets = [0i64, 1];
+    let a_idx = [3u32];
+    let vals = [2.0f64];
+    let a = SparseRows::new(&offsets, &a_idx, &vals).unwrap();
+    let b = SparseRows::new(&offsets, &a_idx, &vals).unwrap();
+    let ns: [&dyn NamespaceRows; 2] = [&a, &b];
+    let labels = [1.0];
+    let config =
+        LearnerConfig { namespaces: vec!["a".into(), "b".into()], ..LearnerConfig::default() };
+    let exp = Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: false };
+    let mut learner = Learner::new(config.clone(), exp).unwrap();
+    learner.learn_batch(&Batch::new(&ns, &labels, None).unwrap()).unwrap();
+    let seed_a = config.namespace_seed(0);
+    let seed_b = config.namespace_seed(1);
+    assert_ne!(seed_a, seed_b);
+    let mask = (1u64 << 18) - 1;
+    let slots = [
+        (3 + seed_a) & mask,
+        (3 + seed_b) & mask,
+        (((3 + seed_a).wrapping_mul(16_777_619)) ^ (3 + seed_b)) & mask,
+    ];
+    for s in slots {
+        assert!(learner.effective_weight(s as u32) != 0.0, "slot {s} was learned");
+    }
+    let err = Learner::new(
+        config,
+        Interactions { namespace_pairs: vec![(0, 2)], ..Interactions::linear() },
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("(0, 2)"), "{err}");
+}

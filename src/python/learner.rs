@@ -1,0 +1,417 @@
+//! Bindings of the online learner: the `Learner` class (train, predict, save/load) and the
+//! `learner_predict` plugin expression. Thin: argument conversion, GIL release, error mapping.
+//!
+//! The plugin expression finds its model through a *handle*: every `Learner` registers a weak
+//! reference under a process-unique id, and the expression's kwargs carry only that id (kwargs
+//! are pickled for every batch; the weights are not). A handle whose learner was dropped fails
+//! with a clear error.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
+
+use polars::prelude::*;
+use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict};
+use pyo3_polars::derive::polars_expr;
+use pyo3_polars::PySeries;
+use serde::Deserialize;
+
+use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
+use crate::error::PolyError;
+use crate::learner::{
+    model_io, Batch, FitOptions, Interactions, Learner, LearnerConfig, Loss, NamespaceRows,
+    UpdateRule,
+};
+use crate::sparse::SparseRows;
+use crate::with_rows;
+
+type Shared = Arc<RwLock<Learner>>;
+
+static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<Learner>>>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
+
+fn py_error(err: PolyError) -> PyErr {
+    match err {
+        PolyError::Io { .. } => PyOSError::new_err(err.to_string()),
+        other => PyValueError::new_err(other.to_string()),
+    }
+}
+
+fn polars_py(err: PolarsError) -> PyErr {
+    PyValueError::new_err(err.to_string())
+}
+
+fn poisoned<T>(_: T) -> PyErr {
+    PyValueError::new_err("the model is unusable: a thread panicked while holding it")
+}
+
+/// A hashed online learner (the engine's `Learner` with its feature enumerator).
+#[pyclass(module = "polars_poly._internal", name = "Learner")]
+pub struct PyLearner {
+    handle: u64,
+    inner: Shared,
+}
+
+impl PyLearner {
+    fn wrap(learner: Learner) -> Self {
+        let inner = Arc::new(RwLock::new(learner));
+        let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut registry) = REGISTRY.lock() {
+            registry.insert(handle, Arc::downgrade(&inner));
+        }
+        PyLearner { handle, inner }
+    }
+}
+
+impl Drop for PyLearner {
+    fn drop(&mut self) {
+        if let Ok(mut registry) = REGISTRY.lock() {
+            registry.remove(&self.handle);
+        }
+    }
+}
+
+fn parse_loss(name: &str, tau: f64) -> PyResult<Loss> {
+    match name {
+        "squared" => Ok(Loss::Squared),
+        "logistic" => Ok(Loss::Logistic),
+        "hinge" => Ok(Loss::Hinge),
+        "quantile" => Ok(Loss::Quantile { tau }),
+        other => Err(PyValueError::new_err(format!(
+            "loss must be 'squared', 'logistic', 'hinge' or 'quantile', got {other:?}"
+        ))),
+    }
+}
+
+fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, Interactions)> {
+    let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
+        options
+            .get_item(key)?
+            .ok_or_else(|| PyValueError::new_err(format!("learner option {key:?} is missing")))
+    };
+    let loss: String = get("loss")?.extract()?;
+    let config = LearnerConfig {
+        bits: get("bits")?.extract()?,
+        loss: parse_loss(&loss, get("quantile_tau")?.extract()?)?,
+        rule: UpdateRule {
+            adaptive: get("adaptive")?.extract()?,
+            normalized: get("normalized")?.extract()?,
+            invariant: get("invariant")?.extract()?,
+        },
+        learning_rate: get("learning_rate")?.extract()?,
+        power_t: get("power_t")?.extract()?,
+        initial_t: get("initial_t")?.extract()?,
+        l1: get("l1")?.extract()?,
+        l2: get("l2")?.extract()?,
+        namespaces: get("namespaces")?.extract()?,
+    };
+    let expansion = Interactions {
+        degree: get("degree")?.extract()?,
+        namespace_pairs: get("namespace_pairs")?.extract()?,
+        constant: get("constant")?.extract()?,
+    };
+    Ok((config, expansion))
+}
+
+/// One chunk's rows as the engine's dynamic namespace rows.
+fn as_namespace<'a>(rows: &'a RowsChunk<'a>) -> &'a dyn NamespaceRows {
+    with_rows!(rows, |r| r as &dyn NamespaceRows)
+}
+
+/// Single-chunk copies of the feature columns (cheap when already one chunk).
+fn rechunked(features: Vec<PySeries>) -> Vec<Series> {
+    features.into_iter().map(|s| Series::from(s).rechunk()).collect()
+}
+
+/// Rows of every namespace, a null-row mask, and the row count; all columns must have the same
+/// length.
+struct Columns<'a> {
+    chunks: Vec<Vec<SparseChunk<'a>>>,
+    n_rows: usize,
+}
+
+impl<'a> Columns<'a> {
+    fn new(series: &'a [Series]) -> PolarsResult<Self> {
+        let n_rows = series.first().map_or(0, |s| s.len());
+        for s in series {
+            if s.len() != n_rows {
+                polars_bail!(ShapeMismatch: "feature column {:?} has {} rows but {:?} has {n_rows}", s.name(), s.len(), series[0].name());
+            }
+        }
+        let chunks = series.iter().map(sparse_chunks).collect::<PolarsResult<Vec<_>>>()?;
+        Ok(Columns { chunks, n_rows })
+    }
+
+    /// `null[r]` is true when row `r` is null in any column.
+    fn null_rows(&self) -> Option<Vec<bool>> {
+        let mut mask: Option<Vec<bool>> = None;
+        for column in &self.chunks {
+            if let Some(validity) = column.first().and_then(|c| c.validity.as_ref()) {
+                let m = mask.get_or_insert_with(|| vec![false; self.n_rows]);
+                for (row, valid) in validity.iter().enumerate() {
+                    m[row] |= !valid;
+                }
+            }
+        }
+        mask
+    }
+
+    fn namespaces<'b>(&'b self, empty: &'b SparseRows<'b, u32, f32>) -> Vec<&'b dyn NamespaceRows> {
+        self.chunks
+            .iter()
+            .map(|c| match c.first() {
+                Some(chunk) => as_namespace(&chunk.rows),
+                None => empty as &dyn NamespaceRows,
+            })
+            .collect()
+    }
+}
+
+fn labels_of(labels: PySeries, what: &str) -> PolarsResult<Float64Chunked> {
+    let labels = Series::from(labels).cast(&DataType::Float64)?;
+    let labels = labels.f64()?.rechunk().into_owned();
+    if labels.null_count() > 0 {
+        let row = (0..labels.len()).find(|&i| labels.get(i).is_none()).unwrap_or(0);
+        polars_bail!(ComputeError: "{what}: row {row} is null");
+    }
+    Ok(labels)
+}
+
+fn reject_null_rows(columns: &Columns<'_>, series: &[Series], first_row: usize) -> PyResult<()> {
+    if let Some(mask) = columns.null_rows() {
+        if let Some(row) = mask.iter().position(|&null| null) {
+            let name = series
+                .iter()
+                .find(|s| s.is_null().get(row) == Some(true))
+                .map_or_else(String::new, |s| s.name().to_string());
+            return Err(PyValueError::new_err(format!(
+                "feature column {name:?}: row {} is null; drop or fill missing rows before training",
+                first_row + row
+            )));
+        }
+    }
+    Ok(())
+}
+
+#[pymethods]
+impl PyLearner {
+    #[new]
+    fn new(options: &Bound<'_, PyDict>) -> PyResult<Self> {
+        let (config, expansion) = config_from_dict(options)?;
+        Ok(PyLearner::wrap(Learner::new(config, expansion).map_err(py_error)?))
+    }
+
+    /// One online pass over a batch (progressive). Returns (Σ weight·loss, Σ weight).
+    #[pyo3(signature = (features, labels, weights=None, first_row=0))]
+    fn learn(
+        &self,
+        py: Python<'_>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        first_row: usize,
+    ) -> PyResult<(f64, f64)> {
+        let series = rechunked(features);
+        let labels = labels_of(labels, "labels").map_err(polars_py)?;
+        let weights =
+            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
+        py.detach(|| {
+            let columns = Columns::new(&series).map_err(polars_py)?;
+            reject_null_rows(&columns, &series, first_row)?;
+            let empty_offsets = [0i64];
+            let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(py_error)?;
+            let namespaces = columns.namespaces(&empty);
+            let labels = labels.cont_slice().map_err(polars_py)?;
+            let weights =
+                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+            let batch = Batch::new(&namespaces, labels, weights)
+                .map_err(py_error)?
+                .with_first_row(first_row);
+            let mut learner = self.inner.write().map_err(poisoned)?;
+            learner.learn_batch(&batch).map_err(py_error)
+        })
+    }
+
+    /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
+    /// per-pass holdout loss, stopped early).
+    #[pyo3(signature = (features, labels, weights, passes, shuffle_seed, holdout_period, early_stopping))]
+    #[allow(clippy::too_many_arguments)]
+    fn fit(
+        &self,
+        py: Python<'_>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        passes: usize,
+        shuffle_seed: Option<u64>,
+        holdout_period: usize,
+        early_stopping: usize,
+    ) -> PyResult<(usize, Vec<f64>, Vec<f64>, bool)> {
+        let series = rechunked(features);
+        let labels = labels_of(labels, "labels").map_err(polars_py)?;
+        let weights =
+            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
+        let options = FitOptions { passes, shuffle_seed, holdout_period, early_stopping };
+        py.detach(|| {
+            let columns = Columns::new(&series).map_err(polars_py)?;
+            reject_null_rows(&columns, &series, 0)?;
+            let empty_offsets = [0i64];
+            let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(py_error)?;
+            let namespaces = columns.namespaces(&empty);
+            let labels = labels.cont_slice().map_err(polars_py)?;
+            let weights =
+                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+            let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?;
+            let mut learner = self.inner.write().map_err(poisoned)?;
+            let report = learner.fit(&batch, &options).map_err(py_error)?;
+            Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
+        })
+    }
+
+    /// Scores (clipped predictions; margins for the logistic loss) of every row, in parallel.
+    /// Null rows give null.
+    fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
+        let series = rechunked(features);
+        let out =
+            py.detach(|| predict_series(&self.inner, &series, "score", true)).map_err(polars_py)?;
+        Ok(PySeries(out))
+    }
+
+    fn to_bytes<'py>(&self, py: Python<'py>, metadata: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = py.detach(|| -> PyResult<Vec<u8>> {
+            let learner = self.inner.read().map_err(poisoned)?;
+            Ok(model_io::to_bytes(&learner, metadata))
+        })?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// (learner, metadata) from model-file bytes.
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(PyLearner, String)> {
+        let (learner, metadata) = py.detach(|| model_io::from_bytes(data)).map_err(py_error)?;
+        Ok((PyLearner::wrap(learner), metadata))
+    }
+
+    fn save(&self, py: Python<'_>, path: PathBuf, metadata: &str) -> PyResult<()> {
+        py.detach(|| {
+            let learner = self.inner.read().map_err(poisoned)?;
+            model_io::save(&learner, metadata, &path).map_err(py_error)
+        })
+    }
+
+    #[staticmethod]
+    fn load(py: Python<'_>, path: PathBuf) -> PyResult<(PyLearner, String)> {
+        let (learner, metadata) = py.detach(|| model_io::load(&path)).map_err(py_error)?;
+        Ok((PyLearner::wrap(learner), metadata))
+    }
+
+    /// The id `learner_predict` expressions use to find this model.
+    #[getter]
+    fn handle(&self) -> u64 {
+        self.handle
+    }
+
+    /// (examples learned, Σ weight·loss, Σ weight, feature updates).
+    #[getter]
+    fn progress(&self) -> PyResult<(u64, f64, f64, u64)> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        let p = learner.progress();
+        Ok((p.examples, p.weighted_loss, p.weight, p.feature_updates))
+    }
+
+    /// Whether any example was learned (the weight table exists).
+    #[getter]
+    fn is_trained(&self) -> PyResult<bool> {
+        Ok(self.inner.read().map_err(poisoned)?.weights().is_allocated())
+    }
+
+    /// The effective weight of each slot (L1/L2 state applied).
+    fn weights_at(&self, slots: Vec<u32>) -> PyResult<Vec<f64>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        Ok(slots.iter().map(|&s| learner.effective_weight(s)).collect())
+    }
+
+    /// Hash seed of namespace `k` (feature hash = index + seed).
+    fn namespace_seed(&self, k: usize) -> PyResult<u64> {
+        Ok(self.inner.read().map_err(poisoned)?.config().namespace_seed(k))
+    }
+}
+
+/// Predictions of `series` (one per namespace) with the learner; `output` is "score" or
+/// "probability".
+fn predict_series(
+    inner: &Shared,
+    series: &[Series],
+    output: &str,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let name =
+        series.first().map_or_else(|| PlSmallStr::from_static("prediction"), |s| s.name().clone());
+    let columns = Columns::new(series)?;
+    let empty_offsets = [0i64];
+    let empty = SparseRows::<u32, f32>::new(&empty_offsets, &[], &[]).map_err(to_polars_error)?;
+    let namespaces = columns.namespaces(&empty);
+    let learner = inner.read().map_err(
+        |_| polars_err!(ComputeError: "the model is unusable: a thread panicked while holding it"),
+    )?;
+    if namespaces.len() != learner.config().namespaces.len() {
+        polars_bail!(ComputeError: "the model was trained on {} feature column(s) ({:?}) but got {}", learner.config().namespaces.len(), learner.config().namespaces, namespaces.len());
+    }
+    let batch = Batch::new(&namespaces, &[], None).map_err(to_polars_error)?;
+    let mut out = Vec::new();
+    learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
+    if output == "probability" {
+        for p in &mut out {
+            *p = Learner::<Interactions>::probability(*p);
+        }
+    }
+    let result = match columns.null_rows() {
+        Some(mask) => out
+            .iter()
+            .zip(mask)
+            .map(|(&p, null)| (!null).then_some(p))
+            .collect::<Float64Chunked>()
+            .with_name(name),
+        None => Float64Chunked::from_vec(name, out),
+    };
+    Ok(result.into_series())
+}
+
+#[derive(Deserialize)]
+struct PredictKwargs {
+    handle: u64,
+    output: String,
+}
+
+fn prediction_output(inputs: &[Field]) -> PolarsResult<Field> {
+    let name =
+        inputs.first().map_or_else(|| PlSmallStr::from_static("prediction"), |f| f.name().clone());
+    Ok(Field::new(name, DataType::Float64))
+}
+
+/// The model's predictions of sparse feature columns (one per namespace), elementwise.
+#[polars_expr(output_type_func=prediction_output)]
+fn learner_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
+    let inner = REGISTRY
+        .lock()
+        .ok()
+        .and_then(|registry| registry.get(&kwargs.handle).and_then(Weak::upgrade))
+        .ok_or_else(|| {
+            polars_err!(ComputeError: "model handle {} is no longer alive: the estimator was garbage-collected or refitted; build the expression again from the fitted model", kwargs.handle)
+        })?;
+    if !matches!(kwargs.output.as_str(), "score" | "probability") {
+        polars_bail!(InvalidOperation: "learner_predict: output must be 'score' or 'probability', got {:?}", kwargs.output);
+    }
+    let series: Vec<Series> = inputs.iter().map(|s| s.rechunk()).collect();
+    // Inside a query Polars already spreads batches over its threads: stay on this one.
+    predict_series(&inner, &series, &kwargs.output, false)
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyLearner>()?;
+    Ok(())
+}
