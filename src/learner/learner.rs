@@ -400,7 +400,8 @@ impl<E: Expansion> Learner<E> {
     }
 
     /// The model's prediction (clipped score; for the logistic loss a margin, see
-    /// [`Learner::probability`]) for one example, using `scratch`.
+    /// [`Learner::probability`]) for one example, using `features` as scratch. Unlike the
+    /// batch functions it does not call [`Expansion::check`] first.
     pub fn predict_with(&self, example: &Example<'_>, features: &mut ExpandedFeatures) -> f64 {
         if features.mask() != self.weights.mask() {
             *features = ExpandedFeatures::new(self.config.bits);
@@ -413,6 +414,7 @@ impl<E: Expansion> Learner<E> {
     /// Learns one example; returns its progressive prediction (made before learning it).
     pub fn learn(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
         self.check_label(example.label, row)?;
+        self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         features.clear();
         self.expansion.expand(example, &mut features);
@@ -424,6 +426,7 @@ impl<E: Expansion> Learner<E> {
     /// Predicts with the current model and records the loss without learning (holdout rows).
     fn evaluate(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
         self.check_label(example.label, row)?;
+        self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         let p = self.predict_with(example, &mut features);
         self.scratch.features = features;
@@ -683,6 +686,7 @@ impl<E: Expansion> Learner<E> {
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let row = block * BLOCK + offset;
                 let example = batch.example(row, &self.seeds, &mut scratch.example)?;
+                self.expansion.check(&example, batch.first_row + row)?;
                 *slot = self.predict_with(&example, &mut scratch.features);
             }
             Ok(())
