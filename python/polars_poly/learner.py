@@ -358,6 +358,12 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.stopped_early_ = False
 
     def _show_progress(self) -> bool:
+        try:
+            import tqdm  # noqa: F401
+        except ImportError:
+            if self.progress:
+                raise ImportError("progress=True needs tqdm: pip install tqdm") from None
+            return False
         if self.progress is not None:
             return bool(self.progress)
         return sys.stderr.isatty()
