@@ -191,6 +191,10 @@ def test_predict_expr_equals_predict_in_lazy_and_streaming_queries(tmp_path: Pat
         .collect(engine="streaming")
     )
     np.testing.assert_array_equal(out["label"].to_numpy(), clf.predict(Xc))
+    named = cframe.select(pl.col("features").poly.predict(clf))
+    assert named.columns == ["features"] and named.dtypes == [pl.Int64]
+    assert model.score(frame, "y") == pytest.approx(model.score(X, y))
+    assert model.score(frame, "y") > 0.5
     np.testing.assert_allclose(out["proba"].to_numpy(), clf.predict_proba(Xc)[:, 1], rtol=1e-12)
 
 
@@ -368,3 +372,41 @@ def test_progressive_loss_matches_vowpal_wabbit(expansion: str) -> None:
     ours = pp.SGDClassifier(expansion=expansion).fit(csr, labels).progressive_loss_
     # Same hashing and update rule: equal to VW up to float rounding (measured: ~1e-6).
     assert ours == pytest.approx(theirs, rel=1e-3), (ours, theirs)
+
+
+def test_namespaces_crosses_and_arrow_input() -> None:
+    # y depends only on the product of a "user" and an "item" feature: linear terms cannot
+    # learn it, the namespace cross can.
+    rng = np.random.default_rng(5)
+    n = 6000
+    users, items = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    y = (users == items).astype(int)
+    frame = pl.DataFrame(
+        {
+            "user": pp.from_numpy(np.column_stack([users == 0, users == 1]).astype(float)),
+            "item": pp.from_numpy(np.column_stack([items == 0, items == 1]).astype(float)),
+            "y": y,
+        }
+    )
+    plain = pp.SGDClassifier().fit(frame, "y")
+    crossed = pp.SGDClassifier(interactions=[("user", "item")]).fit(frame, "y")
+    assert plain.namespaces_ == ["user", "item"]
+    assert crossed.score(frame, "y") == 1.0 and plain.score(frame, "y") < 0.8
+    np.testing.assert_array_equal(
+        frame.select(crossed.predict_expr())["user"].to_numpy(), crossed.predict(frame)
+    )
+    from_arrow = pp.SGDClassifier(interactions=[("user", "item")]).fit(frame.to_arrow(), "y")
+    np.testing.assert_array_equal(
+        from_arrow.decision_function(frame), crossed.decision_function(frame)
+    )
+    with pytest.raises(ValueError, match="'shop' is not a feature column"):
+        pp.SGDClassifier(interactions=[("user", "shop")]).fit(frame, "y")
+
+
+def test_progress_bar_shows_rate_and_loss(capsys: pytest.CaptureFixture[str]) -> None:
+    X, y = toy_regression(500)
+    pp.SGDRegressor(progress=True, batch_size=100).fit(X, y)
+    err = capsys.readouterr().err
+    assert "SGDRegressor" in err and "loss=" in err and "ex_s=" in err
+    pp.SGDRegressor(progress=False).fit(X, y)
+    assert capsys.readouterr().err == ""

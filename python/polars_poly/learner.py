@@ -358,6 +358,12 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.stopped_early_ = False
 
     def _show_progress(self) -> bool:
+        try:
+            import tqdm  # noqa: F401
+        except ImportError:
+            if self.progress:
+                raise ImportError("progress=True needs tqdm: pip install tqdm") from None
+            return False
         if self.progress is not None:
             return bool(self.progress)
         return sys.stderr.isatty()
@@ -623,7 +629,10 @@ def _from_learner(learner: Learner, metadata: str, expected: type | None = None)
         name = state["estimator"]
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError("the model file has no polars-poly estimator metadata") from err
-    classes = {"SGDRegressor": SGDRegressor, "SGDClassifier": SGDClassifier}
+    classes: dict[str, type[_BaseSGD]] = {
+        "SGDRegressor": SGDRegressor,
+        "SGDClassifier": SGDClassifier,
+    }
     if name not in classes:
         raise ValueError(f"the model file holds an unknown estimator {name!r}")
     cls = classes[name]
@@ -641,7 +650,25 @@ def load_model(path: str | os.PathLike[str]) -> SGDRegressor | SGDClassifier:
     return model
 
 
-class SGDRegressor(RegressorMixin, _BaseSGD):  # type: ignore[misc]
+class _ScoreColumns:
+    """``score`` that also takes column names for ``y`` and ``sample_weight`` (placed before the
+    scikit-learn mixins, whose ``score`` it calls)."""
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy (classifier) or R² (regressor); with a Polars frame ``y`` and
+        ``sample_weight`` may be column names."""
+        if isinstance(X, pl.LazyFrame) and (isinstance(y, str) or isinstance(sample_weight, str)):
+            X = X.collect()
+        if isinstance(X, pl.DataFrame):
+            if isinstance(y, str):
+                y = X.get_column(y).to_numpy()
+            if isinstance(sample_weight, str):
+                sample_weight = X.get_column(sample_weight).to_numpy()
+        result: float = super().score(X, y, sample_weight=sample_weight)  # type: ignore[misc]
+        return result
+
+
+class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[misc]
     """Hashed online linear regression on (polynomially expanded) sparse features.
 
     Parameters
@@ -714,7 +741,7 @@ class SGDRegressor(RegressorMixin, _BaseSGD):  # type: ignore[misc]
         return self._score_expr(features, "score")
 
 
-class SGDClassifier(ClassifierMixin, _BaseSGD):  # type: ignore[misc]
+class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[misc]
     """Hashed online binary classifier; parameters as :class:`SGDRegressor`, default loss
     ``"logistic"``.
 
@@ -863,7 +890,8 @@ class SGDClassifier(ClassifierMixin, _BaseSGD):  # type: ignore[misc]
         """A Polars expression computing :meth:`predict` (class labels) in queries."""
         score = self._score_expr(features, "score")
         low, high = (int(c) for c in self.classes_)
-        return pl.when(score > 0).then(pl.lit(high)).when(score <= 0).then(pl.lit(low))
+        # Arithmetic rather than when/then keeps the input column's name (and nulls stay null).
+        return (score > 0).cast(pl.Int64) * (high - low) + low
 
     def predict_proba_expr(self, *features: str | pl.Expr) -> pl.Expr:
         """A Polars expression of ``P(classes_[1])`` (logistic loss only)."""

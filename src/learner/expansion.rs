@@ -105,7 +105,16 @@ pub trait Expansion: Debug + Send + Sync {
 
     /// Checks the enumerator against the number of namespaces examples will have.
     fn validate(&self, n_namespaces: usize) -> PolyResult<()>;
+
+    /// Checks that `example` (row `row`) can be expanded, e.g. that its expansion fits in
+    /// memory; called before [`Expansion::expand`] by the learner's fallible entry points.
+    fn check(&self, _example: &Example<'_>, _row: usize) -> PolyResult<()> {
+        Ok(())
+    }
 }
+
+/// Most features one example may expand to (2^28: 2 GiB of scratch buffer).
+pub const MAX_EXPANDED_FEATURES: u64 = 1 << 28;
 
 /// The polynomial baselines plus namespace crosses: all monomials of the feature set up to
 /// `degree` (1 = linear; 2 = linear + all x_i·x_j, i <= j; 3 = also all x_i·x_j·x_l,
@@ -152,7 +161,39 @@ impl Interactions {
     }
 }
 
+impl Interactions {
+    /// [`Interactions::count`] in u64 with overflow checks (`None` on overflow).
+    pub(crate) fn checked_count(&self, n: u64, size: impl Fn(usize) -> u64) -> Option<u64> {
+        let mut total = n.checked_add(u64::from(self.constant))?;
+        if self.degree >= 2 {
+            total = total.checked_add(n.checked_mul(n + 1)? / 2)?;
+        }
+        if self.degree >= 3 {
+            total = total.checked_add(n.checked_mul(n + 1)?.checked_mul(n + 2)? / 6)?;
+        }
+        for &(a, b) in &self.namespace_pairs {
+            let (na, nb) = (size(a), size(b));
+            let pairs = if a == b { na.checked_mul(na + 1)? / 2 } else { na.checked_mul(nb)? };
+            total = total.checked_add(pairs)?;
+        }
+        Some(total)
+    }
+}
+
 impl Expansion for Interactions {
+    fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
+        let n = example.n_features() as u64;
+        match self.checked_count(n, |k| example.namespace(k).hashes.len() as u64) {
+            Some(count) if count <= MAX_EXPANDED_FEATURES => Ok(()),
+            count => crate::invalid!(
+                "row {row}: {n} features expand to {} terms (degree {}), more than the limit of \
+                 {MAX_EXPANDED_FEATURES} per example; use a lower degree or fewer features",
+                count.map_or_else(|| "more than 2^64".to_owned(), |c| c.to_string()),
+                self.degree
+            ),
+        }
+    }
+
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let (hashes, values) = example.features();
         let n = hashes.len();

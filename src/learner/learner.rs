@@ -400,8 +400,12 @@ impl<E: Expansion> Learner<E> {
     }
 
     /// The model's prediction (clipped score; for the logistic loss a margin, see
-    /// [`Learner::probability`]) for one example, using `scratch`.
+    /// [`Learner::probability`]) for one example, using `features` as scratch. Unlike the
+    /// batch functions it does not call [`Expansion::check`] first.
     pub fn predict_with(&self, example: &Example<'_>, features: &mut ExpandedFeatures) -> f64 {
+        if features.mask() != self.weights.mask() {
+            *features = ExpandedFeatures::new(self.config.bits);
+        }
         features.clear();
         self.expansion.expand(example, features);
         self.finalize(self.raw_score(features))
@@ -410,10 +414,11 @@ impl<E: Expansion> Learner<E> {
     /// Learns one example; returns its progressive prediction (made before learning it).
     pub fn learn(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
         self.check_label(example.label, row)?;
+        self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         features.clear();
         self.expansion.expand(example, &mut features);
-        let result = self.learn_expanded(&features, example.label, example.weight);
+        let result = self.learn_checked(&features, example.label, example.weight);
         self.scratch.features = features;
         result
     }
@@ -421,14 +426,38 @@ impl<E: Expansion> Learner<E> {
     /// Predicts with the current model and records the loss without learning (holdout rows).
     fn evaluate(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
         self.check_label(example.label, row)?;
+        self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         let p = self.predict_with(example, &mut features);
         self.scratch.features = features;
         Ok(self.config.loss.value(p, example.label) * example.weight)
     }
 
-    /// Learns expanded features (the enumerator-independent core; see [`super::update`]).
+    /// Learns expanded features (the enumerator-independent core; see [`super::update`]), for
+    /// callers that enumerate features themselves. `features` must be made for this model's
+    /// `bits`; the label and weight are checked like [`Learner::learn`]'s.
     pub fn learn_expanded(
+        &mut self,
+        features: &ExpandedFeatures,
+        label: f64,
+        weight: f64,
+    ) -> PolyResult<f64> {
+        self.check_label(label, 0)?;
+        if !(weight.is_finite() && weight >= 0.0) {
+            return crate::invalid!("importance weight is {weight}; it must be finite and >= 0");
+        }
+        if features.mask() != self.weights.mask() {
+            return crate::invalid!(
+                "features were expanded for mask {:#x} but the model has bits={}",
+                features.mask(),
+                self.config.bits
+            );
+        }
+        self.learn_checked(features, label, weight)
+    }
+
+    /// [`Learner::learn_expanded`] after its checks.
+    fn learn_checked(
         &mut self,
         features: &ExpandedFeatures,
         label: f64,
@@ -657,6 +686,7 @@ impl<E: Expansion> Learner<E> {
             for (offset, slot) in chunk.iter_mut().enumerate() {
                 let row = block * BLOCK + offset;
                 let example = batch.example(row, &self.seeds, &mut scratch.example)?;
+                self.expansion.check(&example, batch.first_row + row)?;
                 *slot = self.predict_with(&example, &mut scratch.features);
             }
             Ok(())

@@ -602,3 +602,50 @@ fn namespaces_are_hashed_apart_and_crossed() {
     .unwrap_err();
     assert!(err.to_string().contains("(0, 2)"), "{err}");
 }
+
+#[test]
+fn learn_expanded_checks_its_inputs_and_predict_with_adapts_the_buffer() {
+    let mut learner =
+        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
+            .unwrap();
+    let mut features = ExpandedFeatures::new(12);
+    features.push(5, 1.0);
+    let err = learner.learn_expanded(&features, 0.0, 1.0).unwrap_err();
+    assert!(err.to_string().contains("label 0 is not -1 or +1"), "{err}");
+    let err = learner.learn_expanded(&features, 1.0, f64::NAN).unwrap_err();
+    assert!(err.to_string().contains("importance weight is NaN"), "{err}");
+    let wide = ExpandedFeatures::new(20);
+    let err = learner.learn_expanded(&wide, 1.0, 1.0).unwrap_err();
+    assert!(err.to_string().contains("bits=12"), "{err}");
+    assert_eq!(learner.learn_expanded(&features, 1.0, 1.0).unwrap(), 0.0);
+    // A scratch buffer made for another table size is replaced, not trusted.
+    let mut buffer = ExampleBuffer::new();
+    buffer.clear();
+    buffer.push_namespace(0, &[5u32], &[1.0f64], 0).unwrap();
+    let ex = buffer.finish(1.0, 1.0, 0).unwrap();
+    let mut other = ExpandedFeatures::new(30);
+    let p = learner.predict_with(&ex, &mut other);
+    assert_eq!(other.mask(), (1 << 12) - 1);
+    assert!(p > 0.0);
+}
+
+#[test]
+fn oversized_expansions_are_errors_not_aborts() {
+    // 2000 features up to degree 3: 2000 + 2001000 + 1335334000 + 1 terms, over the limit.
+    let indices: Vec<u32> = (0..2000).collect();
+    let values = vec![1.0f64; 2000];
+    let offsets = [0i64, 2000];
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let labels = [1.0];
+    let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(7);
+    let mut cubic = Learner::new(LearnerConfig::default(), Interactions::cubic()).unwrap();
+    let err = cubic.learn_batch(&batch).unwrap_err().to_string();
+    assert!(err.contains("row 7: 2000 features expand to 1337337001 terms (degree 3)"), "{err}");
+    let mut out = Vec::new();
+    assert!(cubic.predict_batch(&batch, &mut out).is_err());
+    let mut quadratic = Learner::new(LearnerConfig::default(), Interactions::quadratic()).unwrap();
+    quadratic.learn_batch(&batch).unwrap();
+    let huge = Interactions { degree: 3, ..Interactions::linear() };
+    assert_eq!(huge.checked_count(u64::MAX / 2, |_| 0), None);
+}
