@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
 from polars_poly._internal import __version__
+from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
 from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
 from polars_poly.learner import SGDClassifier, SGDRegressor, load_model
 from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm
@@ -35,6 +36,8 @@ __all__ = [
     "read_vw",
     "scan_libsvm",
     "sparse_dtype",
+    "DoSClassifier",
+    "PassiveAggressiveClassifier",
     "PolynomialExpander",
     "SGDClassifier",
     "SGDRegressor",

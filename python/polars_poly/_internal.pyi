@@ -71,3 +71,70 @@ class Learner:
     def is_trained(self) -> bool: ...
     def weights_at(self, slots: list[int]) -> list[float]: ...
     def namespace_seed(self, k: int) -> int: ...
+
+class PaCore:
+    def __init__(
+        self,
+        n_classes: int,
+        n_features: int,
+        rank: int,
+        seed: int,
+        variant: str,
+        c: float,
+        strategy: str,
+        averaging_interval: int | None,
+    ) -> None: ...
+    @property
+    def n_features(self) -> int: ...
+    @property
+    def n_classes(self) -> int: ...
+    def stats(self) -> tuple[int, int, int, int, int]: ...
+    def learn(
+        self,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        data: npt.NDArray[np.float64],
+        classes: npt.NDArray[np.uint32],
+    ) -> tuple[int, int, int, int, int]: ...
+    def predict(
+        self,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        data: npt.NDArray[np.float64],
+        use_average: bool,
+    ) -> npt.NDArray[np.uint32]: ...
+    def decision_scores(
+        self,
+        indptr: npt.NDArray[np.int64],
+        indices: npt.NDArray[np.int64],
+        data: npt.NDArray[np.float64],
+        use_average: bool,
+    ) -> npt.NDArray[np.float64]: ...
+    def export(
+        self,
+    ) -> tuple[
+        str,
+        int,
+        int,
+        int,
+        int | None,
+        int,
+        tuple[int, int, int, int, int],
+        list[list[float]],
+        list[tuple[list[float] | None, int]],
+    ]: ...
+    @staticmethod
+    def restore(
+        strategy: str,
+        n_classes: int,
+        n_features: int,
+        rank: int,
+        averaging_interval: int | None,
+        seen: int,
+        stats: tuple[int, int, int, int, int],
+        models: list[list[float]],
+        averages: list[tuple[list[float] | None, int]],
+        variant: str,
+        c: float,
+    ) -> PaCore: ...
+    def __copy__(self) -> PaCore: ...

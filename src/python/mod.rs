@@ -2,6 +2,7 @@
 //! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
 
 pub mod arrow_io;
+mod dos;
 mod expand;
 mod exprs;
 mod learner;
@@ -20,5 +21,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     readers::register(m)?;
     expand::register(m)?;
     learner::register(m)?;
+    dos::register(m)?;
     Ok(())
 }

@@ -1,0 +1,167 @@
+"""DoSClassifier / PassiveAggressiveClassifier: the passive-aggressive contract (margin 1 after a
+step), an independent numpy linear PA, multiclass, Polars expressions, save/load, scikit-learn
+conformance and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+import scipy.sparse as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn.base import clone
+from sklearn.model_selection import GridSearchCV
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+finite = st.floats(-3, 3, allow_nan=False).filter(lambda v: abs(v) > 1e-3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    x=st.lists(finite, min_size=1, max_size=6),
+    rank=st.integers(1, 4),
+    seed=st.integers(0, 50),
+    label=st.sampled_from([0, 1]),
+)
+def test_one_dos_step_reaches_margin_one(x: list[float], rank: int, seed: int, label: int) -> None:
+    X = np.array([x])
+    model = pp.DoSClassifier(rank, averaging=None, random_state=seed)
+    model.partial_fit(X, [label], classes=[0, 1])
+    sign = 1.0 if label == 1 else -1.0
+    margin = sign * model.decision_function(X)[0]
+    # Passive-aggressive: an example with margin < 1 is learned to margin exactly 1; one that
+    # already had margin >= 1 leaves the model alone.
+    assert margin == pytest.approx(1.0, rel=1e-4) or margin > 1.0
+
+
+def numpy_linear_pa(X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Crammer et al.'s PA on z = [x; 1], from zero weights."""
+    w = np.zeros(X.shape[1] + 1)
+    for x, label in zip(X, y, strict=True):
+        z = np.append(x, 1.0)
+        loss = max(0.0, 1.0 - label * w @ z)
+        w += loss / (z @ z) * label * z
+    return w
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 10_000))
+def test_linear_pa_equals_numpy_reference(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(30, 5)) * (rng.random((30, 5)) < 0.6)
+    y = np.where(rng.random(30) < 0.5, -1, 1)
+    model = pp.PassiveAggressiveClassifier(averaging=None).fit(X, y)
+    w = numpy_linear_pa(X, y.astype(float))
+    test = rng.normal(size=(10, 5))
+    # classes_ = [-1, 1]: the binary decision is oriented towards +1.
+    np.testing.assert_allclose(model.decision_function(test), test @ w[:-1] + w[-1], atol=1e-9)
+
+
+def three_blobs(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    centers = np.array([[3.0, 0.0, 0.0], [0.0, 3.0, 0.0], [0.0, 0.0, 3.0]])
+    labels = rng.integers(0, 3, n)
+    return centers[labels] + rng.normal(scale=0.5, size=(n, 3)), np.array(["a", "b", "c"])[labels]
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+@pytest.mark.parametrize("estimator", [pp.DoSClassifier(2), pp.PassiveAggressiveClassifier()])
+def test_multiclass_learns_and_inputs_agree(estimator: pp.DoSClassifier, multiclass: str) -> None:
+    X, y = three_blobs(600)
+    model = clone(estimator).set_params(multiclass=multiclass, averaging=100).fit(X[:500], y[:500])
+    assert model.score(X[500:], y[500:]) > 0.9
+    assert list(model.classes_) == ["a", "b", "c"]
+    predicted = model.predict(X[500:])
+    np.testing.assert_array_equal(model.predict(sp.csr_array(X[500:])), predicted)
+    frame = pl.DataFrame({"features": pp.from_numpy(X[500:])})
+    np.testing.assert_array_equal(model.predict(frame), predicted)
+    lazy = frame.lazy().select(model.predict_expr("features").alias("label"))
+    for engine in ("in-memory", "streaming"):
+        assert lazy.collect(engine=engine)["label"].to_list() == list(predicted)
+    n_scores = 3 if multiclass == "ovr" else 3
+    assert model.decision_function(X[:4]).shape == (4, n_scores)
+
+
+def test_partial_fit_in_chunks_equals_fit() -> None:
+    X, y = three_blobs(300, seed=3)
+    whole = pp.DoSClassifier(3, averaging=50, batch_size=64).fit(X, y)
+    pieces = pp.DoSClassifier(3, averaging=50, batch_size=64)
+    for start in range(0, 300, 70):
+        pieces.partial_fit(X[start : start + 70], y[start : start + 70], classes=["a", "b", "c"])
+    np.testing.assert_array_equal(whole.decision_function(X), pieces.decision_function(X))
+
+
+@pytest.mark.parametrize(
+    "estimator", [pp.DoSClassifier(2, variant="pa1", C=0.5), pp.PassiveAggressiveClassifier()]
+)
+def test_save_load_round_trip_and_damaged_files(
+    estimator: pp.DoSClassifier, tmp_path: Path
+) -> None:
+    X, y = three_blobs(200, seed=5)
+    model = clone(estimator).set_params(averaging=30).fit(X, y)
+    path = tmp_path / "model.npz"
+    model.save(path)
+    loaded = type(model).load(path)
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.decision_function(X), model.decision_function(X))
+    loaded.partial_fit(X[:20], y[:20])  # training continues
+    raw = path.read_bytes()
+    (tmp_path / "truncated.npz").write_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match="model file"):
+        type(model).load(tmp_path / "truncated.npz")
+    damaged = bytearray(raw)
+    damaged[len(raw) // 3] ^= 0xFF
+    (tmp_path / "damaged.npz").write_bytes(bytes(damaged))
+    with pytest.raises(ValueError):
+        type(model).load(tmp_path / "damaged.npz")
+    (tmp_path / "text.npz").write_text("hello")
+    with pytest.raises(ValueError, match="model file"):
+        type(model).load(tmp_path / "text.npz")
+
+
+def test_scikit_learn_conformance() -> None:
+    X, y = three_blobs(300, seed=7)
+    pipe = make_pipeline(StandardScaler(), pp.DoSClassifier(2))
+    assert pipe.fit(X, y).score(X, y) > 0.9
+    search = GridSearchCV(pp.DoSClassifier(), {"rank": [1, 2]}, cv=2).fit(X, y)
+    assert search.best_params_["rank"] in (1, 2)
+    assert clone(pp.PassiveAggressiveClassifier(C=0.1)).get_params()["C"] == 0.1
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda: pp.DoSClassifier().fit(np.ones((3, 2)), [1, 1, 1]), "at least 2 classes"),
+        (lambda: pp.DoSClassifier(rank=0).fit(np.eye(2), [0, 1]), "rank must be"),
+        (lambda: pp.DoSClassifier(variant="pa1", C=-1.0).fit(np.eye(2), [0, 1]), "C"),
+        (lambda: pp.DoSClassifier(multiclass="x").fit(np.eye(2), [0, 1]), "multiclass"),
+        (lambda: pp.DoSClassifier().predict(np.eye(2)), "not fitted"),
+        (
+            lambda: pp.DoSClassifier().fit(np.eye(2), [0, 1]).partial_fit(np.eye(2), [0, 2]),
+            "label 2 at row 1",
+        ),
+        (lambda: pp.DoSClassifier().fit(np.eye(2), [0.0, np.nan]), "row 1"),
+        (
+            lambda: pp.DoSClassifier().fit(np.array([[1.0, 0.0], [np.nan, 1.0]]), [0, 1]),
+            "row 1",
+        ),
+        (lambda: pp.DoSClassifier().fit(np.eye(2), [0, 1]).predict(np.eye(3)), "3 features"),
+        (lambda: pp.DoSClassifier().partial_fit(np.eye(2), [0, 1]), "classes must be passed"),
+    ],
+)
+def test_bad_input(call: object, match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        call()  # type: ignore[operator]
+
+
+def test_zero_hidden_vector_is_defined() -> None:
+    # ||Uz|| = 0 happens for a zero-initialized side; learning still reaches margin 1.
+    model = pp.DoSClassifier(1, averaging=None, random_state=1)
+    X = np.array([[0.0, 0.0]])  # z = [0, 0, 1]: only the bias
+    model.partial_fit(X, [1], classes=[0, 1])
+    assert model.decision_function(X)[0] == pytest.approx(1.0, rel=1e-4)
