@@ -20,7 +20,7 @@ $(PY):
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.8,<2" "polars>=2,<3" pyarrow numpy scipy tqdm \
-		pytest hypothesis scikit-learn ruff mypy mmh3 vowpalwabbit
+		pytest hypothesis scikit-learn ruff mypy mmh3 vowpalwabbit matplotlib
 	touch $@
 
 venv: $(DEPS_STAMP)
@@ -36,6 +36,7 @@ rust-test:
 rust-lint:
 	cargo fmt --check
 	cargo clippy --lib --tests --benches --quiet -- -D warnings
+	cargo clippy --lib --features python --quiet -- -D warnings
 
 py-lint: $(DEPS_STAMP)
 	$(VENV)/bin/ruff check python tests benches

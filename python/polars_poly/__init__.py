@@ -6,6 +6,7 @@ Sparse columns are ``List(Struct({"index": UInt32|UInt64, "value": Float32|Float
 
 from __future__ import annotations
 
+from polars_poly import datasets
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
 from polars_poly._internal import __version__
 from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
@@ -26,6 +27,7 @@ from polars_poly.transformers import PolynomialExpander
 
 __all__ = [
     "__version__",
+    "datasets",
     "from_numpy",
     "from_scipy",
     "hash_features",

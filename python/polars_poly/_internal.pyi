@@ -138,3 +138,25 @@ class PaCore:
         c: float,
     ) -> PaCore: ...
     def __copy__(self) -> PaCore: ...
+
+def read_idx_images(path: str) -> tuple[npt.NDArray[np.uint8], int, int]: ...
+def read_idx_labels(path: str) -> npt.NDArray[np.uint8]: ...
+
+class DigitStream:
+    def __init__(
+        self,
+        pixels: npt.NDArray[np.uint8],
+        labels: npt.NDArray[np.uint8],
+        rows: int,
+        cols: int,
+        seed: int,
+        alpha: float,
+        sigma: float,
+        max_rotation: float,
+        max_scale: float,
+        max_shear: float,
+        max_translation: float,
+    ) -> None: ...
+    def batch(
+        self, start: int, count: int
+    ) -> tuple[npt.NDArray[np.float32], npt.NDArray[np.uint8]]: ...

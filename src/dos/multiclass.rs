@@ -638,7 +638,7 @@ mod experiment {
         let interval = Some(2000);
         let mut linear =
             Multiclass::linear(10, size, PaVariant::Pa, Strategy::OneVsOne, interval).unwrap();
-        let mut dos: Vec<(usize, Multiclass<DosModel<f32>>)> = [1, 2, 4, 8]
+        let mut dos: Vec<(usize, Multiclass<DosModel<f32>>)> = [1, 2, 4, 8, 16]
             .iter()
             .map(|&d| {
                 let model =
@@ -650,7 +650,7 @@ mod experiment {
         let mut pixels = vec![0.0f32; chunk * size];
         let mut chunk_labels = vec![0u8; chunk];
         let (mut generate, mut train_linear) = (0.0, 0.0);
-        let mut train_dos = [0.0; 4];
+        let mut train_dos = [0.0; 5];
         let mut start = 0;
         while start < total {
             let t = Instant::now();

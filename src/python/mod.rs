@@ -2,6 +2,7 @@
 //! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
 
 pub mod arrow_io;
+mod datasets;
 mod dos;
 mod expand;
 mod exprs;
@@ -22,5 +23,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expand::register(m)?;
     learner::register(m)?;
     dos::register(m)?;
+    datasets::register(m)?;
     Ok(())
 }
