@@ -255,13 +255,13 @@ pub struct FitReport {
 
 /// Reused per-thread scratch for predicting.
 #[derive(Clone, Debug)]
-pub struct Scratch {
+struct Scratch {
     example: ExampleBuffer,
     features: ExpandedFeatures,
 }
 
 impl Scratch {
-    pub fn new(bits: u32) -> Self {
+    fn new(bits: u32) -> Self {
         Scratch { example: ExampleBuffer::new(), features: ExpandedFeatures::new(bits) }
     }
 }

@@ -26,7 +26,7 @@ pub use example::{Example, ExampleBuffer};
 pub use expansion::{ExpandedFeatures, Expansion, Interactions};
 pub use learner::{
     Batch, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, NamespaceRows, Progress,
-    Scratch, MAX_BITS,
+    MAX_BITS,
 };
 pub use loss::Loss;
 pub use update::{GdState, UpdateRule};

@@ -649,3 +649,25 @@ fn oversized_expansions_are_errors_not_aborts() {
     let huge = Interactions { degree: 3, ..Interactions::linear() };
     assert_eq!(huge.checked_count(u64::MAX / 2, |_| 0), None);
 }
+
+#[test]
+fn sync_folds_the_lazy_regularization_without_changing_predictions() {
+    let data = stream(200, 9, false);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let config =
+        LearnerConfig { l1: 1e-3, l2: 1e-3, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    let mut learner = Learner::new(config, Interactions::linear()).unwrap();
+    learner.learn_batch(&batch).unwrap();
+    assert!(learner.state().contraction < 1.0 && learner.state().gravity > 0.0);
+    let (mut before, mut after) = (Vec::new(), Vec::new());
+    learner.predict_batch(&batch, &mut before).unwrap();
+    learner.sync();
+    assert_eq!((learner.state().contraction, learner.state().gravity), (1.0, 0.0));
+    learner.predict_batch(&batch, &mut after).unwrap();
+    for (b, a) in before.iter().zip(&after) {
+        assert!((b - a).abs() <= 1e-5 * (1.0 + b.abs()), "{b} vs {a}");
+    }
+}
