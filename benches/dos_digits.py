@@ -110,15 +110,23 @@ def sklearn_table(
     total: int,
     chunk: int,
 ) -> None:
+    import warnings
+
     from sklearn.linear_model import PassiveAggressiveClassifier
     from sklearn.multiclass import OneVsOneClassifier
+
+    # scikit-learn 1.8 deprecates the class (for SGDClassifier(learning_rate="pa1")); same model.
+    warnings.filterwarnings("ignore", category=FutureWarning)
 
     candidates = {
         "sklearn PA one-vs-rest": PassiveAggressiveClassifier(random_state=0),
         "sklearn PA one-vs-one": OneVsOneClassifier(PassiveAggressiveClassifier(random_state=0)),
         "ours linear PA (same prefix)": pp.PassiveAggressiveClassifier(averaging=None),
+        "ours linear PA-I C=1 (as sklearn)": pp.PassiveAggressiveClassifier(
+            averaging=None, variant="pa1", C=1.0
+        ),
     }
-    print(f"\nscikit-learn on the first {total} streamed examples (last iterate, no averaging):")
+    print(f"\nscikit-learn (PA-I, C=1) on the first {total} streamed examples, last iterate:")
     for name, model in candidates.items():
         seconds = 0.0
         for start in range(0, total, chunk):

@@ -143,6 +143,21 @@ pub struct ExpansionPlan {
     pub offsets: Vec<i64>,
     /// Every row was already canonical (the fill then reads rows without checking them again).
     pub all_canonical: bool,
+    /// The counts come from validated rows ([`Self::new`]); an optimistic plan
+    /// ([`Self::optimistic`]) has them from the stored lengths and the fill checks each row.
+    pub verified: bool,
+}
+
+/// Why a fill stopped: an error, or a row an optimistic plan could not take as it is.
+enum FillStop {
+    Error(PolyError),
+    NotCanonical(usize),
+}
+
+impl From<PolyError> for FillStop {
+    fn from(err: PolyError) -> Self {
+        FillStop::Error(err)
+    }
 }
 
 impl ExpansionPlan {
@@ -185,7 +200,31 @@ impl ExpansionPlan {
             offsets.push(total as i64);
         }
         let all_canonical = counts.iter().all(|(_, canonical)| *canonical);
-        Ok(Self { n_features, spec: *spec, layout, offsets, all_canonical })
+        Ok(Self { n_features, spec: *spec, layout, offsets, all_canonical, verified: true })
+    }
+
+    /// Counts every row from its stored length alone, without reading it: exact when rows are
+    /// canonical (the common case: one pass over the input saved). The fill then checks each
+    /// row as it reads it, and [`Self::execute`] falls back to a validating plan on the first
+    /// row that is not canonical (or is invalid, so errors stay those of [`Self::new`]).
+    pub fn optimistic<I: SparseIndex, V: SparseValue>(
+        rows: &SparseRows<'_, I, V>,
+        n_features: u64,
+        spec: &ExpansionSpec,
+    ) -> PolyResult<Self> {
+        let layout = Layout::new(n_features, spec)?;
+        let lengths = RowLengths::new(spec);
+        let mut offsets = Vec::with_capacity(rows.n_rows() + 1);
+        offsets.push(0i64);
+        let mut total: u64 = 0;
+        for r in 0..rows.n_rows() {
+            let count = lengths.get(rows.row(r).0.len())?;
+            total = total.checked_add(count).filter(|t| i64::try_from(*t).is_ok()).ok_or_else(
+                || PolyError::Overflow("the expanded output has more than 2^63 entries".into()),
+            )?;
+            offsets.push(total as i64);
+        }
+        Ok(Self { n_features, spec: *spec, layout, offsets, all_canonical: false, verified: false })
     }
 
     /// Number of output entries.
@@ -215,19 +254,36 @@ impl ExpansionPlan {
         values: &mut [MaybeUninit<f64>],
         parallel: bool,
     ) -> PolyResult<()> {
+        match self.fill_inner(rows, indices, values, parallel) {
+            Ok(()) => Ok(()),
+            Err(FillStop::Error(err)) => Err(err),
+            Err(FillStop::NotCanonical(r)) => crate::invalid!(
+                "row {}: not canonical (or invalid) under an optimistic plan; use ExpansionPlan::new",
+                rows.row_number(r)
+            ),
+        }
+    }
+
+    fn fill_inner<I: SparseIndex, V: SparseValue, O: OutputIndex>(
+        &self,
+        rows: &SparseRows<'_, I, V>,
+        indices: &mut [MaybeUninit<O>],
+        values: &mut [MaybeUninit<f64>],
+        parallel: bool,
+    ) -> Result<(), FillStop> {
         self.check_index_type::<O>(std::any::type_name::<O>())?;
         if rows.n_rows() + 1 != self.offsets.len()
             || indices.len() != self.total()
             || values.len() != self.total()
         {
-            return crate::invalid!(
+            return Err(FillStop::Error(PolyError::InvalidInput(format!(
                 "expansion plan for {} rows and {} entries used with {} rows and buffers of {} and {}",
                 self.offsets.len() - 1,
                 self.total(),
                 rows.n_rows(),
                 indices.len(),
                 values.len()
-            );
+            ))));
         }
         let chunks = row_chunks(rows.n_rows(), parallel);
         let mut tasks = Vec::with_capacity(chunks.len());
@@ -247,22 +303,29 @@ impl ExpansionPlan {
             let mut tables = Vec::new();
             let mut cursor = 0;
             for r in range {
-                row.load(rows, r, Some(self.n_features), self.all_canonical)?;
+                if !self.verified {
+                    let (indices, values) = rows.row(r);
+                    if !is_canonical(indices, values, Some(self.n_features)) {
+                        return Err(FillStop::NotCanonical(r));
+                    }
+                }
+                let trusted = self.all_canonical || !self.verified;
+                row.load(rows, r, Some(self.n_features), trusted)?;
                 let end = (self.offsets[r + 1] - self.offsets[r]) as usize + cursor;
                 if end > out_indices.len()
                     || lengths.get(row.indices.len())? as usize + cursor != end
                 {
-                    return crate::invalid!(
+                    return Err(FillStop::Error(PolyError::InvalidInput(format!(
                         "row {}: the rows changed between planning and filling the expansion",
                         rows.row_number(r)
-                    );
+                    ))));
                 }
                 cursor = filler.fill_row(&row, &mut tables, out_indices, out_values, cursor);
             }
-            Ok::<(), PolyError>(())
+            Ok::<(), FillStop>(())
         };
         if parallel {
-            let results: Vec<PolyResult<()>> = tasks.into_par_iter().map(fill).collect();
+            let results: Vec<Result<(), FillStop>> = tasks.into_par_iter().map(fill).collect();
             results.into_iter().collect()
         } else {
             tasks.into_iter().try_for_each(fill)
@@ -281,7 +344,7 @@ pub fn expand_as<I: SparseIndex, V: SparseValue, O: OutputIndex>(
     spec: &ExpansionSpec,
     parallel: bool,
 ) -> PolyResult<SparseMatrix<O, f64>> {
-    ExpansionPlan::new(rows, n_features, spec, parallel)?.execute(rows, parallel)
+    ExpansionPlan::optimistic(rows, n_features, spec)?.execute(rows, parallel)
 }
 
 impl ExpansionPlan {
@@ -296,13 +359,22 @@ impl ExpansionPlan {
         let total = plan.total();
         let mut indices = output_buffer::<O>(total, "expanded indices")?;
         let mut values = output_buffer::<f64>(total, "expanded values")?;
-        plan.fill(
+        let filled = plan.fill_inner(
             rows,
             &mut indices.spare_capacity_mut()[..total],
             &mut values.spare_capacity_mut()[..total],
             parallel,
-        )?;
-        // SAFETY: `fill` returned Ok, so it wrote every one of the first `total` slots of both
+        );
+        match filled {
+            Ok(()) => {}
+            Err(FillStop::Error(err)) => return Err(err),
+            Err(FillStop::NotCanonical(_)) => {
+                drop((indices, values));
+                let checked = ExpansionPlan::new(rows, plan.n_features, &plan.spec, parallel)?;
+                return checked.execute(rows, parallel);
+            }
+        }
+        // SAFETY: the fill returned Ok, so it wrote every one of the first `total` slots of both
         // buffers (each row exactly its planned length, rows tiling 0..total).
         unsafe {
             indices.set_len(total);

@@ -29,6 +29,9 @@ fn read_idx_labels(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Bound<'
     Ok(PyArray1::from_vec(py, labels))
 }
 
+/// Pixels (float32, flat) and labels of a batch of generated digits.
+type ImageBatch<'py> = (Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<u8>>);
+
 /// An endless, seeded stream of distorted digits; example i depends only on (seed, i).
 #[pyclass(module = "polars_poly._internal", name = "DigitStream", frozen)]
 pub struct PyDigitStream {
@@ -70,12 +73,7 @@ impl PyDigitStream {
 
     /// Examples `start .. start + count`: (pixels float32 in [0, 1], count x rows*cols flat;
     /// labels uint8). Generated in parallel, the same for any thread count.
-    fn batch<'py>(
-        &self,
-        py: Python<'py>,
-        start: u64,
-        count: usize,
-    ) -> PyResult<(Bound<'py, PyArray1<f32>>, Bound<'py, PyArray1<u8>>)> {
+    fn batch<'py>(&self, py: Python<'py>, start: u64, count: usize) -> PyResult<ImageBatch<'py>> {
         let size = self.stream.image_len();
         let total =
             count.checked_mul(size).ok_or_else(|| PyValueError::new_err("batch too large"))?;

@@ -165,7 +165,7 @@ fn expand_rows_to_csr<I: SparseIndex, V: SparseValue>(
         (Some(bits), _) => expand::expand_hashed(rows, &spec, bits, options.seed, parallel)
             .map(|m| Expanded::from_hashed(m, bits)),
         (None, Some(n_features)) => {
-            let plan = expand::ExpansionPlan::new(rows, n_features, &spec, parallel)?;
+            let plan = expand::ExpansionPlan::optimistic(rows, n_features, &spec)?;
             if csr_fits_int32(plan.layout.width, plan.total()) {
                 plan.execute(rows, parallel).map(Expanded::Int32)
             } else {
