@@ -56,3 +56,32 @@ def run_demo() -> None:
     hashed = people.select(pp.hash_features("age", "income", "city", bits=10).alias("features"))
     print("VW-style hashing of mixed columns into 2^10 features (streaming engine):")
     print(hashed.collect(engine="streaming"))
+
+    learn_demo(frame)
+
+
+def learn_demo(frame: pl.DataFrame) -> None:
+    """Nonlinear learning at linear cost: online learners on an 80/20 split of the bundled data."""
+    labels = (frame["label"] > 0).cast(pl.Int8).to_numpy()
+    split = int(0.8 * frame.height)
+    train, test = frame.slice(0, split), frame.slice(split)
+    train_y, test_y = labels[:split], labels[split:]
+    print(f"\nonline learners, {split} training rows, {frame.height - split} test rows:")
+    print(f"{'model':>36} | {'test error':>10} | {'fit time':>9}")
+    models: dict[str, object] = {
+        "SGDClassifier linear (logistic)": pp.SGDClassifier(expansion="linear", passes=3),
+        "SGDClassifier quadratic (logistic)": pp.SGDClassifier(expansion="quadratic", passes=3),
+        "PassiveAggressiveClassifier": pp.PassiveAggressiveClassifier(averaging=100),
+        "DoSClassifier rank 2": pp.DoSClassifier(2, averaging=100),
+    }
+    for name, model in models.items():
+        started = time.perf_counter()
+        model.fit(train.select("features"), train_y)  # type: ignore[attr-defined]
+        elapsed = time.perf_counter() - started
+        predicted = model.predict(test.select("features"))  # type: ignore[attr-defined]
+        error = float((predicted != test_y).mean())
+        print(f"{name:>36} | {100 * error:9.1f}% | {elapsed * 1e3:6.1f} ms")
+    dos = models["DoSClassifier rank 2"]
+    scored = test.lazy().select(dos.predict_expr("features").alias("predicted"))  # type: ignore[attr-defined]
+    print("DoS predictions inside a streaming Polars query:", end=" ")
+    print(scored.collect(engine="streaming")["predicted"].head(8).to_list())
