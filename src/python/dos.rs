@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use crate::dos::{
     DosModel, ExampleBatch, LinearPa, Multiclass, PaVariant, RunningAverage, Strategy, TrainStats,
 };
-use crate::error::PolyError;
+use crate::error::{PolyError, PolyResult};
 use crate::sparse::SparseRows;
 
 fn py_error(err: PolyError) -> PyErr {
@@ -73,6 +73,42 @@ fn batch_of(
 
 fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
     (stats.examples, stats.steps, stats.updates, stats.degenerate, stats.mistakes)
+}
+
+/// The multiclass state saved next to the binary models.
+struct Parts {
+    n_classes: usize,
+    strategy: Strategy,
+    averaging_interval: Option<u64>,
+    seen: u64,
+    stats: TrainStats,
+}
+
+impl Parts {
+    /// A multiclass classifier from its binary models' and averages' parameters.
+    fn rebuild<M: crate::dos::BinaryLearner>(
+        self,
+        models: &[Vec<f64>],
+        averages: &[(Option<Vec<f64>>, u64)],
+        build: impl Fn(&Vec<f64>) -> PolyResult<M>,
+    ) -> PolyResult<Multiclass<M>> {
+        let models = models.iter().map(&build).collect::<PolyResult<Vec<M>>>()?;
+        let averages = averages
+            .iter()
+            .map(|(a, count)| {
+                RunningAverage::from_parts(a.as_ref().map(&build).transpose()?, *count)
+            })
+            .collect::<PolyResult<Vec<_>>>()?;
+        Multiclass::from_parts(
+            self.n_classes,
+            self.strategy,
+            self.averaging_interval,
+            models,
+            averages,
+            self.seen,
+            self.stats,
+        )
+    }
 }
 
 /// A multiclass DoS or linear PA classifier (classes are ids 0..C-1; Python maps labels).
@@ -258,6 +294,7 @@ impl PyPaCore {
         let strategy = parse_strategy(strategy)?;
         let (examples, steps, updates, degenerate, mistakes) = stats;
         let stats = TrainStats { examples, steps, updates, degenerate, mistakes };
+        let parts = Parts { n_classes, strategy, averaging_interval, seen, stats };
         let core = if rank == 0 {
             let build = |w: &Vec<f64>| {
                 if w.len() != n_features + 1 {
@@ -269,28 +306,7 @@ impl PyPaCore {
                 }
                 LinearPa::from_weights(w, variant)
             };
-            let models = models.iter().map(build).collect::<Result<Vec<_>, _>>();
-            let averages = averages
-                .iter()
-                .map(|(a, count)| {
-                    RunningAverage::from_parts(a.as_ref().map(build).transpose()?, *count)
-                })
-                .collect::<Result<Vec<_>, _>>();
-            Core::Linear(
-                models
-                    .and_then(|models| {
-                        Multiclass::from_parts(
-                            n_classes,
-                            strategy,
-                            averaging_interval,
-                            models,
-                            averages?,
-                            seen,
-                            stats,
-                        )
-                    })
-                    .map_err(py_error)?,
-            )
+            Core::Linear(parts.rebuild(&models, &averages, build).map_err(py_error)?)
         } else {
             let size = rank * (n_features + 1);
             let build = |p: &Vec<f64>| {
@@ -303,28 +319,7 @@ impl PyPaCore {
                 }
                 DosModel::from_matrices(n_features, rank, &p[..size], &p[size..], variant)
             };
-            let models = models.iter().map(build).collect::<Result<Vec<_>, _>>();
-            let averages = averages
-                .iter()
-                .map(|(a, count)| {
-                    RunningAverage::from_parts(a.as_ref().map(build).transpose()?, *count)
-                })
-                .collect::<Result<Vec<_>, _>>();
-            Core::Dos(
-                models
-                    .and_then(|models| {
-                        Multiclass::from_parts(
-                            n_classes,
-                            strategy,
-                            averaging_interval,
-                            models,
-                            averages?,
-                            seen,
-                            stats,
-                        )
-                    })
-                    .map_err(py_error)?,
-            )
+            Core::Dos(parts.rebuild(&models, &averages, build).map_err(py_error)?)
         };
         Ok(Self { core, variant, rank })
     }
