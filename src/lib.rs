@@ -4,6 +4,7 @@
 //! tested and benchmarked by `cargo test` / `cargo bench` alone. The Python extension (PyO3 +
 //! pyo3-polars plugin expressions) lives in [`python`], compiled only with the `python` feature.
 
+pub mod apple;
 pub mod datasets;
 pub mod dos;
 pub mod error;

@@ -23,6 +23,9 @@
 use std::fmt::Debug;
 
 use super::example::Example;
+use super::loss::Loss;
+use super::update::{trunc_weight, GdState};
+use super::weights::WeightTable;
 use crate::error::PolyResult;
 use crate::hashing::CONSTANT_FEATURE;
 
@@ -110,6 +113,49 @@ pub trait Expansion: Debug + Send + Sync {
     /// memory; called before [`Expansion::expand`] by the learner's fallible entry points.
     fn check(&self, _example: &Example<'_>, _row: usize) -> PolyResult<()> {
         Ok(())
+    }
+
+    /// A run of `examples` learned examples starts ([`super::Learner::fit`] knows its length):
+    /// enumerators that grow on a schedule (apple) plan it here.
+    fn begin_run(&mut self, _examples: u64) {}
+
+    /// Called after every learned example (not for holdout rows) with the model as it is after
+    /// the update; enumerators that grow (apple) count examples and grow here.
+    fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {}
+}
+
+/// What the learner tells [`Expansion::after_learn`].
+pub struct Learned<'a> {
+    /// The progressive prediction (made before the update), the label and the loss.
+    pub prediction: f64,
+    pub label: f64,
+    pub loss: Loss,
+    pub weights: &'a WeightTable,
+    pub state: &'a GdState,
+    /// The update rule normalizes by the largest `|x|` per slot.
+    pub normalized: bool,
+}
+
+impl Learned<'_> {
+    /// Minus the loss derivative at the progressive prediction (`y - p` for squared loss, up to
+    /// a constant factor): the residual the SSM heuristic correlates with.
+    pub fn residual(&self) -> f64 {
+        -self.loss.evaluate(self.prediction, self.label).1
+    }
+
+    /// Importance of the weight of the feature with (unmasked) hash `hash`: `|w|` with the lazy
+    /// L1/L2 state applied, times the slot's normalizer under the normalized rule (Vowpal
+    /// Wabbit's ranking of features for `--stage_poly`).
+    pub fn weight_score(&self, hash: u64) -> f64 {
+        let slot = (hash & self.weights.mask()) as u32;
+        let w = trunc_weight(self.weights.weight(slot), self.state.gravity as f32);
+        let magnitude = f64::from(w).abs() * self.state.contraction;
+        let normalizer = f64::from(self.weights.normalizer(slot));
+        if self.normalized && normalizer > 0.0 {
+            magnitude * normalizer
+        } else {
+            magnitude
+        }
     }
 }
 

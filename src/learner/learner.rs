@@ -13,7 +13,7 @@
 use rayon::prelude::*;
 
 use super::example::{Example, ExampleBuffer};
-use super::expansion::{ExpandedFeatures, Expansion, Interactions};
+use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::loss::Loss;
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
@@ -420,7 +420,17 @@ impl<E: Expansion> Learner<E> {
         self.expansion.expand(example, &mut features);
         let result = self.learn_checked(&features, example.label, example.weight);
         self.scratch.features = features;
-        result
+        let p = result?;
+        let learned = Learned {
+            prediction: p,
+            label: example.label,
+            loss: self.config.loss,
+            weights: &self.weights,
+            state: &self.state,
+            normalized: self.config.rule.normalized,
+        };
+        self.expansion.after_learn(example, &learned);
+        Ok(p)
     }
 
     /// Predicts with the current model and records the loss without learning (holdout rows).
@@ -613,6 +623,8 @@ impl<E: Expansion> Learner<E> {
         let n = batch.n_rows();
         let period = if options.passes > 1 { options.holdout_period } else { 0 };
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;
+        let learned_per_pass = (0..n).filter(|&row| !is_holdout(row)).count() as u64;
+        self.expansion.begin_run(learned_per_pass * options.passes as u64);
         let mut order: Vec<usize> = (0..n).collect();
         let mut rng = SplitMix64(options.shuffle_seed.unwrap_or(0));
         let mut report = FitReport::default();

@@ -8,6 +8,7 @@
 //! * [`example`]: a canonical, hashed example with namespaces;
 //! * [`expansion`]: feature enumerators (linear / quadratic / cubic / namespace crosses) and the
 //!   [`Expansion`] interface further enumerators (apple) implement;
+//! * [`feature_set`]: [`FeatureSet`], a fixed expansion or apple (what model files hold);
 //! * [`learner`]: the [`Learner`] (learn, predict, batches, passes, holdout, progressive loss);
 //! * [`model_io`]: the versioned, checksummed model file.
 //!
@@ -15,6 +16,7 @@
 
 pub mod example;
 pub mod expansion;
+pub mod feature_set;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;
@@ -23,7 +25,8 @@ pub mod update;
 pub mod weights;
 
 pub use example::{Example, ExampleBuffer};
-pub use expansion::{ExpandedFeatures, Expansion, Interactions};
+pub use expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
+pub use feature_set::FeatureSet;
 pub use learner::{
     Batch, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, NamespaceRows, Progress,
     MAX_BITS,

@@ -15,8 +15,15 @@
 //!   update-rule flags `u8` (1 adaptive, 2 normalized, 4 invariant), `learning_rate`, `power_t`,
 //!   `initial_t`, `l1`, `l2` (`f64` each), namespace count `u32` then per namespace its UTF-8
 //!   name (`u32` length + bytes);
-//! * expansion: kind `u8` (1 = [`Interactions`]), `degree u8`, `constant u8`, pair count `u32`
-//!   then pairs (`u32`, `u32`);
+//! * expansion: kind `u8`, then
+//!   - kind 1 ([`Interactions`]): `degree u8`, `constant u8`, pair count `u32` then pairs
+//!     (`u32`, `u32`);
+//!   - kind 2 ([`Apple`]): `alpha f64`, heuristic `u8` (0 magnitude, 1 SSM), `fallback u8`,
+//!     `max_degree u8`, schedule `u8` (0 auto, 1 epochs, 2 doubling), `epochs u32`,
+//!     `doubling_first u64`, `constant u8`, `window u64`, `budget u64`; planned expansion points
+//!     (count `u32`, then `u64`s); progress `learned u64`, `nonzeros f64`, `expansions u32`;
+//!     parents in the order they were added (count `u32`, then per parent `expansion u32`,
+//!     `degree u8` and its `degree` factor hashes `u64`, increasing);
 //! * state: `t`, `total_weight`, `normalized_sum_norm_x` (`f64`), label range `min`, `max`
 //!   (`f64`), progress `examples u64`, `weighted_loss f64`, `weight f64`, `feature_updates u64`;
 //! * metadata: `u32` length + UTF-8 bytes, opaque to the engine (the Python layer stores its
@@ -34,23 +41,27 @@ use std::io::Write;
 use std::path::Path;
 
 use super::expansion::Interactions;
+use super::feature_set::FeatureSet;
 use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::Loss;
 use super::update::{trunc_weight, GdState, UpdateRule};
 use super::weights::{WeightTable, RATE};
+use crate::apple::schedule::ScheduleKind;
+use crate::apple::{Apple, AppleConfig, AppleProgress, Heuristic, Monomial, Parent};
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
 pub const FORMAT_VERSION: u32 = 1;
 const HEADER: usize = 8 + 4 + 8;
 const EXPANSION_INTERACTIONS: u8 = 1;
+const EXPANSION_APPLE: u8 = 2;
 
 fn bad(reason: impl std::fmt::Display) -> PolyError {
     PolyError::InvalidInput(format!("invalid model file: {reason}"))
 }
 
 /// Serializes a learner and its metadata (see the module docs).
-pub fn to_bytes(learner: &Learner<Interactions>, metadata: &str) -> Vec<u8> {
+pub fn to_bytes(learner: &Learner<FeatureSet>, metadata: &str) -> Vec<u8> {
     let mut p = Vec::new();
     let config = learner.config();
     p.extend_from_slice(&config.bits.to_le_bytes());
@@ -70,14 +81,9 @@ pub fn to_bytes(learner: &Learner<Interactions>, metadata: &str) -> Vec<u8> {
     for name in &config.namespaces {
         put_bytes(&mut p, name.as_bytes());
     }
-    let expansion = learner.expansion();
-    p.push(EXPANSION_INTERACTIONS);
-    p.push(expansion.degree);
-    p.push(u8::from(expansion.constant));
-    p.extend_from_slice(&(expansion.namespace_pairs.len() as u32).to_le_bytes());
-    for &(a, b) in &expansion.namespace_pairs {
-        p.extend_from_slice(&(a as u32).to_le_bytes());
-        p.extend_from_slice(&(b as u32).to_le_bytes());
+    match learner.expansion() {
+        FeatureSet::Fixed(fixed) => write_interactions(&mut p, fixed),
+        FeatureSet::Apple(apple) => write_apple(&mut p, apple),
     }
     let state = learner.state();
     for v in [state.t, state.total_weight, state.normalized_sum_norm_x] {
@@ -102,6 +108,133 @@ pub fn to_bytes(learner: &Learner<Interactions>, metadata: &str) -> Vec<u8> {
     let crc = crc32fast::hash(&out);
     out.extend_from_slice(&crc.to_le_bytes());
     out
+}
+
+fn write_interactions(p: &mut Vec<u8>, fixed: &Interactions) {
+    p.push(EXPANSION_INTERACTIONS);
+    p.push(fixed.degree);
+    p.push(u8::from(fixed.constant));
+    p.extend_from_slice(&(fixed.namespace_pairs.len() as u32).to_le_bytes());
+    for &(a, b) in &fixed.namespace_pairs {
+        p.extend_from_slice(&(a as u32).to_le_bytes());
+        p.extend_from_slice(&(b as u32).to_le_bytes());
+    }
+}
+
+fn write_apple(p: &mut Vec<u8>, apple: &Apple) {
+    let c = apple.config();
+    p.push(EXPANSION_APPLE);
+    put_f64(p, c.alpha);
+    p.push(match c.heuristic {
+        Heuristic::Magnitude => 0,
+        Heuristic::Ssm => 1,
+    });
+    p.push(u8::from(c.fallback));
+    p.push(c.max_degree);
+    p.push(match c.schedule {
+        ScheduleKind::Auto => 0,
+        ScheduleKind::Epochs => 1,
+        ScheduleKind::Doubling => 2,
+    });
+    p.extend_from_slice(&c.epochs.to_le_bytes());
+    p.extend_from_slice(&c.doubling_first.to_le_bytes());
+    p.push(u8::from(c.constant));
+    p.extend_from_slice(&(c.window as u64).to_le_bytes());
+    p.extend_from_slice(&(c.budget as u64).to_le_bytes());
+    let planned = &apple.schedule().planned;
+    p.extend_from_slice(&(planned.len() as u32).to_le_bytes());
+    for point in planned {
+        p.extend_from_slice(&point.to_le_bytes());
+    }
+    let progress = apple.progress();
+    p.extend_from_slice(&progress.learned.to_le_bytes());
+    put_f64(p, progress.nonzeros);
+    p.extend_from_slice(&progress.expansions.to_le_bytes());
+    p.extend_from_slice(&(apple.parents().len() as u32).to_le_bytes());
+    for parent in apple.parents() {
+        p.extend_from_slice(&parent.expansion.to_le_bytes());
+        p.push(parent.monomial.degree() as u8);
+        for h in parent.monomial.factors() {
+            p.extend_from_slice(&h.to_le_bytes());
+        }
+    }
+}
+
+fn read_flag(r: &mut Reader<'_>, what: &str) -> PolyResult<bool> {
+    match r.u8(what)? {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(bad(format!("{what} must be 0 or 1, got {other}"))),
+    }
+}
+
+fn read_interactions(r: &mut Reader<'_>) -> PolyResult<Interactions> {
+    let degree = r.u8("expansion degree")?;
+    let constant = read_flag(r, "constant flag")?;
+    let n_pairs = r.u32("namespace pair count")?;
+    let mut namespace_pairs = Vec::new();
+    for _ in 0..n_pairs {
+        namespace_pairs
+            .push((r.u32("namespace pair")? as usize, r.u32("namespace pair")? as usize));
+    }
+    Ok(Interactions { degree, namespace_pairs, constant })
+}
+
+fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
+    let alpha = r.f64("apple alpha")?;
+    let heuristic = match r.u8("apple heuristic")? {
+        0 => Heuristic::Magnitude,
+        1 => Heuristic::Ssm,
+        other => return Err(bad(format!("unknown apple heuristic code {other}"))),
+    };
+    let fallback = read_flag(r, "apple fallback flag")?;
+    let max_degree = r.u8("apple max_degree")?;
+    let schedule = match r.u8("apple schedule")? {
+        0 => ScheduleKind::Auto,
+        1 => ScheduleKind::Epochs,
+        2 => ScheduleKind::Doubling,
+        other => return Err(bad(format!("unknown apple schedule code {other}"))),
+    };
+    let epochs = r.u32("apple epochs")?;
+    let doubling_first = r.u64("apple doubling_first")?;
+    let constant = read_flag(r, "apple constant flag")?;
+    let window =
+        usize::try_from(r.u64("apple window")?).map_err(|_| bad("apple window too large"))?;
+    let budget =
+        usize::try_from(r.u64("apple budget")?).map_err(|_| bad("apple budget too large"))?;
+    let config = AppleConfig {
+        alpha,
+        heuristic,
+        fallback,
+        max_degree,
+        schedule,
+        epochs,
+        doubling_first,
+        constant,
+        window,
+        budget,
+    };
+    let n_planned = r.u32("apple planned count")?;
+    let planned =
+        (0..n_planned).map(|_| r.u64("apple planned point")).collect::<PolyResult<Vec<_>>>()?;
+    let progress = AppleProgress {
+        learned: r.u64("apple learned")?,
+        nonzeros: r.f64("apple nonzeros")?,
+        expansions: r.u32("apple expansions")?,
+    };
+    let n_parents = r.u32("apple parent count")?;
+    let mut parents = Vec::new();
+    for _ in 0..n_parents {
+        let expansion = r.u32("apple parent expansion")?;
+        let degree = r.u8("apple parent degree")?;
+        let factors =
+            (0..degree).map(|_| r.u64("apple parent factor")).collect::<PolyResult<Vec<_>>>()?;
+        if factors.windows(2).any(|w| w[0] > w[1]) {
+            return Err(bad("apple parent factors are not sorted"));
+        }
+        parents.push(Parent { monomial: Monomial::new(factors), expansion });
+    }
+    Apple::from_parts(config, planned, parents, progress).map_err(|e| bad(e.to_string()))
 }
 
 fn put_f64(out: &mut Vec<u8>, v: f64) {
@@ -213,7 +346,7 @@ impl<'a> Reader<'a> {
 }
 
 /// Parses a model file's bytes (see the module docs); returns the learner and the metadata.
-pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<Interactions>, String)> {
+pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad(format!(
             "not a polars-poly model (the file does not start with the magic bytes {:?})",
@@ -277,23 +410,11 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<Interactions>, String)> {
     let config =
         LearnerConfig { bits, loss, rule, learning_rate, power_t, initial_t, l1, l2, namespaces };
     config.validate().map_err(|e| bad(e.to_string()))?;
-    let kind = r.u8("expansion kind")?;
-    if kind != EXPANSION_INTERACTIONS {
-        return Err(bad(format!("unknown expansion kind {kind}")));
-    }
-    let degree = r.u8("expansion degree")?;
-    let constant = match r.u8("constant flag")? {
-        0 => false,
-        1 => true,
-        other => return Err(bad(format!("constant flag must be 0 or 1, got {other}"))),
+    let expansion = match r.u8("expansion kind")? {
+        EXPANSION_INTERACTIONS => FeatureSet::Fixed(read_interactions(&mut r)?),
+        EXPANSION_APPLE => FeatureSet::from(read_apple(&mut r)?),
+        kind => return Err(bad(format!("unknown expansion kind {kind}"))),
     };
-    let n_pairs = r.u32("namespace pair count")?;
-    let mut namespace_pairs = Vec::new();
-    for _ in 0..n_pairs {
-        namespace_pairs
-            .push((r.u32("namespace pair")? as usize, r.u32("namespace pair")? as usize));
-    }
-    let expansion = Interactions { degree, namespace_pairs, constant };
     let mut state = GdState::new(initial_t);
     state.t = r.f64("t")?;
     state.total_weight = r.f64("total_weight")?;
@@ -362,7 +483,7 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<Interactions>, String)> {
 }
 
 /// Writes a model file.
-pub fn save(learner: &Learner<Interactions>, metadata: &str, path: &Path) -> PolyResult<()> {
+pub fn save(learner: &Learner<FeatureSet>, metadata: &str, path: &Path) -> PolyResult<()> {
     let io = |e: std::io::Error| PolyError::Io {
         path: path.display().to_string(),
         reason: e.to_string(),
@@ -374,7 +495,7 @@ pub fn save(learner: &Learner<Interactions>, metadata: &str, path: &Path) -> Pol
 }
 
 /// Reads a model file.
-pub fn load(path: &Path) -> PolyResult<(Learner<Interactions>, String)> {
+pub fn load(path: &Path) -> PolyResult<(Learner<FeatureSet>, String)> {
     let bytes = std::fs::read(path)
         .map_err(|e| PolyError::Io { path: path.display().to_string(), reason: e.to_string() })?;
     from_bytes(&bytes).map_err(|e| match e {

@@ -344,7 +344,7 @@ proptest! {
         let ns: [&dyn NamespaceRows; 1] = [&rows];
         let first = Batch::new(&ns, &labels[..], None).unwrap();
         let exp = Interactions { degree, ..Interactions::linear() };
-        let mut a = Learner::new(config(loss, UpdateRule::VW_DEFAULT), exp).unwrap();
+        let mut a = Learner::new(config(loss, UpdateRule::VW_DEFAULT), FeatureSet::from(exp)).unwrap();
         a.learn_batch(&first).unwrap();
         let bytes = model_io::to_bytes(&a, "{\"meta\": 1}");
         let (mut b, meta) = model_io::from_bytes(&bytes).unwrap();
@@ -369,7 +369,7 @@ proptest! {
         let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
         let ns: [&dyn NamespaceRows; 1] = [&rows];
         let batch = Batch::new(&ns, &labels, None).unwrap();
-        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::linear()).unwrap();
+        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), FeatureSet::from(Interactions::linear())).unwrap();
         learner.learn_batch(&batch).unwrap();
         let bytes = model_io::to_bytes(&learner, "");
         let mut corrupted = bytes.clone();
@@ -384,8 +384,11 @@ proptest! {
 
 #[test]
 fn model_file_errors_say_what_is_wrong() {
-    let learner =
-        Learner::new(config(Loss::Squared, UpdateRule::SGD), Interactions::cubic()).unwrap();
+    let learner = Learner::new(
+        config(Loss::Squared, UpdateRule::SGD),
+        FeatureSet::from(Interactions::cubic()),
+    )
+    .unwrap();
     let bytes = model_io::to_bytes(&learner, "");
     let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
     assert_eq!(loaded.config(), learner.config());
@@ -413,7 +416,7 @@ fn sparse_and_dense_weight_encodings_round_trip() {
     for bits in [4u32, 20] {
         let mut learner = Learner::new(
             LearnerConfig { bits, ..LearnerConfig::default() },
-            Interactions::linear(),
+            FeatureSet::from(Interactions::linear()),
         )
         .unwrap();
         let mut buffer = ExampleBuffer::new();

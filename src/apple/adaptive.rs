@@ -1,0 +1,277 @@
+//! [`Apple`]: the adaptive polynomial expansion as a feature enumerator of the hashed learner.
+//!
+//! Per example it emits the base features, every product monomial of S ([`super::walk`]) and the
+//! constant feature. After each learned example it counts the example (and its nonzeros, for
+//! s̄), remembers it when an expansion is near ([`super::window`]) and, at an expansion point
+//! ([`super::schedule`]), adds `s = floor(s̄^alpha)` new parents chosen by
+//! [`super::select`].
+
+use std::cell::RefCell;
+
+use super::parents::{Parent, ParentSet};
+use super::schedule::{Schedule, ScheduleKind};
+use super::select::{collect_candidates, select, Heuristic, Selection};
+use super::walk::{walk_children, WalkScratch, MAX_DEGREE};
+use super::window::Window;
+use crate::error::PolyResult;
+use crate::hashing::CONSTANT_FEATURE;
+use crate::learner::expansion::{Learned, MAX_EXPANDED_FEATURES};
+use crate::learner::{Example, ExpandedFeatures, Expansion};
+
+/// Apple's parameters (saved with the model).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AppleConfig {
+    /// s = floor(s̄^alpha) parents per expansion; alpha in (0, 2] (1 by default).
+    pub alpha: f64,
+    pub heuristic: Heuristic,
+    /// Risk-consistent fall-back: the last of the s parents is the smallest-degree candidate.
+    pub fallback: bool,
+    /// Highest degree of a generated monomial, `1..=MAX_DEGREE` (6: the paper's 6 epochs).
+    pub max_degree: u8,
+    pub schedule: ScheduleKind,
+    /// Epochs of the epochs schedule (6) and first point of the doubling schedule (1000).
+    pub epochs: u32,
+    pub doubling_first: u64,
+    /// Add the constant feature (counted in s̄, as Vowpal Wabbit does; never a parent).
+    pub constant: bool,
+    /// Examples remembered before an expansion, and most monomials enumerated from them when
+    /// choosing (newest examples first).
+    pub window: usize,
+    pub budget: usize,
+}
+
+impl Default for AppleConfig {
+    fn default() -> Self {
+        AppleConfig {
+            alpha: 1.0,
+            heuristic: Heuristic::Magnitude,
+            fallback: false,
+            max_degree: 6,
+            schedule: ScheduleKind::Auto,
+            epochs: 6,
+            doubling_first: 1000,
+            constant: true,
+            window: 10_000,
+            budget: 4_000_000,
+        }
+    }
+}
+
+impl AppleConfig {
+    pub fn validate(&self) -> PolyResult<()> {
+        if !(self.alpha.is_finite() && self.alpha > 0.0 && self.alpha <= 2.0) {
+            return crate::invalid!("alpha must be in (0, 2], got {}", self.alpha);
+        }
+        if !(1..=MAX_DEGREE as u8).contains(&self.max_degree) {
+            return crate::invalid!(
+                "max_degree must be in 1..={MAX_DEGREE}, got {}",
+                self.max_degree
+            );
+        }
+        if self.window == 0 || self.budget == 0 {
+            return crate::invalid!(
+                "apple's window and budget must be >= 1, got {} and {}",
+                self.window,
+                self.budget
+            );
+        }
+        Schedule::new(self.schedule, self.epochs, self.doubling_first).map(|_| ())
+    }
+
+    fn selection(&self) -> Selection {
+        Selection {
+            heuristic: self.heuristic,
+            fallback: self.fallback,
+            max_degree: usize::from(self.max_degree),
+        }
+    }
+}
+
+/// Counters saved with the model so that training continues where it stopped.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct AppleProgress {
+    /// Examples learned (the schedule's clock).
+    pub learned: u64,
+    /// Σ nonzero base features (plus the constant) over learned examples: s̄ = this / learned.
+    pub nonzeros: f64,
+    /// Expansions done.
+    pub expansions: u32,
+}
+
+thread_local! {
+    static SCRATCH: RefCell<WalkScratch> = RefCell::new(WalkScratch::default());
+}
+
+/// See the module docs.
+#[derive(Clone, Debug)]
+pub struct Apple {
+    config: AppleConfig,
+    schedule: Schedule,
+    parents: ParentSet,
+    progress: AppleProgress,
+    window: Window,
+}
+
+impl PartialEq for Apple {
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+            && self.schedule == other.schedule
+            && self.parents == other.parents
+            && self.progress == other.progress
+    }
+}
+
+impl Apple {
+    pub fn new(config: AppleConfig) -> PolyResult<Self> {
+        config.validate()?;
+        let schedule = Schedule::new(config.schedule, config.epochs, config.doubling_first)?;
+        Ok(Apple {
+            window: Window::new(config.window),
+            parents: ParentSet::new(),
+            progress: AppleProgress::default(),
+            schedule,
+            config,
+        })
+    }
+
+    /// Reassembles a saved apple state; parents must be listed in the order they were added.
+    pub fn from_parts(
+        config: AppleConfig,
+        planned: Vec<u64>,
+        parents: Vec<Parent>,
+        progress: AppleProgress,
+    ) -> PolyResult<Self> {
+        let mut apple = Apple::new(config)?;
+        if planned.windows(2).any(|w| w[0] >= w[1]) {
+            return crate::invalid!("apple's planned expansion points are not increasing");
+        }
+        apple.schedule.planned = planned;
+        for parent in parents {
+            let degree = parent.monomial.degree();
+            if degree == 0 || degree >= usize::from(apple.config.max_degree) {
+                return crate::invalid!(
+                    "apple parent of degree {degree} with max_degree {}",
+                    apple.config.max_degree
+                );
+            }
+            if !apple.parents.insert(parent.monomial, parent.expansion) {
+                return crate::invalid!("apple parent listed twice");
+            }
+        }
+        apple.progress = progress;
+        Ok(apple)
+    }
+
+    pub fn config(&self) -> &AppleConfig {
+        &self.config
+    }
+
+    pub fn schedule(&self) -> &Schedule {
+        &self.schedule
+    }
+
+    pub fn parents(&self) -> &[Parent] {
+        self.parents.parents()
+    }
+
+    pub fn progress(&self) -> &AppleProgress {
+        &self.progress
+    }
+
+    /// s̄: average nonzero base features per learned example (with the constant).
+    pub fn average_nonzeros(&self) -> f64 {
+        if self.progress.learned == 0 {
+            0.0
+        } else {
+            self.progress.nonzeros / self.progress.learned as f64
+        }
+    }
+
+    /// Parents the next expansion adds: floor(s̄^alpha), at least 1.
+    pub fn parents_per_expansion(&self) -> usize {
+        (self.average_nonzeros().powf(self.config.alpha).floor() as usize).max(1)
+    }
+
+    /// Runs one expansion now (normally called by the schedule): chooses up to
+    /// [`Apple::parents_per_expansion`] new parents among the remembered examples' monomials.
+    /// Returns how many were added.
+    pub fn expand_now(&mut self, weight_score: impl Fn(u64) -> f64) -> usize {
+        let selection = self.config.selection();
+        let candidates =
+            collect_candidates(&self.parents, &self.window, &selection, self.config.budget);
+        let chosen = select(candidates, self.parents_per_expansion(), &selection, weight_score);
+        self.progress.expansions += 1;
+        let expansion = self.progress.expansions;
+        let added =
+            chosen.into_iter().filter(|m| self.parents.insert(m.clone(), expansion)).count();
+        self.window.clear();
+        added
+    }
+
+    /// Whether the example about to be counted as number `learned` should be remembered.
+    fn remember_now(&self, learned: u64) -> bool {
+        self.schedule
+            .next_point(learned - 1)
+            .is_some_and(|point| point - learned < self.config.window as u64)
+    }
+}
+
+impl Expansion for Apple {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        let (hashes, values) = example.features();
+        out.reserve(hashes.len() + 1);
+        out.push_products(0, 1.0, hashes, values);
+        if !self.parents.is_empty() {
+            SCRATCH.with(|scratch| {
+                let mut scratch = scratch.borrow_mut();
+                walk_children(
+                    &self.parents,
+                    usize::from(self.config.max_degree),
+                    hashes,
+                    values,
+                    &mut scratch,
+                    |_, _, key, value| out.push(key, value),
+                );
+            });
+        }
+        if self.config.constant {
+            out.push(u64::from(CONSTANT_FEATURE), 1.0);
+        }
+    }
+
+    fn validate(&self, _n_namespaces: usize) -> PolyResult<()> {
+        self.config.validate()
+    }
+
+    /// Each parent present adds at most nnz children: bound the total before expanding.
+    fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
+        let n = example.n_features() as u64;
+        let bound = n.saturating_mul(1 + self.parents.len() as u64);
+        if bound > MAX_EXPANDED_FEATURES {
+            return crate::invalid!(
+                "row {row}: {n} features with {} apple parents may expand to more than \
+                 {MAX_EXPANDED_FEATURES} terms per example; use a smaller alpha or max_degree",
+                self.parents.len()
+            );
+        }
+        Ok(())
+    }
+
+    fn begin_run(&mut self, examples: u64) {
+        self.schedule.begin_run(self.progress.learned, examples);
+    }
+
+    fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        self.progress.learned += 1;
+        let count = self.progress.learned;
+        self.progress.nonzeros +=
+            example.n_features() as f64 + if self.config.constant { 1.0 } else { 0.0 };
+        if self.remember_now(count) {
+            let (hashes, values) = example.features();
+            self.window.remember(hashes, values, learned.residual() as f32);
+        }
+        if self.schedule.is_expansion_point(count) {
+            self.expand_now(|slot_hash| learned.weight_score(slot_hash));
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! apple: adaptive polynomial expansion (ALGORITHMS.md §4) on top of the hashed learner.
+//!
+//! One concept per module:
+//! * [`monomial`]: canonical monomial identity (order-independent key) and names;
+//! * [`parents`]: the parent set and its fast membership test;
+//! * [`walk`]: per-example enumeration of the current feature set, each monomial once;
+//! * [`schedule`]: when to expand (6 epochs over a known run, or doubling for streams);
+//! * [`window`]: the recent examples remembered before an expansion;
+//! * [`select`]: candidates and the heuristics (|w|, SSM, fall-back);
+//! * [`adaptive`]: [`Apple`], the [`crate::learner::Expansion`] that ties them together.
+
+pub mod adaptive;
+pub mod monomial;
+pub mod parents;
+pub mod schedule;
+pub mod select;
+pub mod walk;
+pub mod window;
+
+pub use adaptive::{Apple, AppleConfig, AppleProgress};
+pub use monomial::Monomial;
+pub use parents::Parent;
+pub use schedule::ScheduleKind;
+pub use select::Heuristic;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,226 @@
+//! apple inside the learner: the paper's single-monomial example, schedule and determinism.
+
+use super::*;
+use crate::learner::{
+    Batch, Expansion, FeatureSet, FitOptions, Interactions, Learner, LearnerConfig, NamespaceRows,
+};
+use crate::sparse::SparseRows;
+
+/// Rows of `width` binary features (each 1 with probability 1/2, stored sparse) and the target
+/// x0·x1·x2 plus Gaussian-ish noise of standard deviation `noise`.
+struct Data {
+    offsets: Vec<i64>,
+    indices: Vec<u32>,
+    values: Vec<f32>,
+    labels: Vec<f64>,
+}
+
+fn single_monomial(n: usize, width: u32, noise: f64, seed: u64) -> Data {
+    let mut state = seed;
+    let mut next = || {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut data =
+        Data { offsets: vec![0], indices: Vec::new(), values: Vec::new(), labels: Vec::new() };
+    for _ in 0..n {
+        let mut on = [false; 64];
+        for (j, bit) in on.iter_mut().enumerate().take(width as usize) {
+            *bit = next() < 0.5;
+            if *bit {
+                data.indices.push(j as u32);
+                data.values.push(1.0);
+            }
+        }
+        // Sum of 4 uniforms: mean 2, variance 1/3.
+        let gauss = ((0..4).map(|_| next()).sum::<f64>() - 2.0) * 3f64.sqrt();
+        let target = f64::from(u8::from(on[0] && on[1] && on[2]));
+        data.labels.push(target + noise * gauss);
+        data.offsets.push(data.indices.len() as i64);
+    }
+    data
+}
+
+fn squared_config() -> LearnerConfig {
+    LearnerConfig { bits: 20, ..LearnerConfig::default() }
+}
+
+fn fit<E: Expansion>(expansion: E, data: &Data, passes: usize) -> Learner<E> {
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    let mut learner = Learner::new(squared_config(), expansion).unwrap();
+    let options = FitOptions { passes, holdout_period: 0, ..FitOptions::default() };
+    learner.fit(&batch, &options).unwrap();
+    learner
+}
+
+fn test_mse<E: Expansion>(learner: &Learner<E>, data: &Data) -> f64 {
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    let mut out = Vec::new();
+    learner.predict_batch(&batch, &mut out).unwrap();
+    out.iter().zip(&data.labels).map(|(p, y)| (p - y) * (p - y)).sum::<f64>() / out.len() as f64
+}
+
+#[test]
+fn apple_discovers_a_single_degree_3_monomial_that_linear_cannot_fit() {
+    let noise = 0.1;
+    let train = single_monomial(60_000, 10, noise, 1);
+    let test = single_monomial(10_000, 10, noise, 2);
+    let lin = fit(Interactions::linear(), &train, 1);
+    let apple = fit(Apple::new(AppleConfig::default()).unwrap(), &train, 1);
+    let (lin_mse, apple_mse) = (test_mse(&lin, &test), test_mse(&apple, &test));
+    let noise_var = noise * noise;
+    // The best linear fit of x0·x1·x2 leaves a large part of its variance (7/64 ≈ 0.109).
+    assert!(lin_mse > noise_var + 0.03, "linear: {lin_mse}");
+    assert!(apple_mse < noise_var * 1.5, "apple: {apple_mse} vs noise {noise_var}");
+    let found = apple.expansion().parents().iter().any(|p| {
+        let f = p.monomial.factors();
+        f.len() == 2 && {
+            let seed = squared_config().namespace_seed(0);
+            let idx: Vec<u64> = f.iter().map(|h| h - seed).collect();
+            idx.iter().all(|&i| i < 3)
+        }
+    });
+    assert!(found, "a degree-2 sub-monomial of x0·x1·x2 must be a parent");
+}
+
+#[test]
+fn a_known_run_gets_five_expansions_of_s_parents() {
+    let data = single_monomial(6_000, 10, 0.1, 3);
+    let apple = fit(Apple::new(AppleConfig::default()).unwrap(), &data, 2);
+    let e = apple.expansion();
+    assert_eq!(e.progress().expansions, 5);
+    assert_eq!(e.progress().learned, 12_000);
+    // s̄ ≈ 5 ones + the constant, s = floor(s̄) per expansion.
+    let s_bar = e.average_nonzeros();
+    assert!((5.8..6.2).contains(&s_bar), "{s_bar}");
+    let s = e.parents_per_expansion();
+    assert_eq!(s, s_bar.floor() as usize);
+    // (s̄ moves a little between expansions.)
+    assert!(e.parents().len() <= 5 * (s + 1) && e.parents().len() >= s, "{}", e.parents().len());
+    for p in e.parents() {
+        assert!((1..=5).contains(&p.expansion));
+        assert!(p.monomial.degree() <= p.expansion as usize, "degree grows by one per epoch");
+    }
+    // With alpha = 0.5: floor(sqrt(6)) = 2 per expansion.
+    let config = AppleConfig { alpha: 0.5, ..AppleConfig::default() };
+    let small = fit(Apple::new(config).unwrap(), &data, 1);
+    assert!(small.expansion().parents().len() <= 10);
+}
+
+#[test]
+fn training_is_deterministic() {
+    let data = single_monomial(5_000, 12, 0.1, 4);
+    for heuristic in [Heuristic::Magnitude, Heuristic::Ssm] {
+        let config = AppleConfig { heuristic, fallback: true, ..AppleConfig::default() };
+        let a = fit(Apple::new(config.clone()).unwrap(), &data, 1);
+        let b = fit(Apple::new(config).unwrap(), &data, 1);
+        assert_eq!(a.expansion(), b.expansion());
+        assert_eq!(a.weights().data(), b.weights().data());
+    }
+}
+
+#[test]
+fn max_degree_one_is_the_linear_learner() {
+    let data = single_monomial(3_000, 10, 0.1, 5);
+    let config = AppleConfig { max_degree: 1, ..AppleConfig::default() };
+    let apple = fit(Apple::new(config).unwrap(), &data, 1);
+    let lin = fit(Interactions::linear(), &data, 1);
+    assert!(apple.expansion().parents().is_empty());
+    assert_eq!(apple.weights().data(), lin.weights().data());
+    let config = AppleConfig { max_degree: 2, ..AppleConfig::default() };
+    let apple = fit(Apple::new(config).unwrap(), &data, 1);
+    assert!(apple.expansion().parents().iter().all(|p| p.monomial.degree() == 1));
+}
+
+#[test]
+fn streams_without_a_length_use_the_doubling_schedule() {
+    let data = single_monomial(9_000, 10, 0.1, 6);
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    let mut learner =
+        Learner::new(squared_config(), Apple::new(AppleConfig::default()).unwrap()).unwrap();
+    learner.learn_batch(&batch).unwrap();
+    // 1000, 2000, 4000, 8000.
+    assert_eq!(learner.expansion().progress().expansions, 4);
+    let config = AppleConfig { schedule: ScheduleKind::Epochs, ..AppleConfig::default() };
+    let mut learner = Learner::new(squared_config(), Apple::new(config).unwrap()).unwrap();
+    learner.learn_batch(&batch).unwrap();
+    assert_eq!(learner.expansion().progress().expansions, 0, "epochs need a run length");
+}
+
+#[test]
+fn bad_configurations_are_rejected() {
+    let bad = [
+        AppleConfig { alpha: 0.0, ..AppleConfig::default() },
+        AppleConfig { alpha: f64::NAN, ..AppleConfig::default() },
+        AppleConfig { max_degree: 0, ..AppleConfig::default() },
+        AppleConfig { max_degree: 9, ..AppleConfig::default() },
+        AppleConfig { window: 0, ..AppleConfig::default() },
+        AppleConfig { epochs: 0, ..AppleConfig::default() },
+    ];
+    for config in bad {
+        assert!(Apple::new(config.clone()).is_err(), "{config:?}");
+    }
+}
+
+fn slice(data: &Data, from: usize, to: usize) -> Data {
+    let (a, b) = (data.offsets[from] as usize, data.offsets[to] as usize);
+    Data {
+        offsets: data.offsets[from..=to].iter().map(|&o| o - a as i64).collect(),
+        indices: data.indices[a..b].to_vec(),
+        values: data.values[a..b].to_vec(),
+        labels: data.labels[from..to].to_vec(),
+    }
+}
+
+fn learn_part(learner: &mut Learner<FeatureSet>, data: &Data) {
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    learner.learn_batch(&batch).unwrap();
+}
+
+#[test]
+fn save_load_and_continue_equals_uninterrupted_training() {
+    use crate::learner::model_io;
+    let data = single_monomial(6_000, 10, 0.1, 7);
+    let config = AppleConfig { window: 100, heuristic: Heuristic::Ssm, ..AppleConfig::default() };
+    let new = || {
+        let mut learner =
+            Learner::new(squared_config(), FeatureSet::from(Apple::new(config.clone()).unwrap()))
+                .unwrap();
+        learner.expansion_mut().begin_run(6_000);
+        learner
+    };
+    let mut whole = new();
+    learn_part(&mut whole, &data);
+    let mut first = new();
+    learn_part(&mut first, &slice(&data, 0, 2_500));
+    let bytes = model_io::to_bytes(&first, "meta");
+    let (mut resumed, meta) = model_io::from_bytes(&bytes).unwrap();
+    assert_eq!(meta, "meta");
+    assert_eq!(resumed.expansion(), first.expansion());
+    learn_part(&mut resumed, &slice(&data, 2_500, 6_000));
+    let apple = resumed.expansion().apple().unwrap();
+    assert_eq!(apple.progress().expansions, 5);
+    assert_eq!(resumed.expansion(), whole.expansion());
+    assert_eq!(resumed.weights().data(), whole.weights().data());
+    // A corrupted parent list is rejected with a clear message.
+    let err = Apple::from_parts(
+        config.clone(),
+        vec![],
+        vec![
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1 },
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1 },
+        ],
+        AppleProgress::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+}
