@@ -6,8 +6,6 @@
 //! 512 times rarer; numpy does the same for its large arrays, so this is also what makes our
 //! writes comparable with a numpy-allocated buffer.
 
-use std::mem::MaybeUninit;
-
 use crate::error::{PolyError, PolyResult};
 
 /// Below this size huge pages cannot help (they need a 2 MiB aligned span).
@@ -28,8 +26,10 @@ pub fn output_buffer<T>(len: usize, what: &str) -> PolyResult<Vec<T>> {
 }
 
 /// Advises the kernel to back `buffer` with transparent huge pages (a hint: failures and
-/// unsupported systems are ignored, the memory then simply uses normal pages).
-pub fn advise_huge_pages<T>(buffer: &mut [MaybeUninit<T>]) {
+/// unsupported systems are ignored, the memory then simply uses normal pages). Used for output
+/// buffers and for the learners' weight tables, whose random accesses otherwise miss the TLB
+/// on nearly every feature.
+pub fn advise_huge_pages<T>(buffer: &mut [T]) {
     let bytes = size_of_val(buffer);
     if bytes < HUGE_PAGE_BYTES {
         return;

@@ -32,9 +32,14 @@ from polars_poly._internal import Learner
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 
-Expansion = Literal["linear", "quadratic", "cubic"]
+Expansion = Literal["linear", "quadratic", "cubic", "apple"]
+AppleHeuristic = Literal["magnitude", "ssm", "magnitude+fallback", "ssm+fallback"]
+Schedule = Literal["auto", "epochs", "doubling"]
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
+_EXPANSIONS = (*_DEGREE, "apple")
+_HEURISTICS = ("magnitude", "ssm", "magnitude+fallback", "ssm+fallback")
+_SCHEDULES = ("auto", "epochs", "doubling")
 _DEFAULT_NAMESPACE = "features"
 
 
@@ -132,6 +137,10 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         batch_size: int = 65_536,
         progress: bool | None = None,
         quantile_tau: float = 0.5,
+        alpha: float = 1.0,
+        heuristic: AppleHeuristic = "magnitude",
+        schedule: Schedule = "auto",
+        max_degree: int = 6,
     ) -> None:
         self.loss = loss
         self.expansion = expansion
@@ -155,6 +164,10 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.batch_size = batch_size
         self.progress = progress
         self.quantile_tau = quantile_tau
+        self.alpha = alpha
+        self.heuristic = heuristic
+        self.schedule = schedule
+        self.max_degree = max_degree
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -164,10 +177,26 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
     # ----------------------------------------------------------------------------- validation
 
     def _check_params(self) -> None:
-        if self.expansion not in _DEGREE:
+        if self.expansion not in _EXPANSIONS:
             raise ValueError(
-                f"expansion must be 'linear', 'quadratic' or 'cubic', got {self.expansion!r}"
+                "expansion must be 'linear', 'quadratic', 'cubic' or 'apple', got "
+                f"{self.expansion!r}"
             )
+        if self.expansion == "apple":
+            alpha = self.alpha
+            if not isinstance(alpha, int | float | np.number) or not 0 < float(alpha) <= 2:
+                raise ValueError(f"alpha must be a number in (0, 2], got {alpha!r}")
+            if self.heuristic not in _HEURISTICS:
+                raise ValueError(f"heuristic must be one of {_HEURISTICS}, got {self.heuristic!r}")
+            if self.schedule not in _SCHEDULES:
+                raise ValueError(f"schedule must be one of {_SCHEDULES}, got {self.schedule!r}")
+            degree = self.max_degree
+            if not isinstance(degree, int | np.integer) or not 1 <= int(degree) <= 8:
+                raise ValueError(f"max_degree must be an integer in 1..=8, got {degree!r}")
+            if self.interactions:
+                raise ValueError(
+                    "interactions (namespace crosses) cannot be combined with expansion='apple'"
+                )
         if not isinstance(self.bits, int | np.integer) or not 1 <= int(self.bits) <= 32:
             raise ValueError(f"bits must be an integer in 1..=32, got {self.bits!r}")
         if not isinstance(self.passes, int | np.integer) or int(self.passes) < 1:
@@ -203,9 +232,15 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             "l1": float(self.l1),
             "l2": float(self.l2),
             "namespaces": namespaces,
-            "degree": _DEGREE[self.expansion],
+            "expansion": "apple" if self.expansion == "apple" else "fixed",
+            "degree": _DEGREE.get(self.expansion, 1),
             "namespace_pairs": pairs,
             "constant": bool(self.constant),
+            "alpha": float(self.alpha),
+            "heuristic": str(self.heuristic).split("+")[0],
+            "fallback": str(self.heuristic).endswith("+fallback"),
+            "schedule": str(self.schedule),
+            "max_degree": int(self.max_degree),
         }
 
     # ----------------------------------------------------------------------------- inputs
@@ -411,6 +446,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             raise ValueError("Sample weights must contain at least one non-zero number.")
         passes = int(self.passes)
         if passes == 1 and not self.shuffle:
+            self._learner.begin_run(len(data))
             size = int(self.batch_size)
             before = self._learner.progress
             self._learn_stream((data.slice(s, size) for s in range(0, len(data), size)), len(data))
@@ -458,6 +494,10 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                     weights = _as_float_array(chunk.get_column(sample_weight), "sample_weight")
                 yield _Data(chunk.get_columns()[:n_features], labels, weights)
 
+        if self.expansion == "apple" and self.schedule == "epochs":
+            # apple's epochs need the run length: count the rows first (one more scan).
+            rows = int(query.select(pl.len()).collect(engine="streaming").item())
+            self._learner.begin_run(rows * int(self.passes))
         for _ in range(int(self.passes)):
             before = self._learner.progress
             self._learn_stream(batches(), None)
@@ -490,6 +530,10 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.n_examples_ = int(examples)
         self.n_feature_updates_ = int(updates)
         self.progressive_loss_ = loss / weight if weight else float("nan")
+        apple = self._learner.apple_state()
+        if apple is not None:
+            self.n_expansions_ = int(apple[0])
+            self.n_parents_ = len(self._learner.apple_parents())
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         if isinstance(X, pl.LazyFrame):
@@ -541,6 +585,65 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                 f"{len(exprs)}"
             )
         return call_plugin("learner_predict", exprs, {"handle": learner.handle, "output": output})
+
+    # ----------------------------------------------------------------------------- apple
+
+    def _feature_name(self, seeds: list[int]) -> Any:
+        """A function from a base feature's hash to its readable name: the column name for
+        numeric frame columns, ``x<i>`` for a matrix or one sparse column, ``<column>[<i>]``
+        with several sparse columns."""
+        columns = getattr(self, "feature_columns_", None)
+        dense_columns = columns is not None and not self._sparse_columns
+
+        def name(feature_hash: int) -> str:
+            k, index = min(
+                ((k, (feature_hash - seed) % 2**64) for k, seed in enumerate(seeds)),
+                key=lambda pair: pair[1],
+            )
+            if dense_columns and columns is not None and index < len(columns):
+                return str(columns[index])
+            if len(seeds) == 1:
+                return f"x{index}"
+            return f"{self.namespaces_[k]}[{index}]"
+
+        return name
+
+    def monomials(self) -> pl.DataFrame:
+        """The monomials apple chose to expand (its parents), in the order they were added.
+
+        Columns: ``monomial`` (readable name built from the input feature names, e.g.
+        ``age*hours^2``), ``degree``, ``expansion`` (1 for the first expansion, ...),
+        ``weight`` (the model's weight on the monomial itself) and ``factors`` (the factor
+        names, with repeats for powers). Every feature the model uses is a base feature or a
+        parent times a base feature.
+        """
+        learner = self._check_fitted()
+        if self.expansion != "apple":
+            raise ValueError(
+                f"monomials() describes apple's feature set; this model uses "
+                f"expansion={self.expansion!r}"
+            )
+        seeds = [learner.namespace_seed(k) for k in range(len(self.namespaces_))]
+        name = self._feature_name(seeds)
+        rows = []
+        for factors, expansion, weight in learner.apple_parents():
+            factor_names = [name(h) for h in factors]
+            parts: list[str] = []
+            for factor in dict.fromkeys(factor_names):
+                power = factor_names.count(factor)
+                parts.append(factor if power == 1 else f"{factor}^{power}")
+            rows.append(("*".join(parts), len(factors), expansion, weight, factor_names))
+        return pl.DataFrame(
+            rows,
+            schema={
+                "monomial": pl.String,
+                "degree": pl.Int32,
+                "expansion": pl.Int32,
+                "weight": pl.Float64,
+                "factors": pl.List(pl.String),
+            },
+            orient="row",
+        )
 
     # ----------------------------------------------------------------------------- persistence
 
@@ -675,9 +778,12 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     ----------
     loss : {"squared", "quantile", "hinge", "logistic"}
         The loss (``quantile`` uses ``quantile_tau``).
-    expansion : {"linear", "quadratic", "cubic"}
+    expansion : {"linear", "quadratic", "cubic", "apple"}
         Features learned on, generated per example: the inputs; plus all products x_i·x_j
-        (i <= j); plus all x_i·x_j·x_l (i <= j <= l).
+        (i <= j); plus all x_i·x_j·x_l (i <= j <= l); or apple's adaptive polynomial expansion,
+        which grows the monomial set during training from the monomials with the largest
+        weights (see ``alpha``, ``heuristic``, ``schedule``, ``max_degree`` and
+        :meth:`monomials`).
     interactions : list of (column, column), optional
         Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``).
     bits : int
@@ -707,6 +813,20 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         tqdm progress bar with examples/s and progressive loss (default: when stderr is a TTY).
     quantile_tau : float
         The quantile of the quantile loss.
+    alpha : float
+        apple: each expansion adds ``floor(s̄ ** alpha)`` parents, s̄ the average number of
+        nonzero features per example (with the constant); in (0, 2], 1 by default.
+    heuristic : {"magnitude", "ssm", "magnitude+fallback", "ssm+fallback"}
+        apple: rank candidate parents by weight magnitude (times the feature's normalizer, as
+        Vowpal Wabbit does), or by correlation with the residual (SSM); ``+fallback`` makes the
+        last parent of each expansion the smallest-degree candidate (risk consistency).
+    schedule : {"auto", "epochs", "doubling"}
+        apple: expand at 5 equally spaced points of the run (6 epochs over all passes; needs
+        the run length, which in-memory ``fit`` knows and a LazyFrame ``fit`` counts first), or
+        after 1000, 2000, 4000, ... examples (Vowpal Wabbit's schedule for streams). ``auto``:
+        epochs for in-memory ``fit``, doubling for ``partial_fit`` and LazyFrames.
+    max_degree : int
+        apple: highest degree of a generated monomial (1..=8).
 
     Attributes
     ----------
@@ -716,6 +836,8 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         Per pass progressive and holdout losses.
     n_examples_, n_feature_updates_ : int
         Examples and expanded features learned.
+    n_expansions_, n_parents_ : int
+        apple only: expansions done and monomials expanded so far.
     """
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
@@ -775,6 +897,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         batch_size: int = 65_536,
         progress: bool | None = None,
         quantile_tau: float = 0.5,
+        alpha: float = 1.0,
+        heuristic: AppleHeuristic = "magnitude",
+        schedule: Schedule = "auto",
+        max_degree: int = 6,
     ) -> None:
         super().__init__(
             loss=loss,
@@ -799,6 +925,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
             batch_size=batch_size,
             progress=progress,
             quantile_tau=quantile_tau,
+            alpha=alpha,
+            heuristic=heuristic,
+            schedule=schedule,
+            max_degree=max_degree,
         )
 
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:

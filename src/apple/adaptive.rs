@@ -11,11 +11,11 @@ use std::cell::RefCell;
 use super::parents::{Parent, ParentSet};
 use super::schedule::{Schedule, ScheduleKind};
 use super::select::{collect_candidates, select, Heuristic, Selection};
-use super::walk::{walk_children, WalkScratch, MAX_DEGREE};
+use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
 use crate::hashing::CONSTANT_FEATURE;
-use crate::learner::expansion::{Learned, MAX_EXPANDED_FEATURES};
+use crate::learner::expansion::{Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model).
@@ -96,6 +96,30 @@ pub struct AppleProgress {
     pub nonzeros: f64,
     /// Expansions done.
     pub expansions: u32,
+}
+
+/// Writes apple's children into the learner's feature buffer, the unconditional run of each
+/// parent in bulk.
+struct FeatureSink<'a>(&'a mut ExpandedFeatures);
+
+impl ChildSink for FeatureSink<'_> {
+    #[inline]
+    fn child(&mut self, _parent: &Node, _i: usize, _key: u64, slot: u64, value: f32) {
+        self.0.push(slot, value);
+    }
+
+    #[inline]
+    fn children_from(
+        &mut self,
+        parent: &Node,
+        from: usize,
+        hashes: &[u64],
+        _mixes: &[u64],
+        values: &[f32],
+    ) {
+        let first = parent.slot.wrapping_mul(INTERACTION_PRIME);
+        self.0.push_products(first, parent.value, &hashes[from..], &values[from..]);
+    }
 }
 
 thread_local! {
@@ -230,7 +254,7 @@ impl Expansion for Apple {
                     hashes,
                     values,
                     &mut scratch,
-                    |_, _, key, value| out.push(key, value),
+                    &mut FeatureSink(out),
                 );
             });
         }

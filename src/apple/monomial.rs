@@ -8,8 +8,14 @@
 //! gives the same key. Vowpal Wabbit's `--stage_poly` instead hashes `atom ^ P·parent`, so
 //! `x_a·x_b` reached from `a` and from `b` lands in two different weights.
 //!
-//! Weight slot of a monomial: a base feature (degree 1) keeps its own hash as slot, so apple's
-//! linear part shares slots with the linear learner; a product (degree >= 2) uses its key.
+//! Weight slot of a monomial: Vowpal Wabbit's interaction hash of its factors in increasing
+//! order, `((f1·P ^ f2)·P ^ f3)...` ([`crate::learner::expansion::monomial_slot_hash`]), also
+//! canonical because the factors are sorted. A base feature keeps its own hash, and degree-2
+//! and degree-3 monomials land in the slots of the fixed quadratic/cubic expansions. This hash
+//! has locality where it matters: the children `m·x_i` of one parent with `x_i` after all of
+//! `m`'s factors (the bulk of a walk) differ only in the last step's `^ h_i`, so they fall close
+//! together in the table, as Vowpal Wabbit's do. (The identity key, a sum of mixed terms, would
+//! scatter them over the whole table: a cache and TLB miss per feature.)
 
 /// Bijective 64-bit mixer (Stafford's Mix13, the SplitMix64 output function).
 #[inline(always)]
@@ -25,15 +31,9 @@ pub fn key_of(factors: &[u64]) -> u64 {
     factors.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)))
 }
 
-/// Weight-slot hash (before masking) of a monomial with identity `key`, degree `degree` and, for
-/// degree 1, base feature hash `base`.
-#[inline(always)]
-pub fn slot_hash(key: u64, degree: usize, base: u64) -> u64 {
-    if degree == 1 {
-        base
-    } else {
-        key
-    }
+/// Weight-slot hash (before masking) of the monomial with factor hashes `sorted` (increasing).
+pub fn slot_hash(sorted: &[u64]) -> u64 {
+    crate::learner::expansion::monomial_slot_hash(sorted)
 }
 
 /// A monomial: its factor hashes sorted increasingly (repeats are powers).
@@ -63,7 +63,7 @@ impl Monomial {
 
     /// Weight-slot hash (mask it with the table's mask).
     pub fn slot_hash(&self) -> u64 {
-        slot_hash(self.key(), self.degree(), self.factors.first().copied().unwrap_or(0))
+        slot_hash(&self.factors)
     }
 
     /// `(factor hash, power)` pairs in increasing hash order.
@@ -144,6 +144,8 @@ mod tests {
         assert_eq!(m.powers(), vec![(3, 1), (7, 2)]);
         assert_eq!(m.name(|h| format!("x{h}")), "x3*x7^2");
         assert_eq!(Monomial::new(vec![5]).slot_hash(), 5);
-        assert_eq!(Monomial::new(vec![5, 6]).slot_hash(), mix(5).wrapping_add(mix(6)));
+        let p = crate::learner::expansion::INTERACTION_PRIME;
+        assert_eq!(Monomial::new(vec![6, 5]).slot_hash(), (5 * p) ^ 6);
+        assert_eq!(Monomial::new(vec![6, 5, 9]).slot_hash(), (((5 * p) ^ 6) * p) ^ 9);
     }
 }

@@ -2,36 +2,13 @@
 //! generated feature.
 //!
 //! The set is small (a few parents per expansion), the lookups are not: every generated feature
-//! asks "is this a parent?". A bit filter indexed by the key's top bits, at least 64 bits per
-//! parent and small enough to stay in cache, answers almost every "no" with one load; the hash
-//! set behind it confirms the rare "maybe".
-
-use std::collections::HashSet;
-use std::hash::{BuildHasherDefault, Hasher};
+//! asks "is this a parent?", and nearly always the answer is no. A bit filter (64 bits per
+//! parent, indexed by the key's low bits; keys are avalanche-mixed, see
+//! [`super::monomial::mix`]) answers almost every "no" with one load and a bit test; an
+//! open-addressing table of at most 1/4 load, indexed by the key's top bits with linear probing,
+//! confirms the rare "maybe". Both stay in the L1/L2 cache.
 
 use super::monomial::Monomial;
-
-/// Keys are already avalanche-mixed ([`super::monomial::mix`]): hash them as they are.
-#[derive(Default)]
-pub struct KeyHasher(u64);
-
-impl Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 << 8) ^ u64::from(b);
-        }
-    }
-
-    fn write_u64(&mut self, key: u64) {
-        self.0 = key;
-    }
-}
-
-pub type KeySet = HashSet<u64, BuildHasherDefault<KeyHasher>>;
 
 /// One parent and the expansion (1, 2, ...) that added it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,13 +18,27 @@ pub struct Parent {
 }
 
 /// The parents in the order they were added (see the module docs).
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub struct ParentSet {
     parents: Vec<Parent>,
-    keys: KeySet,
-    filter: Vec<u64>,
-    /// `key >> shift` is the filter bit of `key`.
+    /// Open-addressing key table; `EMPTY` marks a free cell (a parent whose key is `EMPTY`
+    /// is recorded in `has_empty_key` instead).
+    table: Vec<u64>,
+    /// `key >> shift` is a key's home cell.
     shift: u32,
+    /// Bit `key & (64·filter.len() - 1)` is set for every parent key.
+    filter: Vec<u64>,
+    has_empty_key: bool,
+    /// Number of parents of each degree (index = degree).
+    by_degree: Vec<usize>,
+}
+
+const EMPTY: u64 = 0;
+
+impl Default for ParentSet {
+    fn default() -> Self {
+        ParentSet::new()
+    }
 }
 
 impl PartialEq for ParentSet {
@@ -58,8 +49,15 @@ impl PartialEq for ParentSet {
 
 impl ParentSet {
     pub fn new() -> Self {
-        let mut set = ParentSet::default();
-        set.rebuild_filter();
+        let mut set = ParentSet {
+            parents: Vec::new(),
+            table: Vec::new(),
+            shift: 0,
+            filter: Vec::new(),
+            has_empty_key: false,
+            by_degree: Vec::new(),
+        };
+        set.rebuild();
         set
     }
 
@@ -77,41 +75,79 @@ impl ParentSet {
 
     /// Adds `monomial` (added by expansion `expansion`); false if it is a parent already.
     pub fn insert(&mut self, monomial: Monomial, expansion: u32) -> bool {
-        if !self.keys.insert(monomial.key()) {
+        let key = monomial.key();
+        if self.contains(key) {
             return false;
         }
+        let degree = monomial.degree();
+        if self.by_degree.len() <= degree {
+            self.by_degree.resize(degree + 1, 0);
+        }
+        self.by_degree[degree] += 1;
         self.parents.push(Parent { monomial, expansion });
-        if self.filter.len() < self.parents.len() {
-            self.rebuild_filter();
+        if 4 * self.parents.len() > self.table.len() {
+            self.rebuild();
         } else {
-            let key = self.parents[self.parents.len() - 1].monomial.key();
-            self.set_bit(key);
+            self.place(key);
         }
         true
+    }
+
+    /// Whether some parent has degree `degree` (walks skip lookups that cannot succeed).
+    #[inline]
+    pub fn has_degree(&self, degree: usize) -> bool {
+        self.by_degree.get(degree).is_some_and(|&n| n > 0)
     }
 
     /// Whether the monomial with identity `key` is a parent.
     #[inline(always)]
     pub fn contains(&self, key: u64) -> bool {
-        let bit = (key >> self.shift) as usize;
-        // The filter has exactly 2^(64 - shift) bits, so bit / 64 < filter.len().
-        let word = self.filter[bit >> 6];
-        word & (1u64 << (bit & 63)) != 0 && self.keys.contains(&key)
+        let bit = (key as usize) & (64 * self.filter.len() - 1);
+        if self.filter[bit >> 6] & (1u64 << (bit & 63)) == 0 {
+            return false;
+        }
+        if key == EMPTY {
+            return self.has_empty_key;
+        }
+        let mask = self.table.len() - 1;
+        let mut cell = (key >> self.shift) as usize;
+        loop {
+            let stored = self.table[cell];
+            if stored == key {
+                return true;
+            }
+            if stored == EMPTY {
+                return false;
+            }
+            cell = (cell + 1) & mask;
+        }
     }
 
-    fn set_bit(&mut self, key: u64) {
-        let bit = (key >> self.shift) as usize;
+    fn place(&mut self, key: u64) {
+        let bit = (key as usize) & (64 * self.filter.len() - 1);
         self.filter[bit >> 6] |= 1u64 << (bit & 63);
+        if key == EMPTY {
+            self.has_empty_key = true;
+            return;
+        }
+        let mask = self.table.len() - 1;
+        let mut cell = (key >> self.shift) as usize;
+        while self.table[cell] != EMPTY {
+            cell = (cell + 1) & mask;
+        }
+        self.table[cell] = key;
     }
 
-    /// Resizes the filter to >= 64 bits per parent (at least 2^12 bits) and refills it.
-    fn rebuild_filter(&mut self) {
-        let bits = (64 * self.parents.len()).next_power_of_two().max(1 << 12);
-        self.shift = 64 - bits.trailing_zeros();
-        self.filter = vec![0; bits / 64];
+    /// Resizes the table to >= 4 cells and the filter to >= 64 bits per parent and refills them.
+    fn rebuild(&mut self) {
+        let cells = (4 * self.parents.len()).next_power_of_two().max(256);
+        self.shift = 64 - cells.trailing_zeros();
+        self.table = vec![EMPTY; cells];
+        self.filter = vec![0; cells * 16 / 64];
+        self.has_empty_key = false;
         for k in 0..self.parents.len() {
             let key = self.parents[k].monomial.key();
-            self.set_bit(key);
+            self.place(key);
         }
     }
 }

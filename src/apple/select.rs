@@ -17,11 +17,10 @@
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
 
 use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 
-use super::monomial::{mix, slot_hash, Monomial};
-use super::parents::{KeyHasher, ParentSet};
-use super::walk::{walk_children, WalkScratch, MAX_DEGREE};
+use super::monomial::{mix, Monomial};
+use super::parents::ParentSet;
+use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
 
@@ -79,7 +78,7 @@ impl Candidate {
     }
 }
 
-type CandidateMap = HashMap<u64, Candidate, BuildHasherDefault<KeyHasher>>;
+type CandidateMap = HashMap<u64, Candidate>;
 
 /// Collects the candidates of the remembered examples, newest first, stopping after `budget`
 /// enumerated monomials (at least one example is always used).
@@ -97,7 +96,7 @@ pub fn collect_candidates(
             break;
         }
         let residual = f64::from(residual);
-        let mut note = |factors: &[u64], key: u64, value: f32| {
+        let mut note = |factors: &[u64], key: u64, slot: u64, value: f32| {
             enumerated += 1;
             let degree = factors.len();
             if degree >= selection.max_degree || parents.contains(key) {
@@ -110,7 +109,7 @@ pub fn collect_candidates(
                 Candidate {
                     factors: f,
                     degree: degree as u8,
-                    slot_hash: slot_hash(key, degree, factors[0]),
+                    slot_hash: slot,
                     residual_dot: 0.0,
                     sum_squares: 0.0,
                 }
@@ -120,7 +119,7 @@ pub fn collect_candidates(
             entry.sum_squares += v * v;
         };
         for (&h, &v) in hashes.iter().zip(values) {
-            note(&[h], mix(h), v);
+            note(&[h], mix(h), h, v);
         }
         let mut factors = [0u64; MAX_DEGREE];
         walk_children(
@@ -129,13 +128,13 @@ pub fn collect_candidates(
             hashes,
             values,
             &mut scratch,
-            |node, i, key, value| {
+            &mut |node: &Node, i: usize, key: u64, slot: u64, value: f32| {
                 let d = usize::from(node.degree);
                 for (slot, &p) in factors.iter_mut().zip(node.positions()) {
                     *slot = hashes[p as usize];
                 }
                 factors[d] = hashes[i];
-                note(&factors[..=d], key, value);
+                note(&factors[..=d], key, slot, value);
             },
         );
     }

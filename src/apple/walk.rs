@@ -15,25 +15,28 @@
 
 use super::monomial::mix;
 use super::parents::ParentSet;
+use crate::learner::expansion::INTERACTION_PRIME;
 
 /// Highest supported monomial degree.
 pub const MAX_DEGREE: usize = 8;
 
-/// A monomial of the current example: identity key, value, degree and factor positions (indices
-/// into the example's feature set, ascending).
+/// A monomial of the current example: identity key, slot hash (`super::monomial::slot_hash`),
+/// value, degree and factor positions (indices into the example's feature set, ascending; the
+/// feature set is sorted by hash, so this is also increasing hash order).
 #[derive(Clone, Copy, Debug)]
 pub struct Node {
     pub key: u64,
+    pub slot: u64,
     pub value: f32,
     pub degree: u8,
     pub factors: [u32; MAX_DEGREE],
 }
 
 impl Node {
-    fn base(i: usize, key: u64, value: f32) -> Self {
+    fn base(i: usize, key: u64, hash: u64, value: f32) -> Self {
         let mut factors = [0; MAX_DEGREE];
         factors[0] = i as u32;
-        Node { key, value, degree: 1, factors }
+        Node { key, slot: hash, value, degree: 1, factors }
     }
 
     /// Factor positions, ascending.
@@ -41,14 +44,40 @@ impl Node {
         &self.factors[..usize::from(self.degree)]
     }
 
-    /// The node `self·x_i`.
-    fn child(&self, i: usize, key: u64, value: f32) -> Self {
+    /// The node `self·x_i`, given its key, slot hash and value.
+    fn child(&self, i: usize, key: u64, slot: u64, value: f32) -> Self {
         let d = usize::from(self.degree);
         let mut factors = self.factors;
         let at = self.positions().partition_point(|&p| p <= i as u32);
         factors.copy_within(at..d, at + 1);
         factors[at] = i as u32;
-        Node { key, value, degree: self.degree + 1, factors }
+        Node { key, slot, value, degree: self.degree + 1, factors }
+    }
+
+    /// Slot hash of `self·x_i` when `x_i` comes at or after every factor: one step.
+    #[inline(always)]
+    fn slot_after(&self, hash_i: u64) -> u64 {
+        self.slot.wrapping_mul(INTERACTION_PRIME) ^ hash_i
+    }
+
+    /// Slot hash of `self·x_i` for any `i`: the chain over the merged, sorted factors.
+    fn slot_with(&self, i: usize, hashes: &[u64]) -> u64 {
+        let mut inserted = false;
+        let mut chain: Option<u64> = None;
+        let mut step = |h: u64| {
+            chain = Some(chain.map_or(h, |c| c.wrapping_mul(INTERACTION_PRIME) ^ h));
+        };
+        for &p in self.positions() {
+            if !inserted && i as u32 <= p {
+                step(hashes[i]);
+                inserted = true;
+            }
+            step(hashes[p as usize]);
+        }
+        if !inserted {
+            step(hashes[i]);
+        }
+        chain.unwrap_or(0)
     }
 }
 
@@ -56,49 +85,103 @@ impl Node {
 #[derive(Clone, Debug, Default)]
 pub struct WalkScratch {
     mixes: Vec<u64>,
+    base_is_parent: Vec<bool>,
     stack: Vec<Node>,
 }
 
-/// Walks the children of one example (see the module docs): calls `emit(parent, i, key, value)`
-/// once for every product monomial of S, where the child is `parent·x_i`. Base features are not
-/// passed to `emit` (callers take them from `hashes` / `values`). `max_degree` caps the degree of
-/// emitted monomials (<= [`MAX_DEGREE`]).
-pub fn walk_children<F: FnMut(&Node, usize, u64, f32)>(
+/// Receives the product monomials of a walk.
+pub trait ChildSink {
+    /// The child `parent·x_i` with identity `key`, slot hash `slot` and value `value`.
+    fn child(&mut self, parent: &Node, i: usize, key: u64, slot: u64, value: f32);
+
+    /// The children `parent·x_i` for every `i >= from` (all emitted, in order): a hook for
+    /// sinks that can write them in bulk. `hashes[i]` / `mixes[i]` are base feature `i`'s hash
+    /// and key term; such a child's slot hash is `parent.slot · P ^ hashes[i]`.
+    fn children_from(
+        &mut self,
+        parent: &Node,
+        from: usize,
+        hashes: &[u64],
+        mixes: &[u64],
+        values: &[f32],
+    ) {
+        for i in from..mixes.len() {
+            let key = parent.key.wrapping_add(mixes[i]);
+            self.child(parent, i, key, parent.slot_after(hashes[i]), parent.value * values[i]);
+        }
+    }
+}
+
+impl<F: FnMut(&Node, usize, u64, u64, f32)> ChildSink for F {
+    fn child(&mut self, parent: &Node, i: usize, key: u64, slot: u64, value: f32) {
+        self(parent, i, key, slot, value)
+    }
+}
+
+/// Walks the children of one example (see the module docs): gives `sink` every product
+/// monomial of S once, as `parent·x_i`. Base features are not passed to `sink` (callers take
+/// them from `hashes` / `values`). `max_degree` caps the degree of emitted monomials
+/// (<= [`MAX_DEGREE`]).
+pub fn walk_children<S: ChildSink>(
     parents: &ParentSet,
     max_degree: usize,
     hashes: &[u64],
     values: &[f32],
     scratch: &mut WalkScratch,
-    mut emit: F,
+    sink: &mut S,
 ) {
     let max_degree = max_degree.min(MAX_DEGREE);
     if parents.is_empty() || max_degree < 2 {
         return;
     }
     let n = hashes.len();
-    scratch.mixes.clear();
-    scratch.mixes.extend(hashes.iter().map(|&h| mix(h)));
-    let mixes = &scratch.mixes[..];
-    let stack = &mut scratch.stack;
+    let WalkScratch { mixes, base_is_parent, stack } = scratch;
+    mixes.clear();
+    mixes.extend(hashes.iter().map(|&h| mix(h)));
+    base_is_parent.clear();
+    base_is_parent.extend(mixes.iter().map(|&key| parents.contains(key)));
     stack.clear();
-    for (i, (&key, &value)) in mixes.iter().zip(values).enumerate() {
-        if parents.contains(key) {
-            stack.push(Node::base(i, key, value));
+    for i in (0..n).rev() {
+        if base_is_parent[i] {
+            stack.push(Node::base(i, mixes[i], hashes[i], values[i]));
         }
     }
     while let Some(node) = stack.pop() {
         let degree = usize::from(node.degree);
-        let child_can_be_parent = degree + 1 < max_degree;
+        let child_can_be_parent = degree + 1 < max_degree && parents.has_degree(degree + 1);
         let last = node.factors[degree - 1] as usize;
-        for i in 0..n {
+        // Before the node's last factor a child may belong to another parent.
+        for i in 0..last {
             let key = node.key.wrapping_add(mixes[i]);
-            if i < last && owned_elsewhere(parents, &node, i, key, mixes) {
+            let owned = if degree == 1 {
+                // The only other decomposition is x_i · (this node's factor).
+                base_is_parent[i]
+            } else {
+                owned_elsewhere(parents, &node, i, key, mixes)
+            };
+            if owned {
                 continue;
             }
             let value = node.value * values[i];
-            emit(&node, i, key, value);
+            let slot = if degree == 1 {
+                hashes[i].wrapping_mul(INTERACTION_PRIME) ^ node.slot
+            } else {
+                node.slot_with(i, hashes)
+            };
+            sink.child(&node, i, key, slot, value);
             if child_can_be_parent && parents.contains(key) {
-                stack.push(node.child(i, key, value));
+                stack.push(node.child(i, key, slot, value));
+            }
+        }
+        // From it on every child is this node's.
+        sink.children_from(&node, last, hashes, mixes, values);
+        if child_can_be_parent {
+            for i in last..n {
+                let key = node.key.wrapping_add(mixes[i]);
+                if parents.contains(key) {
+                    let slot = node.slot_after(hashes[i]);
+                    stack.push(node.child(i, key, slot, node.value * values[i]));
+                }
             }
         }
     }
@@ -124,7 +207,7 @@ fn owned_elsewhere(parents: &ParentSet, node: &Node, i: usize, key: u64, mixes: 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::apple::monomial::{key_of, Monomial};
+    use crate::apple::monomial::{key_of, slot_hash, Monomial};
     use proptest::prelude::*;
     use std::collections::{BTreeMap, BTreeSet};
 
@@ -159,16 +242,24 @@ mod tests {
             *seen.entry(vec![h]).or_insert(0) += 1;
         }
         let mut scratch = WalkScratch::default();
-        walk_children(parents, max_degree, hashes, &values, &mut scratch, |node, i, key, value| {
-            let mut factors: Vec<u64> =
-                node.positions().iter().map(|&p| hashes[p as usize]).collect();
-            factors.push(hashes[i]);
-            factors.sort_unstable();
-            assert_eq!(key, key_of(&factors));
-            let expected: f32 = factors.iter().map(|&h| (h % 7 + 1) as f32).product();
-            assert_eq!(value, expected);
-            *seen.entry(factors).or_insert(0) += 1;
-        });
+        walk_children(
+            parents,
+            max_degree,
+            hashes,
+            &values,
+            &mut scratch,
+            &mut |node: &Node, i: usize, key: u64, slot: u64, value: f32| {
+                let mut factors: Vec<u64> =
+                    node.positions().iter().map(|&p| hashes[p as usize]).collect();
+                factors.push(hashes[i]);
+                factors.sort_unstable();
+                assert_eq!(key, key_of(&factors));
+                assert_eq!(slot, slot_hash(&factors));
+                let expected: f32 = factors.iter().map(|&h| (h % 7 + 1) as f32).product();
+                assert_eq!(value, expected);
+                *seen.entry(factors).or_insert(0) += 1;
+            },
+        );
         seen
     }
 

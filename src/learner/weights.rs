@@ -103,6 +103,9 @@ impl WeightTable {
             Vec::from_raw_parts(ptr, len, len)
         };
         self.data = data;
+        // Hashed slots are spread over the whole table: with 4 KiB pages nearly every feature
+        // is a TLB miss once the table outgrows the TLB's reach.
+        crate::memory::advise_huge_pages(&mut self.data);
         Ok(())
     }
 

@@ -20,17 +20,19 @@ use pyo3_polars::PySeries;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
+use crate::apple::{Apple, AppleConfig, Heuristic, ScheduleKind};
 use crate::error::PolyError;
 use crate::learner::{
-    model_io, Batch, FitOptions, Interactions, Learner, LearnerConfig, Loss, NamespaceRows,
-    UpdateRule,
+    model_io, Batch, FeatureSet, FitOptions, Interactions, Learner, LearnerConfig, Loss,
+    NamespaceRows, UpdateRule,
 };
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
-type Shared = Arc<RwLock<Learner>>;
+type Model = Learner<FeatureSet>;
+type Shared = Arc<RwLock<Model>>;
 
-static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<Learner>>>>> =
+static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<Model>>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
@@ -57,7 +59,7 @@ pub struct PyLearner {
 }
 
 impl PyLearner {
-    fn wrap(learner: Learner) -> Self {
+    fn wrap(learner: Model) -> Self {
         let inner = Arc::new(RwLock::new(learner));
         let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut registry) = REGISTRY.lock() {
@@ -87,7 +89,7 @@ fn parse_loss(name: &str, tau: f64) -> PyResult<Loss> {
     }
 }
 
-fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, Interactions)> {
+fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, FeatureSet)> {
     let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
         options
             .get_item(key)?
@@ -109,10 +111,27 @@ fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, Int
         l2: get("l2")?.extract()?,
         namespaces: get("namespaces")?.extract()?,
     };
-    let expansion = Interactions {
-        degree: get("degree")?.extract()?,
-        namespace_pairs: get("namespace_pairs")?.extract()?,
-        constant: get("constant")?.extract()?,
+    let constant: bool = get("constant")?.extract()?;
+    let kind: String = get("expansion")?.extract()?;
+    let expansion = if kind == "apple" {
+        let heuristic: String = get("heuristic")?.extract()?;
+        let schedule: String = get("schedule")?.extract()?;
+        let apple = AppleConfig {
+            alpha: get("alpha")?.extract()?,
+            heuristic: Heuristic::parse(&heuristic).map_err(py_error)?,
+            fallback: get("fallback")?.extract()?,
+            max_degree: get("max_degree")?.extract()?,
+            schedule: ScheduleKind::parse(&schedule).map_err(py_error)?,
+            constant,
+            ..AppleConfig::default()
+        };
+        FeatureSet::from(Apple::new(apple).map_err(py_error)?)
+    } else {
+        FeatureSet::Fixed(Interactions {
+            degree: get("degree")?.extract()?,
+            namespace_pairs: get("namespace_pairs")?.extract()?,
+            constant,
+        })
     };
     Ok((config, expansion))
 }
@@ -339,6 +358,40 @@ impl PyLearner {
     fn namespace_seed(&self, k: usize) -> PyResult<u64> {
         Ok(self.inner.read().map_err(poisoned)?.config().namespace_seed(k))
     }
+
+    /// Tells a growing feature set (apple) that `examples` learned examples follow, so that it
+    /// can place its epochs; a no-op for fixed expansions.
+    fn begin_run(&self, examples: u64) -> PyResult<()> {
+        use crate::learner::Expansion;
+        self.inner.write().map_err(poisoned)?.expansion_mut().begin_run(examples);
+        Ok(())
+    }
+
+    /// apple's parents in the order they were added: (factor hashes, expansion number, effective
+    /// weight of the monomial's own slot). Empty for fixed expansions.
+    fn apple_parents(&self) -> PyResult<Vec<(Vec<u64>, u32, f64)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        let Some(apple) = learner.expansion().apple() else { return Ok(Vec::new()) };
+        let mask = learner.weights().mask();
+        Ok(apple
+            .parents()
+            .iter()
+            .map(|p| {
+                let slot = (p.monomial.slot_hash() & mask) as u32;
+                (p.monomial.factors().to_vec(), p.expansion, learner.effective_weight(slot))
+            })
+            .collect())
+    }
+
+    /// apple's state: (expansions done, examples learned, s̄, parents the next expansion adds);
+    /// None for fixed expansions.
+    fn apple_state(&self) -> PyResult<Option<(u32, u64, f64, usize)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        Ok(learner.expansion().apple().map(|a| {
+            let p = a.progress();
+            (p.expansions, p.learned, a.average_nonzeros(), a.parents_per_expansion())
+        }))
+    }
 }
 
 /// Predictions of `series` (one per namespace) with the learner; `output` is "score" or
@@ -366,7 +419,7 @@ fn predict_series(
     learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
     if output == "probability" {
         for p in &mut out {
-            *p = Learner::<Interactions>::probability(*p);
+            *p = Model::probability(*p);
         }
     }
     let result = match columns.null_rows() {
