@@ -1,19 +1,82 @@
-"""Command line: ``python -m polars_poly demo``."""
+"""Command line: ``python -m polars_poly demo`` and ``python -m polars_poly compare``."""
 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from polars_poly.demo import run_demo
 
 
+def _floats(text: str) -> list[float]:
+    try:
+        return [float(x) for x in text.split(",") if x.strip()]
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
+
+
 def main(argv: list[str] | None = None) -> None:
+    from polars_poly import compare as cmp
+
     parser = argparse.ArgumentParser(prog="python -m polars_poly", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
-    commands.add_parser("demo", help="run the demo on the bundled data set")
+    commands.add_parser("demo", help="the apple comparison on the bundled data set, and a tour")
+    c = commands.add_parser(
+        "compare",
+        help="the apple paper's comparison (lin, quad, cubic, apple) over benchmark data sets",
+        description=cmp.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    c.add_argument(
+        "--data-dir",
+        type=Path,
+        default=None,
+        help="benchmark data directory (default: $POLARS_POLY_DATA or ../shared/data)",
+    )
+    c.add_argument("--datasets", default=None, help="comma-separated names (default: all found)")
+    c.add_argument("--bundled", action="store_true", help="only the bundled german.numer set")
+    c.add_argument("--vw", action="store_true", help="also run Vowpal Wabbit on the same splits")
+    c.add_argument("--out", type=Path, default=Path("compare-out"), help="CSV and PNG directory")
+    c.add_argument("--rates", type=_floats, default=list(cmp.DEFAULT_RATES))
+    c.add_argument("--alphas", type=_floats, default=list(cmp.DEFAULT_ALPHAS))
+    c.add_argument("--algorithms", default=",".join(cmp.ALGORITHMS))
+    c.add_argument("--seed", type=int, default=0, help="seed of the 80/20 split")
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo()
+        return
+    data_dir = None if args.bundled else (args.data_dir or cmp.default_data_dir())
+    if data_dir is None and not args.bundled:
+        print("no benchmark data directory found: using the bundled german.numer set")
+    datasets = args.datasets.split(",") if args.datasets else None
+    table = cmp.compare(
+        datasets,
+        data_dir,
+        algorithms=[a for a in args.algorithms.split(",") if a],
+        rates=args.rates,
+        alphas=args.alphas,
+        vw=args.vw,
+        seed=args.seed,
+        out_dir=args.out,
+    )
+    import polars as pl
+
+    with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4):
+        print(
+            table.select(
+                "dataset",
+                "system",
+                "algorithm",
+                "error",
+                "seconds",
+                "rate",
+                "alpha",
+                "rel_err",
+                "rel_time",
+            )
+        )
+    print(cmp.format_summary(table))
+    print(f"written: {args.out}/compare.csv, rel_err_time_cdf.png, tradeoff.png")
 
 
 if __name__ == "__main__":

@@ -1,4 +1,6 @@
-"""The main job run by ``make demo`` / ``python -m polars_poly demo`` on bundled data."""
+"""The main job run by ``make demo`` / ``python -m polars_poly demo`` on bundled data: the apple
+comparison (lin / quad / cubic / apple, ours and, when installed, Vowpal Wabbit's) on the bundled
+german.numer set, what apple learned, then a short tour of the rest of the package."""
 
 from __future__ import annotations
 
@@ -16,7 +18,37 @@ def bundled_dataset(name: str = "german.numer_scale.gz") -> Path:
     return Path(str(resources.files("polars_poly") / "data" / name))
 
 
-def run_demo() -> None:
+def run_demo(out_dir: str | Path = "compare-out") -> None:
+    from polars_poly.compare import compare, format_summary, vw_available
+
+    vw = vw_available()
+    print("apple vs lin / quad / cubic on the bundled german.numer set (80/20 split, squared")
+    print(
+        "loss, learning rate picked by progressive validation)"
+        + (", ours and Vowpal Wabbit's:" if vw else ":")
+    )
+    table = compare(["german.numer"], None, vw=vw, out_dir=out_dir, log=lambda _: None)
+    with pl.Config(tbl_rows=20, tbl_hide_dataframe_shape=True, float_precision=4):
+        print(
+            table.select(
+                "system", "algorithm", "error", "seconds", "rate", "alpha", "rel_err", "rel_time"
+            )
+        )
+    print(format_summary(table))
+    print(
+        f"table and plots written to {out_dir}/ (compare.csv, rel_err_time_cdf.png, tradeoff.png)"
+    )
+    frame = pp.read_libsvm(bundled_dataset())
+    model = pp.SGDRegressor(expansion="apple", alpha=0.5).fit(frame, "label")
+    grown = f"{model.n_parents_} parents in {model.n_expansions_} expansions"
+    print(f"\napple (alpha=0.5) grew {grown}; the first ones:")
+    with pl.Config(tbl_hide_dataframe_shape=True, float_precision=3):
+        print(model.monomials().head(8))
+    print("\n--- tour of the rest of the package ---")
+    run_tour()
+
+
+def run_tour() -> None:
     path = bundled_dataset()
     started = time.perf_counter()
     frame = pp.read_libsvm(path)

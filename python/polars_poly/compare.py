@@ -1,0 +1,503 @@
+"""The apple paper's comparison (Agarwal et al. 2014, §4 / ALGORITHMS.md §6), on our learners and,
+side by side, on Vowpal Wabbit's.
+
+Protocol per data set: a seeded 80/20 split; squared loss on every task (classification labels
+-1/+1, prediction thresholded at 0); one pass; ``bits = 24``; the learning rate picked per
+algorithm from a grid by *progressive validation* loss on the training part (no peeking at the
+test part); the reported time is the training time of the picked setting. Algorithms: ``lin``,
+``quad`` (all x_i·x_j, i <= j), ``cubic`` (also all degree-3 products), ``apple`` (alpha = 1)
+and ``apple_best`` (alpha in a grid, picked by progressive loss like the rate). With l, q, c the
+test errors of lin, quad, cubic:
+
+    rel_err(alg) = (err(alg) - min(l, q, c)) / (max(l, q, c) - min(l, q, c))
+    rel_time(alg) = time(alg) / time(lin)
+
+Vowpal Wabbit (``--vw``, needs the ``vowpalwabbit`` package; run as ``python -m vowpalwabbit``)
+trains on the same splits from a cache file: ``lin``, ``quad`` (``-q ff``), ``cubic``
+(``-q ff --cubic fff``, the same monomial set as ours) and ``apple`` (``--stage_poly`` with 6
+equal epochs: ``--batch_sz`` a sixth of the rows, ``--batch_sz_no_doubling``,
+``--sched_exponent`` = alpha). Its time is wall time minus that of the same command on a
+one-example file (interpreter start-up).
+
+``cubic`` is skipped (reported missing) when its expansion would exceed ``max_cubic_updates``
+feature updates per pass; rel_err then uses the baselines that ran.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+import scipy.sparse as sp
+
+from polars_poly.benchdata import Task, list_datasets, load_dataset
+from polars_poly.learner import SGDRegressor
+
+ALGORITHMS = ("lin", "quad", "cubic", "apple", "apple_best")
+DEFAULT_RATES = (0.1, 0.25, 0.5, 1.0, 2.0)
+DEFAULT_ALPHAS = (0.125, 0.25, 0.5, 0.75, 1.0)
+_EXPANSION = {"lin": "linear", "quad": "quadratic", "cubic": "cubic"}
+
+
+@dataclass
+class Outcome:
+    """One algorithm on one data set: test error of the picked setting, its training time, the
+    setting, and the test error at every rate tried (for the rate-sensitivity report)."""
+
+    error: float
+    seconds: float
+    rate: float
+    alpha: float | None = None
+    progressive: float = math.nan
+    errors_by_rate: dict[float, float] = field(default_factory=dict)
+
+
+def split(
+    X: sp.csr_array, y: npt.NDArray[np.float64], seed: int
+) -> tuple[sp.csr_array, npt.NDArray[np.float64], sp.csr_array, npt.NDArray[np.float64]]:
+    """Seeded random 80/20 split."""
+    order = np.random.default_rng(seed).permutation(X.shape[0])
+    cut = int(round(0.8 * len(order)))
+    train, test = order[:cut], order[cut:]
+    return X[train], y[train], X[test], y[test]
+
+
+def test_error(
+    prediction: npt.NDArray[np.float64], y: npt.NDArray[np.float64], task: Task
+) -> float:
+    """0-1 error (prediction thresholded at 0) or mean squared error."""
+    if task == "classification":
+        return float(np.mean(np.where(prediction > 0, 1.0, -1.0) != y))
+    return float(np.mean((prediction - y) ** 2))
+
+
+def rel_err(error: float, baselines: Sequence[float]) -> float:
+    """(error - min) / (max - min) over the baseline errors that exist (NaN: none ran)."""
+    present = [b for b in baselines if math.isfinite(b)]
+    if not present or not math.isfinite(error):
+        return math.nan
+    low, high = min(present), max(present)
+    if high == low:
+        return 0.0 if error == low else math.copysign(math.inf, error - low)
+    return (error - low) / (high - low)
+
+
+def cubic_updates(X: sp.csr_array) -> float:
+    """Feature updates of one cubic pass: Σ over rows of C(n+2, 3) + C(n+1, 2) + n + 1."""
+    n = np.diff(X.indptr).astype(np.float64)
+    return float(np.sum(n * (n + 1) * (n + 2) / 6 + n * (n + 1) / 2 + n + 1))
+
+
+# ------------------------------------------------------------------------------------ ours
+
+
+def _grid(
+    algorithm: str, rates: Sequence[float], alphas: Sequence[float], apple_rate: float | None
+) -> list[tuple[float, float]]:
+    """(rate, alpha) settings tried: the rate grid with alpha = 1, or for ``apple_best`` the
+    alpha grid at apple's picked rate (5 fits instead of 25)."""
+    if algorithm == "apple_best":
+        rate = apple_rate if apple_rate is not None else 0.5
+        return [(rate, a) for a in alphas]
+    return [(r, 1.0) for r in rates]
+
+
+def _fit_ours(
+    algorithm: str, rate: float, alpha: float, X: sp.csr_array, y: npt.NDArray[np.float64]
+) -> tuple[SGDRegressor, float]:
+    params: dict[str, Any] = {"bits": 24, "learning_rate": rate, "progress": False}
+    if algorithm.startswith("apple"):
+        model = SGDRegressor(expansion="apple", alpha=alpha, **params)
+    else:
+        model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)  # type: ignore[arg-type]
+    began = time.perf_counter()
+    model.fit(X, y)
+    return model, time.perf_counter() - began
+
+
+def run_ours(
+    algorithm: str,
+    data: tuple[sp.csr_array, npt.NDArray[np.float64], sp.csr_array, npt.NDArray[np.float64]],
+    task: Task,
+    rates: Sequence[float],
+    alphas: Sequence[float],
+    apple_rate: float | None = None,
+) -> Outcome:
+    """Trains ``algorithm`` at every rate (``apple_best``: every alpha at ``apple_rate``, the
+    rate picked for apple), picks the setting with the lowest progressive loss, returns its
+    outcome."""
+    X, y, Xt, yt = data
+    grid = _grid(algorithm, rates, alphas, apple_rate)
+    best: Outcome | None = None
+    by_rate: dict[float, float] = {}
+    for rate, alpha in grid:
+        model, seconds = _fit_ours(algorithm, rate, alpha, X, y)
+        error = test_error(model.predict(Xt), yt, task)
+        if algorithm != "apple_best":
+            by_rate[rate] = error
+        loss = float(model.progressive_loss_)
+        if best is None or loss < best.progressive:
+            best = Outcome(error, seconds, rate, alpha, loss)
+    assert best is not None
+    best.errors_by_rate = by_rate
+    # Small data sets train in milliseconds: time the picked setting as the best of 3 fits.
+    best.seconds = min(
+        [best.seconds]
+        + [_fit_ours(algorithm, best.rate, best.alpha or 1.0, X, y)[1] for _ in range(2)]
+    )
+    return best
+
+
+# ------------------------------------------------------------------------------------ VW
+
+
+def vw_available() -> bool:
+    try:
+        import vowpalwabbit  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _write_vw(path: Path, X: sp.csr_array, y: npt.NDArray[np.float64]) -> None:
+    with open(path, "w") as out:
+        for row in range(X.shape[0]):
+            start, end = X.indptr[row], X.indptr[row + 1]
+            features = " ".join(
+                f"{i}:{v:.9g}" for i, v in zip(X.indices[start:end], X.data[start:end], strict=True)
+            )
+            out.write(f"{y[row]:.9g} |f {features}\n")
+
+
+def _vw(args: list[str]) -> tuple[str, float]:
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", *args], capture_output=True, text=True, check=False
+    )
+    seconds = time.perf_counter() - began
+    if done.returncode != 0:
+        raise RuntimeError(f"vowpalwabbit {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return done.stderr, seconds
+
+
+def _vw_interactions(algorithm: str, n_train: int, alpha: float) -> list[str]:
+    if algorithm == "quad":
+        return ["-q", "ff"]
+    if algorithm == "cubic":
+        return ["-q", "ff", "--cubic", "fff"]
+    if algorithm.startswith("apple"):
+        batch = max(1, math.ceil(n_train / 6))
+        return [
+            "--stage_poly",
+            "--batch_sz",
+            str(batch),
+            "--batch_sz_no_doubling",
+            "--sched_exponent",
+            str(alpha),
+        ]
+    return []
+
+
+class VowpalWabbit:
+    """Vowpal Wabbit on one split: the text and cache files live in a temporary directory."""
+
+    def __init__(
+        self,
+        data: tuple[sp.csr_array, npt.NDArray[np.float64], sp.csr_array, npt.NDArray[np.float64]],
+    ) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="pp-compare-")
+        root = Path(self._dir.name)
+        X, y, Xt, yt = data
+        self.n_train = X.shape[0]
+        self.train, self.test, self.one = root / "train.vw", root / "test.vw", root / "one.vw"
+        _write_vw(self.train, X, y)
+        _write_vw(self.test, Xt, yt)
+        _write_vw(self.one, X[:1], y[:1])
+        self.cache = root / "train.cache"
+        self.model, self.predictions = root / "model.vw", root / "predictions.txt"
+        _vw(["-d", str(self.train), "--cache_file", str(self.cache), "--quiet", "--noop"])
+
+    def close(self) -> None:
+        self._dir.cleanup()
+
+    def run(
+        self,
+        algorithm: str,
+        task: Task,
+        yt: npt.NDArray[np.float64],
+        rates: Sequence[float],
+        alphas: Sequence[float],
+        apple_rate: float | None = None,
+    ) -> Outcome:
+        grid = _grid(algorithm, rates, alphas, apple_rate)
+        best: Outcome | None = None
+        by_rate: dict[float, float] = {}
+        for rate, alpha in grid:
+            common = ["--loss_function", "squared", "-b", "24", "-l", str(rate)]
+            common += _vw_interactions(algorithm, self.n_train, alpha)
+            train = ["-d", str(self.train), "--cache_file", str(self.cache), "-f", str(self.model)]
+            log, seconds = _vw([*train, *common])
+            found = re.search(r"average loss = ([0-9.eE+-]+|nan|inf)", log)
+            loss = float(found.group(1)) if found else math.nan
+            _vw(
+                [
+                    "-t",
+                    "-i",
+                    str(self.model),
+                    "-d",
+                    str(self.test),
+                    "-p",
+                    str(self.predictions),
+                    "--quiet",
+                ]
+            )
+            prediction = np.loadtxt(self.predictions, ndmin=1)
+            error = test_error(prediction, yt, task)
+            if algorithm != "apple_best":
+                by_rate[rate] = error
+            if best is None or not (loss >= best.progressive):
+                best = Outcome(error, seconds, rate, alpha, loss)
+        assert best is not None
+        best.errors_by_rate = by_rate
+        # Best of 3 for the picked setting, minus the start-up (same command, one example).
+        common = ["--loss_function", "squared", "-b", "24", "-l", str(best.rate)]
+        common += _vw_interactions(algorithm, self.n_train, best.alpha or 1.0)
+        train = ["-d", str(self.train), "--cache_file", str(self.cache), "-f", str(self.model)]
+        seconds = min([best.seconds] + [_vw([*train, *common])[1] for _ in range(2)])
+        # (-f too: writing the model walks the whole table, which the one-example run pays too.)
+        one = ["-d", str(self.one), "--quiet", "-f", str(self.model)]
+        startup = min(_vw([*one, *common])[1] for _ in range(2))
+        best.seconds = max(seconds - startup, 1e-4)
+        return best
+
+
+# ------------------------------------------------------------------------------------ driver
+
+
+def compare(
+    datasets: Sequence[str] | None = None,
+    data_dir: str | Path | None = None,
+    *,
+    algorithms: Sequence[str] = ALGORITHMS,
+    rates: Sequence[float] = DEFAULT_RATES,
+    alphas: Sequence[float] = DEFAULT_ALPHAS,
+    vw: bool = False,
+    seed: int = 0,
+    max_cubic_updates: float = 2e9,
+    out_dir: str | Path | None = None,
+    log: Any = print,
+) -> pl.DataFrame:
+    """Runs the comparison (see the module docs) and returns one row per (data set, system,
+    algorithm) with columns ``dataset, system, algorithm, error, seconds, rate, alpha,
+    rel_err, rel_time, error_spread``. ``data_dir=None`` uses the bundled german.numer set.
+    With ``out_dir`` the table is written as CSV and the two plots as PNG."""
+    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    if unknown:
+        raise ValueError(f"unknown algorithms {unknown}; choose from {ALGORITHMS}")
+    if vw and not vw_available():
+        raise ImportError("vw=True needs Vowpal Wabbit: pip install vowpalwabbit")
+    if datasets is None:
+        datasets = list_datasets(data_dir) if data_dir is not None else ["german.numer"]
+    rows: list[dict[str, Any]] = []
+    for name in datasets:
+        X, y, task = load_dataset(name, data_dir)
+        data = split(X, y, seed)
+        systems: dict[str, dict[str, Outcome | None]] = {"ours": {}}
+        too_big = cubic_updates(data[0]) > max_cubic_updates
+        for algorithm in algorithms:
+            skip = algorithm == "cubic" and too_big
+            apple = systems["ours"].get("apple")
+            systems["ours"][algorithm] = (
+                None
+                if skip
+                else run_ours(algorithm, data, task, rates, alphas, apple.rate if apple else None)
+            )
+        if vw:
+            runner = VowpalWabbit(data)
+            try:
+                outcomes: dict[str, Outcome | None] = {}
+                for algorithm in algorithms:
+                    picked = outcomes.get("apple")
+                    outcomes[algorithm] = (
+                        None
+                        if algorithm == "cubic" and too_big
+                        else runner.run(
+                            algorithm, task, data[3], rates, alphas, picked.rate if picked else None
+                        )
+                    )
+                systems["vw"] = outcomes
+            finally:
+                runner.close()
+        for system, outcomes in systems.items():
+            baseline = [
+                o.error if o is not None else math.nan
+                for o in (outcomes.get("lin"), outcomes.get("quad"), outcomes.get("cubic"))
+            ]
+            lin = outcomes.get("lin")
+            for algorithm, outcome in outcomes.items():
+                row: dict[str, Any] = {
+                    "dataset": name,
+                    "task": task,
+                    "system": system,
+                    "algorithm": algorithm,
+                    "n_train": data[0].shape[0],
+                }
+                if outcome is None:
+                    row.update(
+                        error=math.nan,
+                        seconds=math.nan,
+                        rate=math.nan,
+                        alpha=math.nan,
+                        rel_err=math.nan,
+                        rel_time=math.nan,
+                        error_spread=math.nan,
+                    )
+                else:
+                    spread = outcome.errors_by_rate.values()
+                    row.update(
+                        error=outcome.error,
+                        seconds=outcome.seconds,
+                        rate=outcome.rate,
+                        alpha=outcome.alpha if algorithm.startswith("apple") else math.nan,
+                        rel_err=rel_err(outcome.error, baseline),
+                        rel_time=outcome.seconds / lin.seconds if lin is not None else math.nan,
+                        error_spread=(max(spread) - min(spread)) / max(min(spread), 1e-12)
+                        if spread
+                        else math.nan,
+                    )
+                rows.append(row)
+        shown = [r for r in rows if r["dataset"] == name]
+        log(
+            f"{name:18s} "
+            + "  ".join(
+                f"{r['system']}:{r['algorithm']}={r['error']:.4g}/{r['seconds']:.3g}s"
+                for r in shown
+            )
+        )
+    table = pl.DataFrame(rows)
+    if out_dir is not None:
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        table.write_csv(out / "compare.csv")
+        plot(table, out)
+    return table
+
+
+def summary(table: pl.DataFrame) -> dict[str, Any]:
+    """The aggregate numbers of the README (see :func:`format_summary`)."""
+    out: dict[str, Any] = {}
+    for system in table["system"].unique().sort().to_list():
+        part = table.filter(pl.col("system") == system)
+        for algorithm in ("apple", "apple_best"):
+            a = part.filter(pl.col("algorithm") == algorithm).drop_nans("rel_err")
+            if a.height:
+                out[f"{system}.{algorithm}.n"] = a.height
+                out[f"{system}.{algorithm}.rel_err<0.5"] = int((a["rel_err"] < 0.5).sum())
+                out[f"{system}.{algorithm}.rel_err<0"] = int((a["rel_err"] < 0).sum())
+                out[f"{system}.{algorithm}.median_rel_time"] = float(a["rel_time"].median())  # type: ignore[arg-type]
+    if {"ours", "vw"} <= set(table["system"].to_list()):
+        wide = table.pivot(
+            on="system", index=["dataset", "algorithm"], values=["error", "seconds"]
+        ).drop_nans()
+        for algorithm in wide["algorithm"].unique().sort().to_list():
+            w = wide.filter(pl.col("algorithm") == algorithm)
+            out[f"vs_vw.{algorithm}.n"] = w.height
+            # (Vowpal Wabbit writes predictions with 6 significant digits.)
+            out[f"vs_vw.{algorithm}.error_no_worse"] = int(
+                (w["error_ours"] <= w["error_vw"] * (1 + 1e-5) + 1e-12).sum()
+            )
+            out[f"vs_vw.{algorithm}.faster"] = int((w["seconds_ours"] < w["seconds_vw"]).sum())
+            ratio = (w["seconds_vw"] / w["seconds_ours"]).median()
+            out[f"vs_vw.{algorithm}.median_speedup"] = float(ratio)  # type: ignore[arg-type]
+    return out
+
+
+def format_summary(table: pl.DataFrame) -> str:
+    s = summary(table)
+    lines = []
+    for system in ("ours", "vw"):
+        for algorithm in ("apple", "apple_best"):
+            key = f"{system}.{algorithm}"
+            if f"{key}.n" in s:
+                lines.append(
+                    f"{system} {algorithm}: rel_err < 0.5 on {s[key + '.rel_err<0.5']}/"
+                    f"{s[key + '.n']}, < 0 on {s[key + '.rel_err<0']}/{s[key + '.n']}, median "
+                    f"rel_time {s[key + '.median_rel_time']:.2f}"
+                )
+    for algorithm in ALGORITHMS:
+        key = f"vs_vw.{algorithm}"
+        if f"{key}.n" in s:
+            lines.append(
+                f"ours vs VW {algorithm}: error no worse on {s[key + '.error_no_worse']}/"
+                f"{s[key + '.n']}, faster on {s[key + '.faster']}/{s[key + '.n']}, median "
+                f"speed-up {s[key + '.median_speedup']:.2f}x"
+            )
+    return "\n".join(lines)
+
+
+def plot(table: pl.DataFrame, out_dir: Path) -> None:
+    """The paper's Figure 2 (CDFs of rel_err and rel_time across data sets) and its trade-off
+    scatter, as ``rel_err_time_cdf.png`` and ``tradeoff.png``."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for (system, algorithm), part in table.group_by(["system", "algorithm"], maintain_order=True):
+        label = f"{system}:{algorithm}"
+        for ax, column in zip(axes, ("rel_err", "rel_time"), strict=True):
+            values = np.sort(part[column].drop_nans().drop_nulls().to_numpy())
+            values = values[np.isfinite(values)]
+            if len(values):
+                ax.step(values, np.arange(1, len(values) + 1), where="post", label=label)
+    axes[0].set_xlabel("relative error")
+    axes[0].set_xlim(-1.5, 2.0)
+    axes[1].set_xlabel("relative time (vs lin)")
+    axes[1].set_xscale("log")
+    for ax in axes:
+        ax.set_ylabel("number of data sets")
+        ax.grid(alpha=0.3)
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(out_dir / "rel_err_time_cdf.png", dpi=110)
+    plt.close(fig)
+
+    fig, ax = plt.subplots(figsize=(6, 4.5))
+    for (system, algorithm), part in table.group_by(["system", "algorithm"], maintain_order=True):
+        if algorithm == "lin":
+            continue
+        ok = part.filter(pl.col("rel_err").is_finite() & pl.col("rel_time").is_finite())
+        ax.scatter(ok["rel_time"], ok["rel_err"], s=14, label=f"{system}:{algorithm}")
+    ax.set_xscale("log")
+    ax.set_xlabel("relative time (vs lin)")
+    ax.set_ylabel("relative error")
+    ax.set_ylim(-2, 3)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.axhline(1, color="grey", lw=0.5)
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out_dir / "tradeoff.png", dpi=110)
+    plt.close(fig)
+
+
+def default_data_dir() -> Path | None:
+    """``$POLARS_POLY_DATA``, else ``../shared/data`` next to a source checkout, else None."""
+    env = os.environ.get("POLARS_POLY_DATA")
+    if env:
+        return Path(env)
+    candidate = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+    return candidate if candidate.is_dir() else None

@@ -1,0 +1,128 @@
+"""The apple comparison: data set loaders, the paper's relative error/time, an end-to-end run
+on the bundled data (and Vowpal Wabbit on the same split when installed), the command line."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from polars_poly import benchdata
+from polars_poly import compare as cmp
+from polars_poly.__main__ import main
+
+DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared benchmark data not present")
+
+
+def test_rel_err_follows_the_paper() -> None:
+    # Baselines lin, quad, cubic = 0.30, 0.20, 0.25: min 0.20, max 0.30.
+    base = [0.30, 0.20, 0.25]
+    assert cmp.rel_err(0.20, base) == 0.0
+    assert cmp.rel_err(0.30, base) == pytest.approx(1.0)
+    assert cmp.rel_err(0.25, base) == pytest.approx(0.5)
+    assert cmp.rel_err(0.15, base) == pytest.approx(-0.5)
+    assert cmp.rel_err(0.2, [0.2, math.nan, 0.3]) == 0.0, "missing baselines are left out"
+    assert cmp.rel_err(0.1, [0.2, 0.2, 0.2]) == -math.inf
+    assert math.isnan(cmp.rel_err(0.1, [math.nan]))
+
+
+def test_split_and_cubic_size() -> None:
+    X = sp.csr_array(np.arange(20.0).reshape(10, 2))
+    y = np.arange(10.0)
+    Xtr, ytr, Xte, yte = cmp.split(X, y, seed=3)
+    assert Xtr.shape == (8, 2) and Xte.shape == (2, 2)
+    assert sorted(np.concatenate([ytr, yte]).tolist()) == y.tolist()
+    # Row with 2 nonzeros: C(4,3) + C(3,2) + 2 + 1 = 4 + 3 + 3 = 10 cubic features.
+    assert cmp.cubic_updates(sp.csr_array(np.array([[1.0, 2.0]]))) == 10
+    assert cmp.test_error(
+        np.array([0.5, -1.0, 0.0]), np.array([1.0, 1.0, -1.0]), "classification"
+    ) == pytest.approx(1 / 3)
+    assert cmp.test_error(np.array([1.0, 3.0]), np.array([0.0, 1.0]), "regression") == 2.5
+
+
+@needs_data
+@pytest.mark.parametrize(
+    ("name", "rows", "width", "task"),
+    [
+        ("a9a", 32_561, 123, "classification"),  # LIBSVM, gzip
+        ("abalone", 4_177, 8, "regression"),  # LIBSVM
+        ("heart", 270, 13, "classification"),  # PMLB TSV
+        ("magic04", 19_020, 10, "classification"),  # CSV without header, string labels
+        ("eeg_eye_state", 14_980, 14, "classification"),  # ARFF
+        ("space_ga", 3_107, 6, "regression"),  # CSV, target first
+        ("shuttle", 58_000, 9, "classification"),  # multiclass -> most frequent vs rest
+    ],
+)
+def test_loaders_read_every_format(name: str, rows: int, width: int, task: str) -> None:
+    X, y, got_task = benchdata.load_dataset(name, DATA)
+    assert X.shape == (rows, width)
+    assert got_task == task
+    assert np.isfinite(X.data).all() and np.isfinite(y).all()
+    if task == "classification":
+        assert set(np.unique(y).tolist()) == {-1.0, 1.0}
+
+
+@needs_data
+def test_every_shared_data_set_is_known() -> None:
+    present = {p.name for p in DATA.iterdir() if p.is_dir()}
+    assert set(benchdata.list_datasets(DATA)) == present
+
+
+def test_bundled_comparison_end_to_end(tmp_path: Path) -> None:
+    table = cmp.compare(
+        ["german.numer"],
+        None,
+        algorithms=["lin", "quad", "apple"],
+        rates=[0.25, 0.5],
+        out_dir=tmp_path,
+        log=lambda _: None,
+    )
+    assert table.height == 3
+    assert set(table["algorithm"]) == {"lin", "quad", "apple"}
+    assert ((table["error"] >= 0) & (table["error"] <= 1)).all()
+    lin = table.filter(table["algorithm"] == "lin").row(0, named=True)
+    assert lin["rel_time"] == 1.0 and lin["rel_err"] in (0.0, 1.0)
+    for name in ("compare.csv", "rel_err_time_cdf.png", "tradeoff.png"):
+        assert (tmp_path / name).stat().st_size > 0
+    with pytest.raises(ValueError, match="unknown algorithms"):
+        cmp.compare(["german.numer"], None, algorithms=["quintic"])
+
+
+@pytest.mark.skipif(not cmp.vw_available(), reason="vowpalwabbit not installed")
+def test_vowpal_wabbit_side_matches_ours_on_fixed_expansions(tmp_path: Path) -> None:
+    # Same hashing and update rule: the linear and quadratic test errors are equal.
+    table = cmp.compare(
+        ["german.numer"],
+        None,
+        algorithms=["lin", "quad"],
+        rates=[0.5],
+        vw=True,
+        log=lambda _: None,
+    )
+    ours = table.filter(table["system"] == "ours").sort("algorithm")["error"].to_list()
+    vw = table.filter(table["system"] == "vw").sort("algorithm")["error"].to_list()
+    assert ours == pytest.approx(vw, abs=1e-9)
+    assert "ours vs VW lin" in cmp.format_summary(table)
+
+
+def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    main(
+        [
+            "compare",
+            "--bundled",
+            "--algorithms",
+            "lin,quad",
+            "--rates",
+            "0.5",
+            "--out",
+            str(tmp_path),
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert "german.numer" in printed and "quad" in printed
+    assert (tmp_path / "compare.csv").exists()
+    with pytest.raises(SystemExit):
+        main(["compare", "--rates", "fast"])
