@@ -137,9 +137,23 @@ def test_classifier_with_apple() -> None:
         ({"max_degree": 9}, "max_degree must be"),
         ({"max_degree": 0}, "max_degree must be"),
         ({"interactions": [("a", "b")]}, "cannot be combined"),
+        ({"identity": "sorted"}, "identity must be"),
     ],
 )
 def test_bad_apple_parameters_are_rejected(params: dict[str, object], message: str) -> None:
     frame = hidden_monomial(100, 8)
     with pytest.raises(ValueError, match=message):
         pp.SGDRegressor(expansion="apple", **params).fit(frame, "y")  # type: ignore[arg-type]
+
+
+def test_path_identity_is_vowpal_wabbits_rule_and_round_trips(tmp_path: Path) -> None:
+    train, test = hidden_monomial(20_000, 9), hidden_monomial(1_000, 10)
+    canonical = pp.SGDRegressor(expansion="apple").fit(train, "y")
+    path = pp.SGDRegressor(expansion="apple", identity="path").fit(train, "y")
+    assert mse(path, test) < 3 * 0.05**2
+    # Path identity emits a product once per path: more features per example than canonical.
+    assert path.n_feature_updates_ > canonical.n_feature_updates_
+    path.save(tmp_path / "path.model")
+    loaded = pp.load_model(tmp_path / "path.model")
+    assert loaded.get_params()["identity"] == "path"
+    np.testing.assert_array_equal(loaded.predict(test.drop("y")), path.predict(test.drop("y")))

@@ -46,6 +46,8 @@ from polars_poly.benchdata import Task, list_datasets, load_dataset
 from polars_poly.learner import SGDRegressor
 
 ALGORITHMS = ("lin", "quad", "cubic", "apple", "apple_best")
+# Optional: apple with Vowpal Wabbit's path-dependent monomial identity (ours only).
+EXTRA_ALGORITHMS = ("apple_path",)
 DEFAULT_RATES = (0.1, 0.25, 0.5, 1.0, 2.0)
 DEFAULT_ALPHAS = (0.125, 0.25, 0.5, 0.75, 1.0)
 _EXPANSION = {"lin": "linear", "quad": "quadratic", "cubic": "cubic"}
@@ -118,7 +120,9 @@ def _fit_ours(
     algorithm: str, rate: float, alpha: float, X: sp.csr_array, y: npt.NDArray[np.float64]
 ) -> tuple[SGDRegressor, float]:
     params: dict[str, Any] = {"bits": 24, "learning_rate": rate, "progress": False}
-    if algorithm.startswith("apple"):
+    if algorithm == "apple_path":
+        model = SGDRegressor(expansion="apple", alpha=alpha, identity="path", **params)
+    elif algorithm.startswith("apple"):
         model = SGDRegressor(expansion="apple", alpha=alpha, **params)
     else:
         model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)  # type: ignore[arg-type]
@@ -303,9 +307,11 @@ def compare(
     algorithm) with columns ``dataset, system, algorithm, error, seconds, rate, alpha,
     rel_err, rel_time, error_spread``. ``data_dir=None`` uses the bundled german.numer set.
     With ``out_dir`` the table is written as CSV and the two plots as PNG."""
-    unknown = [a for a in algorithms if a not in ALGORITHMS]
+    unknown = [a for a in algorithms if a not in ALGORITHMS + EXTRA_ALGORITHMS]
     if unknown:
-        raise ValueError(f"unknown algorithms {unknown}; choose from {ALGORITHMS}")
+        raise ValueError(
+            f"unknown algorithms {unknown}; choose from {ALGORITHMS + EXTRA_ALGORITHMS}"
+        )
     if vw and not vw_available():
         raise ImportError("vw=True needs Vowpal Wabbit: pip install vowpalwabbit")
     if datasets is None:
@@ -329,6 +335,8 @@ def compare(
             try:
                 outcomes: dict[str, Outcome | None] = {}
                 for algorithm in algorithms:
+                    if algorithm in EXTRA_ALGORITHMS:
+                        continue
                     picked = outcomes.get("apple")
                     outcomes[algorithm] = (
                         None

@@ -35,6 +35,7 @@ from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 Expansion = Literal["linear", "quadratic", "cubic", "apple"]
 AppleHeuristic = Literal["magnitude", "ssm", "magnitude+fallback", "ssm+fallback"]
 Schedule = Literal["auto", "epochs", "doubling"]
+Identity = Literal["canonical", "path"]
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _EXPANSIONS = (*_DEGREE, "apple")
@@ -141,6 +142,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         heuristic: AppleHeuristic = "magnitude",
         schedule: Schedule = "auto",
         max_degree: int = 6,
+        identity: Identity = "canonical",
     ) -> None:
         self.loss = loss
         self.expansion = expansion
@@ -168,6 +170,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         self.heuristic = heuristic
         self.schedule = schedule
         self.max_degree = max_degree
+        self.identity = identity
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -197,6 +200,8 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                 raise ValueError(
                     "interactions (namespace crosses) cannot be combined with expansion='apple'"
                 )
+            if self.identity not in ("canonical", "path"):
+                raise ValueError(f"identity must be 'canonical' or 'path', got {self.identity!r}")
         if not isinstance(self.bits, int | np.integer) or not 1 <= int(self.bits) <= 32:
             raise ValueError(f"bits must be an integer in 1..=32, got {self.bits!r}")
         if not isinstance(self.passes, int | np.integer) or int(self.passes) < 1:
@@ -241,6 +246,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             "fallback": str(self.heuristic).endswith("+fallback"),
             "schedule": str(self.schedule),
             "max_degree": int(self.max_degree),
+            "identity": str(self.identity),
         }
 
     # ----------------------------------------------------------------------------- inputs
@@ -827,6 +833,10 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         epochs for in-memory ``fit``, doubling for ``partial_fit`` and LazyFrames.
     max_degree : int
         apple: highest degree of a generated monomial (1..=8).
+    identity : {"canonical", "path"}
+        apple: one weight per monomial, each emitted once per example (default), or Vowpal
+        Wabbit's ``--stage_poly`` rule, where a product is keyed by the path that reached it
+        (``x_a·x_b`` from ``a`` and from ``b`` are two features), for comparison.
 
     Attributes
     ----------
@@ -901,6 +911,7 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         heuristic: AppleHeuristic = "magnitude",
         schedule: Schedule = "auto",
         max_degree: int = 6,
+        identity: Identity = "canonical",
     ) -> None:
         super().__init__(
             loss=loss,
@@ -929,6 +940,7 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
             heuristic=heuristic,
             schedule=schedule,
             max_degree=max_degree,
+            identity=identity,
         )
 
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:

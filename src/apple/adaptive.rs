@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 
+use super::monomial::Identity;
 use super::parents::{Parent, ParentSet};
 use super::schedule::{Schedule, ScheduleKind};
 use super::select::{collect_candidates, select, Heuristic, Selection};
@@ -26,6 +27,8 @@ pub struct AppleConfig {
     pub heuristic: Heuristic,
     /// Risk-consistent fall-back: the last of the s parents is the smallest-degree candidate.
     pub fallback: bool,
+    /// Canonical monomial identity (default) or Vowpal Wabbit's path-dependent one.
+    pub identity: Identity,
     /// Highest degree of a generated monomial, `1..=MAX_DEGREE` (6: the paper's 6 epochs).
     pub max_degree: u8,
     pub schedule: ScheduleKind,
@@ -46,6 +49,7 @@ impl Default for AppleConfig {
             alpha: 1.0,
             heuristic: Heuristic::Magnitude,
             fallback: false,
+            identity: Identity::Canonical,
             max_degree: 6,
             schedule: ScheduleKind::Auto,
             epochs: 6,
@@ -81,6 +85,7 @@ impl AppleConfig {
     fn selection(&self) -> Selection {
         Selection {
             heuristic: self.heuristic,
+            identity: self.identity,
             fallback: self.fallback,
             max_degree: usize::from(self.max_degree),
         }
@@ -178,7 +183,10 @@ impl Apple {
                     apple.config.max_degree
                 );
             }
-            if !apple.parents.insert(parent.monomial, parent.expansion) {
+            if apple.config.identity == Identity::Canonical && parent.key != parent.monomial.key() {
+                return crate::invalid!("apple parent key does not match its monomial");
+            }
+            if !apple.parents.insert_keyed(parent.monomial, parent.key, parent.expansion) {
                 return crate::invalid!("apple parent listed twice");
             }
         }
@@ -226,8 +234,10 @@ impl Apple {
         let chosen = select(candidates, self.parents_per_expansion(), &selection, weight_score);
         self.progress.expansions += 1;
         let expansion = self.progress.expansions;
-        let added =
-            chosen.into_iter().filter(|m| self.parents.insert(m.clone(), expansion)).count();
+        let added = chosen
+            .into_iter()
+            .filter(|(m, key)| self.parents.insert_keyed(m.clone(), *key, expansion))
+            .count();
         self.window.clear();
         added
     }
@@ -251,6 +261,7 @@ impl Expansion for Apple {
                 walk_children(
                     &self.parents,
                     usize::from(self.config.max_degree),
+                    self.config.identity,
                     hashes,
                     values,
                     &mut scratch,

@@ -17,6 +17,38 @@
 //! together in the table, as Vowpal Wabbit's do. (The identity key, a sum of mixed terms, would
 //! scatter them over the whole table: a cache and TLB miss per feature.)
 
+/// How a monomial is identified (which parent it is, which weight it has).
+///
+/// * `Canonical` (default): by its factor multiset (see the module docs); one weight per
+///   monomial, each monomial emitted once per example.
+/// * `Path`: Vowpal Wabbit's `--stage_poly` rule, for comparison: a child `m·x_i` is
+///   identified by the hash chain of the path that reached it, `slot(m)·P ^ h_i`, so the same
+///   monomial reached from two parents is two features with two weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    Canonical,
+    Path,
+}
+
+impl Identity {
+    pub fn parse(name: &str) -> crate::error::PolyResult<Self> {
+        match name {
+            "canonical" => Ok(Identity::Canonical),
+            "path" => Ok(Identity::Path),
+            other => crate::invalid!("identity must be 'canonical' or 'path', got {other:?}"),
+        }
+    }
+
+    /// Identity key of the base feature with hash `h`.
+    #[inline(always)]
+    pub fn base_key(self, h: u64) -> u64 {
+        match self {
+            Identity::Canonical => mix(h),
+            Identity::Path => h,
+        }
+    }
+}
+
 /// Bijective 64-bit mixer (Stafford's Mix13, the SplitMix64 output function).
 #[inline(always)]
 pub fn mix(h: u64) -> u64 {

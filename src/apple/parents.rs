@@ -10,11 +10,13 @@
 
 use super::monomial::Monomial;
 
-/// One parent and the expansion (1, 2, ...) that added it.
+/// One parent, the expansion (1, 2, ...) that added it, and its identity key (see
+/// [`super::monomial::Identity`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Parent {
     pub monomial: Monomial,
     pub expansion: u32,
+    pub key: u64,
 }
 
 /// The parents in the order they were added (see the module docs).
@@ -73,9 +75,15 @@ impl ParentSet {
         &self.parents
     }
 
-    /// Adds `monomial` (added by expansion `expansion`); false if it is a parent already.
+    /// Adds `monomial` by its canonical key (added by expansion `expansion`); false if it is a
+    /// parent already.
     pub fn insert(&mut self, monomial: Monomial, expansion: u32) -> bool {
         let key = monomial.key();
+        self.insert_keyed(monomial, key, expansion)
+    }
+
+    /// Adds `monomial` under identity key `key`; false if that key is a parent already.
+    pub fn insert_keyed(&mut self, monomial: Monomial, key: u64, expansion: u32) -> bool {
         if self.contains(key) {
             return false;
         }
@@ -84,7 +92,7 @@ impl ParentSet {
             self.by_degree.resize(degree + 1, 0);
         }
         self.by_degree[degree] += 1;
-        self.parents.push(Parent { monomial, expansion });
+        self.parents.push(Parent { monomial, expansion, key });
         if 4 * self.parents.len() > self.table.len() {
             self.rebuild();
         } else {
@@ -146,7 +154,7 @@ impl ParentSet {
         self.filter = vec![0; cells * 16 / 64];
         self.has_empty_key = false;
         for k in 0..self.parents.len() {
-            let key = self.parents[k].monomial.key();
+            let key = self.parents[k].key;
             self.place(key);
         }
     }

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 
-use super::monomial::{mix, Monomial};
+use super::monomial::{Identity, Monomial};
 use super::parents::ParentSet;
 use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
@@ -52,6 +52,7 @@ impl Heuristic {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Selection {
     pub heuristic: Heuristic,
+    pub identity: Identity,
     pub fallback: bool,
     /// Monomials of this degree or more are never parents (their children would exceed it).
     pub max_degree: usize,
@@ -60,6 +61,7 @@ pub struct Selection {
 /// One candidate and its statistics over the remembered examples.
 #[derive(Clone, Debug)]
 pub struct Candidate {
+    pub key: u64,
     pub factors: [u64; MAX_DEGREE],
     pub degree: u8,
     pub slot_hash: u64,
@@ -107,6 +109,7 @@ pub fn collect_candidates(
                 f[..degree].copy_from_slice(factors);
                 f[..degree].sort_unstable();
                 Candidate {
+                    key,
                     factors: f,
                     degree: degree as u8,
                     slot_hash: slot,
@@ -119,12 +122,13 @@ pub fn collect_candidates(
             entry.sum_squares += v * v;
         };
         for (&h, &v) in hashes.iter().zip(values) {
-            note(&[h], mix(h), h, v);
+            note(&[h], selection.identity.base_key(h), h, v);
         }
         let mut factors = [0u64; MAX_DEGREE];
         walk_children(
             parents,
             selection.max_degree,
+            selection.identity,
             hashes,
             values,
             &mut scratch,
@@ -141,14 +145,14 @@ pub fn collect_candidates(
     map.into_values().collect()
 }
 
-/// Picks up to `s` new parents from `candidates`; `weight_score(slot_hash)` is the magnitude
-/// heuristic's score of a slot.
+/// Picks up to `s` new parents from `candidates`, as (monomial, identity key);
+/// `weight_score(slot_hash)` is the magnitude heuristic's score of a slot.
 pub fn select(
     mut candidates: Vec<Candidate>,
     s: usize,
     selection: &Selection,
     weight_score: impl Fn(u64) -> f64,
-) -> Vec<Monomial> {
+) -> Vec<(Monomial, u64)> {
     if s == 0 || candidates.is_empty() {
         return Vec::new();
     }
@@ -167,16 +171,16 @@ pub fn select(
     let mut scored: Vec<(f64, Candidate)> = candidates.drain(..).map(|c| (score(&c), c)).collect();
     scored.sort_by(|(sa, a), (sb, b)| sb.total_cmp(sa).then_with(|| a.order().cmp(&b.order())));
     let by_heuristic = if selection.fallback { s - 1 } else { s };
-    let mut chosen: Vec<Monomial> =
-        scored.iter().take(by_heuristic).map(|(_, c)| c.monomial()).collect();
+    let mut chosen: Vec<(Monomial, u64)> =
+        scored.iter().take(by_heuristic).map(|(_, c)| (c.monomial(), c.key)).collect();
     if selection.fallback {
         let smallest = scored
             .iter()
             .map(|(_, c)| c)
-            .filter(|c| !chosen.contains(&c.monomial()))
-            .min_by(|a, b| a.order().cmp(&b.order()));
+            .filter(|c| !chosen.iter().any(|(_, key)| *key == c.key))
+            .min_by(|a, b| a.order().cmp(&b.order()).then(a.key.cmp(&b.key)));
         if let Some(c) = smallest {
-            chosen.push(c.monomial());
+            chosen.push((c.monomial(), c.key));
         }
     }
     chosen
@@ -194,8 +198,12 @@ mod tests {
         w
     }
 
-    const MAG: Selection =
-        Selection { heuristic: Heuristic::Magnitude, fallback: false, max_degree: 6 };
+    const MAG: Selection = Selection {
+        heuristic: Heuristic::Magnitude,
+        identity: Identity::Canonical,
+        fallback: false,
+        max_degree: 6,
+    };
 
     #[test]
     fn magnitude_picks_the_largest_weights_with_deterministic_ties() {
@@ -210,11 +218,11 @@ mod tests {
             _ => 0.1,
         };
         let got = select(cands.clone(), 3, &MAG, score);
-        let names: Vec<Vec<u64>> = got.iter().map(|m| m.factors().to_vec()).collect();
+        let names: Vec<Vec<u64>> = got.iter().map(|m| m.0.factors().to_vec()).collect();
         assert_eq!(names, vec![vec![4], vec![2], vec![3]]);
         let fb = Selection { fallback: true, ..MAG };
         let got = select(cands, 2, &fb, score);
-        let names: Vec<Vec<u64>> = got.iter().map(|m| m.factors().to_vec()).collect();
+        let names: Vec<Vec<u64>> = got.iter().map(|m| m.0.factors().to_vec()).collect();
         assert_eq!(names, vec![vec![4], vec![1]], "fall-back adds the smallest-degree, first");
     }
 
@@ -250,6 +258,6 @@ mod tests {
         let ssm = Selection { heuristic: Heuristic::Ssm, ..MAG };
         let cands = collect_candidates(&ParentSet::new(), &w, &ssm, 1000);
         let got = select(cands, 1, &ssm, |_| 0.0);
-        assert_eq!(got[0].factors(), &[2]);
+        assert_eq!(got[0].0.factors(), &[2]);
     }
 }

@@ -1,5 +1,6 @@
 //! apple inside the learner: the paper's single-monomial example, schedule and determinism.
 
+use super::monomial::{key_of, Identity};
 use super::*;
 use crate::learner::{
     Batch, Expansion, FeatureSet, FitOptions, Interactions, Learner, LearnerConfig, NamespaceRows,
@@ -216,11 +217,47 @@ fn save_load_and_continue_equals_uninterrupted_training() {
         config.clone(),
         vec![],
         vec![
-            Parent { monomial: Monomial::new(vec![1]), expansion: 1 },
-            Parent { monomial: Monomial::new(vec![1]), expansion: 1 },
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1, key: key_of(&[1]) },
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1, key: key_of(&[1]) },
         ],
         AppleProgress::default(),
     )
     .unwrap_err();
     assert!(err.to_string().contains("twice"), "{err}");
+}
+
+#[test]
+fn path_identity_emits_a_product_once_per_path_like_vowpal_wabbit() {
+    use super::parents::ParentSet;
+    use super::walk::{walk_children, Node, WalkScratch};
+    use crate::learner::expansion::INTERACTION_PRIME as P;
+    let mut parents = ParentSet::new();
+    parents.insert_keyed(Monomial::new(vec![10]), 10, 1);
+    parents.insert_keyed(Monomial::new(vec![20]), 20, 1);
+    let (hashes, values) = ([10u64, 20, 30], [1.0f32, 2.0, 3.0]);
+    let mut slots = Vec::new();
+    let mut sink = |_: &Node, _: usize, _: u64, slot: u64, _: f32| slots.push(slot);
+    let mut scratch = WalkScratch::default();
+    walk_children(&parents, 6, Identity::Path, &hashes, &values, &mut scratch, &mut sink);
+    // From x10: 10·P ^ {10, 20, 30}; from x20: 20·P ^ {10, 20, 30}: x10·x20 twice.
+    let mut expected: Vec<u64> =
+        [10u64, 20].iter().flat_map(|&a| hashes.iter().map(move |&b| (a * P) ^ b)).collect();
+    expected.sort_unstable();
+    slots.sort_unstable();
+    assert_eq!(slots, expected);
+}
+
+#[test]
+fn path_identity_learns_and_round_trips() {
+    use crate::learner::model_io;
+    let train = single_monomial(20_000, 10, 0.1, 9);
+    let config = AppleConfig { identity: Identity::Path, ..AppleConfig::default() };
+    let learner = fit(FeatureSet::from(Apple::new(config).unwrap()), &train, 1);
+    let apple = learner.expansion().apple().unwrap();
+    assert_eq!(apple.progress().expansions, 5);
+    assert!(apple.parents().iter().any(|p| p.monomial.degree() >= 2));
+    let test = single_monomial(2_000, 10, 0.1, 10);
+    assert!(test_mse(&learner, &test) < 0.05, "{}", test_mse(&learner, &test));
+    let (loaded, _) = model_io::from_bytes(&model_io::to_bytes(&learner, "")).unwrap();
+    assert_eq!(loaded.expansion(), learner.expansion());
 }

@@ -13,7 +13,7 @@
 //! example is itself emitted (it was chosen from S, so one of its divisors is a parent), hence
 //! the owning decomposition is always walked.
 
-use super::monomial::mix;
+use super::monomial::{mix, Identity};
 use super::parents::ParentSet;
 use crate::learner::expansion::INTERACTION_PRIME;
 
@@ -125,6 +125,7 @@ impl<F: FnMut(&Node, usize, u64, u64, f32)> ChildSink for F {
 pub fn walk_children<S: ChildSink>(
     parents: &ParentSet,
     max_degree: usize,
+    identity: Identity,
     hashes: &[u64],
     values: &[f32],
     scratch: &mut WalkScratch,
@@ -132,6 +133,10 @@ pub fn walk_children<S: ChildSink>(
 ) {
     let max_degree = max_degree.min(MAX_DEGREE);
     if parents.is_empty() || max_degree < 2 {
+        return;
+    }
+    if identity == Identity::Path {
+        walk_paths(parents, max_degree, hashes, values, scratch, sink);
         return;
     }
     let n = hashes.len();
@@ -182,6 +187,39 @@ pub fn walk_children<S: ChildSink>(
                     let slot = node.slot_after(hashes[i]);
                     stack.push(node.child(i, key, slot, node.value * values[i]));
                 }
+            }
+        }
+    }
+}
+
+/// [`Identity::Path`]: every parent present times every base feature, keyed and slotted by the
+/// path's hash chain `slot(m)·P ^ h_i` (Vowpal Wabbit's `--stage_poly`); a monomial reachable
+/// along several paths is emitted once per path.
+fn walk_paths<S: ChildSink>(
+    parents: &ParentSet,
+    max_degree: usize,
+    hashes: &[u64],
+    values: &[f32],
+    scratch: &mut WalkScratch,
+    sink: &mut S,
+) {
+    let n = hashes.len();
+    let stack = &mut scratch.stack;
+    stack.clear();
+    for i in (0..n).rev() {
+        if parents.contains(hashes[i]) {
+            stack.push(Node::base(i, hashes[i], hashes[i], values[i]));
+        }
+    }
+    while let Some(node) = stack.pop() {
+        let degree = usize::from(node.degree);
+        let child_can_be_parent = degree + 1 < max_degree && parents.has_degree(degree + 1);
+        for i in 0..n {
+            let slot = node.slot_after(hashes[i]);
+            let value = node.value * values[i];
+            sink.child(&node, i, slot, slot, value);
+            if child_can_be_parent && parents.contains(slot) {
+                stack.push(node.child(i, slot, slot, value));
             }
         }
     }
@@ -245,6 +283,7 @@ mod tests {
         walk_children(
             parents,
             max_degree,
+            Identity::Canonical,
             hashes,
             &values,
             &mut scratch,

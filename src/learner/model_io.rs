@@ -19,11 +19,11 @@
 //!   - kind 1 ([`Interactions`]): `degree u8`, `constant u8`, pair count `u32` then pairs
 //!     (`u32`, `u32`);
 //!   - kind 2 ([`Apple`]): `alpha f64`, heuristic `u8` (0 magnitude, 1 SSM), `fallback u8`,
-//!     `max_degree u8`, schedule `u8` (0 auto, 1 epochs, 2 doubling), `epochs u32`,
+//!     identity `u8` (0 canonical, 1 path), `max_degree u8`, schedule `u8` (0 auto, 1 epochs, 2 doubling), `epochs u32`,
 //!     `doubling_first u64`, `constant u8`, `window u64`, `budget u64`; planned expansion points
 //!     (count `u32`, then `u64`s); progress `learned u64`, `nonzeros f64`, `expansions u32`;
 //!     parents in the order they were added (count `u32`, then per parent `expansion u32`,
-//!     `degree u8` and its `degree` factor hashes `u64`, increasing);
+//!     identity `key u64`, `degree u8` and its `degree` factor hashes `u64`, increasing);
 //! * state: `t`, `total_weight`, `normalized_sum_norm_x` (`f64`), label range `min`, `max`
 //!   (`f64`), progress `examples u64`, `weighted_loss f64`, `weight f64`, `feature_updates u64`;
 //! * metadata: `u32` length + UTF-8 bytes, opaque to the engine (the Python layer stores its
@@ -46,6 +46,7 @@ use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::Loss;
 use super::update::{trunc_weight, GdState, UpdateRule};
 use super::weights::{WeightTable, RATE};
+use crate::apple::monomial::Identity;
 use crate::apple::schedule::ScheduleKind;
 use crate::apple::{Apple, AppleConfig, AppleProgress, Heuristic, Monomial, Parent};
 use crate::error::{PolyError, PolyResult};
@@ -130,6 +131,10 @@ fn write_apple(p: &mut Vec<u8>, apple: &Apple) {
         Heuristic::Ssm => 1,
     });
     p.push(u8::from(c.fallback));
+    p.push(match c.identity {
+        Identity::Canonical => 0,
+        Identity::Path => 1,
+    });
     p.push(c.max_degree);
     p.push(match c.schedule {
         ScheduleKind::Auto => 0,
@@ -153,6 +158,7 @@ fn write_apple(p: &mut Vec<u8>, apple: &Apple) {
     p.extend_from_slice(&(apple.parents().len() as u32).to_le_bytes());
     for parent in apple.parents() {
         p.extend_from_slice(&parent.expansion.to_le_bytes());
+        p.extend_from_slice(&parent.key.to_le_bytes());
         p.push(parent.monomial.degree() as u8);
         for h in parent.monomial.factors() {
             p.extend_from_slice(&h.to_le_bytes());
@@ -188,6 +194,11 @@ fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
         other => return Err(bad(format!("unknown apple heuristic code {other}"))),
     };
     let fallback = read_flag(r, "apple fallback flag")?;
+    let identity = match r.u8("apple identity")? {
+        0 => Identity::Canonical,
+        1 => Identity::Path,
+        other => return Err(bad(format!("unknown apple identity code {other}"))),
+    };
     let max_degree = r.u8("apple max_degree")?;
     let schedule = match r.u8("apple schedule")? {
         0 => ScheduleKind::Auto,
@@ -206,6 +217,7 @@ fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
         alpha,
         heuristic,
         fallback,
+        identity,
         max_degree,
         schedule,
         epochs,
@@ -226,13 +238,14 @@ fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
     let mut parents = Vec::new();
     for _ in 0..n_parents {
         let expansion = r.u32("apple parent expansion")?;
+        let key = r.u64("apple parent key")?;
         let degree = r.u8("apple parent degree")?;
         let factors =
             (0..degree).map(|_| r.u64("apple parent factor")).collect::<PolyResult<Vec<_>>>()?;
         if factors.windows(2).any(|w| w[0] > w[1]) {
             return Err(bad("apple parent factors are not sorted"));
         }
-        parents.push(Parent { monomial: Monomial::new(factors), expansion });
+        parents.push(Parent { monomial: Monomial::new(factors), expansion, key });
     }
     Apple::from_parts(config, planned, parents, progress).map_err(|e| bad(e.to_string()))
 }

@@ -20,6 +20,7 @@ use pyo3_polars::PySeries;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
+use crate::apple::monomial::Identity;
 use crate::apple::{Apple, AppleConfig, Heuristic, ScheduleKind};
 use crate::error::PolyError;
 use crate::learner::{
@@ -116,10 +117,12 @@ fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, Fea
     let expansion = if kind == "apple" {
         let heuristic: String = get("heuristic")?.extract()?;
         let schedule: String = get("schedule")?.extract()?;
+        let identity: String = get("identity")?.extract()?;
         let apple = AppleConfig {
             alpha: get("alpha")?.extract()?,
             heuristic: Heuristic::parse(&heuristic).map_err(py_error)?,
             fallback: get("fallback")?.extract()?,
+            identity: Identity::parse(&identity).map_err(py_error)?,
             max_degree: get("max_degree")?.extract()?,
             schedule: ScheduleKind::parse(&schedule).map_err(py_error)?,
             constant,
