@@ -67,8 +67,11 @@ fn generated<E: Expansion>(expansion: &E, rows: &SparseRows<'_, u32, f32>, seed:
 fn bench_apple(c: &mut Criterion) {
     let config = LearnerConfig { bits: 24, ..LearnerConfig::default() };
     let seed = config.namespace_seed(0);
-    for nnz in [10usize, 30] {
-        let (offsets, indices, values, labels) = synthetic(20_000, nnz, 1_000);
+    // Sparse rows (nnz of 1000 columns) and dense ones (every column present, like the small
+    // UCI sets of the paper's testbed).
+    for (nnz, width) in [(10usize, 1000u64), (30, 1000), (12, 12), (40, 40)] {
+        let (offsets, indices, values, labels) = synthetic(20_000, nnz, width);
+        let name = if width == nnz as u64 { format!("dense{nnz}") } else { format!("nnz{nnz}") };
         let rows = SparseRows::new(&offsets, &indices, &values).expect("valid rows");
         let namespaces: [&dyn NamespaceRows; 1] = [&rows];
         let batch = Batch::new(&namespaces, &labels, None).expect("valid batch");
@@ -81,13 +84,13 @@ fn bench_apple(c: &mut Criterion) {
         let n_apple = generated(apple.expansion(), &rows, seed);
         let n_quad = generated(quadratic.expansion(), &rows, seed);
         eprintln!(
-            "nnz {nnz}: apple has {} parents, {:.1} features/example (quadratic {:.1})",
+            "{name}: apple has {} parents, {:.1} features/example (quadratic {:.1})",
             apple.expansion().parents().len(),
             n_apple as f64 / 20_000.0,
             n_quad as f64 / 20_000.0
         );
 
-        let mut group = c.benchmark_group(format!("apple_vs_quadratic_nnz{nnz}"));
+        let mut group = c.benchmark_group(format!("apple_vs_quadratic_{name}"));
         let mut buffer = ExampleBuffer::new();
         let mut out = ExpandedFeatures::new(24);
         let mut enumerate =

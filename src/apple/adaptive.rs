@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use super::monomial::Identity;
 use super::parents::{Parent, ParentSet};
 use super::schedule::{Schedule, ScheduleKind};
-use super::select::{collect_candidates, select, Heuristic, Selection};
+use super::select::{choose, Heuristic, Selection};
 use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
@@ -37,8 +37,9 @@ pub struct AppleConfig {
     pub doubling_first: u64,
     /// Add the constant feature (counted in s̄, as Vowpal Wabbit does; never a parent).
     pub constant: bool,
-    /// Examples remembered before an expansion, and most monomials enumerated from them when
-    /// choosing (newest examples first).
+    /// Most examples remembered before an expansion (the last eighth of the epoch, at least
+    /// [`MIN_WINDOW`], at most this), and most monomials enumerated from them when choosing
+    /// (newest examples first).
     pub window: usize,
     pub budget: usize,
 }
@@ -91,6 +92,9 @@ impl AppleConfig {
         }
     }
 }
+
+/// Fewest examples remembered before an expansion (fewer when the epoch is shorter).
+pub const MIN_WINDOW: u64 = 64;
 
 /// Counters saved with the model so that training continues where it stopped.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -175,7 +179,7 @@ impl Apple {
             return crate::invalid!("apple's planned expansion points are not increasing");
         }
         apple.schedule.planned = planned;
-        for parent in parents {
+        for parent in &parents {
             let degree = parent.monomial.degree();
             if degree == 0 || degree >= usize::from(apple.config.max_degree) {
                 return crate::invalid!(
@@ -186,9 +190,9 @@ impl Apple {
             if apple.config.identity == Identity::Canonical && parent.key != parent.monomial.key() {
                 return crate::invalid!("apple parent key does not match its monomial");
             }
-            if !apple.parents.insert_keyed(parent.monomial, parent.key, parent.expansion) {
-                return crate::invalid!("apple parent listed twice");
-            }
+        }
+        if apple.parents.restore(parents).is_err() {
+            return crate::invalid!("apple parent listed twice");
         }
         apple.progress = progress;
         Ok(apple)
@@ -229,24 +233,34 @@ impl Apple {
     /// Returns how many were added.
     pub fn expand_now(&mut self, weight_score: impl Fn(u64) -> f64) -> usize {
         let selection = self.config.selection();
-        let candidates =
-            collect_candidates(&self.parents, &self.window, &selection, self.config.budget);
-        let chosen = select(candidates, self.parents_per_expansion(), &selection, weight_score);
+        let chosen = choose(
+            &self.parents,
+            &self.window,
+            &selection,
+            self.parents_per_expansion(),
+            self.config.budget,
+            weight_score,
+        );
         self.progress.expansions += 1;
         let expansion = self.progress.expansions;
-        let added = chosen
-            .into_iter()
-            .filter(|(m, key)| self.parents.insert_keyed(m.clone(), *key, expansion))
-            .count();
+        let added = self.parents.extend_keyed(chosen, expansion);
         self.window.clear();
         added
+    }
+
+    /// Examples remembered before the expansion at `point`: the last eighth of its epoch (at
+    /// least [`MIN_WINDOW`], at most the configured window). Choosing enumerates S on each of
+    /// them, so this bounds the selection's cost to a fraction of the epoch's.
+    pub fn window_before(&self, point: u64) -> u64 {
+        let gap = self.schedule.gap_before(point);
+        (gap / 8).clamp(MIN_WINDOW, self.config.window as u64).min(gap)
     }
 
     /// Whether the example about to be counted as number `learned` should be remembered.
     fn remember_now(&self, learned: u64) -> bool {
         self.schedule
             .next_point(learned - 1)
-            .is_some_and(|point| point - learned < self.config.window as u64)
+            .is_some_and(|point| point - learned < self.window_before(point))
     }
 }
 

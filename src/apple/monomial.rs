@@ -58,6 +58,37 @@ pub fn mix(h: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Hasher for maps and sets keyed by identity keys. Canonical keys are already avalanche-mixed;
+/// path keys are raw feature hashes, whose entropy sits in the low bits: one multiply-xorshift
+/// spreads it to the high bits the hash table also uses (SipHash would cost more than the walk).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        let z = self.0.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        z ^ (z >> 32)
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+
+    fn write_u64(&mut self, key: u64) {
+        self.0 = key;
+    }
+}
+
+impl std::hash::BuildHasher for KeyHasher {
+    type Hasher = KeyHasher;
+
+    fn build_hasher(&self) -> KeyHasher {
+        KeyHasher(0)
+    }
+}
+
 /// Identity key of the monomial with factor hashes `factors` (any order, repeats = powers).
 pub fn key_of(factors: &[u64]) -> u64 {
     factors.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)))

@@ -101,6 +101,22 @@ impl Schedule {
         }
     }
 
+    /// Examples between `point` (an expansion point) and the expansion before it (or the start
+    /// of its run): the epoch that ends at `point`.
+    pub fn gap_before(&self, point: u64) -> u64 {
+        if let Ok(k) = self.planned.binary_search(&point) {
+            return match k {
+                0 => self.planned.get(1).map_or(point, |next| next - point),
+                k => point - self.planned[k - 1],
+            };
+        }
+        if point > self.first {
+            point - point / 2
+        } else {
+            point
+        }
+    }
+
     /// The next expansion point after `learned` examples, if one is known (used to decide when
     /// to start remembering examples for the selection).
     pub fn next_point(&self, learned: u64) -> Option<u64> {
@@ -138,6 +154,7 @@ mod tests {
         assert_eq!(s.next_point(0), Some(100));
         assert_eq!(s.next_point(100), Some(200));
         assert_eq!(s.next_point(500), None);
+        assert_eq!((s.gap_before(100), s.gap_before(300)), (100, 100));
         // Uneven lengths round down; a second run continues from the count learned.
         s.begin_run(600, 10);
         assert_eq!(s.planned, vec![601, 603, 605, 606, 608]);
@@ -153,6 +170,10 @@ mod tests {
         assert_eq!(s.next_point(0), Some(1000));
         assert_eq!(s.next_point(1000), Some(2000));
         assert_eq!(s.next_point(5000), Some(8000));
+        assert_eq!(
+            (s.gap_before(1000), s.gap_before(2000), s.gap_before(8000)),
+            (1000, 1000, 4000)
+        );
     }
 
     #[test]

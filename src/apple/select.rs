@@ -15,10 +15,16 @@
 //!   of smallest degree, so that every monomial is eventually reached (risk consistency).
 //!
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
+//!
+//! Cost: the magnitude score of a monomial is a function of its weight slot, so the enumeration
+//! streams into a top-`s` list and most monomials cost one weight load and one comparison; only
+//! SSM, whose score sums over occurrences, accumulates per monomial (in a map keyed by the
+//! already mixed identity key).
 
-use std::collections::HashMap;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet};
 
-use super::monomial::{Identity, Monomial};
+use super::monomial::{Identity, KeyHasher, Monomial};
 use super::parents::ParentSet;
 use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
@@ -58,73 +64,121 @@ pub struct Selection {
     pub max_degree: usize,
 }
 
-/// One candidate and its statistics over the remembered examples.
-#[derive(Clone, Debug)]
-pub struct Candidate {
-    pub key: u64,
-    pub factors: [u64; MAX_DEGREE],
-    pub degree: u8,
-    pub slot_hash: u64,
-    /// Σ r·m(x) and Σ m(x)² (SSM).
-    pub residual_dot: f64,
-    pub sum_squares: f64,
+/// A candidate monomial: identity key, sorted factor hashes and a score.
+#[derive(Clone, Copy, Debug)]
+struct Ranked {
+    score: f64,
+    key: u64,
+    degree: u8,
+    factors: [u64; MAX_DEGREE],
 }
 
-impl Candidate {
-    pub fn monomial(&self) -> Monomial {
-        Monomial::new(self.factors[..usize::from(self.degree)].to_vec())
+impl Ranked {
+    fn new(score: f64, key: u64, factors: &[u64]) -> Self {
+        let mut f = [0u64; MAX_DEGREE];
+        f[..factors.len()].copy_from_slice(factors);
+        // A NaN score (possible only from a diverged model) ranks last, not first.
+        let score = if score.is_nan() { 0.0 } else { score };
+        Ranked { score, key, degree: factors.len() as u8, factors: f }
     }
 
-    fn order(&self) -> (u8, &[u64]) {
-        (self.degree, &self.factors[..usize::from(self.degree)])
+    fn factors(&self) -> &[u64] {
+        &self.factors[..usize::from(self.degree)]
+    }
+
+    fn monomial(&self) -> Monomial {
+        Monomial::new(self.factors().to_vec())
     }
 }
 
-type CandidateMap = HashMap<u64, Candidate>;
+/// The fixed tie order: smaller degree first, then factor hashes lexicographically.
+fn order(degree: u8, factors: &[u64], other: &Ranked) -> Ordering {
+    degree.cmp(&other.degree).then_with(|| factors.cmp(other.factors()))
+}
 
-/// Collects the candidates of the remembered examples, newest first, stopping after `budget`
-/// enumerated monomials (at least one example is always used).
-pub fn collect_candidates(
+/// The `k` best candidates seen so far (higher score first, ties by [`order`]), each key once.
+struct Best {
+    k: usize,
+    /// Sorted best first.
+    items: Vec<Ranked>,
+    keys: HashSet<u64, KeyHasher>,
+}
+
+impl Best {
+    fn new(k: usize) -> Self {
+        Best { k, items: Vec::with_capacity(k + 1), keys: HashSet::default() }
+    }
+
+    /// Whether (score, degree, factors) would rank before `other`.
+    fn before(score: f64, degree: u8, factors: &[u64], other: &Ranked) -> bool {
+        match score.total_cmp(&other.score) {
+            Ordering::Greater => true,
+            Ordering::Less => false,
+            Ordering::Equal => order(degree, factors, other) == Ordering::Less,
+        }
+    }
+
+    /// Whether a candidate with this score can still enter (the cheap test before `offer`).
+    #[inline]
+    fn admits_score(&self, score: f64) -> bool {
+        self.items.len() < self.k || self.items.last().is_some_and(|last| score >= last.score)
+    }
+
+    fn offer(&mut self, candidate: Ranked) {
+        if self.k == 0 {
+            return;
+        }
+        let (score, degree, factors) = (candidate.score, candidate.degree, candidate.factors());
+        if self.items.len() == self.k {
+            match self.items.last() {
+                Some(last) if !Self::before(score, degree, factors, last) => return,
+                _ => {}
+            }
+        }
+        if !self.keys.insert(candidate.key) {
+            return;
+        }
+        let at = self.items.partition_point(|r| !Self::before(score, degree, factors, r));
+        self.items.insert(at, candidate);
+        if self.items.len() > self.k {
+            if let Some(dropped) = self.items.pop() {
+                self.keys.remove(&dropped.key);
+            }
+        }
+    }
+}
+
+/// Σ r·m(x), Σ m(x)² and the factors of one monomial (SSM).
+#[derive(Clone, Copy, Debug)]
+struct Correlation {
+    residual_dot: f64,
+    sum_squares: f64,
+    first: Ranked,
+}
+
+/// Enumerates the monomials of S on the remembered examples, newest first, stopping after
+/// `budget` enumerated monomials (at least one example is always used), and gives `visit` each
+/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual)`.
+fn for_each_candidate(
     parents: &ParentSet,
     window: &Window,
     selection: &Selection,
     budget: usize,
-) -> Vec<Candidate> {
-    let mut map = CandidateMap::default();
+    mut visit: impl FnMut(u64, u64, &[u64], f32, f32),
+) {
     let mut scratch = WalkScratch::default();
     let mut enumerated = 0usize;
     for (hashes, values, residual) in window.newest_first() {
-        if enumerated >= budget && !map.is_empty() {
+        if enumerated >= budget {
             break;
         }
-        let residual = f64::from(residual);
-        let mut note = |factors: &[u64], key: u64, slot: u64, value: f32| {
-            enumerated += 1;
-            let degree = factors.len();
-            if degree >= selection.max_degree || parents.contains(key) {
-                return;
-            }
-            let entry = map.entry(key).or_insert_with(|| {
-                let mut f = [0u64; MAX_DEGREE];
-                f[..degree].copy_from_slice(factors);
-                f[..degree].sort_unstable();
-                Candidate {
-                    key,
-                    factors: f,
-                    degree: degree as u8,
-                    slot_hash: slot,
-                    residual_dot: 0.0,
-                    sum_squares: 0.0,
-                }
-            });
-            let v = f64::from(value);
-            entry.residual_dot += residual * v;
-            entry.sum_squares += v * v;
-        };
+        enumerated += hashes.len();
         for (&h, &v) in hashes.iter().zip(values) {
-            note(&[h], selection.identity.base_key(h), h, v);
+            let key = selection.identity.base_key(h);
+            if selection.max_degree > 1 && !parents.contains(key) {
+                visit(key, h, &[h], v, residual);
+            }
         }
-        let mut factors = [0u64; MAX_DEGREE];
         walk_children(
             parents,
             selection.max_degree,
@@ -133,55 +187,78 @@ pub fn collect_candidates(
             values,
             &mut scratch,
             &mut |node: &Node, i: usize, key: u64, slot: u64, value: f32| {
-                let d = usize::from(node.degree);
-                for (slot, &p) in factors.iter_mut().zip(node.positions()) {
-                    *slot = hashes[p as usize];
+                enumerated += 1;
+                if usize::from(node.degree) + 1 >= selection.max_degree || parents.contains(key) {
+                    return;
                 }
-                factors[d] = hashes[i];
-                note(&factors[..=d], key, slot, value);
+                let mut factors = [0u64; MAX_DEGREE];
+                let n = node.child_factors(parents, hashes[i], &mut factors);
+                visit(key, slot, &factors[..n], value, residual);
             },
         );
     }
-    map.into_values().collect()
 }
 
-/// Picks up to `s` new parents from `candidates`, as (monomial, identity key);
-/// `weight_score(slot_hash)` is the magnitude heuristic's score of a slot.
-pub fn select(
-    mut candidates: Vec<Candidate>,
-    s: usize,
+/// Picks up to `s` new parents among the candidates of the remembered examples (see the module
+/// docs), as (monomial, identity key), best first; `weight_score(slot_hash)` is the magnitude
+/// heuristic's score of a weight slot.
+pub fn choose(
+    parents: &ParentSet,
+    window: &Window,
     selection: &Selection,
+    s: usize,
+    budget: usize,
     weight_score: impl Fn(u64) -> f64,
 ) -> Vec<(Monomial, u64)> {
-    if s == 0 || candidates.is_empty() {
+    if s == 0 {
         return Vec::new();
     }
-    let score = |c: &Candidate| -> f64 {
-        let value = match selection.heuristic {
-            Heuristic::Magnitude => weight_score(c.slot_hash),
-            Heuristic::Ssm if c.sum_squares > 0.0 => c.residual_dot.abs() / c.sum_squares.sqrt(),
-            Heuristic::Ssm => 0.0,
-        };
-        if value.is_nan() {
-            0.0
-        } else {
-            value
-        }
-    };
-    let mut scored: Vec<(f64, Candidate)> = candidates.drain(..).map(|c| (score(&c), c)).collect();
-    scored.sort_by(|(sa, a), (sb, b)| sb.total_cmp(sa).then_with(|| a.order().cmp(&b.order())));
     let by_heuristic = if selection.fallback { s - 1 } else { s };
-    let mut chosen: Vec<(Monomial, u64)> =
-        scored.iter().take(by_heuristic).map(|(_, c)| (c.monomial(), c.key)).collect();
-    if selection.fallback {
-        let smallest = scored
-            .iter()
-            .map(|(_, c)| c)
-            .filter(|c| !chosen.iter().any(|(_, key)| *key == c.key))
-            .min_by(|a, b| a.order().cmp(&b.order()).then(a.key.cmp(&b.key)));
-        if let Some(c) = smallest {
-            chosen.push((c.monomial(), c.key));
+    let mut best = Best::new(by_heuristic);
+    // The fall-back's pick is the smallest candidate by order not already chosen: keep the s
+    // smallest (score 0 for all, so that `Best` ranks by order alone).
+    let mut smallest = Best::new(if selection.fallback { s } else { 0 });
+    match selection.heuristic {
+        Heuristic::Magnitude => {
+            for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
+                let score = weight_score(slot);
+                if best.admits_score(score) {
+                    best.offer(Ranked::new(score, key, factors));
+                }
+                if smallest.k > 0 {
+                    smallest.offer(Ranked::new(0.0, key, factors));
+                }
+            });
         }
+        Heuristic::Ssm => {
+            let mut stats: HashMap<u64, Correlation, KeyHasher> = HashMap::default();
+            for_each_candidate(parents, window, selection, budget, |key, _, factors, v, r| {
+                let (v, r) = (f64::from(v), f64::from(r));
+                let entry = stats.entry(key).or_insert_with(|| Correlation {
+                    residual_dot: 0.0,
+                    sum_squares: 0.0,
+                    first: Ranked::new(0.0, key, factors),
+                });
+                entry.residual_dot += r * v;
+                entry.sum_squares += v * v;
+            });
+            for c in stats.into_values() {
+                let score = if c.sum_squares > 0.0 {
+                    c.residual_dot.abs() / c.sum_squares.sqrt()
+                } else {
+                    0.0
+                };
+                best.offer(Ranked { score, ..c.first });
+                if smallest.k > 0 {
+                    smallest.offer(c.first);
+                }
+            }
+        }
+    }
+    let mut chosen: Vec<(Monomial, u64)> =
+        best.items.iter().map(|r| (r.monomial(), r.key)).collect();
+    if let Some(r) = smallest.items.iter().find(|r| !best.keys.contains(&r.key)) {
+        chosen.push((r.monomial(), r.key));
     }
     chosen
 }
@@ -189,6 +266,8 @@ pub fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::apple::monomial::key_of;
+    use proptest::prelude::*;
 
     fn window_of(rows: &[(&[u64], &[f32], f32)]) -> Window {
         let mut w = Window::new(100);
@@ -205,25 +284,39 @@ mod tests {
         max_degree: 6,
     };
 
+    fn factors(chosen: &[(Monomial, u64)]) -> Vec<Vec<u64>> {
+        chosen.iter().map(|m| m.0.factors().to_vec()).collect()
+    }
+
     #[test]
     fn magnitude_picks_the_largest_weights_with_deterministic_ties() {
         let parents = ParentSet::new();
+        // Feature 3 occurs twice: one candidate.
         let w = window_of(&[(&[1, 2, 3], &[1.0, 1.0, 1.0], 0.0), (&[3, 4], &[1.0, 1.0], 0.0)]);
-        let cands = collect_candidates(&parents, &w, &MAG, 1000);
-        assert_eq!(cands.len(), 4, "duplicates across examples are one candidate");
         // slot hash of a base feature is its hash: score 4 -> 1.0, 2 and 3 tie at 0.5.
         let score = |h: u64| match h {
             4 => 1.0,
             2 | 3 => 0.5,
             _ => 0.1,
         };
-        let got = select(cands.clone(), 3, &MAG, score);
-        let names: Vec<Vec<u64>> = got.iter().map(|m| m.0.factors().to_vec()).collect();
-        assert_eq!(names, vec![vec![4], vec![2], vec![3]]);
+        let got = choose(&parents, &w, &MAG, 3, 1000, score);
+        assert_eq!(factors(&got), vec![vec![4], vec![2], vec![3]]);
+        let all = choose(&parents, &w, &MAG, 10, 1000, score);
+        assert_eq!(factors(&all), vec![vec![4], vec![2], vec![3], vec![1]], "each once");
         let fb = Selection { fallback: true, ..MAG };
-        let got = select(cands, 2, &fb, score);
-        let names: Vec<Vec<u64>> = got.iter().map(|m| m.0.factors().to_vec()).collect();
-        assert_eq!(names, vec![vec![4], vec![1]], "fall-back adds the smallest-degree, first");
+        let got = choose(&parents, &w, &fb, 2, 1000, score);
+        assert_eq!(factors(&got), vec![vec![4], vec![1]], "fall-back adds the smallest-degree");
+        // The fall-back's candidate is never one the heuristic chose.
+        let got = choose(&parents, &w, &fb, 2, 1000, |h| if h == 1 { 9.0 } else { 0.0 });
+        assert_eq!(factors(&got), vec![vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn nan_scores_rank_last() {
+        let w = window_of(&[(&[1, 2], &[1.0, 1.0], 0.0)]);
+        let got =
+            choose(&ParentSet::new(), &w, &MAG, 1, 1000, |h| if h == 1 { f64::NAN } else { 0.5 });
+        assert_eq!(factors(&got), vec![vec![2]]);
     }
 
     #[test]
@@ -231,14 +324,14 @@ mod tests {
         let mut parents = ParentSet::new();
         parents.insert(Monomial::new(vec![1]), 1);
         let w = window_of(&[(&[1, 2], &[2.0, 3.0], 1.0)]);
-        let cands = collect_candidates(&parents, &w, &MAG, 1000);
-        let mut got: Vec<Vec<u64>> =
-            cands.iter().map(|c| c.monomial().factors().to_vec()).collect();
+        let mut got = factors(&choose(&parents, &w, &MAG, 10, 1000, |_| 1.0));
         got.sort();
         assert_eq!(got, vec![vec![1, 1], vec![1, 2], vec![2]]);
         let low = Selection { max_degree: 2, ..MAG };
-        let cands = collect_candidates(&parents, &w, &low, 1000);
-        assert_eq!(cands.len(), 1, "degree-2 monomials cannot be parents at max_degree 2");
+        let got = choose(&parents, &w, &low, 10, 1000, |_| 1.0);
+        assert_eq!(factors(&got), vec![vec![2]], "degree-2 monomials cannot be parents");
+        let one = Selection { max_degree: 1, ..MAG };
+        assert!(choose(&parents, &w, &one, 10, 1000, |_| 1.0).is_empty());
     }
 
     #[test]
@@ -256,8 +349,81 @@ mod tests {
             w.remember(h, v, *r);
         }
         let ssm = Selection { heuristic: Heuristic::Ssm, ..MAG };
-        let cands = collect_candidates(&ParentSet::new(), &w, &ssm, 1000);
-        let got = select(cands, 1, &ssm, |_| 0.0);
-        assert_eq!(got[0].0.factors(), &[2]);
+        let got = choose(&ParentSet::new(), &w, &ssm, 1, 1000, |_| 0.0);
+        assert_eq!(factors(&got), vec![vec![2]]);
+        let fb = Selection { fallback: true, ..ssm };
+        let got = choose(&ParentSet::new(), &w, &fb, 2, 1000, |_| 0.0);
+        assert_eq!(factors(&got), vec![vec![2], vec![1]]);
+    }
+
+    /// Brute force of the magnitude choice: every candidate once, sorted by (score desc, order).
+    fn brute_force(
+        parents: &ParentSet,
+        rows: &[Vec<u64>],
+        max_degree: usize,
+        s: usize,
+        score: impl Fn(u64) -> f64,
+    ) -> Vec<Vec<u64>> {
+        let mut all: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut scratch = WalkScratch::default();
+        for hashes in rows {
+            let values = vec![1.0f32; hashes.len()];
+            for &h in hashes {
+                all.insert(key_of(&[h]), vec![h]);
+            }
+            walk_children(
+                parents,
+                max_degree,
+                Identity::Canonical,
+                hashes,
+                &values,
+                &mut scratch,
+                &mut |node: &Node, i: usize, key: u64, _: u64, _: f32| {
+                    let mut f = [0u64; MAX_DEGREE];
+                    let d = node.child_factors(parents, hashes[i], &mut f);
+                    all.insert(key, f[..d].to_vec());
+                },
+            );
+        }
+        let mut ranked: Vec<(f64, Vec<u64>)> = all
+            .into_iter()
+            .filter(|(key, f)| f.len() < max_degree && !parents.contains(*key))
+            .map(|(_, f)| (score(Monomial::new(f.clone()).slot_hash()), f))
+            .collect();
+        ranked.sort_by(|a, b| {
+            b.0.total_cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1))
+        });
+        ranked.into_iter().take(s).map(|(_, f)| f).collect()
+    }
+
+    proptest! {
+        /// The streaming top-s equals sorting every distinct candidate, with repeated
+        /// monomials across rows, parents of several degrees and tied scores.
+        #[test]
+        fn streaming_choice_equals_brute_force(
+            rows in proptest::collection::vec(
+                proptest::collection::btree_set(0u64..10, 1..6), 1..6),
+            parent_bases in proptest::collection::btree_set(0u64..10, 0..4),
+            s in 1usize..12,
+            max_degree in 2usize..5,
+        ) {
+            let rows: Vec<Vec<u64>> = rows.into_iter().map(|r| r.into_iter().collect()).collect();
+            let mut parents = ParentSet::new();
+            for &b in &parent_bases {
+                parents.insert(Monomial::new(vec![b]), 1);
+            }
+            if let Some(&b) = parent_bases.iter().next() {
+                parents.insert(Monomial::new(vec![b, b]), 2);
+            }
+            let mut window = Window::new(100);
+            for r in &rows {
+                window.remember(r, &vec![1.0; r.len()], 0.0);
+            }
+            // Few distinct scores, so ties are common.
+            let score = |slot: u64| (slot % 3) as f64;
+            let selection = Selection { max_degree, ..MAG };
+            let got = factors(&choose(&parents, &window, &selection, s, usize::MAX, score));
+            prop_assert_eq!(got, brute_force(&parents, &rows, max_degree, s, score));
+        }
     }
 }

@@ -6,12 +6,15 @@
 //! A child `c` can often be reached from several parents (`x_a·x_b` from `x_a` and from `x_b`
 //! when both are parents). With canonical identity that must still be one feature, emitted once.
 //! Rule: `c` is emitted from the decomposition `c = m·x_i` whose removed factor `x_i` is the
-//! *largest* (by position in the example) factor of `c` such that `c / x_i` is a parent. Walking
-//! parent `m` with base feature `x_i`, the child is emitted unless some distinct factor `x_j` of
-//! `m` with `j > i` has `c / x_j` in the parent set; for `i` at or after `m`'s last factor no
-//! check is needed, so the common case is a plain loop. Every parent whose factors are all in the
-//! example is itself emitted (it was chosen from S, so one of its divisors is a parent), hence
-//! the owning decomposition is always walked.
+//! *largest* factor of `c` (by hash; the example is sorted by hash) such that `c / x_i` is a
+//! parent. Every parent whose factors are all in the example is itself emitted (it was chosen
+//! from S, so one of its divisors is a parent), hence the owning decomposition is always walked.
+//!
+//! Which children of `m` are owned elsewhere, and which are parents to walk next, depends only on
+//! the parent set: [`ParentSet::owned`] and [`ParentSet::grow`] list them, sorted, so a walk
+//! merges them with the example's sorted features and makes no lookup per generated feature. For
+//! `x_i` at or after `m`'s largest factor nothing is owned elsewhere and the slot hash is one
+//! step, `slot(m)·P ^ h_i`: that run is written in bulk ([`ChildSink::children_from`]).
 
 use super::monomial::{mix, Identity};
 use super::parents::ParentSet;
@@ -20,64 +23,33 @@ use crate::learner::expansion::INTERACTION_PRIME;
 /// Highest supported monomial degree.
 pub const MAX_DEGREE: usize = 8;
 
-/// A monomial of the current example: identity key, slot hash (`super::monomial::slot_hash`),
-/// value, degree and factor positions (indices into the example's feature set, ascending; the
-/// feature set is sorted by hash, so this is also increasing hash order).
+/// A parent present in the current example, being walked: its identity key, slot hash
+/// (`super::monomial::slot_hash`), value in this example, degree and index in
+/// [`ParentSet::parents`] (whose monomial holds its sorted factor hashes).
 #[derive(Clone, Copy, Debug)]
 pub struct Node {
     pub key: u64,
     pub slot: u64,
     pub value: f32,
     pub degree: u8,
-    pub factors: [u32; MAX_DEGREE],
+    pub parent: u32,
 }
 
 impl Node {
-    fn base(i: usize, key: u64, hash: u64, value: f32) -> Self {
-        let mut factors = [0; MAX_DEGREE];
-        factors[0] = i as u32;
-        Node { key, slot: hash, value, degree: 1, factors }
-    }
-
-    /// Factor positions, ascending.
-    pub fn positions(&self) -> &[u32] {
-        &self.factors[..usize::from(self.degree)]
-    }
-
-    /// The node `self·x_i`, given its key, slot hash and value.
-    fn child(&self, i: usize, key: u64, slot: u64, value: f32) -> Self {
-        let d = usize::from(self.degree);
-        let mut factors = self.factors;
-        let at = self.positions().partition_point(|&p| p <= i as u32);
-        factors.copy_within(at..d, at + 1);
-        factors[at] = i as u32;
-        Node { key, slot, value, degree: self.degree + 1, factors }
-    }
-
     /// Slot hash of `self·x_i` when `x_i` comes at or after every factor: one step.
     #[inline(always)]
     fn slot_after(&self, hash_i: u64) -> u64 {
         self.slot.wrapping_mul(INTERACTION_PRIME) ^ hash_i
     }
 
-    /// Slot hash of `self·x_i` for any `i`: the chain over the merged, sorted factors.
-    fn slot_with(&self, i: usize, hashes: &[u64]) -> u64 {
-        let mut inserted = false;
-        let mut chain: Option<u64> = None;
-        let mut step = |h: u64| {
-            chain = Some(chain.map_or(h, |c| c.wrapping_mul(INTERACTION_PRIME) ^ h));
-        };
-        for &p in self.positions() {
-            if !inserted && i as u32 <= p {
-                step(hashes[i]);
-                inserted = true;
-            }
-            step(hashes[p as usize]);
-        }
-        if !inserted {
-            step(hashes[i]);
-        }
-        chain.unwrap_or(0)
+    /// Sorted factor hashes of the child `self·x` into `out`; returns the child's degree.
+    pub fn child_factors(&self, parents: &ParentSet, x: u64, out: &mut [u64; MAX_DEGREE]) -> usize {
+        let factors = parents.parents()[self.parent as usize].monomial.factors();
+        let at = factors.partition_point(|&f| f <= x);
+        out[..at].copy_from_slice(&factors[..at]);
+        out[at] = x;
+        out[at + 1..=factors.len()].copy_from_slice(&factors[at..]);
+        factors.len() + 1
     }
 }
 
@@ -85,7 +57,8 @@ impl Node {
 #[derive(Clone, Debug, Default)]
 pub struct WalkScratch {
     mixes: Vec<u64>,
-    base_is_parent: Vec<bool>,
+    /// Whether base feature i is a degree-1 parent (which owns its products with larger ones).
+    is_root: Vec<bool>,
     stack: Vec<Node>,
 }
 
@@ -120,8 +93,8 @@ impl<F: FnMut(&Node, usize, u64, u64, f32)> ChildSink for F {
 
 /// Walks the children of one example (see the module docs): gives `sink` every product
 /// monomial of S once, as `parent·x_i`. Base features are not passed to `sink` (callers take
-/// them from `hashes` / `values`). `max_degree` caps the degree of emitted monomials
-/// (<= [`MAX_DEGREE`]).
+/// them from `hashes` / `values`). `hashes` must be sorted and distinct. `max_degree` caps the
+/// degree of emitted monomials (<= [`MAX_DEGREE`]).
 pub fn walk_children<S: ChildSink>(
     parents: &ParentSet,
     max_degree: usize,
@@ -139,54 +112,125 @@ pub fn walk_children<S: ChildSink>(
         walk_paths(parents, max_degree, hashes, values, scratch, sink);
         return;
     }
-    let n = hashes.len();
-    let WalkScratch { mixes, base_is_parent, stack } = scratch;
+    let WalkScratch { mixes, is_root, stack } = scratch;
     mixes.clear();
     mixes.extend(hashes.iter().map(|&h| mix(h)));
-    base_is_parent.clear();
-    base_is_parent.extend(mixes.iter().map(|&key| parents.contains(key)));
     stack.clear();
-    for i in (0..n).rev() {
-        if base_is_parent[i] {
-            stack.push(Node::base(i, mixes[i], hashes[i], values[i]));
+    // The degree-1 parents present, pushed so that they pop in increasing order.
+    is_root.clear();
+    for i in (0..hashes.len()).rev() {
+        let root = parents.index_of(mixes[i]).filter(|&k| parents.degree_of(k) == 1);
+        is_root.push(root.is_some());
+        if let Some(parent) = root {
+            stack.push(Node {
+                key: mixes[i],
+                slot: hashes[i],
+                value: values[i],
+                degree: 1,
+                parent,
+            });
         }
     }
+    is_root.reverse();
     while let Some(node) = stack.pop() {
         let degree = usize::from(node.degree);
-        let child_can_be_parent = degree + 1 < max_degree && parents.has_degree(degree + 1);
-        let last = node.factors[degree - 1] as usize;
-        // Before the node's last factor a child may belong to another parent.
-        for i in 0..last {
-            let key = node.key.wrapping_add(mixes[i]);
-            let owned = if degree == 1 {
-                // The only other decomposition is x_i · (this node's factor).
-                base_is_parent[i]
+        if degree + 1 > max_degree {
+            continue;
+        }
+        let factors = parents.parents()[node.parent as usize].monomial.factors();
+        let (grow, owned) = (parents.grow(node.parent), parents.owned(node.parent));
+        let largest = factors[degree - 1];
+        let split = hashes.partition_point(|&h| h < largest);
+        // prefix[t]: slot hash of the first t factors.
+        let mut prefix = [0u64; MAX_DEGREE + 1];
+        for t in 0..degree {
+            prefix[t + 1] = if t == 0 {
+                factors[0]
             } else {
-                owned_elsewhere(parents, &node, i, key, mixes)
+                prefix[t].wrapping_mul(INTERACTION_PRIME) ^ factors[t]
             };
-            if owned {
+        }
+        let (mut g, mut o, mut t) = (0, 0, 0);
+        // Before the largest factor: skip children owned elsewhere; the slot hash inserts x_i
+        // among the factors.
+        for i in 0..split {
+            let h = hashes[i];
+            let owned_elsewhere = if degree == 1 {
+                is_root[i]
+            } else {
+                o = seek(owned, o, |&x| x < h);
+                o < owned.len() && owned[o] == h
+            };
+            if owned_elsewhere {
                 continue;
             }
+            while factors[t] <= h {
+                t += 1;
+            }
+            let mut slot = if t == 0 { h } else { prefix[t].wrapping_mul(INTERACTION_PRIME) ^ h };
+            for &f in &factors[t..] {
+                slot = slot.wrapping_mul(INTERACTION_PRIME) ^ f;
+            }
+            let key = node.key.wrapping_add(mixes[i]);
             let value = node.value * values[i];
-            let slot = if degree == 1 {
-                hashes[i].wrapping_mul(INTERACTION_PRIME) ^ node.slot
-            } else {
-                node.slot_with(i, hashes)
-            };
             sink.child(&node, i, key, slot, value);
-            if child_can_be_parent && parents.contains(key) {
-                stack.push(node.child(i, key, slot, value));
+            g = seek(grow, g, |&(x, _)| x < h);
+            if g < grow.len() && grow[g].0 == h {
+                let parent = grow[g].1;
+                stack.push(Node { key, slot, value, degree: node.degree + 1, parent });
             }
         }
         // From it on every child is this node's.
-        sink.children_from(&node, last, hashes, mixes, values);
-        if child_can_be_parent {
-            for i in last..n {
-                let key = node.key.wrapping_add(mixes[i]);
-                if parents.contains(key) {
-                    let slot = node.slot_after(hashes[i]);
-                    stack.push(node.child(i, key, slot, node.value * values[i]));
-                }
+        sink.children_from(&node, split, hashes, mixes, values);
+        let g = seek(grow, g, |&(x, _)| x < largest);
+        for_each_common(&hashes[split..], &grow[g..], |j, parent| {
+            let i = split + j;
+            stack.push(Node {
+                key: node.key.wrapping_add(mixes[i]),
+                slot: node.slot_after(hashes[i]),
+                value: node.value * values[i],
+                degree: node.degree + 1,
+                parent,
+            });
+        });
+    }
+}
+
+/// The first index `>= from` at which `before` is false (`list` must be partitioned by
+/// `before`): a few linear steps, then a binary search, so a seek far along a long list costs
+/// O(log) rather than its length.
+#[inline(always)]
+fn seek<T>(list: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
+    let end = list.len().min(from + 4);
+    if let Some(step) = list[from..end].iter().position(|x| !before(x)) {
+        return from + step;
+    }
+    end + list[end..].partition_point(before)
+}
+
+/// Calls `found(i, index)`, in increasing `i`, for every `hashes[i]` that is the hash of an
+/// entry `(hash, index)` of `entries` (both sorted): walks the shorter list and seeks in the
+/// longer one (a sparse example against many parents, or a dense one against a short list).
+#[inline]
+fn for_each_common(hashes: &[u64], entries: &[(u64, u32)], mut found: impl FnMut(usize, u32)) {
+    if entries.len() > hashes.len() {
+        let mut e = 0;
+        for (i, &h) in hashes.iter().enumerate() {
+            e = seek(entries, e, |&(x, _)| x < h);
+            match entries.get(e) {
+                Some(&(x, index)) if x == h => found(i, index),
+                Some(_) => {}
+                None => return,
+            }
+        }
+    } else {
+        let mut i = 0;
+        for &(x, index) in entries {
+            i = seek(hashes, i, |&h| h < x);
+            match hashes.get(i) {
+                Some(&h) if h == x => found(i, index),
+                Some(_) => {}
+                None => return,
             }
         }
     }
@@ -207,39 +251,33 @@ fn walk_paths<S: ChildSink>(
     let stack = &mut scratch.stack;
     stack.clear();
     for i in (0..n).rev() {
-        if parents.contains(hashes[i]) {
-            stack.push(Node::base(i, hashes[i], hashes[i], values[i]));
+        if let Some(parent) = parents.index_of(hashes[i]) {
+            stack.push(Node {
+                key: hashes[i],
+                slot: hashes[i],
+                value: values[i],
+                degree: 1,
+                parent,
+            });
         }
     }
     while let Some(node) = stack.pop() {
         let degree = usize::from(node.degree);
+        if degree + 1 > max_degree {
+            continue;
+        }
         let child_can_be_parent = degree + 1 < max_degree && parents.has_degree(degree + 1);
         for i in 0..n {
             let slot = node.slot_after(hashes[i]);
             let value = node.value * values[i];
             sink.child(&node, i, slot, slot, value);
-            if child_can_be_parent && parents.contains(slot) {
-                stack.push(node.child(i, slot, slot, value));
+            if child_can_be_parent {
+                if let Some(parent) = parents.index_of(slot) {
+                    stack.push(Node { key: slot, slot, value, degree: node.degree + 1, parent });
+                }
             }
         }
     }
-}
-
-/// Whether `node·x_i` (identity `key`) is emitted from another parent: some distinct factor
-/// `x_j` of `node` with `j > i` leaves a parent when removed.
-#[inline]
-fn owned_elsewhere(parents: &ParentSet, node: &Node, i: usize, key: u64, mixes: &[u64]) -> bool {
-    let mut previous = u32::MAX;
-    for &j in node.positions().iter().rev() {
-        if (j as usize) <= i {
-            break;
-        }
-        if j != previous && parents.contains(key.wrapping_sub(mixes[j as usize])) {
-            return true;
-        }
-        previous = j;
-    }
-    false
 }
 
 #[cfg(test)]
@@ -288,10 +326,9 @@ mod tests {
             &values,
             &mut scratch,
             &mut |node: &Node, i: usize, key: u64, slot: u64, value: f32| {
-                let mut factors: Vec<u64> =
-                    node.positions().iter().map(|&p| hashes[p as usize]).collect();
-                factors.push(hashes[i]);
-                factors.sort_unstable();
+                let mut buffer = [0u64; MAX_DEGREE];
+                let d = node.child_factors(parents, hashes[i], &mut buffer);
+                let factors = buffer[..d].to_vec();
                 assert_eq!(key, key_of(&factors));
                 assert_eq!(slot, slot_hash(&factors));
                 let expected: f32 = factors.iter().map(|&h| (h % 7 + 1) as f32).product();

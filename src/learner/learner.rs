@@ -478,6 +478,7 @@ impl<E: Expansion> Learner<E> {
             self.labels.max = self.labels.max.max(label);
         }
         self.weights.ensure_allocated()?;
+        self.weights.touch(features.slots());
         let p = self.finalize(self.raw_score(features));
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         self.progress.examples += 1;

@@ -458,6 +458,7 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
                 "dense weights",
             )?;
             table.ensure_allocated()?;
+            table.use_huge_pages();
             for (dst, src) in table.data_mut().iter_mut().zip(raw.chunks_exact(4)) {
                 *dst = f32::from_le_bytes([src[0], src[1], src[2], src[3]]);
             }
@@ -475,6 +476,7 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
                         "sparse slot {slot} is outside the table of 2^{bits}"
                     )));
                 }
+                table.touch(&[slot as u32]);
                 let base = slot as usize * stride;
                 for k in 0..stride {
                     let v = r.f32("sparse weight")?;

@@ -16,6 +16,14 @@
 //! The table is allocated on first use with `alloc_zeroed` (the operating system hands out zero
 //! pages lazily, so untouched parts of a large table cost no memory), and an allocation failure is
 //! an error, not an abort.
+//!
+//! Page size follows the run ([`WeightTable::touch`]). A short run touches a few thousand slots
+//! scattered over a table of up to 2^24 slots (256 MiB): backed by 2 MiB huge pages, each touch
+//! makes the kernel zero a whole 2 MiB page, which costs more than the run itself; backed by
+//! 4 KiB pages it zeroes only what is touched. A long run touches most of the table, and then
+//! huge pages win: nearly every feature is a TLB miss with 4 KiB pages. So the table starts on
+//! 4 KiB pages, counts the 4 KiB pages it has touched, and asks for huge pages once an eighth of
+//! the table is touched (untouched 2 MiB spans are then backed by huge pages on first touch).
 
 use std::alloc::{alloc_zeroed, Layout};
 
@@ -27,6 +35,10 @@ pub(crate) const G2: usize = 1;
 pub(crate) const NORM: usize = 2;
 pub(crate) const RATE: usize = 3;
 
+/// Slots per 4 KiB page at stride 4 (16 bytes a slot); at stride 1 a "page" is 4 pages, which
+/// only makes the density estimate coarser.
+const SLOTS_PER_PAGE_SHIFT: u32 = 8;
+
 /// A table of `2^bits` weight slots.
 #[derive(Clone, Debug)]
 pub struct WeightTable {
@@ -34,6 +46,10 @@ pub struct WeightTable {
     stride: usize,
     /// Empty until allocated; then exactly `stride << bits` values.
     data: Vec<f32>,
+    /// One bit per 4 KiB page touched so far, until huge pages are requested (then empty).
+    touched: Vec<u64>,
+    n_touched: usize,
+    huge_pages: bool,
 }
 
 impl WeightTable {
@@ -41,7 +57,14 @@ impl WeightTable {
     /// learner's configuration).
     pub(crate) fn new(bits: u32, stride: usize) -> Self {
         debug_assert!(stride == 1 || stride == 4);
-        Self { bits, stride, data: Vec::new() }
+        Self {
+            bits,
+            stride,
+            data: Vec::new(),
+            touched: Vec::new(),
+            n_touched: 0,
+            huge_pages: false,
+        }
     }
 
     pub fn bits(&self) -> u32 {
@@ -103,10 +126,47 @@ impl WeightTable {
             Vec::from_raw_parts(ptr, len, len)
         };
         self.data = data;
-        // Hashed slots are spread over the whole table: with 4 KiB pages nearly every feature
-        // is a TLB miss once the table outgrows the TLB's reach.
-        crate::memory::advise_huge_pages(&mut self.data);
+        let pages = (self.n_slots() >> SLOTS_PER_PAGE_SHIFT).max(1);
+        self.touched = vec![0; pages.div_ceil(64)];
+        self.n_touched = 0;
+        self.huge_pages = false;
         Ok(())
+    }
+
+    /// Records that `slots` are about to be written, and switches the table to huge pages once
+    /// an eighth of its 4 KiB pages have been touched (see the module docs).
+    #[inline]
+    pub(crate) fn touch(&mut self, slots: &[u32]) {
+        if self.huge_pages || self.touched.is_empty() {
+            return;
+        }
+        for &slot in slots {
+            let page = (slot >> SLOTS_PER_PAGE_SHIFT) as usize;
+            let (word, bit) = (page >> 6, 1u64 << (page & 63));
+            if let Some(w) = self.touched.get_mut(word) {
+                if *w & bit == 0 {
+                    *w |= bit;
+                    self.n_touched += 1;
+                }
+            }
+        }
+        if 8 * self.n_touched >= 64 * self.touched.len() {
+            self.use_huge_pages();
+        }
+    }
+
+    /// Asks for huge pages now (a table about to be filled densely, e.g. read from a file).
+    pub(crate) fn use_huge_pages(&mut self) {
+        if !self.huge_pages && self.is_allocated() {
+            self.huge_pages = true;
+            self.touched = Vec::new();
+            crate::memory::advise_huge_pages(&mut self.data);
+        }
+    }
+
+    /// Whether the table has asked for huge pages (see [`WeightTable::touch`]).
+    pub fn uses_huge_pages(&self) -> bool {
+        self.huge_pages
     }
 
     /// The whole allocated table (empty if unallocated).
@@ -169,6 +229,22 @@ mod tests {
         assert_eq!(t.weight(7 + 1024), 2.5);
         assert_eq!(t.mask(), 1023u64);
         assert_eq!(t.size_bytes(), 16384);
+    }
+
+    #[test]
+    fn switches_to_huge_pages_once_an_eighth_is_touched() {
+        // 2^16 slots = 256 pages of 256 slots: the switch comes with the 32nd distinct page.
+        let mut t = WeightTable::new(16, 4);
+        t.ensure_allocated().unwrap();
+        let slots: Vec<u32> = (0..31).map(|page| page << 8).collect();
+        t.touch(&slots);
+        t.touch(&slots);
+        t.touch(&[5, 7, 255]);
+        assert!(!t.uses_huge_pages(), "31 distinct pages, touched repeatedly");
+        t.touch(&[31 << 8 | 9]);
+        assert!(t.uses_huge_pages());
+        t.touch(&[u32::MAX]);
+        assert!(t.uses_huge_pages());
     }
 
     #[test]
