@@ -49,6 +49,18 @@ def test_apple_finds_the_hidden_monomial_and_names_it() -> None:
     assert row["monomial"] == "*".join(row["factors"])
 
 
+@pytest.mark.parametrize(
+    "heuristic",
+    ["magnitude", "max_magnitude", "ssm", "magnitude+fallback", "max_magnitude+fallback"],
+)
+def test_every_heuristic_finds_the_hidden_monomial(heuristic: str) -> None:
+    train, test = hidden_monomial(30_000, 11), hidden_monomial(3_000, 12)
+    model = pp.SGDRegressor(expansion="apple", heuristic=heuristic)  # type: ignore[arg-type]
+    model.fit(train, "y")
+    assert mse(model, test) < 3 * 0.05**2, heuristic
+    assert model.get_params()["heuristic"] == heuristic
+
+
 def test_monomial_names_show_powers_and_matrix_columns() -> None:
     rng = np.random.default_rng(2)
     X = rng.random((20_000, 3))

@@ -73,6 +73,7 @@ def main(argv: list[str] | None = None) -> None:
                 "alpha",
                 "rel_err",
                 "rel_time",
+                (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
             )
         )
     print(cmp.format_summary(table))

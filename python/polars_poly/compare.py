@@ -7,22 +7,26 @@ algorithm from a grid by *progressive validation* loss on the training part (no 
 test part); the reported time is the training time of the picked setting (best of 3 fits).
 Algorithms: ``lin``, ``quad`` (all x_i·x_j, i <= j), ``cubic`` (also all degree-3 products),
 ``apple`` (alpha = 1), ``apple_best`` (alpha from a grid at apple's picked rate, chosen by
-progressive loss too) and, optionally, ``apple_path`` (ours with Vowpal Wabbit's path-dependent
-monomial identity). With l, q, c the test errors of lin, quad, cubic:
+progressive loss too) and, optionally, ablations of ours: ``apple_path`` (Vowpal Wabbit's
+path-dependent monomial identity), ``apple_max`` (its parent ranking, ``|w|·max|x|``) and
+``apple_vw`` (both). With l, q, c the test errors of lin, quad, cubic:
 
     rel_err(alg) = (err(alg) - min(l, q, c)) / (max(l, q, c) - min(l, q, c))
     rel_time(alg) = time(alg) / time(lin)
 
-Vowpal Wabbit (``--vw``, needs the ``vowpalwabbit`` package; run as ``python -m vowpalwabbit``)
-trains on the same splits from a cache file: ``lin``, ``quad`` (``-q ff``), ``cubic``
-(``-q ff --cubic fff``, the same monomial set as ours) and ``apple`` (``--stage_poly`` with 6
-equal epochs: ``--batch_sz`` a sixth of the rows, ``--batch_sz_no_doubling``,
-``--sched_exponent`` = alpha). Its time is wall time minus that of the same command on a
-one-example file (interpreter start-up, table allocation, model write); for data sets that train
-in a few milliseconds this difference is at the noise level (floored at 0.1 ms).
+Vowpal Wabbit (``--vw``, needs the ``vowpalwabbit`` package, run in this process through
+``vowpalwabbit.Workspace``) trains on the same splits from a cache file: ``lin``, ``quad``
+(``-q ff``), ``cubic`` (``-q ff --cubic fff``, the same monomial set as ours) and ``apple``
+(``--stage_poly`` with 6 equal epochs: ``--batch_sz`` a sixth of the rows,
+``--batch_sz_no_doubling``, ``--sched_exponent`` = alpha). Its time is the time to build the
+workspace on the training file (which learns it) minus the time to build the same workspace on a
+one-example file (option parsing, table allocation), best of 3 each; like ours it excludes
+reading the data into memory (Vowpal Wabbit reads its binary cache).
 
 Also reported: ``error_spread``, the relative spread (max - min) / min of the test error across
-the rate grid, i.e. how much tuning the learning rate matters.
+the rate grid, i.e. how much tuning the learning rate matters; ``features_per_s``, features
+generated (expanded, constant included) per second of training: ours from the learner's
+``n_feature_updates_``, Vowpal Wabbit's from its ``total feature number``.
 
 ``cubic`` is skipped (reported missing) when its expansion would exceed ``max_cubic_updates``
 feature updates per pass; rel_err then uses the baselines that ran.
@@ -33,8 +37,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -51,8 +53,9 @@ from polars_poly.benchdata import Task, list_datasets, load_dataset
 from polars_poly.learner import SGDRegressor
 
 ALGORITHMS = ("lin", "quad", "cubic", "apple", "apple_best")
-# Optional: apple with Vowpal Wabbit's path-dependent monomial identity (ours only).
-EXTRA_ALGORITHMS = ("apple_path",)
+# Optional ablations of ours: apple with Vowpal Wabbit's path-dependent monomial identity, with
+# its parent ranking (|w|·max|x|), and with both.
+EXTRA_ALGORITHMS = ("apple_path", "apple_max", "apple_vw")
 DEFAULT_RATES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
 DEFAULT_ALPHAS = (0.125, 0.25, 0.5, 0.75, 1.0)
 _EXPANSION = {"lin": "linear", "quad": "quadratic", "cubic": "cubic"}
@@ -69,6 +72,8 @@ class Outcome:
     alpha: float | None = None
     progressive: float = math.nan
     errors_by_rate: dict[float, float] = field(default_factory=dict)
+    #: Features generated (expanded, constant included) per pass of the picked setting.
+    features: float = math.nan
 
 
 def split(
@@ -125,9 +130,11 @@ def _fit_ours(
     algorithm: str, rate: float, alpha: float, X: sp.csr_array, y: npt.NDArray[np.float64]
 ) -> tuple[SGDRegressor, float]:
     params: dict[str, Any] = {"bits": 24, "learning_rate": rate, "progress": False}
-    if algorithm == "apple_path":
-        model = SGDRegressor(expansion="apple", alpha=alpha, identity="path", **params)
-    elif algorithm.startswith("apple"):
+    if algorithm in ("apple_path", "apple_vw"):
+        params["identity"] = "path"
+    if algorithm in ("apple_max", "apple_vw"):
+        params["heuristic"] = "max_magnitude"
+    if algorithm.startswith("apple"):
         model = SGDRegressor(expansion="apple", alpha=alpha, **params)
     else:
         model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)  # type: ignore[arg-type]
@@ -158,7 +165,7 @@ def run_ours(
             by_rate[rate] = error
         loss = float(model.progressive_loss_)
         if best is None or loss < best.progressive:
-            best = Outcome(error, seconds, rate, alpha, loss)
+            best = Outcome(error, seconds, rate, alpha, loss, features=model.n_feature_updates_)
     assert best is not None
     best.errors_by_rate = by_rate
     # Small data sets train in milliseconds: time the picked setting as the best of 3 fits.
@@ -190,15 +197,15 @@ def _write_vw(path: Path, X: sp.csr_array, y: npt.NDArray[np.float64]) -> None:
             out.write(f"{y[row]:.9g} |f {features}\n")
 
 
-def _vw(args: list[str]) -> tuple[str, float]:
+def _vw(args: list[str]) -> tuple[list[str], float, Any]:
+    """Runs Vowpal Wabbit in this process (``vowpalwabbit.Workspace``; a ``-d`` file is learned
+    while the workspace is built): returns its log, the seconds that took and the workspace
+    (call ``finish()`` on it)."""
+    import vowpalwabbit
+
     began = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, "-m", "vowpalwabbit", *args], capture_output=True, text=True, check=False
-    )
-    seconds = time.perf_counter() - began
-    if done.returncode != 0:
-        raise RuntimeError(f"vowpalwabbit {' '.join(args)} failed: {done.stderr[-2000:]}")
-    return done.stderr, seconds
+    workspace = vowpalwabbit.Workspace(" ".join(args), enable_logging=True)
+    return workspace.get_log(), time.perf_counter() - began, workspace
 
 
 def _vw_interactions(algorithm: str, n_train: int, alpha: float) -> list[str]:
@@ -220,7 +227,8 @@ def _vw_interactions(algorithm: str, n_train: int, alpha: float) -> list[str]:
 
 
 class VowpalWabbit:
-    """Vowpal Wabbit on one split: the text and cache files live in a temporary directory."""
+    """Vowpal Wabbit on one split, in this process: the text and cache files live in a temporary
+    directory."""
 
     def __init__(
         self,
@@ -236,10 +244,22 @@ class VowpalWabbit:
         _write_vw(self.one, X[:1], y[:1])
         self.cache = root / "train.cache"
         self.model, self.predictions = root / "model.vw", root / "predictions.txt"
-        _vw(["-d", str(self.train), "--cache_file", str(self.cache), "--quiet", "--noop"])
+        _vw(["-d", str(self.train), "--cache_file", str(self.cache), "--quiet", "--noop"])[
+            2
+        ].finish()
 
     def close(self) -> None:
         self._dir.cleanup()
+
+    def _train(self, args: list[str]) -> tuple[float, float, float]:
+        """Trains on the cached training part: (seconds, progressive loss, features)."""
+        train = ["-d", str(self.train), "--cache_file", str(self.cache)]
+        _, seconds, workspace = _vw([*train, *args])
+        loss = workspace.get_sum_loss() / max(workspace.get_weighted_examples(), 1e-300)
+        workspace.save(str(self.model))
+        workspace.finish()
+        counted = re.search(r"total feature number = ([0-9]+)", "\n".join(workspace.get_log()))
+        return seconds, float(loss), float(counted.group(1)) if counted else math.nan
 
     def run(
         self,
@@ -250,45 +270,35 @@ class VowpalWabbit:
         alphas: Sequence[float],
         apple_rate: float | None = None,
     ) -> Outcome:
+        def arguments(rate: float, alpha: float) -> list[str]:
+            common = ["--loss_function", "squared", "-b", "24", "-l", str(rate)]
+            return common + _vw_interactions(algorithm, self.n_train, alpha)
+
         grid = _grid(algorithm, rates, alphas, apple_rate)
         best: Outcome | None = None
         by_rate: dict[float, float] = {}
         for rate, alpha in grid:
-            common = ["--loss_function", "squared", "-b", "24", "-l", str(rate)]
-            common += _vw_interactions(algorithm, self.n_train, alpha)
-            train = ["-d", str(self.train), "--cache_file", str(self.cache), "-f", str(self.model)]
-            log, seconds = _vw([*train, *common])
-            found = re.search(r"average loss = ([0-9.eE+-]+|nan|inf)", log)
-            loss = float(found.group(1)) if found else math.nan
-            _vw(
-                [
-                    "-t",
-                    "-i",
-                    str(self.model),
-                    "-d",
-                    str(self.test),
-                    "-p",
-                    str(self.predictions),
-                    "--quiet",
-                ]
-            )
+            seconds, loss, features = self._train(arguments(rate, alpha))
+            predict = ["-t", "-i", str(self.model), "-d", str(self.test)]
+            _vw([*predict, "-p", str(self.predictions), "--quiet"])[2].finish()
             prediction = np.loadtxt(self.predictions, ndmin=1)
             error = test_error(prediction, yt, task)
             if algorithm != "apple_best":
                 by_rate[rate] = error
             if best is None or not (loss >= best.progressive):
-                best = Outcome(error, seconds, rate, alpha, loss)
+                best = Outcome(error, seconds, rate, alpha, loss, features=features)
         assert best is not None
         best.errors_by_rate = by_rate
-        # Best of 3 for the picked setting, minus the start-up (same command, one example).
-        common = ["--loss_function", "squared", "-b", "24", "-l", str(best.rate)]
-        common += _vw_interactions(algorithm, self.n_train, best.alpha or 1.0)
-        train = ["-d", str(self.train), "--cache_file", str(self.cache), "-f", str(self.model)]
-        seconds = min([best.seconds] + [_vw([*train, *common])[1] for _ in range(2)])
-        # (-f too: writing the model walks the whole table, which the one-example run pays too.)
-        one = ["-d", str(self.one), "--quiet", "-f", str(self.model)]
-        startup = min(_vw([*one, *common])[1] for _ in range(2))
-        best.seconds = max(seconds - startup, 1e-4)
+        # Best of 3 for the picked setting, minus the set-up (options, table allocation): the
+        # same arguments on a one-example file, best of 3.
+        args = arguments(best.rate, best.alpha or 1.0)
+        seconds = min([best.seconds] + [self._train(args)[0] for _ in range(2)])
+        setup = []
+        for _ in range(3):
+            _, took, workspace = _vw(["-d", str(self.one), "--quiet", *args])
+            workspace.finish()
+            setup.append(took)
+        best.seconds = max(seconds - min(setup), 1e-4)
         return best
 
 
@@ -310,7 +320,8 @@ def compare(
 ) -> pl.DataFrame:
     """Runs the comparison (see the module docs) and returns one row per (data set, system,
     algorithm) with columns ``dataset, system, algorithm, error, seconds, rate, alpha,
-    rel_err, rel_time, error_spread``. ``data_dir=None`` uses the bundled german.numer set.
+    rel_err, rel_time, error_spread, features_per_s`` (features generated per second of
+    training, the expansion's throughput). ``data_dir=None`` uses the bundled german.numer set.
     With ``out_dir`` the table is written as CSV and the two plots as PNG."""
     unknown = [a for a in algorithms if a not in ALGORITHMS + EXTRA_ALGORITHMS]
     if unknown:
@@ -376,6 +387,7 @@ def compare(
                         rel_err=math.nan,
                         rel_time=math.nan,
                         error_spread=math.nan,
+                        features_per_s=math.nan,
                     )
                 else:
                     spread = outcome.errors_by_rate.values()
@@ -389,6 +401,7 @@ def compare(
                         error_spread=(max(spread) - min(spread)) / max(min(spread), 1e-12)
                         if spread
                         else math.nan,
+                        features_per_s=outcome.features / outcome.seconds,
                     )
                 rows.append(row)
         shown = [r for r in rows if r["dataset"] == name]
@@ -426,6 +439,8 @@ def summary(table: pl.DataFrame) -> dict[str, Any]:
         ).drop_nans()
         for algorithm in wide["algorithm"].unique().sort().to_list():
             w = wide.filter(pl.col("algorithm") == algorithm)
+            if w.height == 0:
+                continue
             out[f"vs_vw.{algorithm}.n"] = w.height
             # (Vowpal Wabbit writes predictions with 6 significant digits.)
             out[f"vs_vw.{algorithm}.error_no_worse"] = int(

@@ -31,7 +31,15 @@ def run_demo(out_dir: str | Path = "compare-out") -> None:
     with pl.Config(tbl_rows=20, tbl_hide_dataframe_shape=True, float_precision=4):
         print(
             table.select(
-                "system", "algorithm", "error", "seconds", "rate", "alpha", "rel_err", "rel_time"
+                "system",
+                "algorithm",
+                "error",
+                "seconds",
+                "rate",
+                "alpha",
+                "rel_err",
+                "rel_time",
+                (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
             )
         )
     print(format_summary(table))

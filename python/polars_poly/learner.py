@@ -33,13 +33,27 @@ from polars_poly._plugin import call_plugin
 from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"]
-AppleHeuristic = Literal["magnitude", "ssm", "magnitude+fallback", "ssm+fallback"]
+AppleHeuristic = Literal[
+    "magnitude",
+    "max_magnitude",
+    "ssm",
+    "magnitude+fallback",
+    "max_magnitude+fallback",
+    "ssm+fallback",
+]
 Schedule = Literal["auto", "epochs", "doubling"]
 Identity = Literal["canonical", "path"]
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _EXPANSIONS = (*_DEGREE, "apple")
-_HEURISTICS = ("magnitude", "ssm", "magnitude+fallback", "ssm+fallback")
+_HEURISTICS = (
+    "magnitude",
+    "max_magnitude",
+    "ssm",
+    "magnitude+fallback",
+    "max_magnitude+fallback",
+    "ssm+fallback",
+)
 _SCHEDULES = ("auto", "epochs", "doubling")
 _DEFAULT_NAMESPACE = "features"
 
@@ -822,10 +836,12 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     alpha : float
         apple: each expansion adds ``floor(s̄ ** alpha)`` parents, s̄ the average number of
         nonzero features per example (with the constant); in (0, 2], 1 by default.
-    heuristic : {"magnitude", "ssm", "magnitude+fallback", "ssm+fallback"}
-        apple: rank candidate parents by weight magnitude (times the feature's normalizer, as
-        Vowpal Wabbit does), or by correlation with the residual (SSM); ``+fallback`` makes the
-        last parent of each expansion the smallest-degree candidate (risk consistency).
+    heuristic : {"magnitude", "max_magnitude", "ssm"}, optionally with "+fallback"
+        apple: rank candidate parents by weight magnitude times the monomial's root mean square
+        over recent examples (the typical size of its contribution to a prediction), by weight
+        magnitude times its largest ``|x|`` (Vowpal Wabbit's ``--stage_poly`` ranking), or by
+        correlation with the residual (SSM); ``+fallback`` makes the last parent of each
+        expansion the smallest-degree candidate (risk consistency).
     schedule : {"auto", "epochs", "doubling"}
         apple: expand at 5 equally spaced points of the run (6 epochs over all passes; needs
         the run length, which in-memory ``fit`` knows and a LazyFrame ``fit`` counts first), or

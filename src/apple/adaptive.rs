@@ -11,7 +11,7 @@ use std::cell::RefCell;
 use super::monomial::Identity;
 use super::parents::{Parent, ParentSet};
 use super::schedule::{Schedule, ScheduleKind};
-use super::select::{choose, Heuristic, Selection};
+use super::select::{choose, Heuristic, Selection, SlotWeights};
 use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
@@ -131,6 +131,17 @@ impl ChildSink for FeatureSink<'_> {
     }
 }
 
+/// The learner's weights as the selection heuristics read them.
+impl SlotWeights for Learned<'_> {
+    fn magnitude(&self, slot_hash: u64) -> f64 {
+        self.weight_magnitude(slot_hash)
+    }
+
+    fn normalizer(&self, slot_hash: u64) -> f64 {
+        self.feature_normalizer(slot_hash)
+    }
+}
+
 thread_local! {
     static SCRATCH: RefCell<WalkScratch> = RefCell::new(WalkScratch::default());
 }
@@ -231,7 +242,7 @@ impl Apple {
     /// Runs one expansion now (normally called by the schedule): chooses up to
     /// [`Apple::parents_per_expansion`] new parents among the remembered examples' monomials.
     /// Returns how many were added.
-    pub fn expand_now(&mut self, weight_score: impl Fn(u64) -> f64) -> usize {
+    pub fn expand_now(&mut self, weights: &impl SlotWeights) -> usize {
         let selection = self.config.selection();
         let chosen = choose(
             &self.parents,
@@ -239,7 +250,7 @@ impl Apple {
             &selection,
             self.parents_per_expansion(),
             self.config.budget,
-            weight_score,
+            weights,
         );
         self.progress.expansions += 1;
         let expansion = self.progress.expansions;
@@ -320,7 +331,7 @@ impl Expansion for Apple {
             self.window.remember(hashes, values, learned.residual() as f32);
         }
         if self.schedule.is_expansion_point(count) {
-            self.expand_now(|slot_hash| learned.weight_score(slot_hash));
+            self.expand_now(learned);
         }
     }
 }

@@ -6,8 +6,12 @@
 //! A monomial with a large weight that occurs in none of the remembered examples is rare, and
 //! expanding it would add little.
 //!
-//! * [`Heuristic::Magnitude`] (default): largest `|w|`, times the slot's normalizer (largest
-//!   `|x|` seen) under the normalized update rule, as Vowpal Wabbit ranks features;
+//! * [`Heuristic::Magnitude`] (default): largest `|w|·rms(m)`, `rms(m)` the root mean square of
+//!   the monomial's value over the remembered examples (absent = 0): the typical size of its
+//!   contribution `w·m(x)` to a prediction, i.e. the weight's magnitude once the monomial is
+//!   standardized, whatever its scale and frequency;
+//! * [`Heuristic::MaxMagnitude`]: largest `|w|`, times the slot's normalizer (largest `|x|` seen)
+//!   under the normalized update rule: Vowpal Wabbit's ranking (`--stage_poly`);
 //! * [`Heuristic::Ssm`]: largest `|Σ r·m(x)| / sqrt(Σ m(x)²)` over the remembered examples, `r`
 //!   the residual (minus the loss derivative at the progressive prediction; `y - p` for squared
 //!   loss);
@@ -16,10 +20,11 @@
 //!
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
 //!
-//! Cost: the magnitude score of a monomial is a function of its weight slot, so the enumeration
-//! streams into a top-`s` list and most monomials cost one weight load and one comparison; only
-//! SSM, whose score sums over occurrences, accumulates per monomial (in a map keyed by the
-//! already mixed identity key).
+//! Cost: the max-magnitude score of a monomial is a function of its weight slot, so the
+//! enumeration streams into a top-`s` list and most monomials cost one weight load and one
+//! comparison; the magnitude and SSM scores sum over occurrences and accumulate per monomial (in a
+//! map keyed by the already mixed identity key). The window is a small part of the epoch (see
+//! [`super::adaptive::Apple::window_before`]), so either costs a fraction of the epoch's training.
 
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
@@ -34,6 +39,7 @@ use crate::error::PolyResult;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Heuristic {
     Magnitude,
+    MaxMagnitude,
     Ssm,
 }
 
@@ -41,14 +47,18 @@ impl Heuristic {
     pub fn parse(name: &str) -> PolyResult<Self> {
         match name {
             "magnitude" => Ok(Heuristic::Magnitude),
+            "max_magnitude" => Ok(Heuristic::MaxMagnitude),
             "ssm" => Ok(Heuristic::Ssm),
-            other => crate::invalid!("heuristic must be 'magnitude' or 'ssm', got {other:?}"),
+            other => crate::invalid!(
+                "heuristic must be 'magnitude', 'max_magnitude' or 'ssm', got {other:?}"
+            ),
         }
     }
 
     pub fn name(self) -> &'static str {
         match self {
             Heuristic::Magnitude => "magnitude",
+            Heuristic::MaxMagnitude => "max_magnitude",
             Heuristic::Ssm => "ssm",
         }
     }
@@ -148,30 +158,34 @@ impl Best {
     }
 }
 
-/// Σ r·m(x), Σ m(x)² and the factors of one monomial (SSM).
+/// Σ r·m(x), Σ m(x)² over the remembered examples, the slot hash and the factors of one
+/// monomial (magnitude and SSM).
 #[derive(Clone, Copy, Debug)]
-struct Correlation {
+struct Occurrences {
     residual_dot: f64,
     sum_squares: f64,
+    slot: u64,
     first: Ranked,
 }
 
 /// Enumerates the monomials of S on the remembered examples, newest first, stopping after
 /// `budget` enumerated monomials (at least one example is always used), and gives `visit` each
-/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual)`.
+/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual)`. Returns
+/// the number of examples enumerated.
 fn for_each_candidate(
     parents: &ParentSet,
     window: &Window,
     selection: &Selection,
     budget: usize,
     mut visit: impl FnMut(u64, u64, &[u64], f32, f32),
-) {
+) -> usize {
     let mut scratch = WalkScratch::default();
-    let mut enumerated = 0usize;
+    let (mut enumerated, mut examples) = (0usize, 0usize);
     for (hashes, values, residual) in window.newest_first() {
         if enumerated >= budget {
             break;
         }
+        examples += 1;
         enumerated += hashes.len();
         for (&h, &v) in hashes.iter().zip(values) {
             let key = selection.identity.base_key(h);
@@ -197,18 +211,26 @@ fn for_each_candidate(
             },
         );
     }
+    examples
+}
+
+/// The learned weight of a slot, as the magnitude heuristics see it.
+pub trait SlotWeights {
+    /// `|w|` of the slot with (unmasked) hash `slot_hash`, regularization applied.
+    fn magnitude(&self, slot_hash: u64) -> f64;
+    /// The slot's normalizer (largest `|x|` seen) under the normalized update rule, else 1.
+    fn normalizer(&self, slot_hash: u64) -> f64;
 }
 
 /// Picks up to `s` new parents among the candidates of the remembered examples (see the module
-/// docs), as (monomial, identity key), best first; `weight_score(slot_hash)` is the magnitude
-/// heuristic's score of a weight slot.
+/// docs), as (monomial, identity key), best first.
 pub fn choose(
     parents: &ParentSet,
     window: &Window,
     selection: &Selection,
     s: usize,
     budget: usize,
-    weight_score: impl Fn(u64) -> f64,
+    weights: &impl SlotWeights,
 ) -> Vec<(Monomial, u64)> {
     if s == 0 {
         return Vec::new();
@@ -218,40 +240,41 @@ pub fn choose(
     // The fall-back's pick is the smallest candidate by order not already chosen: keep the s
     // smallest (score 0 for all, so that `Best` ranks by order alone).
     let mut smallest = Best::new(if selection.fallback { s } else { 0 });
-    match selection.heuristic {
-        Heuristic::Magnitude => {
-            for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
-                let score = weight_score(slot);
-                if best.admits_score(score) {
-                    best.offer(Ranked::new(score, key, factors));
-                }
-                if smallest.k > 0 {
-                    smallest.offer(Ranked::new(0.0, key, factors));
-                }
+    if selection.heuristic == Heuristic::MaxMagnitude {
+        for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
+            let score = weights.magnitude(slot) * weights.normalizer(slot);
+            if best.admits_score(score) {
+                best.offer(Ranked::new(score, key, factors));
+            }
+            if smallest.k > 0 {
+                smallest.offer(Ranked::new(0.0, key, factors));
+            }
+        });
+    } else {
+        let mut stats: HashMap<u64, Occurrences, KeyHasher> = HashMap::default();
+        let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32| {
+            let (v, r) = (f64::from(v), f64::from(r));
+            let entry = stats.entry(key).or_insert_with(|| Occurrences {
+                residual_dot: 0.0,
+                sum_squares: 0.0,
+                slot,
+                first: Ranked::new(0.0, key, factors),
             });
-        }
-        Heuristic::Ssm => {
-            let mut stats: HashMap<u64, Correlation, KeyHasher> = HashMap::default();
-            for_each_candidate(parents, window, selection, budget, |key, _, factors, v, r| {
-                let (v, r) = (f64::from(v), f64::from(r));
-                let entry = stats.entry(key).or_insert_with(|| Correlation {
-                    residual_dot: 0.0,
-                    sum_squares: 0.0,
-                    first: Ranked::new(0.0, key, factors),
-                });
-                entry.residual_dot += r * v;
-                entry.sum_squares += v * v;
-            });
-            for c in stats.into_values() {
-                let score = if c.sum_squares > 0.0 {
+            entry.residual_dot += r * v;
+            entry.sum_squares += v * v;
+        };
+        let examples = for_each_candidate(parents, window, selection, budget, visit);
+        for c in stats.into_values() {
+            let score = match selection.heuristic {
+                Heuristic::Ssm if c.sum_squares > 0.0 => {
                     c.residual_dot.abs() / c.sum_squares.sqrt()
-                } else {
-                    0.0
-                };
-                best.offer(Ranked { score, ..c.first });
-                if smallest.k > 0 {
-                    smallest.offer(c.first);
                 }
+                Heuristic::Ssm => 0.0,
+                _ => weights.magnitude(c.slot) * (c.sum_squares / examples.max(1) as f64).sqrt(),
+            };
+            best.offer(Ranked::new(score, c.first.key, c.first.factors()));
+            if smallest.k > 0 {
+                smallest.offer(c.first);
             }
         }
     }
@@ -283,40 +306,83 @@ mod tests {
         fallback: false,
         max_degree: 6,
     };
+    const MAX: Selection = Selection { heuristic: Heuristic::MaxMagnitude, ..MAG };
+
+    /// Weights `|w| = magnitude(slot)`, normalizer `normalizer(slot)`.
+    struct Weights<M, N>(M, N);
+
+    impl<M: Fn(u64) -> f64, N: Fn(u64) -> f64> SlotWeights for Weights<M, N> {
+        fn magnitude(&self, slot_hash: u64) -> f64 {
+            self.0(slot_hash)
+        }
+        fn normalizer(&self, slot_hash: u64) -> f64 {
+            self.1(slot_hash)
+        }
+    }
+
+    fn unit(magnitude: impl Fn(u64) -> f64) -> Weights<impl Fn(u64) -> f64, impl Fn(u64) -> f64> {
+        Weights(magnitude, |_| 1.0)
+    }
 
     fn factors(chosen: &[(Monomial, u64)]) -> Vec<Vec<u64>> {
         chosen.iter().map(|m| m.0.factors().to_vec()).collect()
     }
 
     #[test]
-    fn magnitude_picks_the_largest_weights_with_deterministic_ties() {
+    fn max_magnitude_picks_the_largest_weights_with_deterministic_ties() {
         let parents = ParentSet::new();
         // Feature 3 occurs twice: one candidate.
         let w = window_of(&[(&[1, 2, 3], &[1.0, 1.0, 1.0], 0.0), (&[3, 4], &[1.0, 1.0], 0.0)]);
         // slot hash of a base feature is its hash: score 4 -> 1.0, 2 and 3 tie at 0.5.
-        let score = |h: u64| match h {
+        let score = unit(|h: u64| match h {
             4 => 1.0,
             2 | 3 => 0.5,
             _ => 0.1,
-        };
-        let got = choose(&parents, &w, &MAG, 3, 1000, score);
+        });
+        let got = choose(&parents, &w, &MAX, 3, 1000, &score);
         assert_eq!(factors(&got), vec![vec![4], vec![2], vec![3]]);
-        let all = choose(&parents, &w, &MAG, 10, 1000, score);
+        let all = choose(&parents, &w, &MAX, 10, 1000, &score);
         assert_eq!(factors(&all), vec![vec![4], vec![2], vec![3], vec![1]], "each once");
-        let fb = Selection { fallback: true, ..MAG };
-        let got = choose(&parents, &w, &fb, 2, 1000, score);
+        let fb = Selection { fallback: true, ..MAX };
+        let got = choose(&parents, &w, &fb, 2, 1000, &score);
         assert_eq!(factors(&got), vec![vec![4], vec![1]], "fall-back adds the smallest-degree");
         // The fall-back's candidate is never one the heuristic chose.
-        let got = choose(&parents, &w, &fb, 2, 1000, |h| if h == 1 { 9.0 } else { 0.0 });
+        let got = choose(&parents, &w, &fb, 2, 1000, &unit(|h| if h == 1 { 9.0 } else { 0.0 }));
         assert_eq!(factors(&got), vec![vec![1], vec![2]]);
+    }
+
+    #[test]
+    fn magnitude_weighs_the_weight_by_the_monomials_rms() {
+        // Over 4 examples: x1 = 1 always (|w| 0.5: score 0.5), x2 = 1 once (|w| 0.8, rms 1/2:
+        // 0.4), x3 = 0.1 always (|w| 3, rms 0.1: 0.3). Vowpal Wabbit's |w|·max|x| ranks the
+        // rare x2 first and the small-valued x3 (0.3) as high as its weight says.
+        let rows: [(&[u64], &[f32], f32); 4] = [
+            (&[1, 2, 3], &[1.0, 1.0, 0.1], 0.0),
+            (&[1, 3], &[1.0, 0.1], 0.0),
+            (&[1, 3], &[1.0, 0.1], 0.0),
+            (&[1, 3], &[-1.0, -0.1], 0.0),
+        ];
+        let w = window_of(&rows);
+        let magnitude = |h: u64| [0.0, 0.5, 0.8, 3.0][h as usize];
+        let max_abs = |h: u64| if h == 3 { 0.1 } else { 1.0 };
+        let weights = Weights(magnitude, max_abs);
+        let got = choose(&ParentSet::new(), &w, &MAG, 3, 1000, &weights);
+        assert_eq!(factors(&got), vec![vec![1], vec![2], vec![3]]);
+        let got = choose(&ParentSet::new(), &w, &MAX, 3, 1000, &weights);
+        assert_eq!(factors(&got), vec![vec![2], vec![1], vec![3]]);
+        // Only the newest 2 examples within the budget: x2 is not among them.
+        let got = choose(&ParentSet::new(), &w, &MAG, 3, 3, &weights);
+        assert_eq!(factors(&got), vec![vec![1], vec![3]]);
     }
 
     #[test]
     fn nan_scores_rank_last() {
         let w = window_of(&[(&[1, 2], &[1.0, 1.0], 0.0)]);
-        let got =
-            choose(&ParentSet::new(), &w, &MAG, 1, 1000, |h| if h == 1 { f64::NAN } else { 0.5 });
-        assert_eq!(factors(&got), vec![vec![2]]);
+        let weights = unit(|h| if h == 1 { f64::NAN } else { 0.5 });
+        for selection in [MAG, MAX] {
+            let got = choose(&ParentSet::new(), &w, &selection, 1, 1000, &weights);
+            assert_eq!(factors(&got), vec![vec![2]]);
+        }
     }
 
     #[test]
@@ -324,14 +390,15 @@ mod tests {
         let mut parents = ParentSet::new();
         parents.insert(Monomial::new(vec![1]), 1);
         let w = window_of(&[(&[1, 2], &[2.0, 3.0], 1.0)]);
-        let mut got = factors(&choose(&parents, &w, &MAG, 10, 1000, |_| 1.0));
+        let ones = unit(|_| 1.0);
+        let mut got = factors(&choose(&parents, &w, &MAG, 10, 1000, &ones));
         got.sort();
         assert_eq!(got, vec![vec![1, 1], vec![1, 2], vec![2]]);
         let low = Selection { max_degree: 2, ..MAG };
-        let got = choose(&parents, &w, &low, 10, 1000, |_| 1.0);
+        let got = choose(&parents, &w, &low, 10, 1000, &ones);
         assert_eq!(factors(&got), vec![vec![2]], "degree-2 monomials cannot be parents");
         let one = Selection { max_degree: 1, ..MAG };
-        assert!(choose(&parents, &w, &one, 10, 1000, |_| 1.0).is_empty());
+        assert!(choose(&parents, &w, &one, 10, 1000, &ones).is_empty());
     }
 
     #[test]
@@ -349,27 +416,30 @@ mod tests {
             w.remember(h, v, *r);
         }
         let ssm = Selection { heuristic: Heuristic::Ssm, ..MAG };
-        let got = choose(&ParentSet::new(), &w, &ssm, 1, 1000, |_| 0.0);
+        let got = choose(&ParentSet::new(), &w, &ssm, 1, 1000, &unit(|_| 0.0));
         assert_eq!(factors(&got), vec![vec![2]]);
         let fb = Selection { fallback: true, ..ssm };
-        let got = choose(&ParentSet::new(), &w, &fb, 2, 1000, |_| 0.0);
+        let got = choose(&ParentSet::new(), &w, &fb, 2, 1000, &unit(|_| 0.0));
         assert_eq!(factors(&got), vec![vec![2], vec![1]]);
     }
 
-    /// Brute force of the magnitude choice: every candidate once, sorted by (score desc, order).
+    /// Brute force of the magnitude choices (all values 1): every candidate once, scored by
+    /// `score(slot)` (times sqrt(rows containing it / rows) for the RMS-weighted magnitude),
+    /// sorted by (score desc, order).
     fn brute_force(
         parents: &ParentSet,
         rows: &[Vec<u64>],
         max_degree: usize,
         s: usize,
         score: impl Fn(u64) -> f64,
+        rms: bool,
     ) -> Vec<Vec<u64>> {
-        let mut all: HashMap<u64, Vec<u64>> = HashMap::new();
+        let mut all: HashMap<u64, (Vec<u64>, usize)> = HashMap::new();
         let mut scratch = WalkScratch::default();
         for hashes in rows {
             let values = vec![1.0f32; hashes.len()];
             for &h in hashes {
-                all.insert(key_of(&[h]), vec![h]);
+                all.entry(key_of(&[h])).or_insert((vec![h], 0)).1 += 1;
             }
             walk_children(
                 parents,
@@ -381,14 +451,18 @@ mod tests {
                 &mut |node: &Node, i: usize, key: u64, _: u64, _: f32| {
                     let mut f = [0u64; MAX_DEGREE];
                     let d = node.child_factors(parents, hashes[i], &mut f);
-                    all.insert(key, f[..d].to_vec());
+                    all.entry(key).or_insert((f[..d].to_vec(), 0)).1 += 1;
                 },
             );
         }
         let mut ranked: Vec<(f64, Vec<u64>)> = all
             .into_iter()
-            .filter(|(key, f)| f.len() < max_degree && !parents.contains(*key))
-            .map(|(_, f)| (score(Monomial::new(f.clone()).slot_hash()), f))
+            .filter(|(key, (f, _))| f.len() < max_degree && !parents.contains(*key))
+            .map(|(_, (f, count))| {
+                let w = score(Monomial::new(f.clone()).slot_hash());
+                let scale = if rms { (count as f64 / rows.len() as f64).sqrt() } else { 1.0 };
+                (w * scale, f)
+            })
             .collect();
         ranked.sort_by(|a, b| {
             b.0.total_cmp(&a.0).then(a.1.len().cmp(&b.1.len())).then(a.1.cmp(&b.1))
@@ -397,10 +471,10 @@ mod tests {
     }
 
     proptest! {
-        /// The streaming top-s equals sorting every distinct candidate, with repeated
+        /// Both magnitude heuristics equal sorting every distinct candidate, with repeated
         /// monomials across rows, parents of several degrees and tied scores.
         #[test]
-        fn streaming_choice_equals_brute_force(
+        fn choice_equals_brute_force(
             rows in proptest::collection::vec(
                 proptest::collection::btree_set(0u64..10, 1..6), 1..6),
             parent_bases in proptest::collection::btree_set(0u64..10, 0..4),
@@ -421,9 +495,11 @@ mod tests {
             }
             // Few distinct scores, so ties are common.
             let score = |slot: u64| (slot % 3) as f64;
-            let selection = Selection { max_degree, ..MAG };
-            let got = factors(&choose(&parents, &window, &selection, s, usize::MAX, score));
-            prop_assert_eq!(got, brute_force(&parents, &rows, max_degree, s, score));
+            for (heuristic, rms) in [(Heuristic::MaxMagnitude, false), (Heuristic::Magnitude, true)] {
+                let selection = Selection { max_degree, heuristic, ..MAG };
+                let got = choose(&parents, &window, &selection, s, usize::MAX, &unit(score));
+                prop_assert_eq!(factors(&got), brute_force(&parents, &rows, max_degree, s, score, rms));
+            }
         }
     }
 }

@@ -143,18 +143,20 @@ impl Learned<'_> {
         -self.loss.evaluate(self.prediction, self.label).1
     }
 
-    /// Importance of the weight of the feature with (unmasked) hash `hash`: `|w|` with the lazy
-    /// L1/L2 state applied, times the slot's normalizer under the normalized rule (Vowpal
-    /// Wabbit's ranking of features for `--stage_poly`).
-    pub fn weight_score(&self, hash: u64) -> f64 {
+    /// `|w|` of the feature with (unmasked) hash `hash`, with the lazy L1/L2 state applied.
+    pub fn weight_magnitude(&self, hash: u64) -> f64 {
         let slot = (hash & self.weights.mask()) as u32;
         let w = trunc_weight(self.weights.weight(slot), self.state.gravity as f32);
-        let magnitude = f64::from(w).abs() * self.state.contraction;
-        let normalizer = f64::from(self.weights.normalizer(slot));
+        f64::from(w).abs() * self.state.contraction
+    }
+
+    /// The feature's normalizer (largest `|x|` seen) under the normalized update rule, else 1.
+    pub fn feature_normalizer(&self, hash: u64) -> f64 {
+        let normalizer = f64::from(self.weights.normalizer((hash & self.weights.mask()) as u32));
         if self.normalized && normalizer > 0.0 {
-            magnitude * normalizer
+            normalizer
         } else {
-            magnitude
+            1.0
         }
     }
 }

@@ -18,7 +18,7 @@
 //! * expansion: kind `u8`, then
 //!   - kind 1 ([`Interactions`]): `degree u8`, `constant u8`, pair count `u32` then pairs
 //!     (`u32`, `u32`);
-//!   - kind 2 ([`Apple`]): `alpha f64`, heuristic `u8` (0 magnitude, 1 SSM), `fallback u8`,
+//!   - kind 2 ([`Apple`]): `alpha f64`, heuristic `u8` (0 magnitude, 1 SSM, 2 max-magnitude), `fallback u8`,
 //!     identity `u8` (0 canonical, 1 path), `max_degree u8`, schedule `u8` (0 auto, 1 epochs, 2 doubling), `epochs u32`,
 //!     `doubling_first u64`, `constant u8`, `window u64`, `budget u64`; planned expansion points
 //!     (count `u32`, then `u64`s); progress `learned u64`, `nonzeros f64`, `expansions u32`;
@@ -129,6 +129,7 @@ fn write_apple(p: &mut Vec<u8>, apple: &Apple) {
     p.push(match c.heuristic {
         Heuristic::Magnitude => 0,
         Heuristic::Ssm => 1,
+        Heuristic::MaxMagnitude => 2,
     });
     p.push(u8::from(c.fallback));
     p.push(match c.identity {
@@ -191,6 +192,7 @@ fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
     let heuristic = match r.u8("apple heuristic")? {
         0 => Heuristic::Magnitude,
         1 => Heuristic::Ssm,
+        2 => Heuristic::MaxMagnitude,
         other => return Err(bad(format!("unknown apple heuristic code {other}"))),
     };
     let fallback = read_flag(r, "apple fallback flag")?;
