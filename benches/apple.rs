@@ -65,7 +65,8 @@ fn generated<E: Expansion>(expansion: &E, rows: &SparseRows<'_, u32, f32>, seed:
 }
 
 fn bench_apple(c: &mut Criterion) {
-    let config = LearnerConfig { bits: 24, ..LearnerConfig::default() };
+    let bits = std::env::var("APPLE_BENCH_BITS").ok().and_then(|b| b.parse().ok()).unwrap_or(24);
+    let config = LearnerConfig { bits, ..LearnerConfig::default() };
     let seed = config.namespace_seed(0);
     // Sparse rows (nnz of 1000 columns) and dense ones (every column present, like the small
     // UCI sets of the paper's testbed).

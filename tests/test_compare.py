@@ -7,6 +7,7 @@ import math
 from pathlib import Path
 
 import numpy as np
+import polars as pl
 import pytest
 import scipy.sparse as sp
 from polars_poly import benchdata
@@ -75,16 +76,21 @@ def test_bundled_comparison_end_to_end(tmp_path: Path) -> None:
     table = cmp.compare(
         ["german.numer"],
         None,
-        algorithms=["lin", "quad", "apple"],
+        algorithms=["lin", "quad", "apple", "apple_vw"],
         rates=[0.25, 0.5],
+        seeds=[0, 1],
         out_dir=tmp_path,
         log=lambda _: None,
     )
-    assert table.height == 3
-    assert set(table["algorithm"]) == {"lin", "quad", "apple"}
+    assert table.height == 8
+    assert set(table["algorithm"]) == {"lin", "quad", "apple", "apple_vw"}
+    assert table["seed"].to_list() == [0] * 4 + [1] * 4
     assert ((table["error"] >= 0) & (table["error"] <= 1)).all()
+    assert (table["features_per_s"] > 0).all()
     lin = table.filter(table["algorithm"] == "lin").row(0, named=True)
     assert lin["rel_time"] == 1.0 and lin["rel_err"] in (0.0, 1.0)
+    # The default rate 0.5 is in the grid: its error is reported.
+    assert table["error_default"].is_finite().all()
     for name in ("compare.csv", "rel_err_time_cdf.png", "tradeoff.png"):
         assert (tmp_path / name).stat().st_size > 0
     with pytest.raises(ValueError, match="unknown algorithms"):
@@ -102,10 +108,52 @@ def test_vowpal_wabbit_side_matches_ours_on_fixed_expansions(tmp_path: Path) -> 
         vw=True,
         log=lambda _: None,
     )
-    ours = table.filter(table["system"] == "ours").sort("algorithm")["error"].to_list()
-    vw = table.filter(table["system"] == "vw").sort("algorithm")["error"].to_list()
-    assert ours == pytest.approx(vw, abs=1e-9)
+    ours = table.filter(table["system"] == "ours").sort("algorithm")
+    vw = table.filter(table["system"] == "vw").sort("algorithm")
+    assert ours["error"].to_list() == pytest.approx(vw["error"].to_list(), abs=1e-9)
+
+    # ... from the same features: the counts of generated features agree with its own.
+    def generated(frame: pl.DataFrame) -> list[float]:
+        return (frame["features_per_s"] * frame["seconds"]).to_list()
+
+    assert generated(ours) == pytest.approx(generated(vw), rel=1e-6)
     assert "ours vs VW lin" in cmp.format_summary(table)
+
+
+def test_summary_counts_runs() -> None:
+    def row(seed: int, system: str, algorithm: str, error: float, seconds: float) -> dict:
+        return {
+            "dataset": "d",
+            "seed": seed,
+            "system": system,
+            "algorithm": algorithm,
+            "error": error,
+            "seconds": seconds,
+            "rel_err": {0.1: -0.5, 0.2: 0.0, 0.3: 0.6}.get(error, math.nan),
+            "rel_time": seconds,
+            "error_spread": 0.5,
+            "error_default": error * 1.05 if seed == 0 else error * 2,
+        }
+
+    table = pl.DataFrame(
+        [
+            row(0, "ours", "apple", 0.1, 2.0),
+            row(1, "ours", "apple", 0.3, 4.0),
+            row(0, "vw", "apple", 0.2, 8.0),
+            row(1, "vw", "apple", 0.2, 1.0),
+        ]
+    )
+    s = cmp.summary(table)
+    assert (s["ours.apple.n"], s["ours.apple.rel_err<0.5"], s["ours.apple.rel_err<0"]) == (2, 1, 1)
+    assert s["ours.apple.median_rel_time"] == 3.0
+    assert (s["ours.apple.default_near"], s["ours.apple.default_n"]) == (1, 2)
+    assert (s["vs_vw.apple.n"], s["vs_vw.apple.error_no_worse"], s["vs_vw.apple.faster"]) == (
+        2,
+        1,
+        1,
+    )
+    assert s["vs_vw.apple.median_speedup"] == pytest.approx((4.0 + 0.25) / 2)
+    assert "ours vs VW apple: error no worse on 1/2" in cmp.format_summary(table)
 
 
 def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -40,7 +40,12 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--rates", type=_floats, default=list(cmp.DEFAULT_RATES))
     c.add_argument("--alphas", type=_floats, default=list(cmp.DEFAULT_ALPHAS))
     c.add_argument("--algorithms", default=",".join(cmp.ALGORITHMS))
-    c.add_argument("--seed", type=int, default=0, help="seed of the 80/20 split")
+    c.add_argument(
+        "--seeds",
+        type=lambda text: [int(x) for x in text.split(",") if x.strip()],
+        default=[0],
+        help="comma-separated seeds of the 80/20 split (one run per seed; default 0)",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo()
@@ -56,7 +61,7 @@ def main(argv: list[str] | None = None) -> None:
         rates=args.rates,
         alphas=args.alphas,
         vw=args.vw,
-        seed=args.seed,
+        seeds=args.seeds,
         out_dir=args.out,
     )
     import polars as pl
@@ -65,6 +70,7 @@ def main(argv: list[str] | None = None) -> None:
         print(
             table.select(
                 "dataset",
+                "seed",
                 "system",
                 "algorithm",
                 "error",

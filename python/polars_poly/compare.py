@@ -56,7 +56,9 @@ ALGORITHMS = ("lin", "quad", "cubic", "apple", "apple_best")
 # Optional ablations of ours: apple with Vowpal Wabbit's path-dependent monomial identity, with
 # its parent ranking (|w|·max|x|), and with both.
 EXTRA_ALGORITHMS = ("apple_path", "apple_max", "apple_vw")
-DEFAULT_RATES = (0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0)
+DEFAULT_RATES = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
+# The learners' default learning rate (Vowpal Wabbit's): error_default is the error there.
+DEFAULT_RATE = 0.5
 DEFAULT_ALPHAS = (0.125, 0.25, 0.5, 0.75, 1.0)
 _EXPANSION = {"lin": "linear", "quad": "quadratic", "cubic": "cubic"}
 
@@ -313,16 +315,18 @@ def compare(
     rates: Sequence[float] = DEFAULT_RATES,
     alphas: Sequence[float] = DEFAULT_ALPHAS,
     vw: bool = False,
-    seed: int = 0,
+    seeds: int | Sequence[int] = 0,
     max_cubic_updates: float = 2e9,
     out_dir: str | Path | None = None,
     log: Any = print,
 ) -> pl.DataFrame:
-    """Runs the comparison (see the module docs) and returns one row per (data set, system,
-    algorithm) with columns ``dataset, system, algorithm, error, seconds, rate, alpha,
-    rel_err, rel_time, error_spread, features_per_s`` (features generated per second of
-    training, the expansion's throughput). ``data_dir=None`` uses the bundled german.numer set.
-    With ``out_dir`` the table is written as CSV and the two plots as PNG."""
+    """Runs the comparison (see the module docs) and returns one row per (data set, split seed,
+    system, algorithm) with columns ``dataset, seed, task, system, algorithm, n_train, error,
+    seconds, rate, alpha, rel_err, rel_time, error_spread, error_default, features_per_s``
+    (``error_default``: test error at the default learning rate 0.5 when it is in the grid;
+    ``features_per_s``: features generated per second of training, the expansion's throughput).
+    ``data_dir=None`` uses the bundled german.numer set. With ``out_dir`` the table is written as
+    CSV (after every data set) and, at the end, the two plots as PNG."""
     unknown = [a for a in algorithms if a not in ALGORITHMS + EXTRA_ALGORITHMS]
     if unknown:
         raise ValueError(
@@ -332,110 +336,151 @@ def compare(
         raise ImportError("vw=True needs Vowpal Wabbit: pip install vowpalwabbit")
     if datasets is None:
         datasets = list_datasets(data_dir) if data_dir is not None else ["german.numer"]
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
     for name in datasets:
         X, y, task = load_dataset(name, data_dir)
-        data = split(X, y, seed)
-        systems: dict[str, dict[str, Outcome | None]] = {"ours": {}}
-        too_big = cubic_updates(data[0]) > max_cubic_updates
-        for algorithm in algorithms:
-            skip = algorithm == "cubic" and too_big
-            apple = systems["ours"].get("apple")
-            systems["ours"][algorithm] = (
-                None
-                if skip
-                else run_ours(algorithm, data, task, rates, alphas, apple.rate if apple else None)
+        for seed in [seeds] if isinstance(seeds, int) else seeds:
+            data = split(X, y, seed)
+            too_big = cubic_updates(data[0]) > max_cubic_updates
+            systems = {"ours": _run_system(None, algorithms, data, task, rates, alphas, too_big)}
+            if vw:
+                runner = VowpalWabbit(data)
+                try:
+                    ran = [a for a in algorithms if a not in EXTRA_ALGORITHMS]
+                    systems["vw"] = _run_system(runner, ran, data, task, rates, alphas, too_big)
+                finally:
+                    runner.close()
+            for system, outcomes in systems.items():
+                rows.extend(_rows(name, seed, task, system, outcomes, data[0].shape[0]))
+            shown = [r for r in rows if r["dataset"] == name and r["seed"] == seed]
+            log(
+                f"{name:18s} seed {seed} "
+                + "  ".join(
+                    f"{r['system']}:{r['algorithm']}={r['error']:.4g}/{r['seconds']:.3g}s"
+                    for r in shown
+                )
             )
-        if vw:
-            runner = VowpalWabbit(data)
-            try:
-                outcomes: dict[str, Outcome | None] = {}
-                for algorithm in algorithms:
-                    if algorithm in EXTRA_ALGORITHMS:
-                        continue
-                    picked = outcomes.get("apple")
-                    outcomes[algorithm] = (
-                        None
-                        if algorithm == "cubic" and too_big
-                        else runner.run(
-                            algorithm, task, data[3], rates, alphas, picked.rate if picked else None
-                        )
-                    )
-                systems["vw"] = outcomes
-            finally:
-                runner.close()
-        for system, outcomes in systems.items():
-            baseline = [
-                o.error if o is not None else math.nan
-                for o in (outcomes.get("lin"), outcomes.get("quad"), outcomes.get("cubic"))
-            ]
-            lin = outcomes.get("lin")
-            for algorithm, outcome in outcomes.items():
-                row: dict[str, Any] = {
-                    "dataset": name,
-                    "task": task,
-                    "system": system,
-                    "algorithm": algorithm,
-                    "n_train": data[0].shape[0],
-                }
-                if outcome is None:
-                    row.update(
-                        error=math.nan,
-                        seconds=math.nan,
-                        rate=math.nan,
-                        alpha=math.nan,
-                        rel_err=math.nan,
-                        rel_time=math.nan,
-                        error_spread=math.nan,
-                        features_per_s=math.nan,
-                    )
-                else:
-                    spread = outcome.errors_by_rate.values()
-                    row.update(
-                        error=outcome.error,
-                        seconds=outcome.seconds,
-                        rate=outcome.rate,
-                        alpha=outcome.alpha if algorithm.startswith("apple") else math.nan,
-                        rel_err=rel_err(outcome.error, baseline),
-                        rel_time=outcome.seconds / lin.seconds if lin is not None else math.nan,
-                        error_spread=(max(spread) - min(spread)) / max(min(spread), 1e-12)
-                        if spread
-                        else math.nan,
-                        features_per_s=outcome.features / outcome.seconds,
-                    )
-                rows.append(row)
-        shown = [r for r in rows if r["dataset"] == name]
-        log(
-            f"{name:18s} "
-            + "  ".join(
-                f"{r['system']}:{r['algorithm']}={r['error']:.4g}/{r['seconds']:.3g}s"
-                for r in shown
-            )
-        )
+        if out is not None:
+            pl.DataFrame(rows).write_csv(out / "compare.csv")
     table = pl.DataFrame(rows)
-    if out_dir is not None:
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
-        table.write_csv(out / "compare.csv")
+    if out is not None:
         plot(table, out)
     return table
 
 
+def _run_system(
+    runner: VowpalWabbit | None,
+    algorithms: Sequence[str],
+    data: tuple[sp.csr_array, npt.NDArray[np.float64], sp.csr_array, npt.NDArray[np.float64]],
+    task: Task,
+    rates: Sequence[float],
+    alphas: Sequence[float],
+    skip_cubic: bool = False,
+) -> dict[str, Outcome | None]:
+    """Every algorithm on one split, ours (``runner=None``) or Vowpal Wabbit's; ``apple_best``
+    searches alpha at the rate picked for ``apple``."""
+    outcomes: dict[str, Outcome | None] = {}
+    for algorithm in algorithms:
+        if algorithm == "cubic" and skip_cubic:
+            outcomes[algorithm] = None
+            continue
+        apple = outcomes.get("apple")
+        apple_rate = apple.rate if apple is not None else None
+        if runner is None:
+            outcomes[algorithm] = run_ours(algorithm, data, task, rates, alphas, apple_rate)
+        else:
+            outcomes[algorithm] = runner.run(algorithm, task, data[3], rates, alphas, apple_rate)
+    return outcomes
+
+
+def _rows(
+    name: str,
+    seed: int,
+    task: Task,
+    system: str,
+    outcomes: dict[str, Outcome | None],
+    n_train: int,
+) -> list[dict[str, Any]]:
+    """The table rows of one system on one split (rel_err against its own lin/quad/cubic)."""
+    baseline = [
+        o.error if o is not None else math.nan
+        for o in (outcomes.get("lin"), outcomes.get("quad"), outcomes.get("cubic"))
+    ]
+    lin = outcomes.get("lin")
+    rows = []
+    for algorithm, outcome in outcomes.items():
+        row: dict[str, Any] = {
+            "dataset": name,
+            "seed": seed,
+            "task": task,
+            "system": system,
+            "algorithm": algorithm,
+            "n_train": n_train,
+        }
+        if outcome is None:
+            for column in (
+                "error",
+                "seconds",
+                "rate",
+                "alpha",
+                "rel_err",
+                "rel_time",
+                "error_spread",
+                "error_default",
+                "features_per_s",
+            ):
+                row[column] = math.nan
+        else:
+            spread = outcome.errors_by_rate.values()
+            row.update(
+                error=outcome.error,
+                seconds=outcome.seconds,
+                rate=outcome.rate,
+                alpha=outcome.alpha if algorithm.startswith("apple") else math.nan,
+                rel_err=rel_err(outcome.error, baseline),
+                rel_time=outcome.seconds / lin.seconds if lin is not None else math.nan,
+                error_spread=(max(spread) - min(spread)) / max(min(spread), 1e-12)
+                if spread
+                else math.nan,
+                error_default=outcome.errors_by_rate.get(DEFAULT_RATE, math.nan),
+                features_per_s=outcome.features / outcome.seconds,
+            )
+        rows.append(row)
+    return rows
+
+
 def summary(table: pl.DataFrame) -> dict[str, Any]:
-    """The aggregate numbers of the README (see :func:`format_summary`)."""
+    """The aggregate numbers of the README (see :func:`format_summary`): per system and apple
+    variant, on how many (data set, seed) runs rel_err < 0.5 and < 0 and the median rel_time;
+    per system and algorithm, the rate sensitivity (median ``error_spread``, runs whose error at
+    the default rate is within 10% of the tuned error); ours against Vowpal Wabbit per
+    algorithm (runs with an error no worse, runs faster, median speed-up)."""
     out: dict[str, Any] = {}
     for system in table["system"].unique().sort().to_list():
         part = table.filter(pl.col("system") == system)
-        for algorithm in ("apple", "apple_best"):
-            a = part.filter(pl.col("algorithm") == algorithm).drop_nans("rel_err")
-            if a.height:
-                out[f"{system}.{algorithm}.n"] = a.height
-                out[f"{system}.{algorithm}.rel_err<0.5"] = int((a["rel_err"] < 0.5).sum())
-                out[f"{system}.{algorithm}.rel_err<0"] = int((a["rel_err"] < 0).sum())
-                out[f"{system}.{algorithm}.median_rel_time"] = float(a["rel_time"].median())  # type: ignore[arg-type]
+        for algorithm in part["algorithm"].unique().sort().to_list():
+            rows = part.filter(pl.col("algorithm") == algorithm)
+            key = f"{system}.{algorithm}"
+            spread = rows["error_spread"].drop_nans().drop_nulls()
+            if spread.len():
+                out[f"{key}.median_error_spread"] = float(spread.median())  # type: ignore[arg-type]
+            tuned = rows.drop_nans(["error", "error_default"])
+            if tuned.height:
+                near = tuned["error_default"] <= tuned["error"] * 1.1 + 1e-12
+                out[f"{key}.default_near"] = int(near.sum())
+                out[f"{key}.default_n"] = tuned.height
+            a = rows.drop_nans("rel_err")
+            if algorithm.startswith("apple") and a.height:
+                out[f"{key}.n"] = a.height
+                out[f"{key}.rel_err<0.5"] = int((a["rel_err"] < 0.5).sum())
+                out[f"{key}.rel_err<0"] = int((a["rel_err"] < 0).sum())
+                out[f"{key}.median_rel_time"] = float(a["rel_time"].median())  # type: ignore[arg-type]
     if {"ours", "vw"} <= set(table["system"].to_list()):
         wide = table.pivot(
-            on="system", index=["dataset", "algorithm"], values=["error", "seconds"]
+            on="system", index=["dataset", "seed", "algorithm"], values=["error", "seconds"]
         ).drop_nans()
         for algorithm in wide["algorithm"].unique().sort().to_list():
             w = wide.filter(pl.col("algorithm") == algorithm)
@@ -456,13 +501,22 @@ def format_summary(table: pl.DataFrame) -> str:
     s = summary(table)
     lines = []
     for system in ("ours", "vw"):
-        for algorithm in ("apple", "apple_best"):
+        for algorithm in ALGORITHMS + EXTRA_ALGORITHMS:
             key = f"{system}.{algorithm}"
             if f"{key}.n" in s:
                 lines.append(
                     f"{system} {algorithm}: rel_err < 0.5 on {s[key + '.rel_err<0.5']}/"
                     f"{s[key + '.n']}, < 0 on {s[key + '.rel_err<0']}/{s[key + '.n']}, median "
                     f"rel_time {s[key + '.median_rel_time']:.2f}"
+                )
+    for system in ("ours", "vw"):
+        for algorithm in ALGORITHMS + EXTRA_ALGORITHMS:
+            key = f"{system}.{algorithm}"
+            if f"{key}.median_error_spread" in s and f"{key}.default_n" in s:
+                lines.append(
+                    f"{system} {algorithm} learning-rate sensitivity: median error spread over "
+                    f"the grid {s[key + '.median_error_spread']:.2f}, default rate within 10% of "
+                    f"tuned on {s[key + '.default_near']}/{s[key + '.default_n']}"
                 )
     for algorithm in ALGORITHMS:
         key = f"vs_vw.{algorithm}"

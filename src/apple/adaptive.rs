@@ -112,6 +112,8 @@ pub struct AppleProgress {
 struct FeatureSink<'a>(&'a mut ExpandedFeatures);
 
 impl ChildSink for FeatureSink<'_> {
+    const KEYS: bool = false;
+
     #[inline]
     fn child(&mut self, _parent: &Node, _i: usize, _key: u64, slot: u64, value: f32) {
         self.0.push(slot, value);

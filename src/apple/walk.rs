@@ -33,6 +33,8 @@ pub struct Node {
     pub value: f32,
     pub degree: u8,
     pub parent: u32,
+    /// Position in the example of the largest factor.
+    pub last: u32,
 }
 
 impl Node {
@@ -64,6 +66,10 @@ pub struct WalkScratch {
 
 /// Receives the product monomials of a walk.
 pub trait ChildSink {
+    /// Whether the sink reads identity keys (the learner's feature buffer does not: it needs
+    /// slots and values only, and the walk then skips computing keys).
+    const KEYS: bool = true;
+
     /// The child `parent·x_i` with identity `key`, slot hash `slot` and value `value`.
     fn child(&mut self, parent: &Node, i: usize, key: u64, slot: u64, value: f32);
 
@@ -114,12 +120,16 @@ pub fn walk_children<S: ChildSink>(
     }
     let WalkScratch { mixes, is_root, stack } = scratch;
     mixes.clear();
-    mixes.extend(hashes.iter().map(|&h| mix(h)));
+    if S::KEYS {
+        mixes.extend(hashes.iter().map(|&h| mix(h)));
+    } else {
+        mixes.resize(hashes.len(), 0);
+    }
     stack.clear();
     // The degree-1 parents present, pushed so that they pop in increasing order.
     is_root.clear();
     for i in (0..hashes.len()).rev() {
-        let root = parents.index_of(mixes[i]).filter(|&k| parents.degree_of(k) == 1);
+        let root = parents.root_index(hashes[i]);
         is_root.push(root.is_some());
         if let Some(parent) = root {
             stack.push(Node {
@@ -128,6 +138,7 @@ pub fn walk_children<S: ChildSink>(
                 value: values[i],
                 degree: 1,
                 parent,
+                last: i as u32,
             });
         }
     }
@@ -137,51 +148,64 @@ pub fn walk_children<S: ChildSink>(
         if degree + 1 > max_degree {
             continue;
         }
-        let factors = parents.parents()[node.parent as usize].monomial.factors();
         let (grow, owned) = (parents.grow(node.parent), parents.owned(node.parent));
-        let largest = factors[degree - 1];
-        let split = hashes.partition_point(|&h| h < largest);
-        // prefix[t]: slot hash of the first t factors.
-        let mut prefix = [0u64; MAX_DEGREE + 1];
-        for t in 0..degree {
-            prefix[t + 1] = if t == 0 {
-                factors[0]
-            } else {
-                prefix[t].wrapping_mul(INTERACTION_PRIME) ^ factors[t]
-            };
-        }
-        let (mut g, mut o, mut t) = (0, 0, 0);
+        let split = node.last as usize;
+        let mut g = 0;
         // Before the largest factor: skip children owned elsewhere; the slot hash inserts x_i
         // among the factors.
-        for i in 0..split {
-            let h = hashes[i];
-            let owned_elsewhere = if degree == 1 {
-                is_root[i]
-            } else {
+        if degree == 1 {
+            // x_i·x_a with i < a: owned by x_i when it is a parent; slot h_i·P ^ h_a.
+            for i in 0..split {
+                if is_root[i] {
+                    continue;
+                }
+                let h = hashes[i];
+                let key = node.key.wrapping_add(mixes[i]);
+                let slot = h.wrapping_mul(INTERACTION_PRIME) ^ node.slot;
+                let value = node.value * values[i];
+                sink.child(&node, i, key, slot, value);
+                g = seek(grow, g, |&(x, _)| x < h);
+                if g < grow.len() && grow[g].0 == h {
+                    let (degree, parent, last) = (2, grow[g].1, node.last);
+                    stack.push(Node { key, slot, value, degree, parent, last });
+                }
+            }
+        } else {
+            let factors = parents.parents()[node.parent as usize].monomial.factors();
+            // prefix[t]: slot hash of the first t factors.
+            let mut prefix = [0u64; MAX_DEGREE + 1];
+            prefix[1] = factors[0];
+            for t in 1..degree {
+                prefix[t + 1] = prefix[t].wrapping_mul(INTERACTION_PRIME) ^ factors[t];
+            }
+            let (mut o, mut t) = (0, 0);
+            for i in 0..split {
+                let h = hashes[i];
                 o = seek(owned, o, |&x| x < h);
-                o < owned.len() && owned[o] == h
-            };
-            if owned_elsewhere {
-                continue;
-            }
-            while factors[t] <= h {
-                t += 1;
-            }
-            let mut slot = if t == 0 { h } else { prefix[t].wrapping_mul(INTERACTION_PRIME) ^ h };
-            for &f in &factors[t..] {
-                slot = slot.wrapping_mul(INTERACTION_PRIME) ^ f;
-            }
-            let key = node.key.wrapping_add(mixes[i]);
-            let value = node.value * values[i];
-            sink.child(&node, i, key, slot, value);
-            g = seek(grow, g, |&(x, _)| x < h);
-            if g < grow.len() && grow[g].0 == h {
-                let parent = grow[g].1;
-                stack.push(Node { key, slot, value, degree: node.degree + 1, parent });
+                if o < owned.len() && owned[o] == h {
+                    continue;
+                }
+                while factors[t] <= h {
+                    t += 1;
+                }
+                let mut slot =
+                    if t == 0 { h } else { prefix[t].wrapping_mul(INTERACTION_PRIME) ^ h };
+                for &f in &factors[t..] {
+                    slot = slot.wrapping_mul(INTERACTION_PRIME) ^ f;
+                }
+                let key = node.key.wrapping_add(mixes[i]);
+                let value = node.value * values[i];
+                sink.child(&node, i, key, slot, value);
+                g = seek(grow, g, |&(x, _)| x < h);
+                if g < grow.len() && grow[g].0 == h {
+                    let (degree, parent, last) = (node.degree + 1, grow[g].1, node.last);
+                    stack.push(Node { key, slot, value, degree, parent, last });
+                }
             }
         }
         // From it on every child is this node's.
         sink.children_from(&node, split, hashes, mixes, values);
+        let largest = hashes[split];
         let g = seek(grow, g, |&(x, _)| x < largest);
         for_each_common(&hashes[split..], &grow[g..], |j, parent| {
             let i = split + j;
@@ -191,6 +215,7 @@ pub fn walk_children<S: ChildSink>(
                 value: node.value * values[i],
                 degree: node.degree + 1,
                 parent,
+                last: i as u32,
             });
         });
     }
@@ -252,13 +277,8 @@ fn walk_paths<S: ChildSink>(
     stack.clear();
     for i in (0..n).rev() {
         if let Some(parent) = parents.index_of(hashes[i]) {
-            stack.push(Node {
-                key: hashes[i],
-                slot: hashes[i],
-                value: values[i],
-                degree: 1,
-                parent,
-            });
+            let (key, slot, value, last) = (hashes[i], hashes[i], values[i], i as u32);
+            stack.push(Node { key, slot, value, degree: 1, parent, last });
         }
     }
     while let Some(node) = stack.pop() {
@@ -273,7 +293,8 @@ fn walk_paths<S: ChildSink>(
             sink.child(&node, i, slot, slot, value);
             if child_can_be_parent {
                 if let Some(parent) = parents.index_of(slot) {
-                    stack.push(Node { key: slot, slot, value, degree: node.degree + 1, parent });
+                    let (degree, last) = (node.degree + 1, node.last.max(i as u32));
+                    stack.push(Node { key: slot, slot, value, degree, parent, last });
                 }
             }
         }
