@@ -481,7 +481,9 @@ def summary(table: pl.DataFrame) -> dict[str, Any]:
     if {"ours", "vw"} <= set(table["system"].to_list()):
         wide = table.pivot(
             on="system", index=["dataset", "seed", "algorithm"], values=["error", "seconds"]
-        ).drop_nans()
+        )
+        # Runs either system lacks (skipped cubic, ours-only ablations) are left out.
+        wide = wide.drop_nulls().drop_nans()
         for algorithm in wide["algorithm"].unique().sort().to_list():
             w = wide.filter(pl.col("algorithm") == algorithm)
             if w.height == 0:
@@ -537,6 +539,8 @@ def plot(table: pl.DataFrame, out_dir: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    # The ablations would crowd the plots: they are in the table.
+    table = table.filter(pl.col("algorithm").is_in(ALGORITHMS))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for (system, algorithm), part in table.group_by(["system", "algorithm"], maintain_order=True):
         label = f"{system}:{algorithm}"
