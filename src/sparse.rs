@@ -187,6 +187,19 @@ pub fn is_canonical<I: SparseIndex, V: SparseValue>(
     values: &[V],
     n_features: Option<u64>,
 ) -> bool {
+    visit_if_canonical(indices, values, n_features, |_, _| {})
+}
+
+/// [`is_canonical`] that also hands each entry, converted, to `visit` while checking, so a
+/// kernel can check and copy a row in one pass. Stops at the first offending entry (returning
+/// false) after visiting the entries before it.
+#[inline]
+pub fn visit_if_canonical<I: SparseIndex, V: SparseValue>(
+    indices: &[I],
+    values: &[V],
+    n_features: Option<u64>,
+    mut visit: impl FnMut(u64, f64),
+) -> bool {
     let limit = n_features.unwrap_or(u64::MAX);
     let mut next_allowed = 0u64;
     for (&raw_index, &raw_value) in indices.iter().zip(values) {
@@ -196,6 +209,7 @@ pub fn is_canonical<I: SparseIndex, V: SparseValue>(
                 if index >= next_allowed && index < limit && value.is_finite() && value != 0.0 =>
             {
                 next_allowed = index + 1;
+                visit(index, value);
             }
             _ => return false,
         }

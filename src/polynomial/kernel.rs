@@ -12,7 +12,8 @@ use crate::error::{PolyError, PolyResult};
 use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
 use crate::memory::output_buffer;
 use crate::sparse::{
-    canonicalize_row, is_canonical, SparseIndex, SparseMatrix, SparseRows, SparseValue,
+    canonicalize_row, is_canonical, visit_if_canonical, SparseIndex, SparseMatrix, SparseRows,
+    SparseValue,
 };
 
 /// One row in canonical form, split into index and value arrays (reused between rows).
@@ -44,6 +45,24 @@ impl CanonicalRow {
         self.indices.extend(self.pairs.iter().map(|p| p.0));
         self.values.extend(self.pairs.iter().map(|p| p.1));
         Ok(())
+    }
+
+    /// Loads row `row` if it is canonical, checking while converting (one pass instead of a
+    /// check and a copy). Returns false, the row partly loaded, if it is not.
+    fn load_if_canonical<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        rows: &SparseRows<'_, I, V>,
+        row: usize,
+        n_features: u64,
+    ) -> bool {
+        let (indices, values) = rows.row(row);
+        self.indices.clear();
+        self.values.clear();
+        let (out_indices, out_values) = (&mut self.indices, &mut self.values);
+        visit_if_canonical(indices, values, Some(n_features), |index, value| {
+            out_indices.push(index);
+            out_values.push(value);
+        })
     }
 }
 
@@ -304,13 +323,12 @@ impl ExpansionPlan {
             let mut cursor = 0;
             for r in range {
                 if !self.verified {
-                    let (indices, values) = rows.row(r);
-                    if !is_canonical(indices, values, Some(self.n_features)) {
+                    if !row.load_if_canonical(rows, r, self.n_features) {
                         return Err(FillStop::NotCanonical(r));
                     }
+                } else {
+                    row.load(rows, r, Some(self.n_features), self.all_canonical)?;
                 }
-                let trusted = self.all_canonical || !self.verified;
-                row.load(rows, r, Some(self.n_features), trusted)?;
                 let end = (self.offsets[r + 1] - self.offsets[r]) as usize + cursor;
                 if end > out_indices.len()
                     || lengths.get(row.indices.len())? as usize + cursor != end
@@ -600,16 +618,19 @@ impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
     #[inline(always)]
     fn close(&mut self, from: usize, carried: u64, value: f64, shift: u64) {
         let base = self.start.wrapping_add(carried).wrapping_sub(shift);
-        let m = self.n - from;
-        let out = self.out_indices[self.cursor..self.cursor + m].iter_mut();
-        let out_values = self.out_values[self.cursor..self.cursor + m].iter_mut();
-        for (((column, product), &index), &x) in
-            out.zip(out_values).zip(&self.row.indices[from..]).zip(&self.row.values[from..])
-        {
-            column.write(O::from_column(base.wrapping_add(index)));
-            product.write(value * x);
+        // Plain local slices of one length: the loop keeps its pointers in registers and has
+        // no bounds checks.
+        let indices = &self.row.indices[from..];
+        let values = &self.row.values[from..indices.len() + from];
+        let m = indices.len();
+        let cursor = self.cursor;
+        let out_indices = &mut self.out_indices[cursor..cursor + m];
+        let out_values = &mut self.out_values[cursor..cursor + m];
+        for j in 0..m {
+            out_indices[j].write(O::from_column(base.wrapping_add(indices[j])));
+            out_values[j].write(value * values[j]);
         }
-        self.cursor += m;
+        self.cursor = cursor + m;
     }
 }
 
