@@ -553,8 +553,9 @@ def plot(table: pl.DataFrame, out_dir: Path) -> None:
     axes[0].set_xlim(-1.5, 2.0)
     axes[1].set_xlabel("relative time (vs lin)")
     axes[1].set_xscale("log")
+    runs = "data sets" if table["seed"].n_unique() == 1 else "runs (data set x split)"
     for ax in axes:
-        ax.set_ylabel("number of data sets")
+        ax.set_ylabel(f"number of {runs}")
         ax.grid(alpha=0.3)
     axes[1].legend(fontsize=7)
     fig.tight_layout()
