@@ -187,34 +187,31 @@ pub fn is_canonical<I: SparseIndex, V: SparseValue>(
     values: &[V],
     n_features: Option<u64>,
 ) -> bool {
-    visit_if_canonical(indices, values, n_features, |_, _| {})
-}
-
-/// [`is_canonical`] that also hands each entry, converted, to `visit` while checking, so a
-/// kernel can check and copy a row in one pass. Stops at the first offending entry (returning
-/// false) after visiting the entries before it.
-#[inline]
-pub fn visit_if_canonical<I: SparseIndex, V: SparseValue>(
-    indices: &[I],
-    values: &[V],
-    n_features: Option<u64>,
-    mut visit: impl FnMut(u64, f64),
-) -> bool {
     let limit = n_features.unwrap_or(u64::MAX);
     let mut next_allowed = 0u64;
-    for (&raw_index, &raw_value) in indices.iter().zip(values) {
-        let value = raw_value.to_f64();
-        match raw_index.to_u64() {
-            Some(index)
-                if index >= next_allowed && index < limit && value.is_finite() && value != 0.0 =>
-            {
-                next_allowed = index + 1;
-                visit(index, value);
-            }
-            _ => return false,
-        }
+    indices
+        .iter()
+        .zip(values)
+        .all(|(&index, &value)| canonical_entry(index, value, &mut next_allowed, limit).is_some())
+}
+
+/// One entry of a canonical row, converted: its index is at least `next_allowed` (advanced past
+/// it) and below `limit`, its value finite and nonzero. None if the row is not canonical here.
+#[inline(always)]
+pub fn canonical_entry<I: SparseIndex, V: SparseValue>(
+    raw_index: I,
+    raw_value: V,
+    next_allowed: &mut u64,
+    limit: u64,
+) -> Option<(u64, f64)> {
+    let value = raw_value.to_f64();
+    let index = raw_index.to_u64()?;
+    if index >= *next_allowed && index < limit && value.is_finite() && value != 0.0 {
+        *next_allowed = index + 1;
+        Some((index, value))
+    } else {
+        None
     }
-    true
 }
 
 /// Adds up the values of equal consecutive indices in a sorted row, in place.

@@ -12,7 +12,7 @@ use crate::error::{PolyError, PolyResult};
 use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
 use crate::memory::output_buffer;
 use crate::sparse::{
-    canonicalize_row, is_canonical, visit_if_canonical, SparseIndex, SparseMatrix, SparseRows,
+    canonical_entry, canonicalize_row, is_canonical, SparseIndex, SparseMatrix, SparseRows,
     SparseValue,
 };
 
@@ -56,13 +56,18 @@ impl CanonicalRow {
         n_features: u64,
     ) -> bool {
         let (indices, values) = rows.row(row);
-        self.indices.clear();
-        self.values.clear();
-        let (out_indices, out_values) = (&mut self.indices, &mut self.values);
-        visit_if_canonical(indices, values, Some(n_features), |index, value| {
-            out_indices.push(index);
-            out_values.push(value);
-        })
+        // Sized first and written in place: no capacity check per entry.
+        self.indices.resize(indices.len(), 0);
+        self.values.resize(indices.len(), 0.0);
+        let mut next_allowed = 0u64;
+        let outputs = self.indices.iter_mut().zip(self.values.iter_mut());
+        for ((out_index, out_value), (&index, &value)) in outputs.zip(indices.iter().zip(values)) {
+            match canonical_entry(index, value, &mut next_allowed, n_features) {
+                Some(entry) => (*out_index, *out_value) = entry,
+                None => return false,
+            }
+        }
+        true
     }
 }
 
