@@ -77,9 +77,9 @@ def main() -> None:
             started = time.perf_counter()
             model.partial_fit(x, y, classes=classes)
             train_seconds[name] += time.perf_counter() - started
-            arrays = pp.dos._arrays(pp.dos._csr(test_x))
-            last = error(model.core_.predict(*arrays, False), test_y)
-            averaged = error(model.core_.predict(*arrays, True), test_y)
+            examples = pp.dos._examples(pp.dos._matrix(test_x))
+            last = error(model.core_.predict(examples, False), test_y)
+            averaged = error(model.core_.predict(examples, True), test_y)
             test_errors[name].append((last, averaged))
         seen.append(start + len(y))
         print(

@@ -87,6 +87,43 @@ def test_multiclass_learns_and_inputs_agree(estimator: pp.DoSClassifier, multicl
     assert model.decision_function(X[:4]).shape == (4, n_scores)
 
 
+@pytest.mark.parametrize("estimator", [pp.DoSClassifier(2), pp.PassiveAggressiveClassifier()])
+def test_dense_and_sparse_inputs_train_the_same_model(estimator: pp.DoSClassifier) -> None:
+    # Dense inputs are read in place (zeros skipped), CSR through its arrays: the same examples.
+    X, y = three_blobs(300, seed=11)
+    X[X < 0.5] = 0.0  # explicit zeros, as in images
+    X = (np.round(X * 4) / 4).astype(np.float32)  # exact in float32 and float64
+    snapshot = X.copy()
+    params = {"averaging": 40, "batch_size": 64}
+    reference = clone(estimator).set_params(**params).fit(sp.csr_array(X.astype(np.float64)), y)
+    expected = reference.decision_function(X.astype(np.float64))
+    for variant in (
+        X,  # float32, read as it is
+        X.astype(np.float64),
+        np.asfortranarray(X),  # made C-contiguous first
+        pl.DataFrame(X.astype(np.float64), schema=["a", "b", "c"]),
+        sp.csr_array(X),
+    ):
+        model = clone(estimator).set_params(**params).fit(variant, y)
+        np.testing.assert_array_equal(model.decision_function(X), expected)
+        np.testing.assert_array_equal(model.decision_function(sp.csr_array(X)), expected)
+    np.testing.assert_array_equal(X, snapshot)  # the input is not modified
+    counts = (X * 4).astype(np.int64)  # integer dtypes are read as float64
+    model = clone(estimator).set_params(**params).fit(counts, y)
+    np.testing.assert_array_equal(
+        model.decision_function(X),
+        clone(estimator).set_params(**params).fit(counts * 1.0, y).decision_function(X),
+    )
+
+
+@pytest.mark.parametrize("as_csr", [False, True])
+def test_bad_value_is_named_by_its_row_in_the_whole_input(as_csr: bool) -> None:
+    X, y = three_blobs(40, seed=2)
+    X[29, 1] = np.inf  # in the 8th batch of 4
+    with pytest.raises(ValueError, match="row 29"):
+        pp.DoSClassifier(batch_size=4).fit(sp.csr_array(X) if as_csr else X, y)
+
+
 def test_partial_fit_in_chunks_equals_fit() -> None:
     X, y = three_blobs(300, seed=3)
     whole = pp.DoSClassifier(3, averaging=50, batch_size=64).fit(X, y)

@@ -75,6 +75,14 @@ class Learner:
     def apple_parents(self) -> list[tuple[list[int], int, float]]: ...
     def apple_state(self) -> tuple[int, int, float, int] | None: ...
 
+# A batch for PaCore: the int64 indptr, int64 indices and float64 data of a CSR matrix, or a
+# C-contiguous dense float32/float64 matrix.
+PaExamples = (
+    tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
+    | npt.NDArray[np.float32]
+    | npt.NDArray[np.float64]
+)
+
 class PaCore:
     def __init__(
         self,
@@ -93,25 +101,11 @@ class PaCore:
     def n_classes(self) -> int: ...
     def stats(self) -> tuple[int, int, int, int, int]: ...
     def learn(
-        self,
-        indptr: npt.NDArray[np.int64],
-        indices: npt.NDArray[np.int64],
-        data: npt.NDArray[np.float64],
-        classes: npt.NDArray[np.uint32],
+        self, examples: PaExamples, classes: npt.NDArray[np.uint32], first_row: int
     ) -> tuple[int, int, int, int, int]: ...
-    def predict(
-        self,
-        indptr: npt.NDArray[np.int64],
-        indices: npt.NDArray[np.int64],
-        data: npt.NDArray[np.float64],
-        use_average: bool,
-    ) -> npt.NDArray[np.uint32]: ...
+    def predict(self, examples: PaExamples, use_average: bool) -> npt.NDArray[np.uint32]: ...
     def decision_scores(
-        self,
-        indptr: npt.NDArray[np.int64],
-        indices: npt.NDArray[np.int64],
-        data: npt.NDArray[np.float64],
-        use_average: bool,
+        self, examples: PaExamples, use_average: bool
     ) -> npt.NDArray[np.float64]: ...
     def export(
         self,

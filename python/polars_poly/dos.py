@@ -20,7 +20,7 @@ import json
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import numpy as np
 import numpy.typing as npt
@@ -37,8 +37,14 @@ FORMAT = "polars-poly-pa"
 FORMAT_VERSION = 1
 
 
-def _csr(X: Any, n_features: int | None = None) -> sp.csr_array:
-    """Any supported input as a CSR array (sparse columns of a frame are used as they are)."""
+# What the engine reads: a scipy CSR matrix, or a C-contiguous float32/float64 dense matrix
+# (read in place, zeros skipped: images need no CSR round trip).
+_Matrix: TypeAlias = sp.csr_array | npt.NDArray[np.float32] | npt.NDArray[np.float64]
+
+
+def _matrix(X: Any, n_features: int | None = None) -> _Matrix:
+    """Any supported input as a CSR array or a C-contiguous float dense array (sparse columns
+    of a frame are used as they are)."""
     if isinstance(X, pl.LazyFrame):
         X = X.collect()
     if isinstance(X, pl.DataFrame):
@@ -62,13 +68,18 @@ def _csr(X: Any, n_features: int | None = None) -> sp.csr_array:
         raise ValueError(f"expected a 2-D input, got {dense.ndim} dimension(s)")
     if dense.dtype.kind not in "biuf":
         raise TypeError(f"expected numeric features, got dtype {dense.dtype}")
-    return sp.csr_array(dense.astype(np.float64, copy=False))
+    if dense.dtype not in (np.float32, np.float64):
+        dense = dense.astype(np.float64)
+    return np.ascontiguousarray(dense)
 
 
-_CsrArrays = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
+_CsrArrays: TypeAlias = tuple[npt.NDArray[np.int64], npt.NDArray[np.int64], npt.NDArray[np.float64]]
 
 
-def _arrays(X: sp.csr_array) -> _CsrArrays:
+def _examples(X: _Matrix) -> _CsrArrays | npt.NDArray[np.float32] | npt.NDArray[np.float64]:
+    """The argument the engine's learn/predict take for a matrix from :func:`_matrix`."""
+    if isinstance(X, np.ndarray):
+        return X
     return (
         X.indptr.astype(np.int64, copy=False),
         X.indices.astype(np.int64, copy=False),
@@ -152,16 +163,16 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             for start in starts:
                 yield start, min(n_rows, start + self.batch_size)
 
-    def _learn(self, X: sp.csr_array, y: Any) -> None:
+    def _learn(self, X: _Matrix, y: Any) -> None:
         ids = self._class_ids(y)
         if ids.shape[0] != X.shape[0]:
             raise ValueError(f"X has {X.shape[0]} rows but y has {ids.shape[0]} labels")
         for start, stop in self._batches(X.shape[0]):
-            self.core_.learn(*_arrays(X[start:stop]), ids[start:stop])
+            self.core_.learn(_examples(X[start:stop]), ids[start:stop], start)
 
     def fit(self, X: Any, y: Any) -> _BasePA:
         """Trains from scratch on (X, y), one pass in row order."""
-        matrix = _csr(X)
+        matrix = _matrix(X)
         classes = np.unique(np.asarray(y))
         if len(classes) < 2:
             raise ValueError(f"need at least 2 classes to fit, got {list(classes)!r}")
@@ -179,7 +190,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             all_classes = np.unique(np.asarray(classes))
             if len(all_classes) < 2:
                 raise ValueError(f"need at least 2 classes, got {list(all_classes)!r}")
-            matrix = _csr(X)
+            matrix = _matrix(X)
             self.classes_ = all_classes
             self.n_features_in_ = int(matrix.shape[1])
             self.core_ = self._new_core(len(all_classes), self.n_features_in_)
@@ -188,10 +199,10 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self._learn(matrix, y)
         return self
 
-    def _checked(self, X: Any) -> sp.csr_array:
+    def _checked(self, X: Any) -> _Matrix:
         if not hasattr(self, "core_"):
             raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        matrix = _csr(X, self.n_features_in_)
+        matrix = _matrix(X, self.n_features_in_)
         if matrix.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {matrix.shape[1]} features, the model was fitted with {self.n_features_in_}"
@@ -204,7 +215,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def predict(self, X: Any) -> npt.NDArray[Any]:
         """Predicted labels (from the aligned averages when averaging is on)."""
         matrix = self._checked(X)
-        ids = self.core_.predict(*_arrays(matrix), self._use_average())
+        ids = self.core_.predict(_examples(matrix), self._use_average())
         return np.asarray(self.classes_[ids])
 
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
@@ -212,7 +223,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         one-vs-rest scores ``(n, C)``, or one-vs-one pairwise scores ``(n, C(C-1)/2)`` in pair
         order (0,1), (0,2), ..., positive towards the first class of the pair."""
         matrix = self._checked(X)
-        scores = self.core_.decision_scores(*_arrays(matrix), self._use_average())
+        scores = self.core_.decision_scores(_examples(matrix), self._use_average())
         scores = scores.reshape(matrix.shape[0], -1)
         if len(self.classes_) == 2 and scores.shape[1] == 1:
             return np.asarray(-scores[:, 0])

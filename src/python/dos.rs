@@ -1,9 +1,9 @@
 //! Bindings of the difference-of-squares classifier and the linear PA baseline: a thin PyO3
 //! class over the engine's [`Multiclass`] (training, scoring, and the parts the Python layer
-//! saves). Inputs arrive as the three CSR arrays of a scipy matrix; the GIL is released while
-//! the engine works.
+//! saves). Inputs arrive as the three CSR arrays of a scipy matrix or as a dense matrix; the GIL
+//! is released while the engine works.
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -59,16 +59,48 @@ fn parse_strategy(strategy: &str) -> PyResult<Strategy> {
     }
 }
 
-/// A CSR batch (int64 indptr and indices, float64 data) as engine examples.
+/// A batch of examples as the Python layer passes it: the three arrays of a scipy CSR matrix
+/// (int64 indptr and indices, float64 data), or a C-contiguous dense float32/float64 matrix, read
+/// in place (no CSR round trip for dense inputs such as images).
+#[derive(FromPyObject)]
+enum Examples<'py> {
+    Csr(PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, i64>, PyReadonlyArray1<'py, f64>),
+    DenseF32(PyReadonlyArray2<'py, f32>),
+    DenseF64(PyReadonlyArray2<'py, f64>),
+}
+
+/// Engine examples from a batch whose first row is row `first_row` of the caller's input
+/// (error messages name rows in the caller's numbering).
 fn batch_of(
-    indptr: &PyReadonlyArray1<'_, i64>,
-    indices: &PyReadonlyArray1<'_, i64>,
-    data: &PyReadonlyArray1<'_, f64>,
+    examples: &Examples<'_>,
     n_features: usize,
+    first_row: usize,
 ) -> PyResult<ExampleBatch> {
-    let (indptr, indices, data) = (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
-    let rows = SparseRows::new(indptr, indices, data).map_err(py_error)?;
-    ExampleBatch::from_sparse(&rows, n_features).map_err(py_error)
+    let batch = match examples {
+        Examples::Csr(indptr, indices, data) => {
+            let (indptr, indices, data) =
+                (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
+            let rows = SparseRows::new(indptr, indices, data).map_err(py_error)?;
+            ExampleBatch::from_sparse(&rows.with_first_row(first_row), n_features)
+        }
+        Examples::DenseF32(x) => dense_batch(x, n_features, first_row)?,
+        Examples::DenseF64(x) => dense_batch(x, n_features, first_row)?,
+    };
+    batch.map_err(py_error)
+}
+
+fn dense_batch<T: numpy::Element + crate::sparse::SparseValue>(
+    x: &PyReadonlyArray2<'_, T>,
+    n_features: usize,
+    first_row: usize,
+) -> PyResult<PolyResult<ExampleBatch>> {
+    let columns = x.shape()[1];
+    if columns != n_features {
+        return Err(PyValueError::new_err(format!(
+            "X has {columns} features, the model has {n_features}"
+        )));
+    }
+    Ok(ExampleBatch::from_dense_at(x.as_slice()?, n_features, first_row))
 }
 
 fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
@@ -174,16 +206,16 @@ impl PyPaCore {
         stats_tuple(with_core!(&self.core, |m| m.stats()))
     }
 
-    /// Learns a batch in stream order; returns the batch's stats.
+    /// Learns a batch in stream order; returns the batch's stats. `first_row` numbers the
+    /// batch's rows in error messages.
     fn learn(
         &mut self,
         py: Python<'_>,
-        indptr: PyReadonlyArray1<'_, i64>,
-        indices: PyReadonlyArray1<'_, i64>,
-        data: PyReadonlyArray1<'_, f64>,
+        examples: Examples<'_>,
         classes: PyReadonlyArray1<'_, u32>,
+        first_row: usize,
     ) -> PyResult<(u64, u64, u64, u64, u64)> {
-        let batch = batch_of(&indptr, &indices, &data, self.n_features())?;
+        let batch = batch_of(&examples, self.n_features(), first_row)?;
         let classes = classes.as_slice()?;
         let core = &mut self.core;
         let stats = py.detach(|| with_core!(core, |m| m.learn_batch(&batch, classes)));
@@ -194,12 +226,10 @@ impl PyPaCore {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        indptr: PyReadonlyArray1<'py, i64>,
-        indices: PyReadonlyArray1<'py, i64>,
-        data: PyReadonlyArray1<'py, f64>,
+        examples: Examples<'py>,
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let batch = batch_of(&indptr, &indices, &data, self.n_features())?;
+        let batch = batch_of(&examples, self.n_features(), 0)?;
         let core = &self.core;
         let ids = py.detach(|| with_core!(core, |m| m.predict(&batch, use_average)));
         Ok(PyArray1::from_vec(py, ids.map_err(py_error)?))
@@ -209,12 +239,10 @@ impl PyPaCore {
     fn decision_scores<'py>(
         &self,
         py: Python<'py>,
-        indptr: PyReadonlyArray1<'py, i64>,
-        indices: PyReadonlyArray1<'py, i64>,
-        data: PyReadonlyArray1<'py, f64>,
+        examples: Examples<'py>,
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let batch = batch_of(&indptr, &indices, &data, self.n_features())?;
+        let batch = batch_of(&examples, self.n_features(), 0)?;
         let core = &self.core;
         let scores = py.detach(|| with_core!(core, |m| m.decision_scores(&batch, use_average)));
         Ok(PyArray1::from_vec(py, scores.map_err(py_error)?))
