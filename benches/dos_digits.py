@@ -45,6 +45,8 @@ def main() -> None:
     parser.add_argument("--ranks", type=int, nargs="*", default=[1, 2, 4, 8, 16])
     parser.add_argument("--sklearn-examples", type=int, default=200_000)
     parser.add_argument("--out", type=Path, default=REPO / "docs")
+    parser.add_argument("--alpha", type=float, default=24.0, help="elastic distortion strength")
+    parser.add_argument("--sigma", type=float, default=4.0, help="elastic distortion smoothness")
     args = parser.parse_args()
     total = 100_000 if args.quick else args.examples
 
@@ -52,7 +54,9 @@ def main() -> None:
         DATA / "mnist_t10k" / "t10k-images-idx3-ubyte.gz",
         DATA / "mnist_t10k" / "t10k-labels-idx1-ubyte.gz",
     )
-    stream = pp.datasets.DigitStream(images[:8000], labels[:8000], seed=1)
+    stream = pp.datasets.DigitStream(
+        images[:8000], labels[:8000], seed=1, alpha=args.alpha, sigma=args.sigma
+    )
     test_x = images[8000:].reshape(2000, -1).astype(np.float32) / 255.0
     test_y = labels[8000:]
 
@@ -99,7 +103,8 @@ def main() -> None:
             f"{100 * cumulative:16.2f}% | {speed:,.0f}"
         )
 
-    sklearn_table(stream, test_x, test_y, min(args.sklearn_examples, total), args.chunk)
+    if args.sklearn_examples > 0:
+        sklearn_table(stream, test_x, test_y, min(args.sklearn_examples, total), args.chunk)
     plot(args.out, seen, probe_errors, test_errors)
 
 
@@ -156,6 +161,8 @@ def plot(
     for name, errors in probe_errors.items():
         steps = np.array(seen[1 : len(errors) + 1])
         values = 100 * np.array(errors)
+        if len(values) == 0:  # a single chunk: nothing was probed before learning it
+            continue
         cumulative.plot(steps, np.cumsum(values) / np.arange(1, len(values) + 1), label=name)
         window = min(10, len(values))
         moving.plot(steps[window - 1 :], np.convolve(values, np.ones(window) / window, "valid"))
