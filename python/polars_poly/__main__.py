@@ -67,21 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     import polars as pl
 
     with pl.Config(tbl_rows=-1, tbl_cols=-1, float_precision=4):
-        print(
-            table.select(
-                "dataset",
-                "seed",
-                "system",
-                "algorithm",
-                "error",
-                "seconds",
-                "rate",
-                "alpha",
-                "rel_err",
-                "rel_time",
-                (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
-            )
-        )
+        print(cmp.printable(table))
     print(cmp.format_summary(table))
     print(f"written: {args.out}/compare.csv, rel_err_time_cdf.png, tradeoff.png")
 

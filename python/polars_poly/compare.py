@@ -452,6 +452,23 @@ def _rows(
     return rows
 
 
+def printable(table: pl.DataFrame, *, with_split: bool = True) -> pl.DataFrame:
+    """The columns of the table worth printing (generated features per second in millions)."""
+    split = ["dataset", "seed"] if with_split else []
+    return table.select(
+        *split,
+        "system",
+        "algorithm",
+        "error",
+        "seconds",
+        "rate",
+        "alpha",
+        "rel_err",
+        "rel_time",
+        (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
+    )
+
+
 def summary(table: pl.DataFrame) -> dict[str, Any]:
     """The aggregate numbers of the README (see :func:`format_summary`): per system and apple
     variant, on how many (data set, seed) runs rel_err < 0.5 and < 0 and the median rel_time;

@@ -19,7 +19,7 @@ def bundled_dataset(name: str = "german.numer_scale.gz") -> Path:
 
 
 def run_demo(out_dir: str | Path = "compare-out") -> None:
-    from polars_poly.compare import compare, format_summary, vw_available
+    from polars_poly.compare import compare, format_summary, printable, vw_available
 
     vw = vw_available()
     print("apple vs lin / quad / cubic on the bundled german.numer set (80/20 split, squared")
@@ -28,20 +28,8 @@ def run_demo(out_dir: str | Path = "compare-out") -> None:
         + (", ours and Vowpal Wabbit's:" if vw else ":")
     )
     table = compare(["german.numer"], None, vw=vw, out_dir=out_dir, log=lambda _: None)
-    with pl.Config(tbl_rows=20, tbl_hide_dataframe_shape=True, float_precision=4):
-        print(
-            table.select(
-                "system",
-                "algorithm",
-                "error",
-                "seconds",
-                "rate",
-                "alpha",
-                "rel_err",
-                "rel_time",
-                (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
-            )
-        )
+    with pl.Config(tbl_rows=20, tbl_cols=-1, tbl_hide_dataframe_shape=True, float_precision=4):
+        print(printable(table, with_split=False))
     print(format_summary(table))
     print(
         f"table and plots written to {out_dir}/ (compare.csv, rel_err_time_cdf.png, tradeoff.png)"
