@@ -202,3 +202,16 @@ def test_zero_hidden_vector_is_defined() -> None:
     X = np.array([[0.0, 0.0]])  # z = [0, 0, 1]: only the bias
     model.partial_fit(X, [1], classes=[0, 1])
     assert model.decision_function(X)[0] == pytest.approx(1.0, rel=1e-4)
+
+
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_no_rows_give_empty_outputs(multiclass: str) -> None:
+    X, y = three_blobs(90, seed=4)
+    model = pp.DoSClassifier(2, multiclass=multiclass).fit(X, y)
+    assert model.predict(np.empty((0, 3))).shape == (0,)
+    assert model.decision_function(np.empty((0, 3))).shape == (0, 3)
+    assert model.decision_function(sp.csr_array((0, 3))).shape == (0, 3)
+    empty = pl.DataFrame({"features": pp.from_numpy(X[:0])})
+    assert empty.lazy().select(model.predict_expr("features")).collect().height == 0
+    binary = pp.PassiveAggressiveClassifier(multiclass=multiclass).fit(X, y == "a")
+    assert binary.decision_function(np.empty((0, 3))).shape == (0,)

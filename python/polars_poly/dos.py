@@ -224,7 +224,9 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         order (0,1), (0,2), ..., positive towards the first class of the pair."""
         matrix = self._checked(X)
         scores = self.core_.decision_scores(_examples(matrix), self._use_average())
-        scores = scores.reshape(matrix.shape[0], -1)
+        n = len(self.classes_)
+        n_models = n * (n - 1) // 2 if self.multiclass == "ovo" else n
+        scores = scores.reshape(matrix.shape[0], n_models)
         if len(self.classes_) == 2 and scores.shape[1] == 1:
             return np.asarray(-scores[:, 0])
         if len(self.classes_) == 2:  # one-vs-rest with two classes: model 1 is class 1
