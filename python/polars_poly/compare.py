@@ -78,6 +78,20 @@ class Outcome:
     features: float = math.nan
 
 
+# The measured columns of a row (NaN for a run that was skipped).
+MEASURES = (
+    "error",
+    "seconds",
+    "rate",
+    "alpha",
+    "rel_err",
+    "rel_time",
+    "error_spread",
+    "error_default",
+    "features_per_s",
+)
+
+
 def split(
     X: sp.csr_array, y: npt.NDArray[np.float64], seed: int
 ) -> tuple[sp.csr_array, npt.NDArray[np.float64], sp.csr_array, npt.NDArray[np.float64]]:
@@ -421,18 +435,7 @@ def _rows(
             "n_train": n_train,
         }
         if outcome is None:
-            for column in (
-                "error",
-                "seconds",
-                "rate",
-                "alpha",
-                "rel_err",
-                "rel_time",
-                "error_spread",
-                "error_default",
-                "features_per_s",
-            ):
-                row[column] = math.nan
+            row.update(dict.fromkeys(MEASURES, math.nan))
         else:
             spread = outcome.errors_by_rate.values()
             row.update(

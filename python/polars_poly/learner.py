@@ -19,7 +19,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 import numpy as np
 import numpy.typing as npt
@@ -46,15 +46,9 @@ Identity = Literal["canonical", "path"]
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _EXPANSIONS = (*_DEGREE, "apple")
-_HEURISTICS = (
-    "magnitude",
-    "max_magnitude",
-    "ssm",
-    "magnitude+fallback",
-    "max_magnitude+fallback",
-    "ssm+fallback",
-)
-_SCHEDULES = ("auto", "epochs", "doubling")
+_HEURISTICS = get_args(AppleHeuristic)
+_SCHEDULES = get_args(Schedule)
+_IDENTITIES = get_args(Identity)
 _DEFAULT_NAMESPACE = "features"
 
 
@@ -214,7 +208,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                 raise ValueError(
                     "interactions (namespace crosses) cannot be combined with expansion='apple'"
                 )
-            if self.identity not in ("canonical", "path"):
+            if self.identity not in _IDENTITIES:
                 raise ValueError(f"identity must be 'canonical' or 'path', got {self.identity!r}")
         if not isinstance(self.bits, int | np.integer) or not 1 <= int(self.bits) <= 32:
             raise ValueError(f"bits must be an integer in 1..=32, got {self.bits!r}")

@@ -434,26 +434,13 @@ mod tests {
         score: impl Fn(u64) -> f64,
         rms: bool,
     ) -> Vec<Vec<u64>> {
+        // Rows containing each monomial (the walk emits each once per row).
         let mut all: HashMap<u64, (Vec<u64>, usize)> = HashMap::new();
-        let mut scratch = WalkScratch::default();
         for hashes in rows {
-            let values = vec![1.0f32; hashes.len()];
-            for &h in hashes {
-                all.entry(key_of(&[h])).or_insert((vec![h], 0)).1 += 1;
+            for factors in crate::apple::walk::tests::walk(parents, hashes, max_degree).into_keys()
+            {
+                all.entry(key_of(&factors)).or_insert((factors, 0)).1 += 1;
             }
-            walk_children(
-                parents,
-                max_degree,
-                Identity::Canonical,
-                hashes,
-                &values,
-                &mut scratch,
-                &mut |node: &Node, i: usize, key: u64, _: u64, _: f32| {
-                    let mut f = [0u64; MAX_DEGREE];
-                    let d = node.child_factors(parents, hashes[i], &mut f);
-                    all.entry(key).or_insert((f[..d].to_vec(), 0)).1 += 1;
-                },
-            );
         }
         let mut ranked: Vec<(f64, Vec<u64>)> = all
             .into_iter()

@@ -302,7 +302,7 @@ fn walk_paths<S: ChildSink>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::apple::monomial::{key_of, slot_hash, Monomial};
     use proptest::prelude::*;
@@ -332,7 +332,13 @@ mod tests {
         }
     }
 
-    fn walk(parents: &ParentSet, hashes: &[u64], max_degree: usize) -> BTreeMap<Vec<u64>, usize> {
+    /// The walk over one example (base features `hashes`), checked entry by entry against the
+    /// monomial's key, slot and value: each monomial's factors with the times it was emitted.
+    pub(crate) fn walk(
+        parents: &ParentSet,
+        hashes: &[u64],
+        max_degree: usize,
+    ) -> BTreeMap<Vec<u64>, usize> {
         let values: Vec<f32> = hashes.iter().map(|&h| (h % 7 + 1) as f32).collect();
         let mut seen = BTreeMap::new();
         for &h in hashes {

@@ -33,14 +33,19 @@ impl CanonicalRow {
         trusted_canonical: bool,
     ) -> PolyResult<()> {
         let (indices, values) = rows.row(row);
-        self.indices.clear();
-        self.values.clear();
-        if trusted_canonical || is_canonical(indices, values, n_features) {
-            // to_u64 cannot fail here: is_canonical rejected negative indices.
+        if trusted_canonical {
+            self.indices.clear();
+            self.values.clear();
+            // to_u64 cannot fail here: the rows were checked canonical when planned.
             self.indices.extend(indices.iter().map(|i| i.to_u64().unwrap_or(0)));
             self.values.extend(values.iter().map(|v| v.to_f64()));
             return Ok(());
         }
+        if self.load_if_canonical(rows, row, n_features.unwrap_or(u64::MAX)) {
+            return Ok(());
+        }
+        self.indices.clear();
+        self.values.clear();
         canonicalize_row(indices, values, n_features, rows.row_number(row), &mut self.pairs)?;
         self.indices.extend(self.pairs.iter().map(|p| p.0));
         self.values.extend(self.pairs.iter().map(|p| p.1));

@@ -76,31 +76,30 @@ fn batch_of(
     n_features: usize,
     first_row: usize,
 ) -> PyResult<ExampleBatch> {
-    let batch = match examples {
+    match examples {
         Examples::Csr(indptr, indices, data) => {
             let (indptr, indices, data) =
                 (indptr.as_slice()?, indices.as_slice()?, data.as_slice()?);
             let rows = SparseRows::new(indptr, indices, data).map_err(py_error)?;
-            ExampleBatch::from_sparse(&rows.with_first_row(first_row), n_features)
+            ExampleBatch::from_sparse(&rows.with_first_row(first_row), n_features).map_err(py_error)
         }
-        Examples::DenseF32(x) => dense_batch(x, n_features, first_row)?,
-        Examples::DenseF64(x) => dense_batch(x, n_features, first_row)?,
-    };
-    batch.map_err(py_error)
+        Examples::DenseF32(x) => dense_batch(x, n_features, first_row),
+        Examples::DenseF64(x) => dense_batch(x, n_features, first_row),
+    }
 }
 
 fn dense_batch<T: numpy::Element + crate::sparse::SparseValue>(
     x: &PyReadonlyArray2<'_, T>,
     n_features: usize,
     first_row: usize,
-) -> PyResult<PolyResult<ExampleBatch>> {
+) -> PyResult<ExampleBatch> {
     let columns = x.shape()[1];
     if columns != n_features {
         return Err(PyValueError::new_err(format!(
             "X has {columns} features, the model has {n_features}"
         )));
     }
-    Ok(ExampleBatch::from_dense_at(x.as_slice()?, n_features, first_row))
+    ExampleBatch::from_dense_at(x.as_slice()?, n_features, first_row).map_err(py_error)
 }
 
 fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
