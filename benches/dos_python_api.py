@@ -1,0 +1,47 @@
+"""Training speed of ``PassiveAggressiveClassifier`` / ``DoSClassifier`` through the Python API
+on streamed digits, from a dense float32 array (read in place) and from a scipy CSR matrix of the
+same digits, side by side in one run (one-vs-one, averaging every 2,000, default batch size).
+
+Run: ``.venv/bin/python benches/dos_python_api.py [--examples N]`` (needs ``../shared/data``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import polars_poly as pp
+import scipy.sparse as sp
+
+DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--examples", type=int, default=100_000)
+    args = parser.parse_args()
+    images, labels = pp.datasets.read_mnist(
+        DATA / "mnist_t10k" / "t10k-images-idx3-ubyte.gz",
+        DATA / "mnist_t10k" / "t10k-labels-idx1-ubyte.gz",
+    )
+    stream = pp.datasets.DigitStream(images[:8000], labels[:8000], seed=1)
+    X, y = stream.batch(0, args.examples)
+    csr = sp.csr_array(X)
+    models: dict[str, Callable[[], pp.DoSClassifier | pp.PassiveAggressiveClassifier]] = {
+        "linear PA": lambda: pp.PassiveAggressiveClassifier(averaging=2000, progress=False)
+    }
+    for d in (1, 2, 4, 8, 16):
+        models[f"DoS d={d}"] = lambda d=d: pp.DoSClassifier(d, averaging=2000, progress=False)
+    for name, make in models.items():
+        speeds = []
+        for inputs in (X, csr):
+            started = time.perf_counter()
+            make().fit(inputs, y)
+            speeds.append(len(y) / (time.perf_counter() - started))
+        print(f"{name:>10}: dense float32 {speeds[0]:,.0f} ex/s, CSR {speeds[1]:,.0f} ex/s")
+
+
+if __name__ == "__main__":
+    main()
