@@ -1,9 +1,14 @@
 //! Criterion bench of the exact expansion kernel: degree 2 and 3, nnz per row in {10, 30, 100},
 //! D in {1_000, 100_000}, one thread. Throughput is in output nonzeros.
+//! `expand/...` is the whole call (it allocates and faults in fresh output pages each time);
+//! `fill/...` writes the same output into buffers reused between iterations, so it times the
+//! enumeration alone.
 //! Run: `cargo bench --bench expand`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use polars_poly::polynomial::{expand, output_width, ExpansionSpec};
+use std::mem::MaybeUninit;
+
+use polars_poly::polynomial::{expand, output_width, ExpansionPlan, ExpansionSpec};
 use polars_poly::sparse::SparseRows;
 
 /// Rows of `nnz` distinct sorted indices below `d`, from a fixed LCG (no RNG dependency).
@@ -27,7 +32,7 @@ fn synthetic_rows(n_rows: usize, nnz: usize, d: u64) -> (Vec<i64>, Vec<u32>, Vec
 }
 
 fn bench_expand(c: &mut Criterion) {
-    let mut group = c.benchmark_group("expand");
+    let mut group = c.benchmark_group("kernel");
     group.sample_size(10);
     for degree in [2u32, 3] {
         for nnz in [10usize, 30, 100] {
@@ -50,9 +55,21 @@ fn bench_expand(c: &mut Criterion) {
                 assert!(output_width(d, &spec).is_ok());
                 group.throughput(Throughput::Elements((per_row * n_rows) as u64));
                 group.bench_with_input(
-                    BenchmarkId::new(format!("degree{degree}/nnz{nnz}"), d),
+                    BenchmarkId::new(format!("expand/degree{degree}/nnz{nnz}"), d),
                     &rows,
                     |b, rows| b.iter(|| expand(rows, d, &spec, false).expect("expansion")),
+                );
+                let plan = ExpansionPlan::new(&rows, d, &spec, false).expect("plan");
+                let mut out_indices = vec![MaybeUninit::<u64>::uninit(); plan.total()];
+                let mut out_values = vec![MaybeUninit::<f64>::uninit(); plan.total()];
+                group.bench_with_input(
+                    BenchmarkId::new(format!("fill/degree{degree}/nnz{nnz}"), d),
+                    &rows,
+                    |b, rows| {
+                        b.iter(|| {
+                            plan.fill(rows, &mut out_indices, &mut out_values, false).expect("fill")
+                        })
+                    },
                 );
             }
         }

@@ -133,8 +133,18 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument(
+        "--points",
+        help="only these grid points, as degree:nnz pairs (e.g. 3:10,2:30); default: all",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    grid = [(degree, nnz) for degree in (2, 3) for nnz in (10, 30, 100)]
+    if args.points:
+        grid = [
+            (int(degree), int(nnz))
+            for degree, nnz in (point.split(":") for point in args.points.split(","))
+        ]
     if args.child:
         child(json.loads(args.child))
         return
@@ -143,28 +153,27 @@ def main() -> None:
     header = f"{'deg':>3} {'nnz':>4} {'out nnz':>10} | "
     print(header + " | ".join(f"{m:>24}" for m in METHODS))
     scaling_point = None
-    for degree in (2, 3):
-        for nnz in (10, 30, 100):
-            n_rows = rows_for(nnz, degree, target)
-            X = make_input(n_rows, nnz, n_features)
-            runs = methods(X, degree)
-            n_out = runs["ours_1thread"]().nnz  # type: ignore[attr-defined]
-            floor = best(lambda n=n_out: write_floor(n), args.repeats)
-            timings = {name: best(run, args.repeats) for name, run in runs.items()}
-            job = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features, "degree": degree}
-            job.update(n_out=n_out, repeats=0)
-            cold = {name: in_child({**job, "method": name}) for name in METHODS}
-            cells = []
-            for name, seconds in timings.items():
-                # Peak growth relative to the method's own output: CSR int32 indices + float64
-                # values (12 bytes per nonzero); the Polars column has UInt64 indices (16 bytes).
-                own_bytes = 16 if name.startswith("polars") else 12
-                growth = cold[name]["peak_kib"] * 1024 / (n_out * own_bytes)
-                speed = f"{n_out / seconds / 1e6:5.0f}M {timings['sklearn'] / seconds:4.1f}x"
-                cells.append(f"{speed} {seconds / floor:4.1f}f {growth:4.2f}m")
-            print(f"{degree:3d} {nnz:4d} {n_out:10d} | " + " | ".join(cells), flush=True)
-            if degree == 2 and nnz == 30:
-                scaling_point = (n_rows, nnz, degree, n_out)
+    for degree, nnz in grid:
+        n_rows = rows_for(nnz, degree, target)
+        X = make_input(n_rows, nnz, n_features)
+        runs = methods(X, degree)
+        n_out = runs["ours_1thread"]().nnz  # type: ignore[attr-defined]
+        floor = best(lambda n=n_out: write_floor(n), args.repeats)
+        timings = {name: best(run, args.repeats) for name, run in runs.items()}
+        job = {"n_rows": n_rows, "nnz": nnz, "n_features": n_features, "degree": degree}
+        job.update(n_out=n_out, repeats=0)
+        cold = {name: in_child({**job, "method": name}) for name in METHODS}
+        cells = []
+        for name, seconds in timings.items():
+            # Peak growth relative to the method's own output: CSR int32 indices + float64
+            # values (12 bytes per nonzero); the Polars column has UInt64 indices (16 bytes).
+            own_bytes = 16 if name.startswith("polars") else 12
+            growth = cold[name]["peak_kib"] * 1024 / (n_out * own_bytes)
+            speed = f"{n_out / seconds / 1e6:5.0f}M {timings['sklearn'] / seconds:4.1f}x"
+            cells.append(f"{speed} {seconds / floor:4.1f}f {growth:4.2f}m")
+        print(f"{degree:3d} {nnz:4d} {n_out:10d} | " + " | ".join(cells), flush=True)
+        if degree == 2 and nnz == 30:
+            scaling_point = (n_rows, nnz, degree, n_out)
     print("cells: output nonzeros/s (best of repeats), speed-up vs sklearn (x), time / floor (f),")
     print("       peak memory growth / the method's own output size (m)")
     print("(best-of timings let every allocator reuse pages of the previous call; numpy returns")

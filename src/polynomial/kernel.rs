@@ -329,7 +329,7 @@ impl ExpansionPlan {
         let lengths = RowLengths::new(&self.spec);
         let fill = |(range, out_indices, out_values): ChunkTask<'_, O>| {
             let mut row = CanonicalRow::default();
-            let mut tables = Vec::new();
+            let mut scratch = RowScratch::default();
             let mut cursor = 0;
             for r in range {
                 if !self.verified {
@@ -348,7 +348,7 @@ impl ExpansionPlan {
                         rows.row_number(r)
                     ))));
                 }
-                cursor = filler.fill_row(&row, &mut tables, out_indices, out_values, cursor);
+                cursor = filler.fill_row(&row, &mut scratch, out_indices, out_values, cursor);
             }
             Ok::<(), FillStop>(())
         };
@@ -485,7 +485,7 @@ impl Filler {
     fn fill_row<O: OutputIndex>(
         &self,
         row: &CanonicalRow,
-        tables: &mut Vec<u64>,
+        scratch: &mut RowScratch,
         out_indices: &mut [MaybeUninit<O>],
         out_values: &mut [MaybeUninit<f64>],
         mut cursor: usize,
@@ -496,14 +496,24 @@ impl Filler {
             cursor += 1;
         }
         let n = row.indices.len();
+        // One pair table serves every block of degree >= 3 (see PairTable).
+        let mut pairs_built = false;
         for block in &self.blocks {
             let (k, terms) = (block.degree, &block.terms);
             let first = block.first;
             macro_rules! enumerate {
                 ($terms:expr) => {{
+                    let terms = $terms;
+                    let with_pairs = k >= 3 && n <= PairTable::MAX_ROW_NNZ;
+                    if with_pairs && !pairs_built {
+                        scratch.pairs.build(row, &terms, k - 1, self.interaction_only);
+                        pairs_built = true;
+                    }
+                    let pairs = with_pairs.then_some(&scratch.pairs);
                     let mut enumeration = Block {
+                        pairs,
                         row,
-                        terms: $terms,
+                        terms,
                         n,
                         k,
                         start: block.start,
@@ -519,6 +529,7 @@ impl Filler {
             cursor = match &block.lookup {
                 Some(lookup) => enumerate!(LookupTerms { tables: lookup }),
                 None => {
+                    let tables = &mut scratch.tables;
                     // tables[(q - 1) * 2n ..]: end_q(i_a) then start_{q+1}(i_a), for outer
                     // positions q < k (start_k is never read: the last position closes by an add).
                     tables.clear();
@@ -577,8 +588,62 @@ impl TermSource for LookupTerms<'_> {
     }
 }
 
+/// Per-task scratch space of the exact fill, reused between rows.
+#[derive(Default)]
+struct RowScratch {
+    /// Per-row term binomials (when there are no whole-D lookup tables).
+    tables: Vec<u64>,
+    pairs: PairTable,
+}
+
+/// The last two positions of every degree-k block (k >= 3) of one row, enumerated once.
+///
+/// The rank splits as prefix(i_1..i_{k-2}) + pair(i_{k-1}, i_k), where the pair part
+/// `i_k - end_{k-1}(i_{k-1}) - i_{k-1} (- 1 for interactions)` does not depend on the prefix,
+/// nor on k: term k-1 of a degree-k block is C(D - i + 1, 2) (C(D - i, 2) for interactions)
+/// whatever k is. So every prefix ending before row position b writes one contiguous run: the
+/// pairs from `first_pair[b]` on, offset by its prefix and scaled by its value. On short rows
+/// this turns many short inner loops (one per (k-1)-prefix, a few outputs each) into few long
+/// ones. (The degree-2 block is itself one such run: writing it directly is cheaper.)
+#[derive(Default)]
+struct PairTable {
+    /// Pair rank part, wrapping, for the pairs in lexicographic order of row positions.
+    columns: Vec<u64>,
+    /// v_{k-1} * v_k of each pair.
+    values: Vec<f64>,
+    /// first_pair[b]: index of the first pair whose position k-1 is row entry b (n + 1 long).
+    first_pair: Vec<usize>,
+}
+
+impl PairTable {
+    /// Longest row built as a table: n(n+1)/2 pairs of 16 bytes stay in the L1/L2 cache, and
+    /// longer rows already have long inner loops.
+    const MAX_ROW_NNZ: usize = 64;
+
+    /// Builds the pairs of positions (q, q + 1) = (k - 1, k) of a row.
+    fn build<T: TermSource>(&mut self, row: &CanonicalRow, terms: &T, q: usize, strict: bool) {
+        let (indices, values) = (&row.indices, &row.values);
+        let n = indices.len();
+        self.columns.clear();
+        self.values.clear();
+        self.first_pair.clear();
+        for b in 0..n {
+            self.first_pair.push(self.columns.len());
+            let (index, value) = (indices[b], values[b]);
+            let shift = terms.end(q, b, index).wrapping_add(index).wrapping_add(u64::from(strict));
+            let from = b + usize::from(strict);
+            let (tail_indices, tail_values) = (&indices[from.min(n)..], &values[from.min(n)..]);
+            self.columns.extend(tail_indices.iter().map(|&c| c.wrapping_sub(shift)));
+            self.values.extend(tail_values.iter().map(|&v| value * v));
+        }
+        self.first_pair.push(self.columns.len());
+    }
+}
+
 /// The enumeration of one degree block of one row.
 struct Block<'a, O, T> {
+    /// The last two positions tabulated (degree >= 3, short rows), or None.
+    pairs: Option<&'a PairTable>,
     row: &'a CanonicalRow,
     terms: T,
     n: usize,
@@ -605,6 +670,10 @@ impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
         let last = if self.interaction_only { self.n.saturating_sub(self.k - q) } else { self.n };
         let strict = usize::from(self.interaction_only);
         if q + 1 == self.k {
+            if let Some(pairs) = self.pairs {
+                self.write_pairs(pairs, from, carried, value);
+                return;
+            }
             // The next position is the last: close it here rather than one call per entry.
             for a in from..last {
                 let index = indices[a];
@@ -621,6 +690,24 @@ impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
                 .wrapping_add(self.terms.start(q, a, index));
             self.descend(q + 1, a + strict, next, value * values[a], index);
         }
+    }
+
+    /// Positions k-1 and k from row entry `from` on, out of the pair table: one run.
+    #[inline(always)]
+    fn write_pairs(&mut self, pairs: &PairTable, from: usize, carried: u64, value: f64) {
+        let base = self.start.wrapping_add(carried);
+        let first = pairs.first_pair[from];
+        let columns = &pairs.columns[first..];
+        let products = &pairs.values[first..columns.len() + first];
+        let m = columns.len();
+        let cursor = self.cursor;
+        let out_indices = &mut self.out_indices[cursor..cursor + m];
+        let out_values = &mut self.out_values[cursor..cursor + m];
+        for j in 0..m {
+            out_indices[j].write(O::from_column(base.wrapping_add(columns[j])));
+            out_values[j].write(value * products[j]);
+        }
+        self.cursor = cursor + m;
     }
 
     /// The last position, over entries `from..`: the last term closes to i_k - i_{k-1}
@@ -931,6 +1018,40 @@ mod tests {
                 let len = alone.indices.len();
                 assert_eq!(alone.indices[..], copies.indices[..len]);
                 assert_eq!(alone.values[..], copies.values[..len]);
+            }
+        }
+    }
+
+    #[test]
+    fn rows_on_both_sides_of_the_pair_table_limit_match_brute_force() {
+        // Rows up to PairTable::MAX_ROW_NNZ entries take their last two positions from the
+        // pair table; longer ones close position k directly. Both must be exact.
+        let d = 70u64;
+        for nnz in [PairTable::MAX_ROW_NNZ - 1, PairTable::MAX_ROW_NNZ, PairTable::MAX_ROW_NNZ + 1]
+        {
+            // Sorted, with gaps, all below D.
+            let row_indices: Vec<u64> = (0..nnz as u64).map(|i| i + i / 16).collect();
+            assert!(row_indices.last().is_some_and(|&i| i < d));
+            let row_values: Vec<f64> = (0..nnz).map(|i| 1.0 + (i % 5) as f64 * 0.5).collect();
+            let offsets = [0, nnz as i64];
+            let rows = SparseRows::new(&offsets, &row_indices, &row_values).unwrap();
+            let mut dense = vec![0.0; d as usize];
+            for (&i, &v) in row_indices.iter().zip(&row_values) {
+                dense[i as usize] = v;
+            }
+            for interaction_only in [false, true] {
+                let spec = ExpansionSpec {
+                    min_degree: 2,
+                    max_degree: 3,
+                    interaction_only,
+                    include_bias: false,
+                };
+                let out = expand(&rows, d, &spec, false).unwrap();
+                let got: Vec<(u64, f64)> =
+                    out.indices.iter().copied().zip(out.values.iter().copied()).collect();
+                let expected: Vec<(u64, f64)> =
+                    dense_expansion(&dense, &spec).into_iter().collect();
+                assert_eq!(got, expected, "nnz {nnz}, interaction_only {interaction_only}");
             }
         }
     }
