@@ -695,19 +695,9 @@ impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
     /// Positions k-1 and k from row entry `from` on, out of the pair table: one run.
     #[inline(always)]
     fn write_pairs(&mut self, pairs: &PairTable, from: usize, carried: u64, value: f64) {
-        let base = self.start.wrapping_add(carried);
         let first = pairs.first_pair[from];
-        let columns = &pairs.columns[first..];
-        let products = &pairs.values[first..columns.len() + first];
-        let m = columns.len();
-        let cursor = self.cursor;
-        let out_indices = &mut self.out_indices[cursor..cursor + m];
-        let out_values = &mut self.out_values[cursor..cursor + m];
-        for j in 0..m {
-            out_indices[j].write(O::from_column(base.wrapping_add(columns[j])));
-            out_values[j].write(value * products[j]);
-        }
-        self.cursor = cursor + m;
+        let base = self.start.wrapping_add(carried);
+        self.write_run(base, &pairs.columns[first..], &pairs.values[first..], value);
     }
 
     /// The last position, over entries `from..`: the last term closes to i_k - i_{k-1}
@@ -715,17 +705,23 @@ impl<O: OutputIndex, T: TermSource> Block<'_, O, T> {
     #[inline(always)]
     fn close(&mut self, from: usize, carried: u64, value: f64, shift: u64) {
         let base = self.start.wrapping_add(carried).wrapping_sub(shift);
+        let row = self.row;
+        self.write_run(base, &row.indices[from..], &row.values[from..], value);
+    }
+
+    /// Writes the run `(base + offsets[j], value * factors[j])` at the cursor.
+    #[inline(always)]
+    fn write_run(&mut self, base: u64, offsets: &[u64], factors: &[f64], value: f64) {
         // Plain local slices of one length: the loop keeps its pointers in registers and has
         // no bounds checks.
-        let indices = &self.row.indices[from..];
-        let values = &self.row.values[from..indices.len() + from];
-        let m = indices.len();
+        let m = offsets.len();
+        let factors = &factors[..m];
         let cursor = self.cursor;
         let out_indices = &mut self.out_indices[cursor..cursor + m];
         let out_values = &mut self.out_values[cursor..cursor + m];
         for j in 0..m {
-            out_indices[j].write(O::from_column(base.wrapping_add(indices[j])));
-            out_values[j].write(value * values[j]);
+            out_indices[j].write(O::from_column(base.wrapping_add(offsets[j])));
+            out_values[j].write(value * factors[j]);
         }
         self.cursor = cursor + m;
     }
