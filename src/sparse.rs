@@ -12,7 +12,7 @@
 use crate::error::{PolyError, PolyResult};
 
 /// An index type a sparse column may carry (Arrow `UInt32`/`UInt64`, scipy `int32`/`int64`).
-pub trait SparseIndex: Copy + Send + Sync + 'static {
+pub trait SparseIndex: Copy + Send + Sync + std::fmt::Display + 'static {
     /// The index as u64, or `None` when it is negative.
     fn to_u64(self) -> Option<u64>;
 }
@@ -153,7 +153,7 @@ pub fn canonicalize_row<I: SparseIndex, V: SparseValue>(
         let value = raw_value.to_f64();
         let index = match raw_index.to_u64() {
             Some(index) => index,
-            None => return crate::invalid!("row {row}: negative feature index"),
+            None => return crate::invalid!("row {row}: negative feature index {raw_index}"),
         };
         if !value.is_finite() {
             return crate::invalid!("row {row}: feature {index} has non-finite value {value}");

@@ -267,6 +267,21 @@ def test_bad_rows_in_expression_name_the_row() -> None:
         nan.select(pp.expand("x", n_features=3))
     with pytest.raises(pl.exceptions.ComputeError, match="not a sparse column"):
         pl.DataFrame({"x": [1, 2]}).select(pp.expand("x", n_features=3))
+    signed = pl.Series(
+        "x",
+        [[{"index": 0, "value": 1.0}], [{"index": 1, "value": 1.0}, {"index": -4, "value": 2.0}]],
+        dtype=pl.List(pl.Struct({"index": pl.Int64, "value": pl.Float64})),
+    )
+    with pytest.raises(pl.exceptions.ComputeError, match="row 1: negative feature index -4"):
+        pl.DataFrame({"x": signed}).select(pp.expand("x", n_features=3))
+
+
+def test_negative_csr_index_names_row_and_value() -> None:
+    X = sp.csr_array(
+        (np.ones(3), np.array([0, 2, -7], dtype=np.int32), np.array([0, 1, 1, 3])), shape=(3, 3)
+    )
+    with pytest.raises(ValueError, match="row 2: negative column index -7"):
+        pp.expand_csr(X, 2)
 
 
 def test_null_rows_stay_null() -> None:

@@ -57,7 +57,9 @@ def from_scipy(matrix: sp.csr_array | sp.csr_matrix, name: str = "features") -> 
     csr = _check_csr(matrix)
     indices = np.asarray(csr.indices)
     if indices.size and int(indices.min()) < 0:
-        raise ValueError("CSR matrix has negative column indices")
+        at = int(np.argmax(indices < 0))
+        row = int(np.searchsorted(csr.indptr, at, side="right")) - 1
+        raise ValueError(f"row {row}: negative column index {int(indices[at])} in the CSR matrix")
     index_view = indices.view(np.uint32 if indices.dtype.itemsize == 4 else np.uint64)
     data = np.asarray(csr.data)
     if data.dtype not in (np.float32, np.float64):
