@@ -267,6 +267,16 @@ def test_bad_rows_in_expression_name_the_row() -> None:
         nan.select(pp.expand("x", n_features=3))
     with pytest.raises(pl.exceptions.ComputeError, match="not a sparse column"):
         pl.DataFrame({"x": [1, 2]}).select(pp.expand("x", n_features=3))
+    floats = pl.Series(
+        "x",
+        [[{"index": 1.0, "value": 1.0}]],
+        dtype=pl.List(pl.Struct({"index": pl.Float64, "value": pl.Float64})),
+    )
+    with pytest.raises(
+        pl.exceptions.ComputeError,
+        match=r"got List\(Struct\{index: Float64, value: Float64\}\)",
+    ):
+        pl.DataFrame({"x": floats}).select(pp.expand("x", n_features=3))
     signed = pl.Series(
         "x",
         [[{"index": 0, "value": 1.0}], [{"index": 1, "value": 1.0}, {"index": -4, "value": 2.0}]],

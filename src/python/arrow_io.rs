@@ -47,12 +47,27 @@ pub fn to_polars_error(err: PolyError) -> PolarsError {
     PolarsError::ComputeError(err.to_string().into())
 }
 
+/// A dtype written out with its struct fields (Polars' own display hides them).
+fn describe_dtype(dtype: &DataType) -> String {
+    match dtype {
+        DataType::List(inner) => format!("List({})", describe_dtype(inner)),
+        DataType::Struct(fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), describe_dtype(f.dtype())))
+                .collect();
+            format!("Struct{{{}}}", fields.join(", "))
+        }
+        other => format!("{other:?}"),
+    }
+}
+
 /// Checks that `field` is a sparse column and returns (index dtype, value dtype).
 pub fn sparse_dtypes(field: &Field) -> PolarsResult<(DataType, DataType)> {
     let bad = || {
         polars_err!(
-            SchemaMismatch: "column {:?} is not a sparse column: expected List(Struct{{index: UInt32|UInt64, value: Float32|Float64}}), got {}",
-            field.name(), field.dtype()
+            SchemaMismatch: "column {:?} is not a sparse column: expected List(Struct{{index: UInt32|UInt64, value: Float32|Float64}}) (or Int32|Int64 indices with Float64 values), got {}",
+            field.name(), describe_dtype(field.dtype())
         )
     };
     let DataType::List(inner) = field.dtype() else { return Err(bad()) };
