@@ -3,7 +3,10 @@
 //! learning step (expand + predict + update, Vowpal Wabbit's default rule, squared loss,
 //! b = 24). apple is first trained over a 6-epoch run so that it has its full parent set
 //! (5 expansions of s = floor(s̄) parents); the measured passes then keep that set fixed.
-//! Throughput is in generated features. Run: `cargo bench --bench apple`.
+//! Throughput is in generated features. Cases: synthetic sparse and dense rows, and a9a from
+//! `../shared/data` when present (real one-hot rows). Run: `cargo bench --bench apple`.
+
+use std::path::Path;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use polars_poly::apple::{Apple, AppleConfig};
@@ -11,6 +14,7 @@ use polars_poly::learner::{
     Batch, ExampleBuffer, ExpandedFeatures, Expansion, FitOptions, Interactions, Learner,
     LearnerConfig, NamespaceRows,
 };
+use polars_poly::readers::libsvm::{read_all, LibsvmOptions};
 use polars_poly::sparse::SparseRows;
 
 /// Rows of `nnz` distinct indices below `width`, values in (0, 1], labels from a random sparse
@@ -48,6 +52,22 @@ fn synthetic(n_rows: usize, nnz: usize, width: u64) -> (Vec<i64>, Vec<u32>, Vec<
     (offsets, indices, values, labels)
 }
 
+/// CSR offsets, indices, values and labels of a data set.
+type Rows = (Vec<i64>, Vec<u32>, Vec<f32>, Vec<f64>);
+
+/// a9a's training file (32,561 one-hot rows of ~14 nonzeros) from the shared data, if present:
+/// real rows, where the parents' positions in an example are not those of synthetic ones.
+fn a9a() -> Option<Rows> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/data/a9a/a9a.gz");
+    if !path.exists() {
+        eprintln!("{} not found: the a9a case is skipped", path.display());
+        return None;
+    }
+    let (batch, _) = read_all(&path, LibsvmOptions::default()).expect("a9a reads");
+    let values = batch.values.iter().map(|&v| v as f32).collect();
+    Some((batch.offsets, batch.indices, values, batch.labels))
+}
+
 /// Features the expansion generates over the rows (the throughput unit).
 fn generated<E: Expansion>(expansion: &E, rows: &SparseRows<'_, u32, f32>, seed: u64) -> u64 {
     let mut buffer = ExampleBuffer::new();
@@ -69,10 +89,20 @@ fn bench_apple(c: &mut Criterion) {
     let config = LearnerConfig { bits, ..LearnerConfig::default() };
     let seed = config.namespace_seed(0);
     // Sparse rows (nnz of 1000 columns) and dense ones (every column present, like the small
-    // UCI sets of the paper's testbed).
-    for (nnz, width) in [(10usize, 1000u64), (30, 1000), (12, 12), (40, 40)] {
-        let (offsets, indices, values, labels) = synthetic(20_000, nnz, width);
-        let name = if width == nnz as u64 { format!("dense{nnz}") } else { format!("nnz{nnz}") };
+    // UCI sets of the paper's testbed), then a real data set when the shared data is there.
+    let mut cases: Vec<(String, Rows)> = [(10usize, 1000u64), (30, 1000), (12, 12), (40, 40)]
+        .into_iter()
+        .map(|(nnz, width)| {
+            let name =
+                if width == nnz as u64 { format!("dense{nnz}") } else { format!("nnz{nnz}") };
+            (name, synthetic(20_000, nnz, width))
+        })
+        .collect();
+    if let Some(rows) = a9a() {
+        cases.push(("a9a".to_string(), rows));
+    }
+    for (name, (offsets, indices, values, labels)) in cases {
+        let n_rows = labels.len();
         let rows = SparseRows::new(&offsets, &indices, &values).expect("valid rows");
         let namespaces: [&dyn NamespaceRows; 1] = [&rows];
         let batch = Batch::new(&namespaces, &labels, None).expect("valid batch");
@@ -87,8 +117,8 @@ fn bench_apple(c: &mut Criterion) {
         eprintln!(
             "{name}: apple has {} parents, {:.1} features/example (quadratic {:.1})",
             apple.expansion().parents().len(),
-            n_apple as f64 / 20_000.0,
-            n_quad as f64 / 20_000.0
+            n_apple as f64 / n_rows as f64,
+            n_quad as f64 / n_rows as f64
         );
 
         let mut group = c.benchmark_group(format!("apple_vs_quadratic_{name}"));
