@@ -7,7 +7,9 @@
 //! U and V (each d × (n+1)) are stored *feature-major and interleaved*: row k of `params` holds
 //! the 2d floats `[U[:, k] | V[:, k]]`, and row n is the bias column (the constant 1 of z). So
 //! Uz and Vz are one pass of contiguous 2d-float axpys over the nonzeros of x, and the rank-one
-//! update touches only those rows (for d = 8 in f32 one row is one 64-byte cache line).
+//! update touches only those rows (for d = 8 in f32 one row is 64 bytes, a cache line's size;
+//! the storage is not 64-byte aligned, so a row may span two lines: aligning it made no
+//! measurable difference in `cargo bench --bench dos` on our 2-core VM).
 //!
 //! # Precision
 //!
