@@ -150,7 +150,7 @@ pub fn walk_children<S: ChildSink>(
         }
         let (grow, owned) = (parents.grow(node.parent), parents.owned(node.parent));
         let split = node.last as usize;
-        let mut g = 0;
+        let mut grow_cursor = Cursor::new(grow, |&(x, _)| x);
         // Before the largest factor: skip children owned elsewhere; the slot hash inserts x_i
         // among the factors.
         if degree == 1 {
@@ -164,9 +164,8 @@ pub fn walk_children<S: ChildSink>(
                 let slot = h.wrapping_mul(INTERACTION_PRIME) ^ node.slot;
                 let value = node.value * values[i];
                 sink.child(&node, i, key, slot, value);
-                g = seek(grow, g, |&(x, _)| x < h);
-                if g < grow.len() && grow[g].0 == h {
-                    let (degree, parent, last) = (2, grow[g].1, node.last);
+                if let Some(&(_, parent)) = grow_cursor.find(h) {
+                    let (degree, last) = (2, node.last);
                     stack.push(Node { key, slot, value, degree, parent, last });
                 }
             }
@@ -178,11 +177,11 @@ pub fn walk_children<S: ChildSink>(
             for t in 1..degree {
                 prefix[t + 1] = prefix[t].wrapping_mul(INTERACTION_PRIME) ^ factors[t];
             }
-            let (mut o, mut t) = (0, 0);
+            let mut owned_cursor = Cursor::new(owned, |&x| x);
+            let mut t = 0;
             for i in 0..split {
                 let h = hashes[i];
-                o = seek(owned, o, |&x| x < h);
-                if o < owned.len() && owned[o] == h {
+                if owned_cursor.find(h).is_some() {
                     continue;
                 }
                 while factors[t] <= h {
@@ -196,9 +195,8 @@ pub fn walk_children<S: ChildSink>(
                 let key = node.key.wrapping_add(mixes[i]);
                 let value = node.value * values[i];
                 sink.child(&node, i, key, slot, value);
-                g = seek(grow, g, |&(x, _)| x < h);
-                if g < grow.len() && grow[g].0 == h {
-                    let (degree, parent, last) = (node.degree + 1, grow[g].1, node.last);
+                if let Some(&(_, parent)) = grow_cursor.find(h) {
+                    let (degree, last) = (node.degree + 1, node.last);
                     stack.push(Node { key, slot, value, degree, parent, last });
                 }
             }
@@ -206,7 +204,7 @@ pub fn walk_children<S: ChildSink>(
         // From it on every child is this node's.
         sink.children_from(&node, split, hashes, mixes, values);
         let largest = hashes[split];
-        let g = seek(grow, g, |&(x, _)| x < largest);
+        let g = seek(grow, grow_cursor.at, |&(x, _)| x < largest);
         for_each_common(&hashes[split..], &grow[g..], |j, parent| {
             let i = split + j;
             stack.push(Node {
@@ -218,6 +216,36 @@ pub fn walk_children<S: ChildSink>(
                 last: i as u32,
             });
         });
+    }
+}
+
+/// A position in a sorted list, looked up with increasing keys: a key below the next entry's
+/// (the common case: most features are not in the list) costs one comparison.
+struct Cursor<'a, T, K: Fn(&T) -> u64> {
+    list: &'a [T],
+    key: K,
+    at: usize,
+    next: u64,
+}
+
+impl<'a, T, K: Fn(&T) -> u64> Cursor<'a, T, K> {
+    #[inline(always)]
+    fn new(list: &'a [T], key: K) -> Self {
+        let next = list.first().map_or(u64::MAX, &key);
+        Cursor { list, key, at: 0, next }
+    }
+
+    /// The entry with key `h`, if any; `h` must not decrease between calls.
+    #[inline(always)]
+    fn find(&mut self, h: u64) -> Option<&'a T> {
+        if h < self.next {
+            return None;
+        }
+        let key = &self.key;
+        self.at = seek(self.list, self.at, |x| key(x) < h);
+        let entry = self.list.get(self.at);
+        self.next = entry.map_or(u64::MAX, key);
+        entry.filter(|_| self.next == h)
     }
 }
 
