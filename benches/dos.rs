@@ -6,8 +6,13 @@
 //!   (plain PA from a fresh model, ~35% of the examples update), `update-every-example` (every
 //!   example takes the full step: forward pass, solve, rank-one update) and `score` (the forward
 //!   pass alone, the floor: one read of the d·nnz touched parameters).
+//! * `pairwise/f32-hashed/…/d=8`: the same three on text-like rows over 2^22 hashed columns
+//!   (a 256 MiB model): the rows a step touches come from memory, not from the caches.
 //! * `ovo/{dos-d8,linear}/threads`: 10-class one-vs-one training (45 models), examples/s.
 //! * `ovo-predict/d8`: 10-class prediction (all 45 models per example), examples/s.
+//! * `memory/{read,random-lines}`: one core's read bandwidth over 256 MiB (8x the L3), bytes/s,
+//!   streaming and one random 64-byte line at a time: the floors for a step's 2d·(nnz+1)
+//!   parameters read from memory (README, DoS speed).
 //!
 //! Base images: the MNIST test set from /work/shared/data/mnist_t10k when present, else a
 //! synthetic stand-in with the same size and sparsity.
@@ -76,12 +81,18 @@ fn bench_generator(c: &mut Criterion) {
     group.finish();
 }
 
-fn bench_pairwise_for<T: Real>(c: &mut Criterion, name: &str, pair: &(ExampleBatch, Vec<Sign>)) {
+fn bench_pairwise_for<T: Real>(
+    c: &mut Criterion,
+    name: &str,
+    pair: &(ExampleBatch, Vec<Sign>),
+    ranks: &[usize],
+) {
     let (batch, signs) = pair;
+    let n = batch.n_features();
     let mut group = c.benchmark_group(format!("pairwise/{name}"));
     group.throughput(Throughput::Elements(batch.len() as u64));
-    for d in [1usize, 2, 4, 8, 16] {
-        let fresh = DosModel::<T>::new(784, d, 3, PaVariant::Pa).unwrap();
+    for &d in ranks {
+        let fresh = DosModel::<T>::new(n, d, 3, PaVariant::Pa).unwrap();
         group.bench_function(format!("learn/d={d}"), |b| {
             b.iter_batched_ref(
                 || fresh.clone(),
@@ -95,7 +106,7 @@ fn bench_pairwise_for<T: Real>(c: &mut Criterion, name: &str, pair: &(ExampleBat
         });
         // PA-I with a tiny C never reaches margin 1: every example takes the full step (forward
         // pass, solve, rank-one update), the worst case per example.
-        let always = DosModel::<T>::new(784, d, 3, PaVariant::PaI { c: 1e-9 }).unwrap();
+        let always = DosModel::<T>::new(n, d, 3, PaVariant::PaI { c: 1e-9 }).unwrap();
         group.bench_function(format!("update-every-example/d={d}"), |b| {
             b.iter_batched_ref(
                 || always.clone(),
@@ -139,8 +150,35 @@ fn bench_pairwise(c: &mut Criterion) {
         pair.nnz() as f64 / pair.len() as f64
     );
     let pair = (pair, signs);
-    bench_pairwise_for::<f32>(c, "f32", &pair);
-    bench_pairwise_for::<f64>(c, "f64", &pair);
+    bench_pairwise_for::<f32>(c, "f32", &pair, &[1, 2, 4, 8, 16]);
+    bench_pairwise_for::<f64>(c, "f64", &pair, &[1, 2, 4, 8, 16]);
+    bench_pairwise_for::<f32>(c, "f32-hashed", &hashed_rows(&pair.0), &[8]);
+}
+
+/// Text-like rows for the out-of-cache case: as many examples and nonzeros per example as the
+/// digit pair, but at random columns of 2^22 (hashed features of a large vocabulary), so that a
+/// d = 8 model (2^22 rows of 64 bytes, 256 MiB) is far larger than the caches and nearly every
+/// row a step touches comes from memory. Random labels: most examples update.
+fn hashed_rows(digits: &ExampleBatch) -> (ExampleBatch, Vec<Sign>) {
+    const N: u64 = 1 << 22;
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = || {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        state >> 11
+    };
+    let mut batch = ExampleBatch::new(N as usize).unwrap();
+    let mut signs = Vec::new();
+    for i in 0..digits.len() {
+        let example = digits.example(i);
+        let mut indices: Vec<u32> = example.indices.iter().map(|_| (next() % N) as u32).collect();
+        indices.sort_unstable();
+        indices.dedup();
+        let values = &example.values[..indices.len()];
+        batch.push_sparse_row(&indices, values, i).unwrap();
+        signs.push(if next() % 2 == 0 { Sign::Positive } else { Sign::Negative });
+    }
+    (batch, signs)
 }
 
 fn bench_ovo(c: &mut Criterion) {
@@ -212,12 +250,60 @@ fn bench_ovo(c: &mut Criterion) {
     fn _uses<M: BinaryLearner>(_: &Multiclass<M>) {}
 }
 
+/// Streaming read bandwidth of one core: a sum over an array far larger than the caches, with
+/// 32 independent lanes so that the adds never wait on each other.
+fn bench_memory(c: &mut Criterion) {
+    const LANES: usize = 32;
+    let len = 64usize << 20; // f32s: 256 MiB
+    let data: Vec<f32> = (0..len).map(|i| (i % 7) as f32).collect();
+    let mut group = c.benchmark_group("memory");
+    group.throughput(Throughput::Bytes((len * std::mem::size_of::<f32>()) as u64));
+    group.bench_function("read", |b| {
+        b.iter(|| {
+            let mut lanes = [0.0f32; LANES];
+            for chunk in data.chunks_exact(LANES) {
+                for (lane, &x) in lanes.iter_mut().zip(chunk) {
+                    *lane += x;
+                }
+            }
+            black_box(lanes)
+        })
+    });
+    // The same array read one 64-byte line at a time at random lines (a d = 8 f32 row is one
+    // line): the floor of a forward pass whose rows are not in the caches.
+    const LINE: usize = 16;
+    let lines = 1usize << 20;
+    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
+    let picks: Vec<u32> = (0..lines)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) % (len / LINE) as u64) as u32
+        })
+        .collect();
+    group.throughput(Throughput::Bytes((lines * LINE * std::mem::size_of::<f32>()) as u64));
+    group.bench_function("random-lines", |b| {
+        b.iter(|| {
+            let mut lanes = [0.0f32; LINE];
+            for &line in &picks {
+                let start = line as usize * LINE;
+                for (lane, &x) in lanes.iter_mut().zip(&data[start..start + LINE]) {
+                    *lane += x;
+                }
+            }
+            black_box(lanes)
+        })
+    });
+    group.finish();
+}
+
 criterion_group! {
     name = benches;
     config = Criterion::default()
         .sample_size(10)
         .warm_up_time(Duration::from_millis(500))
         .measurement_time(Duration::from_secs(3));
-    targets = bench_generator, bench_pairwise, bench_ovo
+    targets = bench_generator, bench_pairwise, bench_ovo, bench_memory
 }
 criterion_main!(benches);
