@@ -215,3 +215,39 @@ def test_no_rows_give_empty_outputs(multiclass: str) -> None:
     assert empty.lazy().select(model.predict_expr("features")).collect().height == 0
     binary = pp.PassiveAggressiveClassifier(multiclass=multiclass).fit(X, y == "a")
     assert binary.decision_function(np.empty((0, 3))).shape == (0,)
+
+
+def test_hashed_text_with_a_fixed_width(tmp_path: Path) -> None:
+    # Text as bags of tokens hashed into 2**18 columns: training fixes the width, so rows of
+    # unseen tokens (hashed anywhere in the 2**18) are scored, in eager and streaming queries.
+    rng = np.random.default_rng(0)
+    good, bad, filler = ["good", "great", "fine"], ["bad", "awful", "poor"], ["the", "a", "is"]
+    texts, labels = [], []
+    for _ in range(400):
+        label = int(rng.integers(2))
+        words = list(rng.choice(good if label else bad, 2)) + list(rng.choice(filler, 2))
+        texts.append(" ".join(words))
+        labels.append(label)
+    bits = 18
+    hashed = pp.hash_features(pl.col("text").str.split(" ").alias("tokens"), bits=bits)
+    X = pl.DataFrame({"text": texts}).select(hashed)
+    model = pp.DoSClassifier(2, n_features=2**bits).fit(X, labels)
+    assert model.n_features_in_ == 2**bits
+    unseen = pl.DataFrame({"text": ["great fine zebra", "awful poor quasar"]})
+    np.testing.assert_array_equal(model.predict(unseen.select(hashed)), [1, 0])
+    streamed = unseen.lazy().select(model.predict_expr(hashed)).collect(engine="streaming")
+    assert streamed.to_series().to_list() == [1, 0]
+    model.save(tmp_path / "text.npz")
+    assert pp.DoSClassifier.load(tmp_path / "text.npz").get_params()["n_features"] == 2**bits
+    # Without n_features the width is the first input's, and a larger index is named.
+    narrow = pp.DoSClassifier(2).fit(X, labels)
+    wide = pl.DataFrame({"features": pp.from_scipy(sp.csr_array(([1.0], ([0], [2**bits - 1]))))})
+    assert narrow.n_features_in_ < 2**bits
+    with pytest.raises(ValueError, match="pass n_features=2\\*\\*bits"):
+        narrow.predict(wide)
+    with pytest.raises(ValueError, match="out of range for n_features=10"):
+        pp.DoSClassifier(n_features=10).fit(X, labels)
+    with pytest.raises(ValueError, match="X has 3 features, but n_features=4"):
+        pp.PassiveAggressiveClassifier(n_features=4).fit(np.eye(3), [0, 1, 1])
+    with pytest.raises(ValueError, match="n_features must be an integer >= 1"):
+        pp.PassiveAggressiveClassifier(n_features=0).fit(np.eye(3), [0, 1, 1])

@@ -192,3 +192,30 @@ def test_hash_features_errors() -> None:
         pl.DataFrame({"a": [float("inf")]}).select(pp.hash_features("a"))
     with pytest.raises(pl.exceptions.ComputeError, match="cast categoricals"):
         pl.DataFrame({"d": [datetime.date(2020, 1, 1)]}).select(pp.hash_features("d"))
+
+
+def test_hash_features_token_lists_count_each_token() -> None:
+    # A List(String) column is a bag of tokens in the column's namespace, as in VW's
+    # `|tokens the cat the`: each occurrence adds 1, null lists and null tokens add nothing.
+    frame = pl.DataFrame(
+        {"tokens": [["the", "cat", "the"], None, ["dog", None], []], "n": [1.0, 2.0, None, None]}
+    )
+    bits, seed = 20, 3
+    rows = frame.lazy().select(pp.hash_features("tokens", "n", bits=bits, seed=seed))
+    got = rows.collect(engine="streaming").to_series().to_list()
+    mask = (1 << bits) - 1
+    namespace = vw_hash("tokens", seed)
+
+    def token(word: str) -> int:
+        return vw_hash(word, namespace) & mask
+
+    n = vw_hash("n", seed) & mask
+    expected = [
+        sorted([(token("the"), 2.0), (token("cat"), 1.0), (n, 1.0)]),
+        [(n, 2.0)],
+        [(token("dog"), 1.0)],
+        [],
+    ]
+    assert [[(e["index"], e["value"]) for e in row] for row in got] == expected
+    with pytest.raises(pl.exceptions.ComputeError, match="list of strings"):
+        pl.DataFrame({"x": [[1, 2]]}).select(pp.hash_features("x"))

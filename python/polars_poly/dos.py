@@ -10,7 +10,10 @@ Procrustes, so that symmetric copies of a DoS model average to the same classifi
 every ``averaging`` examples and used for prediction when present.
 
 Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames (one sparse column or numeric
-columns) and LazyFrames (collected). Training and scoring release the GIL; models are saved as a
+columns) and LazyFrames (collected). The input width is fixed by the first fit: the input's own
+width, or ``n_features`` when given (text hashed by ``hash_features(..., bits=b)``: ``2**b``, so
+that later inputs with other hashed columns fit the same model). Training and scoring release the
+GIL; models are saved as a
 versioned ``.npz`` (a zip archive: every member is CRC-32 checked on load).
 """
 
@@ -99,6 +102,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         C: float = 1.0,
         batch_size: int = 8192,
         progress: bool | None = None,
+        n_features: int | None = None,
     ) -> None:
         self.averaging = averaging
         self.multiclass = multiclass
@@ -106,9 +110,21 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         self.C = C
         self.batch_size = batch_size
         self.progress = progress
+        self.n_features = n_features
 
     def _rank(self) -> int:
         raise NotImplementedError
+
+    def _first_matrix(self, X: Any) -> _Matrix:
+        """The input of the first fit, at the fixed width ``n_features`` when it is set (hashed
+        columns: ``2**bits``), else at the width the input has."""
+        width = self.n_features
+        if width is not None and (not isinstance(width, int | np.integer) or width < 1):
+            raise ValueError(f"n_features must be an integer >= 1 or None, got {width!r}")
+        matrix = _matrix(X, None if width is None else int(width))
+        if width is not None and matrix.shape[1] != width:
+            raise ValueError(f"X has {matrix.shape[1]} features, but n_features={width}")
+        return matrix
 
     def _seed(self) -> int:
         return 0
@@ -172,7 +188,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def fit(self, X: Any, y: Any) -> _BasePA:
         """Trains from scratch on (X, y), one pass in row order."""
-        matrix = _matrix(X)
+        matrix = self._first_matrix(X)
         classes = np.unique(np.asarray(y))
         if len(classes) < 2:
             raise ValueError(f"need at least 2 classes to fit, got {list(classes)!r}")
@@ -190,7 +206,7 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             all_classes = np.unique(np.asarray(classes))
             if len(all_classes) < 2:
                 raise ValueError(f"need at least 2 classes, got {list(all_classes)!r}")
-            matrix = _matrix(X)
+            matrix = self._first_matrix(X)
             self.classes_ = all_classes
             self.n_features_in_ = int(matrix.shape[1])
             self.core_ = self._new_core(len(all_classes), self.n_features_in_)
@@ -202,7 +218,15 @@ class _BasePA(ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _checked(self, X: Any) -> _Matrix:
         if not hasattr(self, "core_"):
             raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
-        matrix = _matrix(X, self.n_features_in_)
+        try:
+            matrix = _matrix(X, self.n_features_in_)
+        except ValueError as err:
+            if self.n_features is None and "out of range" in str(err):
+                raise ValueError(
+                    f"{err} (the width was taken from the first fit's input; for hashed "
+                    "columns pass n_features=2**bits)"
+                ) from err
+            raise
         if matrix.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {matrix.shape[1]} features, the model was fitted with {self.n_features_in_}"
@@ -340,6 +364,7 @@ class DoSClassifier(_BasePA):
         random_state: int = 0,
         batch_size: int = 8192,
         progress: bool | None = None,
+        n_features: int | None = None,
     ) -> None:
         super().__init__(
             averaging=averaging,
@@ -348,6 +373,7 @@ class DoSClassifier(_BasePA):
             C=C,
             batch_size=batch_size,
             progress=progress,
+            n_features=n_features,
         )
         self.rank = rank
         self.random_state = random_state

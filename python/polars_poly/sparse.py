@@ -192,9 +192,12 @@ def hash_features(
     """Arbitrary columns hashed into one sparse column of ``2**bits`` features, VW style.
 
     A numeric or boolean column ``c`` contributes ``(h(c), value)``; a string column ``c``
-    contributes ``(h(value) seeded by h(c), 1.0)``. ``h`` is MurmurHash3 x86_32 with Vowpal
-    Wabbit's rule for all-digit names (value + seed), masked to the low ``bits`` bits; see
-    ``polars_poly.hashing`` in the README. Nulls are left out; colliding features are summed.
+    contributes ``(h(value) seeded by h(c), 1.0)``; a list-of-strings column ``c`` (a bag of
+    tokens, e.g. ``pl.col("text").str.split(" ")``) contributes ``(h(token) seeded by h(c),
+    1.0)`` for each token, so a repeated token counts its occurrences. ``h`` is MurmurHash3
+    x86_32 with Vowpal Wabbit's rule for all-digit names (value + seed), masked to the low
+    ``bits`` bits; see ``polars_poly.hashing`` in the README. Nulls are left out; colliding
+    features are summed.
     Categorical columns must be cast to ``pl.String`` first.
     """
     if not 1 <= bits <= 32:

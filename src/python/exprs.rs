@@ -2,6 +2,7 @@
 //! No algorithm lives here.
 
 use polars::prelude::*;
+use polars_arrow::array::{Array, Utf8ViewArray};
 use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
@@ -56,6 +57,25 @@ enum HashedColumn {
     Numeric { name: PlSmallStr, index: u32, values: Float64Chunked },
     /// (hash(value) seeded by hash(column name), 1.0) per row; nulls left out.
     Categorical { namespace: u32, values: StringChunked },
+    /// A bag of tokens (`List(String)`): each token as a categorical value of the column, so a
+    /// token repeated in a row counts its occurrences; null lists and null tokens left out.
+    Tokens { namespace: u32, lists: ListChunked },
+}
+
+/// The tokens of `row` of a rechunked `List(String)` column (none for a null list).
+fn row_tokens(lists: &ListChunked, row: usize) -> PolarsResult<Vec<Option<&str>>> {
+    let Some(array) = lists.downcast_iter().next() else {
+        return Ok(Vec::new());
+    };
+    if !array.is_valid(row) {
+        return Ok(Vec::new());
+    }
+    let tokens =
+        array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(
+            || polars_err!(ComputeError: "hash_features: list items are not strings"),
+        )?;
+    let (start, end) = array.offsets().start_end(row);
+    Ok((start..end).map(|i| tokens.get(i)).collect())
 }
 
 /// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style (see `hashing`).
@@ -75,8 +95,11 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
             } else if matches!(dtype, DataType::String) {
                 let namespace = hashing::column_namespace_hash(name, kwargs.seed);
                 Ok(HashedColumn::Categorical { namespace, values: s.str()?.rechunk().into_owned() })
+            } else if matches!(dtype, DataType::List(inner) if **inner == DataType::String) {
+                let namespace = hashing::column_namespace_hash(name, kwargs.seed);
+                Ok(HashedColumn::Tokens { namespace, lists: s.list()?.rechunk().into_owned() })
             } else {
-                polars_bail!(InvalidOperation: "hash_features: column {name:?} has dtype {dtype}; expected numeric, boolean or string (cast categoricals to pl.String first)")
+                polars_bail!(InvalidOperation: "hash_features: column {name:?} has dtype {dtype}; expected numeric, boolean, string or list of strings (cast categoricals to pl.String first)")
             }
         })
         .collect::<PolarsResult<_>>()?;
@@ -103,6 +126,12 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
                 HashedColumn::Categorical { namespace, values: column_values } => {
                     if let Some(text) = column_values.get(row) {
                         indices.push(hashing::categorical_index(text, *namespace, kwargs.bits));
+                        values.push(1.0);
+                    }
+                }
+                HashedColumn::Tokens { namespace, lists } => {
+                    for token in row_tokens(lists, row)?.into_iter().flatten() {
+                        indices.push(hashing::categorical_index(token, *namespace, kwargs.bits));
                         values.push(1.0);
                     }
                 }
