@@ -2,9 +2,9 @@
 ``docs/apple_compare.csv.gz``, written by ``python -m polars_poly compare --vw --seeds 0,1,2 ...``).
 
 Prints the summary of ``polars_poly.compare.format_summary`` and, beyond it: wins / ties / losses
-of our apple against Vowpal Wabbit's, how many classification runs are within one test-set
-standard error of it, per-data-set means, generated features per example relative to lin and
-quad, and apple's time against our cubic.
+of our apple (and of each variant of ours) against Vowpal Wabbit's, how many classification runs
+are within one test-set standard error of it, per-data-set means, generated features per example
+relative to lin and quad, and apple's time against our cubic.
 
 Run: ``.venv/bin/python benches/apple_summary.py [table.csv[.gz]]``
 """
@@ -44,6 +44,25 @@ def main() -> None:
     wins = runs.filter(pl.col("e_ours") < pl.col("e_vw")).height
     ties = runs.filter(pl.col("e_ours") == pl.col("e_vw")).height
     print(f"\napple vs VW apple: {wins} wins, {ties} ties, {runs.height - wins - ties} losses")
+    # Every apple variant of ours against VW's apple (alpha = 1) on the same splits.
+    vw_apple = table.filter(system="vw", algorithm="apple").select(
+        "dataset", "seed", pl.col("error").alias("e_vw")
+    )
+    variants = (
+        table.filter(pl.col("system") == "ours", pl.col("algorithm").str.starts_with("apple"))
+        .join(vw_apple, on=["dataset", "seed"])
+        .group_by("algorithm", maintain_order=True)
+        .agg(
+            (pl.col("error") <= pl.col("e_vw")).sum().alias("no_worse"),
+            (pl.col("error") < pl.col("e_vw")).sum().alias("better"),
+            (pl.col("error") > pl.col("e_vw")).sum().alias("worse"),
+            pl.len().alias("runs"),
+        )
+    )
+    for name, no_worse, better, worse, n in variants.iter_rows():
+        print(
+            f"ours {name} vs VW apple: no worse on {no_worse}/{n} ({better} better, {worse} worse)"
+        )
     # Test part = 20% of the rows: n_test = n_train / 4.
     se = (pl.col("e_vw") * (1 - pl.col("e_vw")) / (pl.col("n_train") / 4)).sqrt()
     classification = runs.filter(task="classification")
