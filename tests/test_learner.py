@@ -344,6 +344,23 @@ def test_bad_input_raises_precise_errors() -> None:
         pp.SGDClassifier().fit(frame, "y")
 
 
+def test_frame_columns_are_never_silently_ignored() -> None:
+    # The automatic choice (sparse columns, else numeric ones) must not drop a column the user
+    # gave: an extra string or numeric column is an error naming it; features= chooses.
+    X, y = toy_classification(20)
+    numeric = pl.DataFrame({"a": X[:, 0], "b": X[:, 1], "city": ["x"] * 20, "y": y})
+    with pytest.raises(ValueError, match=r"columns are \['a', 'b'\].*'city' \(String\)"):
+        pp.SGDRegressor().fit(numeric, "y")
+    sparse = pl.DataFrame({"features": pp.from_numpy(X), "age": X[:, 0], "y": y})
+    with pytest.raises(ValueError, match=r"sparse feature columns are \['features'\].*'age'"):
+        pp.SGDRegressor().fit(sparse, "y")
+    chosen = pp.SGDRegressor(features=["a", "b"]).fit(numeric, "y")
+    alone = pp.SGDRegressor().fit(numeric.drop("city"), "y")
+    np.testing.assert_array_equal(chosen.predict(numeric), alone.predict(numeric))
+    with pytest.raises(ValueError, match="no sparse or numeric feature columns.*hash_features"):
+        pp.SGDRegressor().fit(numeric.select("city", "y"), "y")
+
+
 # ------------------------------------------------------------------- Vowpal Wabbit side by side
 
 

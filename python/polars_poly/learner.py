@@ -275,8 +275,23 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                     for n, d in schema.items()
                     if n not in exclude and (d.is_numeric() or d == pl.Boolean)
                 ]
+            # A column the automatic choice leaves out would be silently ignored: refuse.
+            left_out = [
+                f"{n!r} ({d})" for n, d in schema.items() if n not in exclude and n not in names
+            ]
+            if names and left_out:
+                kind = "sparse" if _is_sparse_dtype(schema[names[0]]) else "numeric"
+                raise ValueError(
+                    f"the frame's {kind} feature columns are {names}, but it also has "
+                    f"{', '.join(left_out)}, which would be ignored: pass features=[...] to "
+                    "choose the feature columns (hash strings and token lists into a sparse "
+                    "column with polars_poly.hash_features)"
+                )
         if not names:
-            raise ValueError("the frame has no sparse or numeric feature columns")
+            raise ValueError(
+                "the frame has no sparse or numeric feature columns (hash strings and token "
+                "lists into a sparse column with polars_poly.hash_features)"
+            )
         sparse = [_is_sparse_dtype(schema[n]) for n in names]
         if any(sparse) and not all(sparse):
             raise ValueError(
