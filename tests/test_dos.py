@@ -251,3 +251,6 @@ def test_hashed_text_with_a_fixed_width(tmp_path: Path) -> None:
         pp.PassiveAggressiveClassifier(n_features=4).fit(np.eye(3), [0, 1, 1])
     with pytest.raises(ValueError, match="n_features must be an integer >= 1"):
         pp.PassiveAggressiveClassifier(n_features=0).fit(np.eye(3), [0, 1, 1])
+    # Raw text is not a feature column: the error names it and points at hash_features.
+    with pytest.raises(TypeError, match=r"'text' \(String\).*hash_features"):
+        pp.DoSClassifier().fit(pl.DataFrame({"n": [1.0, 2.0], "text": ["a b", "c"]}), [0, 1])

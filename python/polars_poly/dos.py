@@ -63,6 +63,14 @@ def _matrix(X: Any, n_features: int | None = None) -> _Matrix:
 
                 n_features = width_of(series)
             return to_scipy(series, n_features)
+        other = [
+            f"{c!r} ({t})" for c, t in X.schema.items() if not (t.is_numeric() or t == pl.Boolean)
+        ]
+        if other:
+            raise TypeError(
+                f"expected numeric feature columns, got {', '.join(other)} (hash strings and "
+                "token lists into a sparse column with polars_poly.hash_features)"
+            )
         X = X.to_numpy()
     if sp.issparse(X):
         return sp.csr_array(X)
