@@ -153,16 +153,17 @@ pub fn walk_children<S: ChildSink>(
         let mut grow_cursor = Cursor::new(grow, |&(x, _)| x);
         // Before the largest factor: skip children owned elsewhere; the slot hash inserts x_i
         // among the factors.
+        // Zipped slices of the same length: no bounds check per child.
+        let before = hashes[..split].iter().zip(&mixes[..split]).zip(&values[..split]);
         if degree == 1 {
             // x_i·x_a with i < a: owned by x_i when it is a parent; slot h_i·P ^ h_a.
-            for i in 0..split {
-                if is_root[i] {
+            for (i, (((&h, &mix), &x), &root)) in before.zip(&is_root[..split]).enumerate() {
+                if root {
                     continue;
                 }
-                let h = hashes[i];
-                let key = node.key.wrapping_add(mixes[i]);
+                let key = node.key.wrapping_add(mix);
                 let slot = h.wrapping_mul(INTERACTION_PRIME) ^ node.slot;
-                let value = node.value * values[i];
+                let value = node.value * x;
                 sink.child(&node, i, key, slot, value);
                 if let Some(&(_, parent)) = grow_cursor.find(h) {
                     let (degree, last) = (2, node.last);
@@ -179,8 +180,7 @@ pub fn walk_children<S: ChildSink>(
             }
             let mut owned_cursor = Cursor::new(owned, |&x| x);
             let mut t = 0;
-            for i in 0..split {
-                let h = hashes[i];
+            for (i, ((&h, &mix), &x)) in before.enumerate() {
                 if owned_cursor.find(h).is_some() {
                     continue;
                 }
@@ -192,8 +192,8 @@ pub fn walk_children<S: ChildSink>(
                 for &f in &factors[t..] {
                     slot = slot.wrapping_mul(INTERACTION_PRIME) ^ f;
                 }
-                let key = node.key.wrapping_add(mixes[i]);
-                let value = node.value * values[i];
+                let key = node.key.wrapping_add(mix);
+                let value = node.value * x;
                 sink.child(&node, i, key, slot, value);
                 if let Some(&(_, parent)) = grow_cursor.find(h) {
                     let (degree, last) = (node.degree + 1, node.last);
