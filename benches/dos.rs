@@ -155,18 +155,24 @@ fn bench_pairwise(c: &mut Criterion) {
     bench_pairwise_for::<f32>(c, "f32-hashed", &hashed_rows(&pair.0), &[8]);
 }
 
+/// A seeded stream of pseudo-random 53-bit words (a 64-bit LCG's high bits): enough for picking
+/// columns and lines in benches, and the same on every machine.
+fn random_words(seed: u64) -> impl FnMut() -> u64 {
+    let mut state = seed;
+    move || {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        state >> 11
+    }
+}
+
 /// Text-like rows for the out-of-cache case: as many examples and nonzeros per example as the
 /// digit pair, but at random columns of 2^22 (hashed features of a large vocabulary), so that a
 /// d = 8 model (2^22 rows of 64 bytes, 256 MiB) is far larger than the caches and nearly every
 /// row a step touches comes from memory. Random labels: most examples update.
 fn hashed_rows(digits: &ExampleBatch) -> (ExampleBatch, Vec<Sign>) {
     const N: u64 = 1 << 22;
-    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut next = || {
-        state =
-            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        state >> 11
-    };
+    let mut next = random_words(0x9e37_79b9_7f4a_7c15);
     let mut batch = ExampleBatch::new(N as usize).unwrap();
     let mut signs = Vec::new();
     for i in 0..digits.len() {
@@ -273,15 +279,8 @@ fn bench_memory(c: &mut Criterion) {
     // line): the floor of a forward pass whose rows are not in the caches.
     const LINE: usize = 16;
     let lines = 1usize << 20;
-    let mut state: u64 = 0x2545_f491_4f6c_dd1d;
-    let picks: Vec<u32> = (0..lines)
-        .map(|_| {
-            state = state
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            ((state >> 33) % (len / LINE) as u64) as u32
-        })
-        .collect();
+    let mut next = random_words(0x2545_f491_4f6c_dd1d);
+    let picks: Vec<u32> = (0..lines).map(|_| (next() % (len / LINE) as u64) as u32).collect();
     group.throughput(Throughput::Bytes((lines * LINE * std::mem::size_of::<f32>()) as u64));
     group.bench_function("random-lines", |b| {
         b.iter(|| {

@@ -78,18 +78,10 @@ class Outcome:
     features: float = math.nan
 
 
-# The measured columns of a row (NaN for a run that was skipped).
-MEASURES = (
-    "error",
-    "seconds",
-    "rate",
-    "alpha",
-    "rel_err",
-    "rel_time",
-    "error_spread",
-    "error_default",
-    "features_per_s",
-)
+# The measured columns the table printouts show, then every measured column of a row (NaN for a
+# run that was skipped).
+HEADLINE = ("error", "seconds", "rate", "alpha", "rel_err", "rel_time")
+MEASURES = (*HEADLINE, "error_spread", "error_default", "features_per_s")
 
 
 def split(
@@ -462,12 +454,7 @@ def printable(table: pl.DataFrame, *, with_split: bool = True) -> pl.DataFrame:
         *split,
         "system",
         "algorithm",
-        "error",
-        "seconds",
-        "rate",
-        "alpha",
-        "rel_err",
-        "rel_time",
+        *HEADLINE,
         (pl.col("features_per_s") / 1e6).alias("Mfeat/s"),
     )
 

@@ -2,7 +2,7 @@
 //! No algorithm lives here.
 
 use polars::prelude::*;
-use polars_arrow::array::{Array, Utf8ViewArray};
+use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
 use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
@@ -59,23 +59,17 @@ enum HashedColumn {
     Categorical { namespace: u32, values: StringChunked },
     /// A bag of tokens (`List(String)`): each token as a categorical value of the column, so a
     /// token repeated in a row counts its occurrences; null lists and null tokens left out.
-    Tokens { namespace: u32, lists: ListChunked },
+    /// The Arrow arrays are resolved once here, not per row.
+    Tokens { namespace: u32, lists: ListArray<i64>, tokens: Utf8ViewArray },
 }
 
-/// The tokens of `row` of a rechunked `List(String)` column (none for a null list).
-fn row_tokens(lists: &ListChunked, row: usize) -> PolarsResult<Vec<Option<&str>>> {
-    let Some(array) = lists.downcast_iter().next() else {
-        return Ok(Vec::new());
-    };
-    if !array.is_valid(row) {
-        return Ok(Vec::new());
-    }
-    let tokens =
-        array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(
-            || polars_err!(ComputeError: "hash_features: list items are not strings"),
-        )?;
-    let (start, end) = array.offsets().start_end(row);
-    Ok((start..end).map(|i| tokens.get(i)).collect())
+/// The Arrow list and token arrays of a `List(String)` column, rechunked into one.
+fn token_arrays(series: &Series) -> PolarsResult<(ListArray<i64>, Utf8ViewArray)> {
+    let lists = series.list()?.rechunk();
+    let not_strings = || polars_err!(ComputeError: "hash_features: list items are not strings");
+    let array = lists.downcast_iter().next().ok_or_else(not_strings)?;
+    let tokens = array.values().as_any().downcast_ref::<Utf8ViewArray>().ok_or_else(not_strings)?;
+    Ok((array.clone(), tokens.clone()))
 }
 
 /// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style (see `hashing`).
@@ -97,7 +91,8 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
                 Ok(HashedColumn::Categorical { namespace, values: s.str()?.rechunk().into_owned() })
             } else if matches!(dtype, DataType::List(inner) if **inner == DataType::String) {
                 let namespace = hashing::column_namespace_hash(name, kwargs.seed);
-                Ok(HashedColumn::Tokens { namespace, lists: s.list()?.rechunk().into_owned() })
+                let (lists, tokens) = token_arrays(s)?;
+                Ok(HashedColumn::Tokens { namespace, lists, tokens })
             } else {
                 polars_bail!(InvalidOperation: "hash_features: column {name:?} has dtype {dtype}; expected numeric, boolean, string or list of strings (cast categoricals to pl.String first)")
             }
@@ -129,10 +124,17 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
                         values.push(1.0);
                     }
                 }
-                HashedColumn::Tokens { namespace, lists } => {
-                    for token in row_tokens(lists, row)?.into_iter().flatten() {
-                        indices.push(hashing::categorical_index(token, *namespace, kwargs.bits));
-                        values.push(1.0);
+                HashedColumn::Tokens { namespace, lists, tokens } => {
+                    if lists.is_valid(row) {
+                        let (start, end) = lists.offsets().start_end(row);
+                        for token in (start..end).filter_map(|i| tokens.get(i)) {
+                            indices.push(hashing::categorical_index(
+                                token,
+                                *namespace,
+                                kwargs.bits,
+                            ));
+                            values.push(1.0);
+                        }
                     }
                 }
             }
