@@ -112,8 +112,6 @@ pub struct AppleProgress {
 struct FeatureSink<'a>(&'a mut ExpandedFeatures);
 
 impl ChildSink for FeatureSink<'_> {
-    const KEYS: bool = false;
-
     #[inline]
     fn child(&mut self, _parent: &Node, _i: usize, _key: u64, slot: u64, value: f32) {
         self.0.push(slot, value);
@@ -128,7 +126,7 @@ impl ChildSink for FeatureSink<'_> {
         _mixes: &[u64],
         values: &[f32],
     ) {
-        let first = parent.slot.wrapping_mul(INTERACTION_PRIME);
+        let first = parent.term.wrapping_mul(INTERACTION_PRIME);
         self.0.push_products(first, parent.value, &hashes[from..], &values[from..]);
     }
 }

@@ -8,14 +8,21 @@
 //! gives the same key. Vowpal Wabbit's `--stage_poly` instead hashes `atom ^ P·parent`, so
 //! `x_a·x_b` reached from `a` and from `b` lands in two different weights.
 //!
-//! Weight slot of a monomial: Vowpal Wabbit's interaction hash of its factors in increasing
-//! order, `((f1·P ^ f2)·P ^ f3)...` ([`crate::learner::expansion::monomial_slot_hash`]), also
-//! canonical because the factors are sorted. A base feature keeps its own hash, and degree-2
-//! and degree-3 monomials land in the slots of the fixed quadratic/cubic expansions. This hash
-//! has locality where it matters: the children `m·x_i` of one parent with `x_i` after all of
-//! `m`'s factors (the bulk of a walk) differ only in the last step's `^ h_i`, so they fall close
-//! together in the table, as Vowpal Wabbit's do. (The identity key, a sum of mixed terms, would
-//! scatter them over the whole table: a cache and TLB miss per feature.)
+//! Weight slot of a monomial with sorted factors `f1 <= ... <= fk`: `term(f1..f(k-1))·P ^ fk`,
+//! where the term of one factor is its hash and the term of several is [`spread`] of their
+//! identity key ([`slot_hash`]). A base feature keeps its own hash, and a degree-2 monomial
+//! lands in Vowpal Wabbit's quadratic slot `f1·P ^ f2`. Two properties make the walk cheap:
+//! * locality where it matters: the children `m·x_i` of one parent with `x_i` after all of
+//!   `m`'s factors (the bulk of a walk) share the term of `m` and differ only in `^ h_i`, so
+//!   they fall close together in the table, as Vowpal Wabbit's do (the identity key alone, a sum
+//!   of mixed terms, would scatter them: a cache and TLB miss per feature);
+//! * a child `m·x_i` with `x_i` before `m`'s largest factor `fk` has slot `h_i·P ^ fk` when `m`
+//!   is the base feature `fk`, else `spread(key(m) - mix(fk) + mix(h_i))·P ^ fk`: an add and a
+//!   multiply, where a hash chain
+//!   over the sorted factors (`((f1·P ^ f2)·P ^ f3)...`, used before format version 2) had to
+//!   be recomputed from the insertion point on.
+
+use crate::learner::expansion::INTERACTION_PRIME;
 
 /// How a monomial is identified (which parent it is, which weight it has).
 ///
@@ -94,9 +101,31 @@ pub fn key_of(factors: &[u64]) -> u64 {
     factors.iter().fold(0u64, |acc, &h| acc.wrapping_add(mix(h)))
 }
 
-/// Weight-slot hash (before masking) of the monomial with factor hashes `sorted` (increasing).
+/// Weight-slot hash (before masking) of the monomial with factor hashes `sorted` (increasing):
+/// see the module docs.
 pub fn slot_hash(sorted: &[u64]) -> u64 {
-    crate::learner::expansion::monomial_slot_hash(sorted)
+    match sorted {
+        [] => 0,
+        [only] => *only,
+        [rest @ .., last] => term(rest).wrapping_mul(INTERACTION_PRIME) ^ last,
+    }
+}
+
+/// The slot term of a factor multiset (sorted, non-empty): the hash of a single factor, else
+/// [`spread`] of the identity key. A child `m·x_i` with `x_i` at or after every factor of `m`
+/// has slot `term(m)·P ^ h_i`.
+pub fn term(sorted: &[u64]) -> u64 {
+    match sorted {
+        [only] => *only,
+        factors => spread(key_of(factors)),
+    }
+}
+
+/// Folds a key's high half into its low half, which the table mask keeps: a key that is a sum
+/// of repeated terms (`2·mix(h)` for `x_h^2`) would otherwise have a zero low bit.
+#[inline(always)]
+pub fn spread(key: u64) -> u64 {
+    key ^ (key >> 32)
 }
 
 /// A monomial: its factor hashes sorted increasingly (repeats are powers).
@@ -209,6 +238,8 @@ mod tests {
         assert_eq!(Monomial::new(vec![5]).slot_hash(), 5);
         let p = crate::learner::expansion::INTERACTION_PRIME;
         assert_eq!(Monomial::new(vec![6, 5]).slot_hash(), (5 * p) ^ 6);
-        assert_eq!(Monomial::new(vec![6, 5, 9]).slot_hash(), (((5 * p) ^ 6) * p) ^ 9);
+        // Degree 3: the term of the two smallest factors (their spread key), then the largest.
+        let term = spread(mix(5).wrapping_add(mix(6)));
+        assert_eq!(Monomial::new(vec![6, 5, 9]).slot_hash(), term.wrapping_mul(p) ^ 9);
     }
 }

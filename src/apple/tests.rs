@@ -261,3 +261,43 @@ fn path_identity_learns_and_round_trips() {
     let (loaded, _) = model_io::from_bytes(&model_io::to_bytes(&learner, "")).unwrap();
     assert_eq!(loaded.expansion(), learner.expansion());
 }
+
+/// `bytes` with its format version replaced and the checksum recomputed.
+fn with_version(bytes: &[u8], version: u32) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    out[8..12].copy_from_slice(&version.to_le_bytes());
+    let body = out.len() - 4;
+    let crc = crc32fast::hash(&out[..body]);
+    out[body..].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+#[test]
+fn version_1_files_load_unless_their_degree_3_slots_moved() {
+    use crate::learner::model_io;
+    let train = single_monomial(20_000, 10, 0.1, 9);
+    for identity in [Identity::Canonical, Identity::Path] {
+        let config = AppleConfig { identity, ..AppleConfig::default() };
+        let learner = fit(FeatureSet::from(Apple::new(config).unwrap()), &train, 1);
+        let apple = learner.expansion().apple().unwrap();
+        assert!(apple.parents().iter().any(|p| p.monomial.degree() >= 2));
+        let old = with_version(&model_io::to_bytes(&learner, ""), 1);
+        match (identity, model_io::from_bytes(&old)) {
+            (Identity::Path, Ok((loaded, _))) => {
+                assert_eq!(loaded.expansion(), learner.expansion())
+            }
+            (Identity::Canonical, Err(e)) => {
+                let message = e.to_string();
+                assert!(
+                    message.contains("format version 1") && message.contains("retrain"),
+                    "{message}"
+                );
+            }
+            (identity, other) => panic!("{identity:?}: unexpected {:?}", other.map(|_| ())),
+        }
+    }
+    // A fixed expansion's version-1 file is unaffected.
+    let cubic = fit(FeatureSet::from(Interactions::cubic()), &train, 1);
+    let old = with_version(&model_io::to_bytes(&cubic, ""), 1);
+    assert_eq!(model_io::from_bytes(&old).unwrap().0.expansion(), cubic.expansion());
+}

@@ -14,22 +14,24 @@
 //! the parent set: [`ParentSet::owned`] and [`ParentSet::grow`] list them, sorted, so a walk
 //! merges them with the example's sorted features and makes no lookup per generated feature. For
 //! `x_i` at or after `m`'s largest factor nothing is owned elsewhere and the slot hash is one
-//! step, `slot(m)·P ^ h_i`: that run is written in bulk ([`ChildSink::children_from`]).
+//! step, `term(m)·P ^ h_i`: that run is written in bulk ([`ChildSink::children_from`]). Before
+//! it, a child's slot costs an add and a multiply (`super::monomial` has the slot scheme).
 
-use super::monomial::{mix, Identity};
+use super::monomial::{mix, spread, Identity};
 use super::parents::ParentSet;
 use crate::learner::expansion::INTERACTION_PRIME;
 
 /// Highest supported monomial degree.
 pub const MAX_DEGREE: usize = 8;
 
-/// A parent present in the current example, being walked: its identity key, slot hash
-/// (`super::monomial::slot_hash`), value in this example, degree and index in
-/// [`ParentSet::parents`] (whose monomial holds its sorted factor hashes).
+/// A parent present in the current example, being walked: its identity key, slot term
+/// ([`super::monomial::term`]; for [`Identity::Path`] its path's slot hash), value in this
+/// example, degree and index in [`ParentSet::parents`] (whose monomial holds its sorted factor
+/// hashes).
 #[derive(Clone, Copy, Debug)]
 pub struct Node {
     pub key: u64,
-    pub slot: u64,
+    pub term: u64,
     pub value: f32,
     pub degree: u8,
     pub parent: u32,
@@ -41,7 +43,7 @@ impl Node {
     /// Slot hash of `self·x_i` when `x_i` comes at or after every factor: one step.
     #[inline(always)]
     fn slot_after(&self, hash_i: u64) -> u64 {
-        self.slot.wrapping_mul(INTERACTION_PRIME) ^ hash_i
+        self.term.wrapping_mul(INTERACTION_PRIME) ^ hash_i
     }
 
     /// Sorted factor hashes of the child `self·x` into `out`; returns the child's degree.
@@ -66,16 +68,12 @@ pub struct WalkScratch {
 
 /// Receives the product monomials of a walk.
 pub trait ChildSink {
-    /// Whether the sink reads identity keys (the learner's feature buffer does not: it needs
-    /// slots and values only, and the walk then skips computing keys).
-    const KEYS: bool = true;
-
     /// The child `parent·x_i` with identity `key`, slot hash `slot` and value `value`.
     fn child(&mut self, parent: &Node, i: usize, key: u64, slot: u64, value: f32);
 
     /// The children `parent·x_i` for every `i >= from` (all emitted, in order): a hook for
     /// sinks that can write them in bulk. `hashes[i]` / `mixes[i]` are base feature `i`'s hash
-    /// and key term; such a child's slot hash is `parent.slot · P ^ hashes[i]`.
+    /// and key term; such a child's slot hash is `parent.term · P ^ hashes[i]`.
     fn children_from(
         &mut self,
         parent: &Node,
@@ -120,29 +118,18 @@ pub fn walk_children<S: ChildSink>(
     }
     let WalkScratch { mixes, is_root, stack } = scratch;
     mixes.clear();
-    if S::KEYS {
-        mixes.extend(hashes.iter().map(|&h| mix(h)));
-    } else {
-        mixes.resize(hashes.len(), 0);
-    }
+    mixes.extend(hashes.iter().map(|&h| mix(h)));
     stack.clear();
-    // The degree-1 parents present, pushed so that they pop in increasing order.
+    // The degree-1 parents present (one merge of two sorted lists), pushed so that they pop in
+    // increasing order.
     is_root.clear();
-    for i in (0..hashes.len()).rev() {
-        let root = parents.root_index(hashes[i]);
-        is_root.push(root.is_some());
-        if let Some(parent) = root {
-            stack.push(Node {
-                key: mixes[i],
-                slot: hashes[i],
-                value: values[i],
-                degree: 1,
-                parent,
-                last: i as u32,
-            });
-        }
-    }
-    is_root.reverse();
+    is_root.resize(hashes.len(), false);
+    for_each_common(hashes, parents.roots(), |i, parent| {
+        is_root[i] = true;
+        let (key, term, value, last) = (mixes[i], hashes[i], values[i], i as u32);
+        stack.push(Node { key, term, value, degree: 1, parent, last });
+    });
+    stack.reverse();
     while let Some(node) = stack.pop() {
         let degree = usize::from(node.degree);
         if degree + 1 > max_degree {
@@ -151,8 +138,7 @@ pub fn walk_children<S: ChildSink>(
         let (grow, owned) = (parents.grow(node.parent), parents.owned(node.parent));
         let split = node.last as usize;
         let mut grow_cursor = Cursor::new(grow, |&(x, _)| x);
-        // Before the largest factor: skip children owned elsewhere; the slot hash inserts x_i
-        // among the factors.
+        // Before the largest factor: skip children owned elsewhere; x_i joins the slot term.
         // Zipped slices of the same length: no bounds check per child.
         let before = hashes[..split].iter().zip(&mixes[..split]).zip(&values[..split]);
         if degree == 1 {
@@ -162,42 +148,30 @@ pub fn walk_children<S: ChildSink>(
                     continue;
                 }
                 let key = node.key.wrapping_add(mix);
-                let slot = h.wrapping_mul(INTERACTION_PRIME) ^ node.slot;
+                let slot = h.wrapping_mul(INTERACTION_PRIME) ^ node.term;
                 let value = node.value * x;
                 sink.child(&node, i, key, slot, value);
                 if let Some(&(_, parent)) = grow_cursor.find(h) {
-                    let (degree, last) = (2, node.last);
-                    stack.push(Node { key, slot, value, degree, parent, last });
+                    let (term, degree, last) = (spread(key), 2, node.last);
+                    stack.push(Node { key, term, value, degree, parent, last });
                 }
             }
         } else {
-            let factors = parents.parents()[node.parent as usize].monomial.factors();
-            // prefix[t]: slot hash of the first t factors.
-            let mut prefix = [0u64; MAX_DEGREE + 1];
-            prefix[1] = factors[0];
-            for t in 1..degree {
-                prefix[t + 1] = prefix[t].wrapping_mul(INTERACTION_PRIME) ^ factors[t];
-            }
+            // x_i·(the factors but the largest) has the slot term, the largest the last step.
+            let (largest, others) = (hashes[split], node.key.wrapping_sub(mixes[split]));
             let mut owned_cursor = Cursor::new(owned, |&x| x);
-            let mut t = 0;
             for (i, ((&h, &mix), &x)) in before.enumerate() {
                 if owned_cursor.find(h).is_some() {
                     continue;
                 }
-                while factors[t] <= h {
-                    t += 1;
-                }
-                let mut slot =
-                    if t == 0 { h } else { prefix[t].wrapping_mul(INTERACTION_PRIME) ^ h };
-                for &f in &factors[t..] {
-                    slot = slot.wrapping_mul(INTERACTION_PRIME) ^ f;
-                }
+                let slot =
+                    spread(others.wrapping_add(mix)).wrapping_mul(INTERACTION_PRIME) ^ largest;
                 let key = node.key.wrapping_add(mix);
                 let value = node.value * x;
                 sink.child(&node, i, key, slot, value);
                 if let Some(&(_, parent)) = grow_cursor.find(h) {
-                    let (degree, last) = (node.degree + 1, node.last);
-                    stack.push(Node { key, slot, value, degree, parent, last });
+                    let (term, degree, last) = (spread(key), node.degree + 1, node.last);
+                    stack.push(Node { key, term, value, degree, parent, last });
                 }
             }
         }
@@ -207,9 +181,10 @@ pub fn walk_children<S: ChildSink>(
         let g = seek(grow, grow_cursor.at, |&(x, _)| x < largest);
         for_each_common(&hashes[split..], &grow[g..], |j, parent| {
             let i = split + j;
+            let key = node.key.wrapping_add(mixes[i]);
             stack.push(Node {
-                key: node.key.wrapping_add(mixes[i]),
-                slot: node.slot_after(hashes[i]),
+                key,
+                term: spread(key),
                 value: node.value * values[i],
                 degree: node.degree + 1,
                 parent,
@@ -262,11 +237,14 @@ fn seek<T>(list: &[T], from: usize, before: impl Fn(&T) -> bool) -> usize {
 }
 
 /// Calls `found(i, index)`, in increasing `i`, for every `hashes[i]` that is the hash of an
-/// entry `(hash, index)` of `entries` (both sorted): walks the shorter list and seeks in the
-/// longer one (a sparse example against many parents, or a dense one against a short list).
+/// entry `(hash, index)` of `entries` (both sorted). Lists of similar length are merged in one
+/// step per element; when one is much longer (a sparse example against many parents, or a dense
+/// one against a short list) the shorter is walked and the longer searched.
 #[inline]
 fn for_each_common(hashes: &[u64], entries: &[(u64, u32)], mut found: impl FnMut(usize, u32)) {
-    if entries.len() > hashes.len() {
+    /// Length ratio beyond which searching beats merging.
+    const SEARCH_RATIO: usize = 8;
+    if entries.len() > SEARCH_RATIO * hashes.len() {
         let mut e = 0;
         for (i, &h) in hashes.iter().enumerate() {
             e = seek(entries, e, |&(x, _)| x < h);
@@ -276,12 +254,22 @@ fn for_each_common(hashes: &[u64], entries: &[(u64, u32)], mut found: impl FnMut
                 None => return,
             }
         }
-    } else {
+    } else if hashes.len() > SEARCH_RATIO * entries.len() {
         let mut i = 0;
         for &(x, index) in entries {
             i = seek(hashes, i, |&h| h < x);
             match hashes.get(i) {
                 Some(&h) if h == x => found(i, index),
+                Some(_) => {}
+                None => return,
+            }
+        }
+    } else {
+        let mut rest = entries.iter().peekable();
+        for (i, &h) in hashes.iter().enumerate() {
+            while rest.next_if(|&&(x, _)| x < h).is_some() {}
+            match rest.peek() {
+                Some(&&(x, index)) if x == h => found(i, index),
                 Some(_) => {}
                 None => return,
             }
@@ -305,8 +293,8 @@ fn walk_paths<S: ChildSink>(
     stack.clear();
     for i in (0..n).rev() {
         if let Some(parent) = parents.index_of(hashes[i]) {
-            let (key, slot, value, last) = (hashes[i], hashes[i], values[i], i as u32);
-            stack.push(Node { key, slot, value, degree: 1, parent, last });
+            let (key, term, value, last) = (hashes[i], hashes[i], values[i], i as u32);
+            stack.push(Node { key, term, value, degree: 1, parent, last });
         }
     }
     while let Some(node) = stack.pop() {
@@ -322,7 +310,7 @@ fn walk_paths<S: ChildSink>(
             if child_can_be_parent {
                 if let Some(parent) = parents.index_of(slot) {
                     let (degree, last) = (node.degree + 1, node.last.max(i as u32));
-                    stack.push(Node { key: slot, slot, value, degree, parent, last });
+                    stack.push(Node { key: slot, term: slot, value, degree, parent, last });
                 }
             }
         }
@@ -426,6 +414,26 @@ pub(crate) mod tests {
             let expected = brute_force(&chosen, &hashes, max_degree);
             prop_assert!(seen.values().all(|&c| c == 1), "a monomial emitted twice: {:?}", seen);
             prop_assert_eq!(seen.keys().cloned().collect::<BTreeSet<_>>(), expected);
+        }
+    }
+
+    proptest! {
+        /// The merge and both searching branches find exactly the common hashes, in order.
+        #[test]
+        fn common_entries_equal_brute_force(
+            hashes in proptest::collection::btree_set(0u64..400, 0..60),
+            entries in proptest::collection::btree_set(0u64..400, 0..60),
+        ) {
+            let hashes: Vec<u64> = hashes.into_iter().collect();
+            let entries: Vec<(u64, u32)> = entries.into_iter().map(|x| (x, x as u32 + 1)).collect();
+            let mut found = Vec::new();
+            for_each_common(&hashes, &entries, |i, index| found.push((i, index)));
+            let expected: Vec<(usize, u32)> = hashes
+                .iter()
+                .enumerate()
+                .filter_map(|(i, &h)| entries.iter().find(|e| e.0 == h).map(|e| (i, e.1)))
+                .collect();
+            prop_assert_eq!(found, expected);
         }
     }
 

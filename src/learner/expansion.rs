@@ -301,20 +301,20 @@ impl Expansion for Interactions {
     }
 }
 
-/// The monomial hash of a sorted factor-hash tuple (degree 1 to 3), as [`Interactions`] computes
-/// it; exposed for tests and for enumerators that build monomials incrementally.
-pub fn monomial_slot_hash(sorted_hashes: &[u64]) -> u64 {
-    let mut iter = sorted_hashes.iter();
-    let Some(&first) = iter.next() else { return 0 };
-    iter.fold(first, |acc, &h| acc.wrapping_mul(INTERACTION_PRIME) ^ h)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::learner::example::ExampleBuffer;
     use proptest::prelude::*;
     use std::collections::BTreeMap;
+
+    /// The slot hash of a sorted factor-hash tuple as [`Interactions`] computes it (Vowpal
+    /// Wabbit's chain), written independently of the expansion's loops.
+    fn monomial_slot_hash(sorted_hashes: &[u64]) -> u64 {
+        let mut iter = sorted_hashes.iter();
+        let Some(&first) = iter.next() else { return 0 };
+        iter.fold(first, |acc, &h| acc.wrapping_mul(INTERACTION_PRIME) ^ h)
+    }
 
     fn expand_to_map(exp: &Interactions, buf: &mut ExampleBuffer) -> BTreeMap<u32, f64> {
         let ex = buf.finish(0.0, 1.0, 0).unwrap();

@@ -1,11 +1,11 @@
 //! The model file: a documented, versioned binary format with a CRC32 checksum.
 //!
-//! All numbers little-endian. Layout (version 1):
+//! All numbers little-endian. Layout (version 2):
 //!
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `b"PPLEARN\0"` |
-//! | 4 | format version `u32` (= 1) |
+//! | 4 | format version `u32` (= 2) |
 //! | 8 | payload length `u64` |
 //! | n | payload (below) |
 //! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
@@ -36,6 +36,11 @@
 //! Reading checks the magic, the version, the length and the checksum before anything else, then
 //! validates every field, so a truncated, corrupted or foreign file fails with a message that says
 //! which.
+//!
+//! Version 1 had the same layout; its canonical apple monomials of degree >= 3 had other weight
+//! slots (a hash chain over the sorted factors, see `crate::apple::monomial`). A version-1 file is
+//! read when it cannot hold such weights (no apple, path identity, or no parent of degree >= 2)
+//! and refused otherwise, with a message saying so.
 
 use std::io::Write;
 use std::path::Path;
@@ -52,7 +57,9 @@ use crate::apple::{Apple, AppleConfig, AppleProgress, Heuristic, Monomial, Paren
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+/// The version before canonical apple's degree >= 3 slots changed (see the module docs).
+const FORMAT_VERSION_CHAINED_SLOTS: u32 = 1;
 const HEADER: usize = 8 + 4 + 8;
 const EXPANSION_INTERACTIONS: u8 = 1;
 const EXPANSION_APPLE: u8 = 2;
@@ -252,6 +259,14 @@ fn read_apple(r: &mut Reader<'_>) -> PolyResult<Apple> {
     Apple::from_parts(config, planned, parents, progress).map_err(|e| bad(e.to_string()))
 }
 
+/// Whether a canonical apple model can have trained monomials of degree >= 3: those are children
+/// of parents of degree >= 2.
+fn has_degree_3_weights(apple: &Apple) -> bool {
+    apple.config().identity == Identity::Canonical
+        && apple.config().max_degree >= 3
+        && apple.parents().iter().any(|p| p.monomial.degree() >= 2)
+}
+
 fn put_f64(out: &mut Vec<u8>, v: f64) {
     out.extend_from_slice(&v.to_le_bytes());
 }
@@ -372,7 +387,7 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
         return Err(bad(format!("truncated: {} bytes, shorter than the header", bytes.len())));
     }
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if version != FORMAT_VERSION {
+    if version != FORMAT_VERSION && version != FORMAT_VERSION_CHAINED_SLOTS {
         return Err(bad(format!(
             "format version {version} is not supported (this build reads version {FORMAT_VERSION})"
         )));
@@ -427,7 +442,17 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
     config.validate().map_err(|e| bad(e.to_string()))?;
     let expansion = match r.u8("expansion kind")? {
         EXPANSION_INTERACTIONS => FeatureSet::Fixed(read_interactions(&mut r)?),
-        EXPANSION_APPLE => FeatureSet::from(read_apple(&mut r)?),
+        EXPANSION_APPLE => {
+            let apple = read_apple(&mut r)?;
+            if version == FORMAT_VERSION_CHAINED_SLOTS && has_degree_3_weights(&apple) {
+                return Err(bad(format!(
+                    "format version {version} stored this apple model's monomials of degree >= 3 \
+                     in weight slots this build no longer uses; retrain the model (this build \
+                     writes version {FORMAT_VERSION})"
+                )));
+            }
+            FeatureSet::from(apple)
+        }
         kind => return Err(bad(format!("unknown expansion kind {kind}"))),
     };
     let mut state = GdState::new(initial_t);
