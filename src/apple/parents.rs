@@ -40,9 +40,6 @@ pub struct Parent {
 #[derive(Clone, Debug, Default)]
 struct Links {
     roots: Vec<(u64, u32)>,
-    /// Bit `h & (64·root_filter.len() - 1)` is set for every root hash `h` (feature hashes are
-    /// not mixed, but their low bits vary: they are index + namespace hash or MurmurHash).
-    root_filter: Vec<u64>,
     /// `grow[grow_start[k]..grow_start[k + 1]]` is parent k's `grow` list.
     grow_start: Vec<u32>,
     grow: Vec<(u64, u32)>,
@@ -70,13 +67,7 @@ impl Links {
         for list in divisors.values_mut() {
             list.sort_unstable();
         }
-        let bits = (64 * roots.len()).next_power_of_two().max(64);
-        let mut root_filter = vec![0u64; bits / 64];
-        for &(h, _) in &roots {
-            let bit = (h as usize) & (bits - 1);
-            root_filter[bit >> 6] |= 1 << (bit & 63);
-        }
-        let mut links = Links { roots, root_filter, ..Links::default() };
+        let mut links = Links { roots, ..Links::default() };
         let mut owned = Vec::new();
         for parent in parents {
             let factors = parent.monomial.factors();
@@ -265,20 +256,6 @@ impl ParentSet {
         }
     }
 
-    /// The index of the degree-1 parent with factor hash `h`, if any (one bit test for most
-    /// features that are not).
-    #[inline(always)]
-    pub fn root_index(&self, h: u64) -> Option<u32> {
-        let filter = &self.links.root_filter;
-        let bits = 64 * filter.len();
-        let bit = (h as usize) & bits.wrapping_sub(1);
-        if filter.get(bit >> 6).is_none_or(|w| w & (1 << (bit & 63)) == 0) {
-            return None;
-        }
-        let roots = &self.links.roots;
-        roots.binary_search_by_key(&h, |&(x, _)| x).ok().map(|at| roots[at].1)
-    }
-
     /// The degree-1 parents as (factor hash, index), sorted by hash.
     #[inline]
     pub fn roots(&self) -> &[(u64, u32)] {
@@ -376,10 +353,6 @@ mod tests {
         // x2*x5 times x2: removing 5 leaves x2*x2, a parent: owned by x2^2.
         assert_eq!(set.owned(2), &[2]);
         assert!(set.grow(4).is_empty() && set.owned(4).is_empty());
-        assert_eq!(
-            (set.root_index(2), set.root_index(5), set.root_index(7)),
-            (Some(0), Some(1), None)
-        );
-        assert_eq!(ParentSet::new().root_index(2), None);
+        assert!(ParentSet::new().roots().is_empty());
     }
 }
