@@ -2,7 +2,7 @@
 //!
 //! The engine modules below use only plain Rust slices and vectors: no PyO3, no Polars. They are
 //! tested and benchmarked by `cargo test` / `cargo bench` alone. The Python extension (PyO3 +
-//! pyo3-polars plugin expressions) lives in [`python`], compiled only with the `python` feature.
+//! pyo3-polars plugin expressions) lives in the `python` module, compiled only with the `python` feature.
 
 pub mod apple;
 pub mod datasets;

@@ -22,7 +22,7 @@
 //! L1/L2 follow Vowpal Wabbit's lazy scheme: weights are stored divided by a global `contraction`
 //! (L2 multiplies it by `1 - λ₂ η̄` per step, `η̄ = -u/ℓ'(p)`), and a global `gravity` (L1 adds
 //! `λ₁ η̄` per step) is subtracted from `|w|` (truncated at 0) when predicting; the table is
-//! brought back to plain weights when the scales drift too far ([`sync_weights`]).
+//! brought back to plain weights when the scales drift too far (`sync_weights`).
 //!
 //! Our choices where Vowpal Wabbit approximates: `1/sqrt` is exact (VW uses the hardware
 //! reciprocal square root estimate); `G_s` is stored minus `initial_t` so a fresh slot is all zero.

@@ -17,7 +17,7 @@
 //! pages lazily, so untouched parts of a large table cost no memory), and an allocation failure is
 //! an error, not an abort.
 //!
-//! Page size follows the run ([`WeightTable::touch`]). A short run touches a few thousand slots
+//! Page size follows the run (`WeightTable::touch`). A short run touches a few thousand slots
 //! scattered over a table of up to 2^24 slots (256 MiB): backed by 2 MiB huge pages, each touch
 //! makes the kernel zero a whole 2 MiB page, which costs more than the run itself; backed by
 //! 4 KiB pages it zeroes only what is touched. A long run touches most of the table, and then
@@ -164,7 +164,7 @@ impl WeightTable {
         }
     }
 
-    /// Whether the table has asked for huge pages (see [`WeightTable::touch`]).
+    /// Whether the table has asked for huge pages (see `WeightTable::touch`).
     pub fn uses_huge_pages(&self) -> bool {
         self.huge_pages
     }

@@ -27,7 +27,7 @@
 //! * Values are numbers; NaN or infinite values are errors (also when duplicates sum to
 //!   infinity).
 //!
-//! Every malformed line is a [`PolyError::Parse`](crate::error::PolyError::Parse) with the
+//! Every malformed line is a [`PolyError::Parse`] with the
 //! 1-based line number, the reason and the line itself; the reader never guesses past an error.
 //! After an error the reader should be dropped.
 
