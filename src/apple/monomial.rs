@@ -18,9 +18,8 @@
 //!   of mixed terms, would scatter them: a cache and TLB miss per feature);
 //! * a child `m·x_i` with `x_i` before `m`'s largest factor `fk` has slot `h_i·P ^ fk` when `m`
 //!   is the base feature `fk`, else `spread(key(m) - mix(fk) + mix(h_i))·P ^ fk`: an add and a
-//!   multiply, where a hash chain
-//!   over the sorted factors (`((f1·P ^ f2)·P ^ f3)...`, used before format version 2) had to
-//!   be recomputed from the insertion point on.
+//!   multiply, where a hash chain over the sorted factors (`((f1·P ^ f2)·P ^ f3)...`, the slots
+//!   before model format version 2) had to be recomputed from the inserted factor on.
 
 use crate::learner::expansion::INTERACTION_PRIME;
 

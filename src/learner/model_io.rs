@@ -389,7 +389,8 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
     if version != FORMAT_VERSION && version != FORMAT_VERSION_CHAINED_SLOTS {
         return Err(bad(format!(
-            "format version {version} is not supported (this build reads version {FORMAT_VERSION})"
+            "format version {version} is not supported (this build reads versions \
+             {FORMAT_VERSION_CHAINED_SLOTS} and {FORMAT_VERSION})"
         )));
     }
     let mut len = [0u8; 8];
