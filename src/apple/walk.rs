@@ -141,7 +141,7 @@ pub fn walk_children<S: ChildSink>(
         // Before the largest factor: skip children owned elsewhere; x_i joins the slot term.
         // Zipped slices of the same length: no bounds check per child. The two loops differ in
         // the ownership test and the term only; one loop with those as branches or closures
-        // cost 9-15% more walk instructions (callgrind, a9a / mushrooms / splice).
+        // cost 10-21% more walk instructions (callgrind, a9a / mushrooms / splice).
         let before = hashes[..split].iter().zip(&mixes[..split]).zip(&values[..split]);
         if degree == 1 {
             // x_i·x_a with i < a: owned by x_i when it is a parent; slot h_i·P ^ h_a.
