@@ -91,6 +91,57 @@ def test_passes_holdout_and_shuffle() -> None:
 # ------------------------------------------------------------------------ scikit-learn contract
 
 
+def test_average_tail_averages_the_end_of_the_run() -> None:
+    X, y = toy_regression(n=2000, seed=4)
+    noisy = y + np.random.default_rng(5).normal(scale=0.5, size=y.size)
+    last = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0).fit(X, noisy)
+    # A window of one example is the last iterate: the in-memory path that averaging takes
+    # learns exactly what the default (streaming) path learns.
+    one = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0, average_tail=1e-4)
+    np.testing.assert_array_equal(one.fit(X, noisy).predict(X), last.predict(X))
+    averaged = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0, average_tail=0.25)
+    averaged.fit(X, noisy)
+    # Same run, same progressive loss; only the end point differs, and with a large step on
+    # noisy labels the mean of the last quarter is closer to the noise-free target.
+    assert averaged.progressive_loss_ == last.progressive_loss_
+    mse_last = float(np.mean((last.predict(X) - y) ** 2))
+    mse_averaged = float(np.mean((averaged.predict(X) - y) ** 2))
+    assert mse_averaged < 0.8 * mse_last, (mse_averaged, mse_last)
+    # Multi-pass and apple fits average too; the averaged model saves and loads as it is.
+    for model in (
+        pp.SGDRegressor(passes=3, holdout=0, average_tail=0.1),
+        pp.SGDRegressor(expansion="apple", average_tail=1 / 6),
+    ):
+        model.fit(X, noisy)
+        restored = pickle.loads(pickle.dumps(model))
+        np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+        assert restored.average_tail == model.average_tail
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"average_tail": -0.1}, r"average_tail must be a number in \[0, 1\], got -0.1"),
+        ({"average_tail": 1.5}, r"average_tail must be a number in \[0, 1\], got 1.5"),
+        ({"average_tail": "all"}, r"average_tail must be a number in \[0, 1\], got 'all'"),
+        ({"average_tail": 0.5, "l2": 0.01}, "average_tail cannot be combined with l1/l2"),
+    ],
+)
+def test_average_tail_rejects_bad_settings(kwargs: dict[str, object], message: str) -> None:
+    X, y = toy_regression(n=50)
+    with pytest.raises(ValueError, match=message):
+        pp.SGDRegressor(**kwargs).fit(X, y)  # type: ignore[arg-type]
+
+
+def test_average_tail_refuses_streams() -> None:
+    X, y = toy_regression(n=50)
+    with pytest.raises(ValueError, match="partial_fit streams"):
+        pp.SGDRegressor(average_tail=0.2).partial_fit(X, y)
+    frame = pl.DataFrame({"features": pp.from_scipy(X), "target": y})
+    with pytest.raises(ValueError, match="fit on a LazyFrame streams"):
+        pp.SGDRegressor(average_tail=0.2).fit(frame.lazy(), "target")
+
+
 def test_sklearn_clone_pipeline_and_grid_search() -> None:
     from sklearn.base import clone
     from sklearn.model_selection import GridSearchCV

@@ -46,6 +46,12 @@ def main(argv: list[str] | None = None) -> None:
         default=[0],
         help="comma-separated seeds of the 80/20 split (one run per seed; default 0)",
     )
+    c.add_argument(
+        "--average-tail",
+        type=float,
+        default=0.0,
+        help="tail averaging of our learners (SGDRegressor's average_tail; default 0: off)",
+    )
     args = parser.parse_args(argv)
     if args.command == "demo":
         run_demo()
@@ -62,6 +68,7 @@ def main(argv: list[str] | None = None) -> None:
         alphas=args.alphas,
         vw=args.vw,
         seeds=args.seeds,
+        average_tail=args.average_tail,
         out_dir=args.out,
     )
     import polars as pl

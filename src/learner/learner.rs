@@ -12,6 +12,7 @@
 
 use rayon::prelude::*;
 
+use super::averaging::TailAverage;
 use super::example::{Example, ExampleBuffer};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::loss::Loss;
@@ -234,11 +235,22 @@ pub struct FitOptions {
     pub holdout_period: usize,
     /// Stop after this many passes without a better holdout loss (0 = never stop early).
     pub early_stopping: usize,
+    /// Tail averaging (see [`super::averaging`]): the fitted weights are the mean of the weights
+    /// after each of the last `ceil(average_tail · n)` of the `n` examples this fit learns
+    /// (over the part of that tail learned when early stopping ends the fit sooner). In `[0, 1]`;
+    /// 0 = off, the last iterate. Not combinable with L1/L2.
+    pub average_tail: f64,
 }
 
 impl Default for FitOptions {
     fn default() -> Self {
-        FitOptions { passes: 1, shuffle_seed: None, holdout_period: 10, early_stopping: 3 }
+        FitOptions {
+            passes: 1,
+            shuffle_seed: None,
+            holdout_period: 10,
+            early_stopping: 3,
+            average_tail: 0.0,
+        }
     }
 }
 
@@ -279,6 +291,8 @@ pub struct Learner<E: Expansion = Interactions> {
     /// The namespaces' hash seeds ([`LearnerConfig::namespace_seed`]), computed once.
     seeds: Vec<u64>,
     scratch: Scratch,
+    /// The averaging window of the running [`Learner::fit`], if it averages.
+    average: Option<TailAverage>,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -301,6 +315,7 @@ impl<E: Expansion> Learner<E> {
             progress: Progress::default(),
             expansion,
             config,
+            average: None,
         })
     }
 
@@ -479,6 +494,15 @@ impl<E: Expansion> Learner<E> {
         }
         self.weights.ensure_allocated()?;
         self.weights.touch(features.slots());
+        if let Some(average) = &mut self.average {
+            let stride = self.weights.stride();
+            average.before_update(
+                self.progress.examples,
+                features.slots(),
+                self.weights.data(),
+                stride,
+            );
+        }
         let p = self.finalize(self.raw_score(features));
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         self.progress.examples += 1;
@@ -620,12 +644,29 @@ impl<E: Expansion> Learner<E> {
         if options.passes == 0 {
             return crate::invalid!("passes must be at least 1, got 0");
         }
+        let tail = options.average_tail;
+        if !(0.0..=1.0).contains(&tail) {
+            return crate::invalid!("average_tail must be in [0, 1], got {tail}");
+        }
+        if tail > 0.0 && (self.config.l1 > 0.0 || self.config.l2 > 0.0) {
+            return crate::invalid!(
+                "average_tail cannot be combined with l1/l2 (their lazy scaling rewrites the \
+                 whole table); set average_tail=0 or l1=l2=0"
+            );
+        }
         self.check_batch_labels(batch)?;
         let n = batch.n_rows();
         let period = if options.passes > 1 { options.holdout_period } else { 0 };
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;
         let learned_per_pass = (0..n).filter(|&row| !is_holdout(row)).count() as u64;
-        self.expansion.begin_run(learned_per_pass * options.passes as u64);
+        let run_length = learned_per_pass * options.passes as u64;
+        self.expansion.begin_run(run_length);
+        self.average = None;
+        if tail > 0.0 {
+            let window = ((run_length as f64 * tail).ceil() as u64).min(run_length);
+            let start = self.progress.examples + run_length - window;
+            self.average = Some(TailAverage::new(start, self.weights.n_slots())?);
+        }
         let mut order: Vec<usize> = (0..n).collect();
         let mut rng = SplitMix64(options.shuffle_seed.unwrap_or(0));
         let mut report = FitReport::default();
@@ -673,6 +714,12 @@ impl<E: Expansion> Learner<E> {
             Ok(())
         })();
         self.scratch.example = buffer;
+        if let Some(average) = self.average.take() {
+            if result.is_ok() && self.weights.is_allocated() {
+                let stride = self.weights.stride();
+                average.finish(self.progress.examples, self.weights.data_mut(), stride);
+            }
+        }
         result.map(|()| report)
     }
 

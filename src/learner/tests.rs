@@ -508,8 +508,13 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
-    let options =
-        FitOptions { passes: 4, shuffle_seed: Some(5), holdout_period: 10, early_stopping: 0 };
+    let options = FitOptions {
+        passes: 4,
+        shuffle_seed: Some(5),
+        holdout_period: 10,
+        early_stopping: 0,
+        ..FitOptions::default()
+    };
     let run = |options: &FitOptions| {
         let mut l =
             Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
@@ -532,8 +537,13 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
         .map(|r| if (r.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) & 1 == 0 { 1.0 } else { -1.0 })
         .collect();
     let noisy = Batch::new(&ns, &noise, None).unwrap();
-    let patient =
-        FitOptions { passes: 30, shuffle_seed: None, holdout_period: 5, early_stopping: 2 };
+    let patient = FitOptions {
+        passes: 30,
+        shuffle_seed: None,
+        holdout_period: 5,
+        early_stopping: 2,
+        ..FitOptions::default()
+    };
     let mut l =
         Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::quadratic())
             .unwrap();
@@ -673,4 +683,100 @@ fn sync_folds_the_lazy_regularization_without_changing_predictions() {
     for (b, a) in before.iter().zip(&after) {
         assert!((b - a).abs() <= 1e-5 * (1.0 + b.abs()), "{b} vs {a}");
     }
+}
+
+/// Brute force for tail averaging: learns `data` one row at a time with `rule` and returns the
+/// mean, over the last `window` rows, of every slot's weight after each of those rows.
+fn mean_of_last_iterates(
+    data: &[(Vec<u32>, Vec<f64>, f64, f64)],
+    rule: UpdateRule,
+    window: usize,
+) -> Vec<f64> {
+    let (offsets, indices, values, labels) = rows_of(data);
+    let config = LearnerConfig { bits: 6, ..config(Loss::Squared, rule) };
+    let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
+    let n_slots = learner.weights().n_slots();
+    let mut sums = vec![0.0f64; n_slots];
+    for row in 0..data.len() {
+        let (a, b) = (offsets[row] as usize, offsets[row + 1] as usize);
+        let one = [0i64, (b - a) as i64];
+        let rows = SparseRows::new(&one, &indices[a..b], &values[a..b]).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        learner.learn_batch(&Batch::new(&ns, &labels[row..=row], None).unwrap()).unwrap();
+        if row + window >= data.len() {
+            for (slot, sum) in sums.iter_mut().enumerate() {
+                *sum += f64::from(learner.weights().weight(slot as u32));
+            }
+        }
+    }
+    sums.iter().map(|s| s / window as f64).collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// The averaged model is the mean of the last iterates (6 bits and quadratic features, so
+    /// slots collide and one example can touch a slot twice).
+    #[test]
+    fn tail_average_is_the_mean_of_the_last_iterates(
+        seed in 0u64..1000,
+        n in 1usize..120,
+        tail in 0.01f64..=1.0,
+        rule in prop::sample::select(vec![
+            UpdateRule::VW_DEFAULT, UpdateRule::SGD, UpdateRule::ADAGRAD,
+        ]),
+    ) {
+        let data = stream(n, seed, false);
+        let window = ((n as f64 * tail).ceil() as usize).min(n);
+        let expected = mean_of_last_iterates(&data, rule, window);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let config = LearnerConfig { bits: 6, ..config(Loss::Squared, rule) };
+        let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
+        let options = FitOptions { average_tail: tail, ..FitOptions::default() };
+        learner.fit(&Batch::new(&ns, &labels, None).unwrap(), &options).unwrap();
+        for (slot, want) in expected.iter().enumerate() {
+            let got = f64::from(learner.weights().weight(slot as u32));
+            prop_assert!(
+                (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+                "slot {}: {} vs {}", slot, got, want
+            );
+        }
+    }
+}
+
+#[test]
+fn tail_averaging_changes_only_the_fitted_weights_and_checks_its_options() {
+    let data = stream(400, 3, false);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let fit = |tail: f64, l2: f64| {
+        let config = LearnerConfig { l2, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+        let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
+        let options = FitOptions { average_tail: tail, ..FitOptions::default() };
+        learner.fit(&batch, &options).map(|_| learner)
+    };
+    let last = fit(0.0, 0.0).unwrap();
+    let averaged = fit(0.25, 0.0).unwrap();
+    // Same run (same progressive loss), different end point.
+    assert_eq!(last.progressive_loss(), averaged.progressive_loss());
+    assert_ne!(last.weights().data(), averaged.weights().data());
+    // And it is a working model: it explains most of the label variance.
+    let mut out = Vec::new();
+    averaged.predict_batch(&batch, &mut out).unwrap();
+    let mse = out.iter().zip(&labels).map(|(p, y)| (p - y).powi(2)).sum::<f64>() / 400.0;
+    let var = {
+        let mean = labels.iter().sum::<f64>() / 400.0;
+        labels.iter().map(|y| (y - mean).powi(2)).sum::<f64>() / 400.0
+    };
+    assert!(mse < 0.5 * var, "averaged model mse {mse} vs label variance {var}");
+    for bad in [-0.1, 1.5, f64::NAN] {
+        let err = fit(bad, 0.0).expect_err("rejected").to_string();
+        assert!(err.contains("average_tail must be in [0, 1]"), "{err}");
+    }
+    let err = fit(0.5, 0.01).expect_err("rejected").to_string();
+    assert!(err.contains("cannot be combined with l1/l2"), "{err}");
 }

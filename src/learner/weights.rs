@@ -39,6 +39,31 @@ pub(crate) const RATE: usize = 3;
 /// only makes the density estimate coarser.
 const SLOTS_PER_PAGE_SHIFT: u32 = 8;
 
+/// Plain numbers whose all-zero bit pattern is the value zero.
+pub(crate) trait ZeroBits: Copy {}
+impl ZeroBits for f32 {}
+impl ZeroBits for f64 {}
+impl ZeroBits for u64 {}
+
+/// `len` zeros from `alloc_zeroed` (the operating system backs them lazily, so untouched parts
+/// cost no memory); `None` when the allocation fails or its size overflows (not an abort).
+pub(crate) fn zeroed_vec<T: ZeroBits>(len: usize) -> Option<Vec<T>> {
+    if len == 0 {
+        return Some(Vec::new());
+    }
+    let layout = Layout::array::<T>(len).ok()?;
+    // SAFETY: `layout` has nonzero size. A non-null result is a zeroed block of `len` values of
+    // `T` (all-zero bits are zero for `ZeroBits` types) allocated by the global allocator with
+    // exactly the layout `Vec<T>` uses for capacity `len`, so `Vec::from_raw_parts` may own it.
+    unsafe {
+        let ptr = alloc_zeroed(layout) as *mut T;
+        if ptr.is_null() {
+            return None;
+        }
+        Some(Vec::from_raw_parts(ptr, len, len))
+    }
+}
+
 /// A table of `2^bits` weight slots.
 #[derive(Clone, Debug)]
 pub struct WeightTable {
@@ -114,17 +139,7 @@ impl WeightTable {
             .checked_shl(self.bits)
             .and_then(|slots| slots.checked_mul(self.stride))
             .ok_or_else(|| fail("size overflows"))?;
-        let layout = Layout::array::<f32>(len).map_err(|_| fail("size overflows"))?;
-        // SAFETY: `layout` has nonzero size (len >= 2). A non-null result is a zeroed block of
-        // `len` f32 (all-zero bits are 0.0f32) allocated by the global allocator with exactly the
-        // layout `Vec<f32>` uses for capacity `len`, so `Vec::from_raw_parts` may own it.
-        let data = unsafe {
-            let ptr = alloc_zeroed(layout) as *mut f32;
-            if ptr.is_null() {
-                return Err(fail("out of memory"));
-            }
-            Vec::from_raw_parts(ptr, len, len)
-        };
+        let data = zeroed_vec::<f32>(len).ok_or_else(|| fail("out of memory"))?;
         self.data = data;
         let pages = (self.n_slots() >> SLOTS_PER_PAGE_SHIFT).max(1);
         self.touched = vec![0; pages.div_ceil(64)];

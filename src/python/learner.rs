@@ -260,7 +260,7 @@ impl PyLearner {
 
     /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
     /// per-pass holdout loss, stopped early).
-    #[pyo3(signature = (features, labels, weights, passes, shuffle_seed, holdout_period, early_stopping))]
+    #[pyo3(signature = (features, labels, weights, passes, shuffle_seed, holdout_period, early_stopping, average_tail = 0.0))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
         &self,
@@ -272,12 +272,14 @@ impl PyLearner {
         shuffle_seed: Option<u64>,
         holdout_period: usize,
         early_stopping: usize,
+        average_tail: f64,
     ) -> PyResult<(usize, Vec<f64>, Vec<f64>, bool)> {
         let series = rechunked(features);
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
         let weights =
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
-        let options = FitOptions { passes, shuffle_seed, holdout_period, early_stopping };
+        let options =
+            FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
         py.detach(|| {
             let columns = Columns::new(&series).map_err(polars_py)?;
             reject_null_rows(&columns, &series, 0)?;
