@@ -116,6 +116,10 @@ def test_average_tail_averages_the_end_of_the_run() -> None:
         restored = pickle.loads(pickle.dumps(model))
         np.testing.assert_array_equal(restored.predict(X), model.predict(X))
         assert restored.average_tail == model.average_tail
+    Xc, yc = toy_classification()
+    classifier = pp.SGDClassifier(average_tail=0.2).fit(Xc, yc)
+    assert classifier.score(Xc, yc) > 0.9
+    assert classifier.progressive_loss_ == pp.SGDClassifier().fit(Xc, yc).progressive_loss_
 
 
 @pytest.mark.parametrize(
