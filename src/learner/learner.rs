@@ -235,7 +235,7 @@ pub struct FitOptions {
     pub holdout_period: usize,
     /// Stop after this many passes without a better holdout loss (0 = never stop early).
     pub early_stopping: usize,
-    /// Tail averaging (see [`super::averaging`]): the fitted weights are the mean of the weights
+    /// Tail averaging (module `learner::averaging`): the fitted weights are the mean of the weights
     /// after each of the last `ceil(average_tail · n)` of the `n` examples this fit learns
     /// (over the part of that tail learned when early stopping ends the fit sooner). In `[0, 1]`;
     /// 0 = off, the last iterate. Not combinable with L1/L2.

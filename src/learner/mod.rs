@@ -10,7 +10,7 @@
 //!   [`Expansion`] interface further enumerators (apple) implement;
 //! * [`feature_set`]: [`FeatureSet`], a fixed expansion or apple (what model files hold);
 //! * [`learner`]: the [`Learner`] (learn, predict, batches, passes, holdout, progressive loss);
-//! * [`averaging`]: tail averaging of the weights over the end of a fit;
+//! * `averaging`: tail averaging of the weights over the end of a fit;
 //! * [`model_io`]: the versioned, checksummed model file.
 //!
 //! No PyO3 or Polars types here; the Python layer is `crate::python::learner`.
