@@ -15,15 +15,26 @@
 use super::weights::{zeroed_vec, ZeroBits, W};
 use crate::error::{PolyError, PolyResult};
 
+/// One slot's running sum; both fields side by side, so a feature costs one cache line.
+#[derive(Clone, Copy, Debug, Default)]
+#[repr(C)]
+pub(crate) struct SlotSum {
+    /// Σ of the slot's weight over the window's examples accounted so far.
+    sum: f64,
+    /// 1 + the window position of the example that last touched the slot (0: not yet).
+    last_touch: u64,
+}
+
+// SAFETY: all-zero bits are `SlotSum { sum: 0.0, last_touch: 0 }` (repr(C), no padding).
+unsafe impl ZeroBits for SlotSum {}
+
 /// The running sums of one averaging window.
 #[derive(Clone, Debug)]
 pub(crate) struct TailAverage {
     /// Value of the learner's example counter at the first example of the window.
     start: u64,
-    /// Per slot: Σ of the slot's weight over the window's examples accounted so far.
-    sums: Vec<f64>,
-    /// Per slot: 1 + the window position of the example that last touched it (0: not yet).
-    last_touch: Vec<u64>,
+    /// One per weight slot.
+    slots: Vec<SlotSum>,
     /// The slots touched in the window, each once.
     touched: Vec<u32>,
 }
@@ -31,12 +42,7 @@ pub(crate) struct TailAverage {
 impl TailAverage {
     /// A window over the examples counted from `start` on, for a table of `n_slots` slots.
     pub(crate) fn new(start: u64, n_slots: usize) -> PolyResult<Self> {
-        Ok(TailAverage {
-            start,
-            sums: zeroed(n_slots)?,
-            last_touch: zeroed(n_slots)?,
-            touched: Vec::new(),
-        })
+        Ok(TailAverage { start, slots: zeroed(n_slots)?, touched: Vec::new() })
     }
 
     /// Called with the learner's example counter `example` before example `example` changes any
@@ -54,16 +60,17 @@ impl TailAverage {
         };
         for &slot in slots {
             let s = slot as usize;
-            let last = self.last_touch[s];
-            if last == 0 {
+            let w = f64::from(data[s * stride + W]);
+            let entry = &mut self.slots[s];
+            if entry.last_touch == 0 {
                 self.touched.push(slot);
                 // The weight held since the window began.
-                self.sums[s] += f64::from(data[s * stride + W]) * position as f64;
+                entry.sum += w * position as f64;
             } else {
                 // The weight since its last change, held after examples last-1 .. position-1.
-                self.sums[s] += f64::from(data[s * stride + W]) * (position + 1 - last) as f64;
+                entry.sum += w * (position + 1 - entry.last_touch) as f64;
             }
-            self.last_touch[s] = position + 1;
+            entry.last_touch = position + 1;
         }
     }
 
@@ -77,13 +84,14 @@ impl TailAverage {
         for &slot in &self.touched {
             let s = slot as usize;
             let w = f64::from(data[s * stride + W]);
-            let held = length + 1 - self.last_touch[s];
-            data[s * stride + W] = ((self.sums[s] + w * held as f64) / length as f64) as f32;
+            let entry = self.slots[s];
+            let held = length + 1 - entry.last_touch;
+            data[s * stride + W] = ((entry.sum + w * held as f64) / length as f64) as f32;
         }
     }
 }
 
-/// `n` zeros, or an error naming what could not be allocated.
+/// `n` zeroed values, or an error naming what could not be allocated.
 fn zeroed<T: ZeroBits>(n: usize) -> PolyResult<Vec<T>> {
     zeroed_vec(n).ok_or_else(|| {
         PolyError::InvalidInput(format!(

@@ -39,11 +39,13 @@ pub(crate) const RATE: usize = 3;
 /// only makes the density estimate coarser.
 const SLOTS_PER_PAGE_SHIFT: u32 = 8;
 
-/// Plain numbers whose all-zero bit pattern is the value zero.
-pub(crate) trait ZeroBits: Copy {}
-impl ZeroBits for f32 {}
-impl ZeroBits for f64 {}
-impl ZeroBits for u64 {}
+/// Plain data for which the all-zero bit pattern is a valid value (zero).
+///
+/// # Safety
+/// Implement only for types where every field is valid when all its bytes are 0.
+pub(crate) unsafe trait ZeroBits: Copy {}
+// SAFETY: 0.0f32 is all-zero bits.
+unsafe impl ZeroBits for f32 {}
 
 /// `len` zeros from `alloc_zeroed` (the operating system backs them lazily, so untouched parts
 /// cost no memory); `None` when the allocation fails or its size overflows (not an abort).
