@@ -226,10 +226,6 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         tail = self.average_tail
         if not isinstance(tail, int | float | np.number) or not 0 <= float(tail) <= 1:
             raise ValueError(f"average_tail must be a number in [0, 1], got {tail!r}")
-        if float(tail) > 0 and (float(self.l1) > 0 or float(self.l2) > 0):
-            raise ValueError(
-                "average_tail cannot be combined with l1/l2; set average_tail=0 or l1=l2=0"
-            )
 
     def _no_averaging(self, what: str) -> None:
         if float(self.average_tail):

@@ -50,10 +50,11 @@ unsafe impl ZeroBits for f32 {}
 /// `len` zeros from `alloc_zeroed` (the operating system backs them lazily, so untouched parts
 /// cost no memory); `None` when the allocation fails or its size overflows (not an abort).
 pub(crate) fn zeroed_vec<T: ZeroBits>(len: usize) -> Option<Vec<T>> {
-    if len == 0 {
-        return Some(Vec::new());
-    }
     let layout = Layout::array::<T>(len).ok()?;
+    if layout.size() == 0 {
+        // Nothing to allocate (and `alloc_zeroed` must not be called with size 0).
+        return (len == 0).then(Vec::new);
+    }
     // SAFETY: `layout` has nonzero size. A non-null result is a zeroed block of `len` values of
     // `T` (all-zero bits are zero for `ZeroBits` types) allocated by the global allocator with
     // exactly the layout `Vec<T>` uses for capacity `len`, so `Vec::from_raw_parts` may own it.
