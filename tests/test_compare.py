@@ -120,6 +120,31 @@ def test_vowpal_wabbit_side_matches_ours_on_fixed_expansions(tmp_path: Path) -> 
     assert "ours vs VW lin" in cmp.format_summary(table)
 
 
+@pytest.mark.skipif(not cmp.vw_available(), reason="vowpalwabbit not installed")
+def test_vowpal_wabbit_can_run_a_subset(tmp_path: Path) -> None:
+    table = cmp.compare(
+        ["german.numer"],
+        None,
+        algorithms=["lin", "quad"],
+        rates=[0.5],
+        vw=True,
+        vw_algorithms=["quad"],
+        log=lambda _: None,
+    )
+    ran = sorted(zip(table["system"].to_list(), table["algorithm"].to_list(), strict=True))
+    assert ran == [("ours", "lin"), ("ours", "quad"), ("vw", "quad")]
+    with pytest.raises(ValueError, match="not among the algorithms"):
+        cmp.compare(["german.numer"], None, algorithms=["lin"], vw=True, vw_algorithms=["quad"])
+    with pytest.raises(ValueError, match="add apple"):
+        cmp.compare(
+            ["german.numer"],
+            None,
+            algorithms=["apple", "apple_best"],
+            vw=True,
+            vw_algorithms=["apple_best"],
+        )
+
+
 def test_summary_counts_runs() -> None:
     def row(seed: int, system: str, algorithm: str, error: float, seconds: float) -> dict:
         return {

@@ -36,6 +36,11 @@ def main(argv: list[str] | None = None) -> None:
     c.add_argument("--datasets", default=None, help="comma-separated names (default: all found)")
     c.add_argument("--bundled", action="store_true", help="only the bundled german.numer set")
     c.add_argument("--vw", action="store_true", help="also run Vowpal Wabbit on the same splits")
+    c.add_argument(
+        "--vw-algorithms",
+        default=None,
+        help="comma-separated: run only these of --algorithms on Vowpal Wabbit (default: all)",
+    )
     c.add_argument("--out", type=Path, default=Path("compare-out"), help="CSV and PNG directory")
     c.add_argument("--rates", type=_floats, default=list(cmp.DEFAULT_RATES))
     c.add_argument("--alphas", type=_floats, default=list(cmp.DEFAULT_ALPHAS))
@@ -67,6 +72,9 @@ def main(argv: list[str] | None = None) -> None:
         rates=args.rates,
         alphas=args.alphas,
         vw=args.vw,
+        vw_algorithms=[a for a in args.vw_algorithms.split(",") if a]
+        if args.vw_algorithms
+        else None,
         seeds=args.seeds,
         average_tail=args.average_tail,
         out_dir=args.out,

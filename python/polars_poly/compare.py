@@ -332,6 +332,7 @@ def compare(
     rates: Sequence[float] = DEFAULT_RATES,
     alphas: Sequence[float] = DEFAULT_ALPHAS,
     vw: bool = False,
+    vw_algorithms: Sequence[str] | None = None,
     seeds: int | Sequence[int] = 0,
     max_cubic_updates: float = 2e9,
     average_tail: float = 0.0,
@@ -343,7 +344,9 @@ def compare(
     seconds, rate, alpha, rel_err, rel_time, error_spread, error_default, features_per_s``
     (``error_default``: test error at the default learning rate 0.5 when it is in the grid;
     ``features_per_s``: features generated per second of training, the expansion's throughput).
-    ``data_dir=None`` uses the bundled german.numer set. ``average_tail`` turns on our learners'
+    ``data_dir=None`` uses the bundled german.numer set. ``vw_algorithms`` limits Vowpal Wabbit to
+    some of ``algorithms`` (default: every one it has; ``apple_best`` needs ``apple``).
+    ``average_tail`` turns on our learners'
     tail averaging (``SGDRegressor(average_tail=...)``) for every algorithm of ours; Vowpal Wabbit
     has none. With ``out_dir`` the table is written as CSV (after every data set) and, at the
     end, the two plots as PNG."""
@@ -354,6 +357,17 @@ def compare(
         )
     if vw and not vw_available():
         raise ImportError("vw=True needs Vowpal Wabbit: pip install vowpalwabbit")
+    vw_ran = [a for a in algorithms if a not in EXTRA_ALGORITHMS]
+    if vw_algorithms is not None:
+        outside = [a for a in vw_algorithms if a not in vw_ran]
+        if outside:
+            raise ValueError(
+                f"vw_algorithms {outside} are not among the algorithms Vowpal Wabbit can run "
+                f"here: {vw_ran}"
+            )
+        if "apple_best" in vw_algorithms and "apple" not in vw_algorithms:
+            raise ValueError("vw_algorithms: apple_best searches alpha at apple's rate; add apple")
+        vw_ran = [a for a in vw_ran if a in vw_algorithms]
     if datasets is None:
         datasets = list_datasets(data_dir) if data_dir is not None else ["german.numer"]
     out = Path(out_dir) if out_dir is not None else None
@@ -373,8 +387,7 @@ def compare(
             if vw:
                 runner = VowpalWabbit(data)
                 try:
-                    ran = [a for a in algorithms if a not in EXTRA_ALGORITHMS]
-                    systems["vw"] = _run_system(runner, ran, data, task, rates, alphas, too_big)
+                    systems["vw"] = _run_system(runner, vw_ran, data, task, rates, alphas, too_big)
                 finally:
                     runner.close()
             for system, outcomes in systems.items():
