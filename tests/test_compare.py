@@ -121,7 +121,7 @@ def test_vowpal_wabbit_side_matches_ours_on_fixed_expansions(tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(not cmp.vw_available(), reason="vowpalwabbit not installed")
-def test_vowpal_wabbit_can_run_a_subset(tmp_path: Path) -> None:
+def test_vowpal_wabbit_can_run_a_subset() -> None:
     table = cmp.compare(
         ["german.numer"],
         None,

@@ -346,10 +346,9 @@ def compare(
     ``features_per_s``: features generated per second of training, the expansion's throughput).
     ``data_dir=None`` uses the bundled german.numer set. ``vw_algorithms`` limits Vowpal Wabbit to
     some of ``algorithms`` (default: every one it has; ``apple_best`` needs ``apple``).
-    ``average_tail`` turns on our learners'
-    tail averaging (``SGDRegressor(average_tail=...)``) for every algorithm of ours; Vowpal Wabbit
-    has none. With ``out_dir`` the table is written as CSV (after every data set) and, at the
-    end, the two plots as PNG."""
+    ``average_tail`` turns on our learners' tail averaging (``SGDRegressor(average_tail=...)``)
+    for every algorithm of ours; Vowpal Wabbit has none. With ``out_dir`` the table is written as
+    CSV (after every data set) and, at the end, the two plots as PNG."""
     unknown = [a for a in algorithms if a not in ALGORITHMS + EXTRA_ALGORITHMS]
     if unknown:
         raise ValueError(
