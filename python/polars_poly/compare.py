@@ -1,4 +1,4 @@
-"""The apple paper's comparison (Agarwal et al. 2014, §4 / ALGORITHMS.md §6), on our learners and,
+"""The apple paper's comparison (Agarwal et al. 2014, §4 / docs/algorithms.md §6), on our learners and,
 side by side, on Vowpal Wabbit's.
 
 Protocol per data set: a seeded 80/20 split; squared loss on every task (classification labels

@@ -1,4 +1,4 @@
-//! apple: adaptive polynomial expansion (ALGORITHMS.md §4) on top of the hashed learner.
+//! apple: adaptive polynomial expansion (docs/algorithms.md §4) on top of the hashed learner.
 //!
 //! One concept per module:
 //! * [`monomial`]: canonical monomial identity (order-independent key) and names;

@@ -58,7 +58,7 @@ pub fn parse_images(bytes: &[u8], source: &str) -> PolyResult<IdxImages> {
     let dims = parse_header(bytes, IMAGES_MAGIC, 3, "image", source)?;
     let (count, rows, cols) = (dims[0], dims[1], dims[2]);
     if rows == 0 || cols == 0 {
-        return Err(io_error(source, format!("images of {rows}×{cols} pixels are empty")));
+        return Err(format_error(source, format!("images of {rows}×{cols} pixels are empty")));
     }
     let data = check_data_len(bytes, 16, &[count, rows, cols], source)?;
     Ok(IdxImages { rows, cols, pixels: data.to_vec() })
@@ -70,18 +70,19 @@ pub fn parse_labels(bytes: &[u8], source: &str) -> PolyResult<Vec<u8>> {
     Ok(check_data_len(bytes, 8, &dims, source)?.to_vec())
 }
 
-fn io_error(source: &str, reason: String) -> PolyError {
-    PolyError::Io { path: source.to_string(), reason }
+/// A file whose content is not a valid IDX file (a value error: the file was read fine).
+fn format_error(source: &str, reason: String) -> PolyError {
+    PolyError::InvalidInput(format!("{source}: {reason}"))
 }
 
 fn read_maybe_gzip(path: &Path) -> PolyResult<Vec<u8>> {
     let name = path.display().to_string();
-    let raw = std::fs::read(path).map_err(|e| io_error(&name, e.to_string()))?;
+    let raw = std::fs::read(path).map_err(|e| PolyError::io(&name, "cannot read", &e))?;
     if raw.starts_with(&[0x1f, 0x8b]) {
         let mut out = Vec::with_capacity(raw.len() * 4);
         MultiGzDecoder::new(raw.as_slice())
             .read_to_end(&mut out)
-            .map_err(|e| io_error(&name, format!("bad gzip data: {e}")))?;
+            .map_err(|e| format_error(&name, format!("bad gzip data: {e}")))?;
         Ok(out)
     } else {
         Ok(raw)
@@ -99,13 +100,13 @@ fn parse_header(
     let header_len = 4 + 4 * n_dims;
     let word = |k: usize| u32::from_be_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"));
     if bytes.len() >= 4 && word(0) != magic {
-        return Err(io_error(
+        return Err(format_error(
             source,
             format!("not an IDX {kind} file: magic number {} (expected {magic})", word(0)),
         ));
     }
     if bytes.len() < header_len {
-        return Err(io_error(
+        return Err(format_error(
             source,
             format!(
                 "not an IDX {kind} file: {} bytes is shorter than the {header_len}-byte header",
@@ -128,11 +129,11 @@ fn check_data_len<'a>(
     let shape = dims.iter().map(|d| d.to_string()).collect::<Vec<_>>().join("×");
     match expected {
         Some(expected) if expected == data.len() => Ok(data),
-        Some(expected) => Err(io_error(
+        Some(expected) => Err(format_error(
             source,
             format!("header says {shape} = {expected} data bytes but the file has {}", data.len()),
         )),
-        None => Err(io_error(source, format!("header sizes {shape} overflow"))),
+        None => Err(format_error(source, format!("header sizes {shape} overflow"))),
     }
 }
 

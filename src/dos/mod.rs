@@ -1,5 +1,5 @@
 //! Difference-of-squares (DoS) classification with passive-aggressive updates (paper:
-//! difference-of-squares-passive-aggressive; ALGORITHMS.md §5), the linear PA baseline, aligned
+//! difference-of-squares-passive-aggressive; docs/algorithms.md §5), the linear PA baseline, aligned
 //! averaging over time and one-vs-one / one-vs-rest multiclass reductions.
 //!
 //! * [`example`] — validated inputs ([`ExampleBatch`], dense or sparse, z = [x; 1]).

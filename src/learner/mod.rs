@@ -1,4 +1,4 @@
-//! Hashed online learning: Vowpal Wabbit's core learning loop (ALGORITHMS.md §3).
+//! Hashed online learning: Vowpal Wabbit's core learning loop (docs/algorithms.md §3).
 //!
 //! One concept per module:
 //! * [`weights`]: the table of `2^bits` weight slots and their per-weight update state;

@@ -527,10 +527,7 @@ pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Learner<FeatureSet>, String)> {
 
 /// Writes a model file.
 pub fn save(learner: &Learner<FeatureSet>, metadata: &str, path: &Path) -> PolyResult<()> {
-    let io = |e: std::io::Error| PolyError::Io {
-        path: path.display().to_string(),
-        reason: e.to_string(),
-    };
+    let io = |e: std::io::Error| PolyError::io(path.display(), "cannot write", &e);
     let bytes = to_bytes(learner, metadata);
     let mut file = std::fs::File::create(path).map_err(io)?;
     file.write_all(&bytes).map_err(io)?;
@@ -539,8 +536,8 @@ pub fn save(learner: &Learner<FeatureSet>, metadata: &str, path: &Path) -> PolyR
 
 /// Reads a model file.
 pub fn load(path: &Path) -> PolyResult<(Learner<FeatureSet>, String)> {
-    let bytes = std::fs::read(path)
-        .map_err(|e| PolyError::Io { path: path.display().to_string(), reason: e.to_string() })?;
+    let bytes =
+        std::fs::read(path).map_err(|e| PolyError::io(path.display(), "cannot read", &e))?;
     from_bytes(&bytes).map_err(|e| match e {
         PolyError::InvalidInput(m) => PolyError::InvalidInput(format!("{}: {m}", path.display())),
         other => other,

@@ -1,5 +1,5 @@
 //! K-simplex numbers: the bijection between sorted index tuples and positions inside a degree
-//! block of scikit-learn's `PolynomialFeatures` layout (ALGORITHMS.md §2).
+//! block of scikit-learn's `PolynomialFeatures` layout (docs/algorithms.md §2).
 //!
 //! For the polynomial block of degree k over D inputs, the tuple i1 <= ... <= ik has rank
 //!

@@ -7,9 +7,7 @@ use pyo3::prelude::*;
 use crate::datasets::{read_images, read_labels, DigitStream, Distortion, IdxImages};
 use crate::error::PolyError;
 
-fn py_error(err: PolyError) -> PyErr {
-    PyValueError::new_err(err.to_string())
-}
+use super::error::py_error;
 
 /// The images of an MNIST IDX file: (pixels as a flat uint8 array, rows, cols).
 #[pyfunction]

@@ -13,9 +13,7 @@ use crate::dos::{
 use crate::error::{PolyError, PolyResult};
 use crate::sparse::SparseRows;
 
-fn py_error(err: PolyError) -> PyErr {
-    PyValueError::new_err(err.to_string())
-}
+use super::error::py_error;
 
 /// The two model families behind one Python class.
 #[derive(Clone)]

@@ -100,12 +100,7 @@ fn expand(inputs: &[Series], kwargs: ExpandOptions) -> PolarsResult<Series> {
     expand_series_impl(&inputs[0], kwargs, parallel)
 }
 
-fn py_error(err: PolyError) -> PyErr {
-    match err {
-        PolyError::Overflow(message) => PyOverflowError::new_err(message),
-        other => PyValueError::new_err(other.to_string()),
-    }
-}
+use super::error::py_error;
 
 /// `expand_csr`'s kernel call: a sparse Series in, the expanded sparse Series out.
 #[pyfunction]

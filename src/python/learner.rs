@@ -37,20 +37,7 @@ static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<Model>>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
-fn py_error(err: PolyError) -> PyErr {
-    match err {
-        PolyError::Io { .. } => PyOSError::new_err(err.to_string()),
-        other => PyValueError::new_err(other.to_string()),
-    }
-}
-
-fn polars_py(err: PolarsError) -> PyErr {
-    PyValueError::new_err(err.to_string())
-}
-
-fn poisoned<T>(_: T) -> PyErr {
-    PyValueError::new_err("the model is unusable: a thread panicked while holding it")
-}
+use super::error::{poisoned, polars_py_error as polars_py, py_error};
 
 /// A hashed online learner (the engine's `Learner` with its feature enumerator).
 #[pyclass(module = "polars_poly._internal", name = "Learner")]

@@ -4,6 +4,7 @@
 pub mod arrow_io;
 mod datasets;
 mod dos;
+pub mod error;
 mod expand;
 mod exprs;
 mod learner;

@@ -15,16 +15,7 @@ use crate::readers::libsvm::{self, LibsvmBatch, LibsvmOptions, LibsvmReader, Zer
 use crate::readers::vw::{self, VwBatch, VwOptions, VwReader};
 use crate::sparse::SparseMatrix;
 
-pub fn to_py_error(err: PolyError) -> PyErr {
-    match err {
-        PolyError::Io { .. } => PyOSError::new_err(err.to_string()),
-        _ => PyValueError::new_err(err.to_string()),
-    }
-}
-
-fn polars_to_py(err: PolarsError) -> PyErr {
-    PyValueError::new_err(err.to_string())
-}
+use super::error::{polars_py_error as polars_to_py, py_error as to_py_error};
 
 fn parse_zero_based(value: &str) -> PyResult<ZeroBased> {
     match value {

@@ -45,10 +45,7 @@ impl LineReader {
     /// Opens the file at `path`, decompressing it if it is gzip.
     pub fn open(path: &Path) -> PolyResult<Self> {
         let name = path.display().to_string();
-        let file = File::open(path).map_err(|e| PolyError::Io {
-            path: name.clone(),
-            reason: format!("cannot open: {e}"),
-        })?;
+        let file = File::open(path).map_err(|e| PolyError::io(&name, "cannot open", &e))?;
         Self::from_reader(&name, Box::new(BufReader::with_capacity(BUFFER_SIZE, file)))
     }
 
@@ -105,12 +102,12 @@ impl LineReader {
 }
 
 fn io_error(name: &str, last_line: u64, error: &io::Error) -> PolyError {
-    let reason = if last_line == 0 {
-        format!("read error at the start of the file: {error}")
+    let context = if last_line == 0 {
+        "read error at the start of the file".to_owned()
     } else {
-        format!("read error after line {last_line}: {error}")
+        format!("read error after line {last_line}")
     };
-    PolyError::Io { path: name.to_owned(), reason }
+    PolyError::io(name, &context, error)
 }
 
 #[cfg(test)]
