@@ -4,6 +4,7 @@
 //! Run: `cargo bench --bench learner`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use polars_poly::learner::loss::Logistic;
 use polars_poly::learner::{Batch, Interactions, Learner, LearnerConfig, Loss, NamespaceRows};
 use polars_poly::sparse::SparseRows;
 
@@ -44,7 +45,8 @@ fn bench_learn(c: &mut Criterion) {
             let rows = SparseRows::new(&offsets, &indices, &values).expect("valid rows");
             let namespaces: [&dyn NamespaceRows; 1] = [&rows];
             let batch = Batch::new(&namespaces, &labels, None).expect("valid batch");
-            let config = LearnerConfig { loss: Loss::Logistic, ..LearnerConfig::default() };
+            let config =
+                LearnerConfig { loss: Loss::Logistic(Logistic), ..LearnerConfig::default() };
             let mut learner = Learner::new(config, expansion.clone()).expect("valid config");
             group.throughput(Throughput::Elements(n_rows as u64));
             group.bench_with_input(BenchmarkId::new(name, nnz), &nnz, |b, _| {

@@ -5,14 +5,17 @@
 //! pyo3-polars plugin expressions) lives in the `python` module, compiled only with the `python` feature.
 
 pub mod apple;
+pub mod codec;
 pub mod datasets;
 pub mod dos;
 pub mod error;
 pub mod hashing;
 pub mod learner;
 pub mod memory;
+pub mod model;
 pub mod polynomial;
 pub mod readers;
+pub mod registry;
 pub mod sparse;
 
 #[cfg(feature = "python")]

@@ -10,8 +10,9 @@ use std::cell::RefCell;
 
 use super::monomial::Identity;
 use super::parents::{Parent, ParentSet};
+use super::ranking::{Ranking, SlotWeights};
 use super::schedule::{Schedule, ScheduleKind};
-use super::select::{choose, Heuristic, Selection, SlotWeights};
+use super::select::{choose, Selection};
 use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
@@ -19,12 +20,16 @@ use crate::hashing::CONSTANT_FEATURE;
 use crate::learner::expansion::{Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
-/// Apple's parameters (saved with the model).
-#[derive(Clone, Debug, PartialEq)]
+/// Apple's parameters (saved with the model). The serde form is the options the Python layer
+/// gives (`polars_poly.Apple`); `constant`, `window` and `budget` take their defaults when
+/// absent.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct AppleConfig {
     /// s = floor(s̄^alpha) parents per expansion; alpha in (0, 2] (1 by default).
     pub alpha: f64,
-    pub heuristic: Heuristic,
+    /// How candidate parents are ranked ([`super::ranking`]).
+    pub ranking: Ranking,
     /// Risk-consistent fall-back: the last of the s parents is the smallest-degree candidate.
     pub fallback: bool,
     /// Canonical monomial identity (default) or Vowpal Wabbit's path-dependent one.
@@ -36,19 +41,34 @@ pub struct AppleConfig {
     pub epochs: u32,
     pub doubling_first: u64,
     /// Add the constant feature (counted in s̄, as Vowpal Wabbit does; never a parent).
+    #[serde(default = "default_constant")]
     pub constant: bool,
     /// Most examples remembered before an expansion (the last eighth of the epoch, at least
     /// [`MIN_WINDOW`], at most this), and most monomials enumerated from them when choosing
     /// (newest examples first).
+    #[serde(default = "default_window")]
     pub window: usize,
+    #[serde(default = "default_budget")]
     pub budget: usize,
+}
+
+fn default_constant() -> bool {
+    AppleConfig::default().constant
+}
+
+fn default_window() -> usize {
+    AppleConfig::default().window
+}
+
+fn default_budget() -> usize {
+    AppleConfig::default().budget
 }
 
 impl Default for AppleConfig {
     fn default() -> Self {
         AppleConfig {
             alpha: 1.0,
-            heuristic: Heuristic::Magnitude,
+            ranking: Ranking::Magnitude,
             fallback: false,
             identity: Identity::Canonical,
             max_degree: 6,
@@ -85,7 +105,7 @@ impl AppleConfig {
 
     fn selection(&self) -> Selection {
         Selection {
-            heuristic: self.heuristic,
+            ranking: self.ranking,
             identity: self.identity,
             fallback: self.fallback,
             max_degree: usize::from(self.max_degree),
@@ -131,7 +151,7 @@ impl ChildSink for FeatureSink<'_> {
     }
 }
 
-/// The learner's weights as the selection heuristics read them.
+/// The learner's weights as the rankings read them.
 impl SlotWeights for Learned<'_> {
     fn magnitude(&self, slot_hash: u64) -> f64 {
         self.weight_magnitude(slot_hash)

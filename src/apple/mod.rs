@@ -6,22 +6,25 @@
 //! * [`walk`]: per-example enumeration of the current feature set, each monomial once;
 //! * [`schedule`]: when to expand (6 epochs over a known run, or doubling for streams);
 //! * [`window`]: the recent examples remembered before an expansion;
-//! * [`select`]: candidates and the heuristics (|w|, SSM, fall-back);
+//! * [`ranking`]: the registry of rankings of candidate parents (|w|·rms, max |w|, SSM);
+//! * [`select`]: candidates, the ranking's top `s` and the fall-back;
 //! * [`adaptive`]: [`Apple`], the [`crate::learner::Expansion`] that ties them together.
 
 pub mod adaptive;
 pub mod monomial;
 pub mod parents;
+pub mod ranking;
 pub mod schedule;
 pub mod select;
+pub mod stored;
 pub mod walk;
 pub mod window;
 
 pub use adaptive::{Apple, AppleConfig, AppleProgress};
 pub use monomial::Monomial;
 pub use parents::Parent;
+pub use ranking::Ranking;
 pub use schedule::ScheduleKind;
-pub use select::Heuristic;
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -30,18 +30,29 @@ use crate::learner::expansion::INTERACTION_PRIME;
 /// * `Path`: Vowpal Wabbit's `--stage_poly` rule, for comparison: a child `m·x_i` is
 ///   identified by the hash chain of the path that reached it, `slot(m)·P ^ h_i`, so the same
 ///   monomial reached from two parents is two features with two weights.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "String", into = "String")]
 pub enum Identity {
     Canonical,
     Path,
 }
 
 impl Identity {
+    /// The names users give, in variant order.
+    pub const NAMES: &'static [&'static str] = &["canonical", "path"];
+
     pub fn parse(name: &str) -> crate::error::PolyResult<Self> {
         match name {
             "canonical" => Ok(Identity::Canonical),
             "path" => Ok(Identity::Path),
-            other => crate::invalid!("identity must be 'canonical' or 'path', got {other:?}"),
+            other => crate::invalid!("identity must be one of {:?}, got {other:?}", Self::NAMES),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Identity::Canonical => "canonical",
+            Identity::Path => "path",
         }
     }
 
@@ -52,6 +63,19 @@ impl Identity {
             Identity::Canonical => mix(h),
             Identity::Path => h,
         }
+    }
+}
+
+impl TryFrom<String> for Identity {
+    type Error = crate::error::PolyError;
+    fn try_from(name: String) -> Result<Self, Self::Error> {
+        Self::parse(&name)
+    }
+}
+
+impl From<Identity> for String {
+    fn from(identity: Identity) -> String {
+        identity.name().to_owned()
     }
 }
 

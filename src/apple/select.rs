@@ -1,4 +1,4 @@
-//! Choosing the next parents: candidates, heuristics, and the fall-back.
+//! Choosing the next parents: candidates, the ranking, and the fall-back.
 //!
 //! Candidates are the non-parent monomials of S (of degree below the maximum) that occur in the
 //! recent examples apple remembered before the expansion (see [`super::window`]): enumerating S
@@ -6,24 +6,16 @@
 //! A monomial with a large weight that occurs in none of the remembered examples is rare, and
 //! expanding it would add little.
 //!
-//! * [`Heuristic::Magnitude`] (default): largest `|w|·rms(m)`, `rms(m)` the root mean square of
-//!   the monomial's value over the remembered examples (absent = 0): the typical size of its
-//!   contribution `w·m(x)` to a prediction, i.e. the weight's magnitude once the monomial is
-//!   standardized, whatever its scale and frequency;
-//! * [`Heuristic::MaxMagnitude`]: largest `|w|`, times the slot's normalizer (largest `|x|` seen)
-//!   under the normalized update rule: Vowpal Wabbit's ranking (`--stage_poly`);
-//! * [`Heuristic::Ssm`]: largest `|Σ r·m(x)| / sqrt(Σ m(x)²)` over the remembered examples, `r`
-//!   the residual (minus the loss derivative at the progressive prediction; `y - p` for squared
-//!   loss);
-//! * fall-back ([`Selection::fallback`]): `s - 1` by the heuristic plus the non-parent candidate
+//! * the [`Ranking`] scores each candidate (one file per ranking in [`super::ranking`]);
+//! * fall-back ([`Selection::fallback`]): `s - 1` by the ranking plus the non-parent candidate
 //!   of smallest degree, so that every monomial is eventually reached (risk consistency).
 //!
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
 //!
-//! Cost: the max-magnitude score of a monomial is a function of its weight slot, so the
-//! enumeration streams into a top-`s` list and most monomials cost one weight load and one
-//! comparison; the magnitude and SSM scores sum over occurrences and accumulate per monomial (in a
-//! map keyed by the already mixed identity key). The window is a small part of the epoch (see
+//! Cost: a ranking that scores by the weight slot alone (max-magnitude) streams the enumeration
+//! into a top-`s` list, and most monomials cost one weight load and one comparison; rankings
+//! that need occurrences (magnitude, SSM) accumulate per monomial (in a map keyed by the already
+//! mixed identity key). The window is a small part of the epoch (see
 //! [`super::adaptive::Apple::window_before`]), so either costs a fraction of the epoch's training.
 
 use std::cmp::Ordering;
@@ -31,43 +23,14 @@ use std::collections::{HashMap, HashSet};
 
 use super::monomial::{Identity, KeyHasher, Monomial};
 use super::parents::ParentSet;
+use super::ranking::{Candidate, Ranking, RankingRule, RankingVisitor, SlotWeights};
 use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
-use crate::error::PolyResult;
-
-/// See the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Heuristic {
-    Magnitude,
-    MaxMagnitude,
-    Ssm,
-}
-
-impl Heuristic {
-    pub fn parse(name: &str) -> PolyResult<Self> {
-        match name {
-            "magnitude" => Ok(Heuristic::Magnitude),
-            "max_magnitude" => Ok(Heuristic::MaxMagnitude),
-            "ssm" => Ok(Heuristic::Ssm),
-            other => crate::invalid!(
-                "heuristic must be 'magnitude', 'max_magnitude' or 'ssm', got {other:?}"
-            ),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Heuristic::Magnitude => "magnitude",
-            Heuristic::MaxMagnitude => "max_magnitude",
-            Heuristic::Ssm => "ssm",
-        }
-    }
-}
 
 /// How many and which parents an expansion picks.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Selection {
-    pub heuristic: Heuristic,
+    pub ranking: Ranking,
     pub identity: Identity,
     pub fallback: bool,
     /// Monomials of this degree or more are never parents (their children would exceed it).
@@ -214,14 +177,6 @@ fn for_each_candidate(
     examples
 }
 
-/// The learned weight of a slot, as the magnitude heuristics see it.
-pub trait SlotWeights {
-    /// `|w|` of the slot with (unmasked) hash `slot_hash`, regularization applied.
-    fn magnitude(&self, slot_hash: u64) -> f64;
-    /// The slot's normalizer (largest `|x|` seen) under the normalized update rule, else 1.
-    fn normalizer(&self, slot_hash: u64) -> f64;
-}
-
 /// Picks up to `s` new parents among the candidates of the remembered examples (see the module
 /// docs), as (monomial, identity key), best first.
 pub fn choose(
@@ -235,57 +190,75 @@ pub fn choose(
     if s == 0 {
         return Vec::new();
     }
-    let by_heuristic = if selection.fallback { s - 1 } else { s };
-    let mut best = Best::new(by_heuristic);
-    // The fall-back's pick is the smallest candidate by order not already chosen: keep the s
-    // smallest (score 0 for all, so that `Best` ranks by order alone).
-    let mut smallest = Best::new(if selection.fallback { s } else { 0 });
-    if selection.heuristic == Heuristic::MaxMagnitude {
-        for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
-            let score = weights.magnitude(slot) * weights.normalizer(slot);
-            if best.admits_score(score) {
-                best.offer(Ranked::new(score, key, factors));
-            }
-            if smallest.k > 0 {
-                smallest.offer(Ranked::new(0.0, key, factors));
-            }
-        });
-    } else {
-        let mut stats: HashMap<u64, Occurrences, KeyHasher> = HashMap::default();
-        let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32| {
-            let (v, r) = (f64::from(v), f64::from(r));
-            let entry = stats.entry(key).or_insert_with(|| Occurrences {
-                residual_dot: 0.0,
-                sum_squares: 0.0,
-                slot,
-                first: Ranked::new(0.0, key, factors),
-            });
-            entry.residual_dot += r * v;
-            entry.sum_squares += v * v;
-        };
-        let examples = for_each_candidate(parents, window, selection, budget, visit);
-        for c in stats.into_values() {
-            let score = match selection.heuristic {
-                Heuristic::Ssm if c.sum_squares > 0.0 => {
-                    c.residual_dot.abs() / c.sum_squares.sqrt()
-                }
-                Heuristic::Ssm => 0.0,
-                _ => weights.magnitude(c.slot) * (c.sum_squares / examples.max(1) as f64).sqrt(),
-            };
-            best.offer(Ranked::new(score, c.first.key, c.first.factors()));
-            if smallest.k > 0 {
-                smallest.offer(c.first);
-            }
-        }
-    }
-    let mut chosen: Vec<(Monomial, u64)> =
-        best.items.iter().map(|r| (r.monomial(), r.key)).collect();
-    if let Some(r) = smallest.items.iter().find(|r| !best.keys.contains(&r.key)) {
-        chosen.push((r.monomial(), r.key));
-    }
-    chosen
+    selection.ranking.visit(Choose { parents, window, selection, s, budget, weights })
 }
 
+/// [`choose`]'s arguments, run with the selection's ranking type.
+struct Choose<'a, W: SlotWeights> {
+    parents: &'a ParentSet,
+    window: &'a Window,
+    selection: &'a Selection,
+    s: usize,
+    budget: usize,
+    weights: &'a W,
+}
+
+impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
+    type Output = Vec<(Monomial, u64)>;
+
+    fn visit<R: RankingRule>(self) -> Self::Output {
+        let Choose { parents, window, selection, s, budget, weights } = self;
+        let by_ranking = if selection.fallback { s - 1 } else { s };
+        let mut best = Best::new(by_ranking);
+        // The fall-back's pick is the smallest candidate by order not already chosen: keep the
+        // s smallest (score 0 for all, so that `Best` ranks by order alone).
+        let mut smallest = Best::new(if selection.fallback { s } else { 0 });
+        if R::NEEDS_OCCURRENCES {
+            let mut stats: HashMap<u64, Occurrences, KeyHasher> = HashMap::default();
+            let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32| {
+                let (v, r) = (f64::from(v), f64::from(r));
+                let entry = stats.entry(key).or_insert_with(|| Occurrences {
+                    residual_dot: 0.0,
+                    sum_squares: 0.0,
+                    slot,
+                    first: Ranked::new(0.0, key, factors),
+                });
+                entry.residual_dot += r * v;
+                entry.sum_squares += v * v;
+            };
+            let examples = for_each_candidate(parents, window, selection, budget, visit);
+            for c in stats.into_values() {
+                let candidate = Candidate {
+                    slot: c.slot,
+                    residual_dot: c.residual_dot,
+                    sum_squares: c.sum_squares,
+                    examples,
+                };
+                let score = R::score(&candidate, weights);
+                best.offer(Ranked::new(score, c.first.key, c.first.factors()));
+                if smallest.k > 0 {
+                    smallest.offer(c.first);
+                }
+            }
+        } else {
+            for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
+                let score = R::score(&Candidate { slot, ..Candidate::default() }, weights);
+                if best.admits_score(score) {
+                    best.offer(Ranked::new(score, key, factors));
+                }
+                if smallest.k > 0 {
+                    smallest.offer(Ranked::new(0.0, key, factors));
+                }
+            });
+        }
+        let mut chosen: Vec<(Monomial, u64)> =
+            best.items.iter().map(|r| (r.monomial(), r.key)).collect();
+        if let Some(r) = smallest.items.iter().find(|r| !best.keys.contains(&r.key)) {
+            chosen.push((r.monomial(), r.key));
+        }
+        chosen
+    }
+}
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -301,12 +274,12 @@ mod tests {
     }
 
     const MAG: Selection = Selection {
-        heuristic: Heuristic::Magnitude,
+        ranking: Ranking::Magnitude,
         identity: Identity::Canonical,
         fallback: false,
         max_degree: 6,
     };
-    const MAX: Selection = Selection { heuristic: Heuristic::MaxMagnitude, ..MAG };
+    const MAX: Selection = Selection { ranking: Ranking::MaxMagnitude, ..MAG };
 
     /// Weights `|w| = magnitude(slot)`, normalizer `normalizer(slot)`.
     struct Weights<M, N>(M, N);
@@ -346,7 +319,7 @@ mod tests {
         let fb = Selection { fallback: true, ..MAX };
         let got = choose(&parents, &w, &fb, 2, 1000, &score);
         assert_eq!(factors(&got), vec![vec![4], vec![1]], "fall-back adds the smallest-degree");
-        // The fall-back's candidate is never one the heuristic chose.
+        // The fall-back's candidate is never one the ranking chose.
         let got = choose(&parents, &w, &fb, 2, 1000, &unit(|h| if h == 1 { 9.0 } else { 0.0 }));
         assert_eq!(factors(&got), vec![vec![1], vec![2]]);
     }
@@ -415,7 +388,7 @@ mod tests {
         for (h, v, r) in &rows {
             w.remember(h, v, *r);
         }
-        let ssm = Selection { heuristic: Heuristic::Ssm, ..MAG };
+        let ssm = Selection { ranking: Ranking::Ssm, ..MAG };
         let got = choose(&ParentSet::new(), &w, &ssm, 1, 1000, &unit(|_| 0.0));
         assert_eq!(factors(&got), vec![vec![2]]);
         let fb = Selection { fallback: true, ..ssm };
@@ -458,7 +431,7 @@ mod tests {
     }
 
     proptest! {
-        /// Both magnitude heuristics equal sorting every distinct candidate, with repeated
+        /// Both magnitude rankings equal sorting every distinct candidate, with repeated
         /// monomials across rows, parents of several degrees and tied scores.
         #[test]
         fn choice_equals_brute_force(
@@ -482,8 +455,8 @@ mod tests {
             }
             // Few distinct scores, so ties are common.
             let score = |slot: u64| (slot % 3) as f64;
-            for (heuristic, rms) in [(Heuristic::MaxMagnitude, false), (Heuristic::Magnitude, true)] {
-                let selection = Selection { max_degree, heuristic, ..MAG };
+            for (ranking, rms) in [(Ranking::MaxMagnitude, false), (Ranking::Magnitude, true)] {
+                let selection = Selection { max_degree, ranking, ..MAG };
                 let got = choose(&parents, &window, &selection, s, usize::MAX, &unit(score));
                 prop_assert_eq!(factors(&got), brute_force(&parents, &rows, max_degree, s, score, rms));
             }

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use super::averaging::TailAverage;
 use super::example::{Example, ExampleBuffer};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
-use super::loss::Loss;
+use super::loss::{Loss, Squared};
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
 use crate::error::PolyResult;
@@ -24,8 +24,6 @@ use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
 /// Largest supported `bits`: slots are u32.
 pub const MAX_BITS: u32 = 32;
-/// Logistic predictions are clipped to `[-LOGISTIC_CLIP, LOGISTIC_CLIP]` (Vowpal Wabbit's).
-pub const LOGISTIC_CLIP: f64 = 50.0;
 
 /// Everything that defines the learning algorithm (saved with the model).
 #[derive(Clone, Debug, PartialEq)]
@@ -35,7 +33,7 @@ pub struct LearnerConfig {
     pub loss: Loss,
     pub rule: UpdateRule,
     /// η (0.5 by default, Vowpal Wabbit's default for its default rule).
-    pub learning_rate: f64,
+    pub eta0: f64,
     /// Exponent of the rate decay (0.5).
     pub power_t: f64,
     /// Initial "time" (0 for the adaptive/normalized rules; Vowpal Wabbit uses 1 for plain SGD).
@@ -53,9 +51,9 @@ impl Default for LearnerConfig {
     fn default() -> Self {
         LearnerConfig {
             bits: 18,
-            loss: Loss::Squared,
+            loss: Loss::Squared(Squared),
             rule: UpdateRule::VW_DEFAULT,
-            learning_rate: 0.5,
+            eta0: 0.5,
             power_t: 0.5,
             initial_t: 0.0,
             l1: 0.0,
@@ -69,7 +67,7 @@ impl LearnerConfig {
     /// Checks every field; errors name the parameter and its value.
     pub fn validate(&self) -> PolyResult<()> {
         if !(1..=MAX_BITS).contains(&self.bits) {
-            return crate::invalid!("bits must be in 1..={MAX_BITS}, got {}", self.bits);
+            return crate::invalid!("bits must be an integer in 1..={MAX_BITS}, got {}", self.bits);
         }
         self.loss.validate()?;
         let finite_nonneg = |name: &str, v: f64| -> PolyResult<()> {
@@ -79,11 +77,8 @@ impl LearnerConfig {
                 crate::invalid!("{name} must be finite and >= 0, got {v}")
             }
         };
-        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0) {
-            return crate::invalid!(
-                "learning_rate must be finite and > 0, got {}",
-                self.learning_rate
-            );
+        if !(self.eta0.is_finite() && self.eta0 > 0.0) {
+            return crate::invalid!("eta0 must be finite and > 0, got {}", self.eta0);
         }
         finite_nonneg("power_t", self.power_t)?;
         finite_nonneg("initial_t", self.initial_t)?;
@@ -301,10 +296,8 @@ impl<E: Expansion> Learner<E> {
         config.validate()?;
         expansion.validate(config.namespaces.len())?;
         let weights = WeightTable::new(config.bits, config.rule.stride());
-        let labels = match config.loss {
-            Loss::Logistic => LabelRange { min: -LOGISTIC_CLIP, max: LOGISTIC_CLIP },
-            _ => LabelRange { min: 0.0, max: 0.0 },
-        };
+        let (min, max) = config.loss.fixed_range().unwrap_or((0.0, 0.0));
+        let labels = LabelRange { min, max };
         Ok(Learner {
             powers: Powers::new(config.rule, config.power_t, config.initial_t),
             seeds: (0..config.namespaces.len()).map(|k| config.namespace_seed(k)).collect(),
@@ -488,7 +481,7 @@ impl<E: Expansion> Learner<E> {
         label: f64,
         weight: f64,
     ) -> PolyResult<f64> {
-        if !matches!(self.config.loss, Loss::Logistic) {
+        if self.config.loss.fixed_range().is_none() {
             self.labels.min = self.labels.min.min(label);
             self.labels.max = self.labels.max.max(label);
         }
@@ -564,7 +557,7 @@ impl<E: Expansion> Learner<E> {
         } else {
             f64::from(update::sum_squares(features))
         };
-        let mut scale = config.learning_rate * weight;
+        let mut scale = config.eta0 * weight;
         if !rule.adaptive {
             let t = config.initial_t + self.state.t;
             scale *= t.powf(-config.power_t);

@@ -6,35 +6,36 @@
 //!   importance-invariant updates;
 //! * [`update`]: the update rules (plain SGD, adaptive, normalized, Vowpal Wabbit's default);
 //! * [`example`]: a canonical, hashed example with namespaces;
-//! * [`expansion`]: feature enumerators (linear / quadratic / cubic / namespace crosses) and the
-//!   [`Expansion`] interface further enumerators (apple) implement;
-//! * [`feature_set`]: [`FeatureSet`], a fixed expansion or apple (what model files hold);
+//! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill;
+//! * [`expansion`]: the [`Expansion`] interface every feature enumerator implements, and the
+//!   fixed one (linear / quadratic / cubic / namespace crosses); further enumerators (apple)
+//!   live above this module and are named only by `crate::model`;
 //! * [`learner`]: the [`Learner`] (learn, predict, batches, passes, holdout, progressive loss);
 //! * `averaging`: tail averaging of the weights over the end of a fit;
-//! * [`model_io`]: the versioned, checksummed model file.
+//! * [`stored`]: the learner's section of the model file (`crate::model::file`).
 //!
 //! No PyO3 or Polars types here; the Python layer is `crate::python::learner`.
 
 pub(crate) mod averaging;
 pub mod example;
 pub mod expansion;
-pub mod feature_set;
+pub mod features;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;
-pub mod model_io;
+pub mod stored;
 pub mod update;
 pub mod weights;
 
 pub use example::{Example, ExampleBuffer};
-pub use expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
-pub use feature_set::FeatureSet;
+pub use expansion::{Expansion, Interactions, Learned};
+pub use features::ExpandedFeatures;
 pub use learner::{
     Batch, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, NamespaceRows, Progress,
     MAX_BITS,
 };
-pub use loss::Loss;
+pub use loss::{Loss, LossParams};
 pub use update::{GdState, UpdateRule};
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
-use super::model_io;
+use super::loss::{Hinge, Logistic, Quantile, Squared};
 use super::*;
 use crate::sparse::SparseRows;
 
@@ -31,11 +31,11 @@ struct Reference {
 
 impl Reference {
     fn new(config: &LearnerConfig) -> Self {
-        let logistic = matches!(config.loss, Loss::Logistic);
+        let logistic = matches!(config.loss, Loss::Logistic(Logistic));
         Reference {
             rule: config.rule,
             loss: config.loss,
-            eta: config.learning_rate,
+            eta: config.eta0,
             power_t: config.power_t,
             initial_t: config.initial_t,
             l2: config.l2,
@@ -54,7 +54,7 @@ impl Reference {
     }
 
     fn learn(&mut self, features: &[(u32, f64)], y: f64, importance: f64) -> f64 {
-        if !matches!(self.loss, Loss::Logistic) {
+        if !matches!(self.loss, Loss::Logistic(Logistic)) {
             self.min_label = self.min_label.min(y);
             self.max_label = self.max_label.max(y);
         }
@@ -62,7 +62,7 @@ impl Reference {
         self.t += importance;
         // Vowpal Wabbit's gate: the loss evaluated in single precision must be positive.
         let loss_f32 = match self.loss {
-            Loss::Logistic => (1.0f32 + ((-y * p) as f32).exp()).ln(),
+            Loss::Logistic(Logistic) => (1.0f32 + ((-y * p) as f32).exp()).ln(),
             _ => self.loss.value(p, y) as f32,
         };
         if loss_f32 <= 0.0 {
@@ -134,7 +134,11 @@ impl Reference {
 }
 
 /// A deterministic pseudo-random stream of examples: (indices, values, label, importance).
-fn stream(n: usize, seed: u64, classification: bool) -> Vec<(Vec<u32>, Vec<f64>, f64, f64)> {
+pub(crate) fn stream(
+    n: usize,
+    seed: u64,
+    classification: bool,
+) -> Vec<(Vec<u32>, Vec<f64>, f64, f64)> {
     let mut state = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
     let mut next = move || {
         state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
@@ -200,13 +204,18 @@ fn engine_vs_reference(config: LearnerConfig, expansion: Interactions) {
     }
 }
 
-fn config(loss: Loss, rule: UpdateRule) -> LearnerConfig {
+pub(crate) fn config(loss: Loss, rule: UpdateRule) -> LearnerConfig {
     LearnerConfig { bits: 12, loss, rule, ..LearnerConfig::default() }
 }
 
 #[test]
 fn default_rule_matches_reference_for_every_loss() {
-    for loss in [Loss::Squared, Loss::Logistic, Loss::Hinge, Loss::Quantile { tau: 0.3 }] {
+    for loss in [
+        Loss::Squared(Squared),
+        Loss::Logistic(Logistic),
+        Loss::Hinge(Hinge),
+        Loss::Quantile(Quantile { tau: 0.3 }),
+    ] {
         engine_vs_reference(config(loss, UpdateRule::VW_DEFAULT), Interactions::linear());
         engine_vs_reference(config(loss, UpdateRule::VW_DEFAULT), Interactions::quadratic());
     }
@@ -216,33 +225,39 @@ fn default_rule_matches_reference_for_every_loss() {
 fn other_rules_match_reference() {
     let sgd = LearnerConfig {
         initial_t: 1.0,
-        learning_rate: 0.05,
-        ..config(Loss::Squared, UpdateRule::SGD)
+        eta0: 0.05,
+        ..config(Loss::Squared(Squared), UpdateRule::SGD)
     };
     engine_vs_reference(sgd, Interactions::linear());
-    let sgd_log = LearnerConfig { initial_t: 1.0, ..config(Loss::Logistic, UpdateRule::SGD) };
+    let sgd_log =
+        LearnerConfig { initial_t: 1.0, ..config(Loss::Logistic(Logistic), UpdateRule::SGD) };
     engine_vs_reference(sgd_log, Interactions::quadratic());
-    engine_vs_reference(config(Loss::Logistic, UpdateRule::ADAGRAD), Interactions::linear());
+    engine_vs_reference(
+        config(Loss::Logistic(Logistic), UpdateRule::ADAGRAD),
+        Interactions::linear(),
+    );
     let normalized = UpdateRule { adaptive: false, normalized: true, invariant: true };
-    engine_vs_reference(config(Loss::Squared, normalized), Interactions::linear());
+    engine_vs_reference(config(Loss::Squared(Squared), normalized), Interactions::linear());
     // The general power_t path (no sqrt fast path), with initial_t.
     let general = LearnerConfig {
         power_t: 0.7,
         initial_t: 2.0,
-        ..config(Loss::Squared, UpdateRule::VW_DEFAULT)
+        ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT)
     };
     engine_vs_reference(general, Interactions::quadratic());
     let adaptive_invariant = UpdateRule { adaptive: true, normalized: false, invariant: true };
-    engine_vs_reference(config(Loss::Hinge, adaptive_invariant), Interactions::linear());
+    engine_vs_reference(config(Loss::Hinge(Hinge), adaptive_invariant), Interactions::linear());
 }
 
 #[test]
 fn lazy_l2_matches_explicit_shrinking() {
-    let l2 = LearnerConfig { l2: 1e-3, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    let l2 = LearnerConfig { l2: 1e-3, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
     engine_vs_reference(l2, Interactions::linear());
 }
 
-fn rows_of(data: &[(Vec<u32>, Vec<f64>, f64, f64)]) -> (Vec<i64>, Vec<u32>, Vec<f64>, Vec<f64>) {
+pub(crate) fn rows_of(
+    data: &[(Vec<u32>, Vec<f64>, f64, f64)],
+) -> (Vec<i64>, Vec<u32>, Vec<f64>, Vec<f64>) {
     let mut offsets = vec![0i64];
     let (mut indices, mut values, mut labels) = (Vec::new(), Vec::new(), Vec::new());
     for (idx, vals, y, _) in data {
@@ -261,11 +276,14 @@ fn l1_shrinks_weights_and_predictions() {
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
-    let mut plain =
-        Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::linear())
-            .unwrap();
+    let mut plain = Learner::new(
+        config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT),
+        Interactions::linear(),
+    )
+    .unwrap();
     plain.learn_batch(&batch).unwrap();
-    let strong = LearnerConfig { l1: 0.05, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    let strong =
+        LearnerConfig { l1: 0.05, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
     let mut sparse = Learner::new(strong, Interactions::linear()).unwrap();
     sparse.learn_batch(&batch).unwrap();
     let count = |l: &Learner| (0..4096u32).filter(|&s| l.effective_weight(s) != 0.0).count();
@@ -285,13 +303,17 @@ fn quadratic_learns_xor_and_linear_cannot() {
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
-    let mut lin =
-        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
-            .unwrap();
+    let mut lin = Learner::new(
+        config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT),
+        Interactions::linear(),
+    )
+    .unwrap();
     lin.learn_batch(&batch).unwrap();
-    let mut quad =
-        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::quadratic())
-            .unwrap();
+    let mut quad = Learner::new(
+        config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT),
+        Interactions::quadratic(),
+    )
+    .unwrap();
     quad.learn_batch(&batch).unwrap();
     let (l, q) = (lin.progressive_loss().unwrap(), quad.progressive_loss().unwrap());
     assert!(l > 0.6, "linear cannot learn xor: {l}");
@@ -313,7 +335,7 @@ proptest! {
         values in proptest::collection::vec(0.1f64..3.0, 1..6),
         warmup in 0usize..3,
     ) {
-        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::quadratic()).unwrap();
+        let mut learner = Learner::new(config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT), Interactions::quadratic()).unwrap();
         let idx: Vec<u32> = (0..values.len() as u32).collect();
         let mut buffer = ExampleBuffer::new();
         for k in 0..warmup {
@@ -332,113 +354,6 @@ proptest! {
         let slack = 1e-4 * (1.0 + label.abs());
         prop_assert!(after >= lo - slack && after <= hi + slack, "before {} after {} label {}", before, after, label);
     }
-
-    /// save -> load -> predict is identical, and continuing training after loading equals
-    /// uninterrupted training.
-    #[test]
-    fn save_load_round_trip(seed in 0u64..1000, degree in 1u8..=2, logistic in any::<bool>()) {
-        let loss = if logistic { Loss::Logistic } else { Loss::Squared };
-        let data = stream(120, seed, logistic);
-        let (offsets, indices, values, labels) = rows_of(&data);
-        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
-        let ns: [&dyn NamespaceRows; 1] = [&rows];
-        let first = Batch::new(&ns, &labels[..], None).unwrap();
-        let exp = Interactions { degree, ..Interactions::linear() };
-        let mut a = Learner::new(config(loss, UpdateRule::VW_DEFAULT), FeatureSet::from(exp)).unwrap();
-        a.learn_batch(&first).unwrap();
-        let bytes = model_io::to_bytes(&a, "{\"meta\": 1}");
-        let (mut b, meta) = model_io::from_bytes(&bytes).unwrap();
-        prop_assert_eq!(meta, "{\"meta\": 1}");
-        let (mut pa, mut pb) = (Vec::new(), Vec::new());
-        a.predict_batch(&first, &mut pa).unwrap();
-        b.predict_batch(&first, &mut pb).unwrap();
-        prop_assert_eq!(&pa, &pb);
-        prop_assert_eq!(a.progress(), b.progress());
-        a.learn_batch(&first).unwrap();
-        b.learn_batch(&first).unwrap();
-        a.predict_batch(&first, &mut pa).unwrap();
-        b.predict_batch(&first, &mut pb).unwrap();
-        prop_assert_eq!(pa, pb);
-    }
-
-    /// Any single corrupted byte or any truncation is rejected.
-    #[test]
-    fn corrupted_or_truncated_files_are_rejected(position in 0usize..10_000, flip in 1u8..=255, cut in 0usize..10_000) {
-        let data = stream(30, 1, false);
-        let (offsets, indices, values, labels) = rows_of(&data);
-        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
-        let ns: [&dyn NamespaceRows; 1] = [&rows];
-        let batch = Batch::new(&ns, &labels, None).unwrap();
-        let mut learner = Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), FeatureSet::from(Interactions::linear())).unwrap();
-        learner.learn_batch(&batch).unwrap();
-        let bytes = model_io::to_bytes(&learner, "");
-        let mut corrupted = bytes.clone();
-        let at = position % bytes.len();
-        corrupted[at] ^= flip;
-        prop_assert!(model_io::from_bytes(&corrupted).is_err());
-        let cut = cut % bytes.len();
-        let err = model_io::from_bytes(&bytes[..cut]).unwrap_err().to_string();
-        prop_assert!(err.starts_with("invalid model file:"), "{}", err);
-    }
-}
-
-#[test]
-fn model_file_errors_say_what_is_wrong() {
-    let learner = Learner::new(
-        config(Loss::Squared, UpdateRule::SGD),
-        FeatureSet::from(Interactions::cubic()),
-    )
-    .unwrap();
-    let bytes = model_io::to_bytes(&learner, "");
-    let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
-    assert_eq!(loaded.config(), learner.config());
-    assert_eq!(loaded.expansion(), learner.expansion());
-    let err = model_io::from_bytes(b"label 1:2 3:4\n").unwrap_err().to_string();
-    assert!(err.contains("not a polars-poly model"), "{err}");
-    let err = model_io::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
-    assert!(err.contains("truncated"), "{err}");
-    let mut corrupted = bytes.clone();
-    corrupted[30] ^= 1;
-    let err = model_io::from_bytes(&corrupted).unwrap_err().to_string();
-    assert!(err.contains("checksum mismatch"), "{err}");
-    let mut future = bytes.clone();
-    future[8] = 9;
-    let err = model_io::from_bytes(&future).unwrap_err().to_string();
-    assert!(err.contains("format version 9"), "{err}");
-    let dir = std::env::temp_dir().join(format!("pp-model-{}", std::process::id()));
-    let err = model_io::load(&dir.join("missing.model")).unwrap_err().to_string();
-    assert!(err.contains("missing.model"), "{err}");
-}
-
-#[test]
-fn sparse_and_dense_weight_encodings_round_trip() {
-    // A tiny table is written dense, a big one with few weights sparse; both load back equal.
-    for bits in [4u32, 20] {
-        let mut learner = Learner::new(
-            LearnerConfig { bits, ..LearnerConfig::default() },
-            FeatureSet::from(Interactions::linear()),
-        )
-        .unwrap();
-        let mut buffer = ExampleBuffer::new();
-        buffer.clear();
-        buffer.push_namespace(0, &[1u32, 3], &[1.0f64, 2.0], 0).unwrap();
-        let ex = buffer.finish(1.0, 1.0, 0).unwrap();
-        learner.learn(&ex, 0).unwrap();
-        let bytes = model_io::to_bytes(&learner, "");
-        let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
-        assert_eq!(
-            loaded.weights().data(),
-            learner
-                .weights()
-                .data()
-                .iter()
-                .enumerate()
-                .map(|(i, &v)| if i % 4 == 3 { 0.0 } else { v })
-                .collect::<Vec<_>>()
-        );
-        let dense_size = 4usize << bits << 2;
-        assert_eq!(bytes.len() < dense_size / 2, bits == 20, "{} bytes", bytes.len());
-    }
 }
 
 #[test]
@@ -446,7 +361,7 @@ fn bad_input_errors_name_row_and_value() {
     let err =
         Learner::new(LearnerConfig { bits: 0, ..LearnerConfig::default() }, Interactions::linear())
             .unwrap_err();
-    assert!(err.to_string().contains("bits must be in 1..=32, got 0"), "{err}");
+    assert!(err.to_string().contains("bits must be an integer in 1..=32, got 0"), "{err}");
     let err = Learner::new(
         LearnerConfig { bits: 33, ..LearnerConfig::default() },
         Interactions::linear(),
@@ -454,11 +369,11 @@ fn bad_input_errors_name_row_and_value() {
     .unwrap_err();
     assert!(err.to_string().contains("got 33"), "{err}");
     let err = Learner::new(
-        LearnerConfig { learning_rate: f64::NAN, ..LearnerConfig::default() },
+        LearnerConfig { eta0: f64::NAN, ..LearnerConfig::default() },
         Interactions::linear(),
     )
     .unwrap_err();
-    assert!(err.to_string().contains("learning_rate"), "{err}");
+    assert!(err.to_string().contains("eta0"), "{err}");
 
     let offsets = [0i64, 1, 2, 3];
     let indices = [0u32, 1, 2];
@@ -467,7 +382,7 @@ fn bad_input_errors_name_row_and_value() {
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let labels = [1.0, -1.0, 0.0];
     let mut clf = Learner::new(
-        LearnerConfig { loss: Loss::Logistic, ..LearnerConfig::default() },
+        LearnerConfig { loss: Loss::Logistic(Logistic), ..LearnerConfig::default() },
         Interactions::linear(),
     )
     .unwrap();
@@ -516,9 +431,11 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
         ..FitOptions::default()
     };
     let run = |options: &FitOptions| {
-        let mut l =
-            Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
-                .unwrap();
+        let mut l = Learner::new(
+            config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT),
+            Interactions::linear(),
+        )
+        .unwrap();
         let report = l.fit(&batch, options).unwrap();
         let mut out = Vec::new();
         l.predict_batch(&batch, &mut out).unwrap();
@@ -544,9 +461,11 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
         early_stopping: 2,
         ..FitOptions::default()
     };
-    let mut l =
-        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::quadratic())
-            .unwrap();
+    let mut l = Learner::new(
+        config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT),
+        Interactions::quadratic(),
+    )
+    .unwrap();
     let report = l.fit(&noisy, &patient).unwrap();
     assert!(report.stopped_early && report.passes_run < 30, "{report:?}");
     // One pass: no holdout, every row learned.
@@ -562,9 +481,11 @@ fn predict_batch_equals_one_by_one_and_unfitted_predicts_zero() {
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
-    let mut learner =
-        Learner::new(config(Loss::Squared, UpdateRule::VW_DEFAULT), Interactions::quadratic())
-            .unwrap();
+    let mut learner = Learner::new(
+        config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT),
+        Interactions::quadratic(),
+    )
+    .unwrap();
     let mut out = Vec::new();
     learner.predict_batch(&batch, &mut out).unwrap();
     assert!(out.iter().all(|&p| p == 0.0));
@@ -618,9 +539,11 @@ fn namespaces_are_hashed_apart_and_crossed() {
 
 #[test]
 fn learn_expanded_checks_its_inputs_and_predict_with_adapts_the_buffer() {
-    let mut learner =
-        Learner::new(config(Loss::Logistic, UpdateRule::VW_DEFAULT), Interactions::linear())
-            .unwrap();
+    let mut learner = Learner::new(
+        config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT),
+        Interactions::linear(),
+    )
+    .unwrap();
     let mut features = ExpandedFeatures::new(12);
     features.push(5, 1.0);
     let err = learner.learn_expanded(&features, 0.0, 1.0).unwrap_err();
@@ -670,8 +593,11 @@ fn sync_folds_the_lazy_regularization_without_changing_predictions() {
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
-    let config =
-        LearnerConfig { l1: 1e-3, l2: 1e-3, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+    let config = LearnerConfig {
+        l1: 1e-3,
+        l2: 1e-3,
+        ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT)
+    };
     let mut learner = Learner::new(config, Interactions::linear()).unwrap();
     learner.learn_batch(&batch).unwrap();
     assert!(learner.state().contraction < 1.0 && learner.state().gravity > 0.0);
@@ -693,7 +619,7 @@ fn mean_of_last_iterates(
     window: usize,
 ) -> Vec<f64> {
     let (offsets, indices, values, labels) = rows_of(data);
-    let config = LearnerConfig { bits: 6, ..config(Loss::Squared, rule) };
+    let config = LearnerConfig { bits: 6, ..config(Loss::Squared(Squared), rule) };
     let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
     let n_slots = learner.weights().n_slots();
     let mut sums = vec![0.0f64; n_slots];
@@ -732,7 +658,7 @@ proptest! {
         let (offsets, indices, values, labels) = rows_of(&data);
         let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
         let ns: [&dyn NamespaceRows; 1] = [&rows];
-        let config = LearnerConfig { bits: 6, ..config(Loss::Squared, rule) };
+        let config = LearnerConfig { bits: 6, ..config(Loss::Squared(Squared), rule) };
         let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
         let options = FitOptions { average_tail: tail, ..FitOptions::default() };
         learner.fit(&Batch::new(&ns, &labels, None).unwrap(), &options).unwrap();
@@ -754,7 +680,7 @@ fn tail_averaging_changes_only_the_fitted_weights_and_checks_its_options() {
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap();
     let fit = |tail: f64, l2: f64| {
-        let config = LearnerConfig { l2, ..config(Loss::Squared, UpdateRule::VW_DEFAULT) };
+        let config = LearnerConfig { l2, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
         let mut learner = Learner::new(config, Interactions::quadratic()).unwrap();
         let options = FitOptions { average_tail: tail, ..FitOptions::default() };
         learner.fit(&batch, &options).map(|_| learner)

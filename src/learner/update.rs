@@ -27,7 +27,7 @@
 //! Our choices where Vowpal Wabbit approximates: `1/sqrt` is exact (VW uses the hardware
 //! reciprocal square root estimate); `G_s` is stored minus `initial_t` so a fresh slot is all zero.
 
-use super::expansion::ExpandedFeatures;
+use super::features::ExpandedFeatures;
 use super::weights::{G2, NORM, RATE, W};
 
 /// Smallest |x| the sensitivity pass uses (Vowpal Wabbit's `X_MIN`): tinier values would make

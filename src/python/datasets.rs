@@ -5,7 +5,6 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::datasets::{read_images, read_labels, DigitStream, Distortion, IdxImages};
-use crate::error::PolyError;
 
 use super::error::py_error;
 

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use crate::dos::{
     DosModel, ExampleBatch, LinearPa, Multiclass, PaVariant, RunningAverage, Strategy, TrainStats,
 };
-use crate::error::{PolyError, PolyResult};
+use crate::error::PolyResult;
 use crate::sparse::SparseRows;
 
 use super::error::py_error;

@@ -3,7 +3,7 @@
 
 use numpy::PyArray1;
 use polars::prelude::*;
-use pyo3::exceptions::{PyOverflowError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::derive::polars_expr;
 use pyo3_polars::PySeries;

@@ -12,28 +12,24 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
 
 use polars::prelude::*;
-use pyo3::exceptions::{PyOSError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 use pyo3_polars::derive::polars_expr;
 use pyo3_polars::PySeries;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
 use crate::apple::monomial::Identity;
-use crate::apple::{Apple, AppleConfig, Heuristic, ScheduleKind};
-use crate::error::PolyError;
-use crate::learner::{
-    model_io, Batch, FeatureSet, FitOptions, Interactions, Learner, LearnerConfig, Loss,
-    NamespaceRows, UpdateRule,
-};
+use crate::apple::{Ranking, ScheduleKind};
+use crate::learner::{Batch, Expansion, FitOptions, Loss, NamespaceRows};
+use crate::model::{LearnerOptions, Model, ModelRef, OnlineModel};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
-type Model = Learner<FeatureSet>;
-type Shared = Arc<RwLock<Model>>;
+type Shared = Arc<RwLock<OnlineModel>>;
 
-static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<Model>>>>> =
+static REGISTRY: LazyLock<Mutex<HashMap<u64, Weak<RwLock<OnlineModel>>>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 static NEXT_HANDLE: AtomicU64 = AtomicU64::new(1);
 
@@ -47,7 +43,7 @@ pub struct PyLearner {
 }
 
 impl PyLearner {
-    fn wrap(learner: Model) -> Self {
+    fn wrap(learner: OnlineModel) -> Self {
         let inner = Arc::new(RwLock::new(learner));
         let handle = NEXT_HANDLE.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut registry) = REGISTRY.lock() {
@@ -65,65 +61,17 @@ impl Drop for PyLearner {
     }
 }
 
-fn parse_loss(name: &str, tau: f64) -> PyResult<Loss> {
-    match name {
-        "squared" => Ok(Loss::Squared),
-        "logistic" => Ok(Loss::Logistic),
-        "hinge" => Ok(Loss::Hinge),
-        "quantile" => Ok(Loss::Quantile { tau }),
-        other => Err(PyValueError::new_err(format!(
-            "loss must be 'squared', 'logistic', 'hinge' or 'quantile', got {other:?}"
-        ))),
-    }
+/// The engine options from the Python layer's dict (see `crate::model::options`).
+fn options_from(options: &Bound<'_, PyAny>) -> PyResult<LearnerOptions> {
+    pythonize::depythonize(options)
+        .map_err(|e| PyValueError::new_err(format!("learner options: {e}")))
 }
 
-fn config_from_dict(options: &Bound<'_, PyDict>) -> PyResult<(LearnerConfig, FeatureSet)> {
-    let get = |key: &str| -> PyResult<Bound<'_, PyAny>> {
-        options
-            .get_item(key)?
-            .ok_or_else(|| PyValueError::new_err(format!("learner option {key:?} is missing")))
-    };
-    let loss: String = get("loss")?.extract()?;
-    let config = LearnerConfig {
-        bits: get("bits")?.extract()?,
-        loss: parse_loss(&loss, get("quantile_tau")?.extract()?)?,
-        rule: UpdateRule {
-            adaptive: get("adaptive")?.extract()?,
-            normalized: get("normalized")?.extract()?,
-            invariant: get("invariant")?.extract()?,
-        },
-        learning_rate: get("learning_rate")?.extract()?,
-        power_t: get("power_t")?.extract()?,
-        initial_t: get("initial_t")?.extract()?,
-        l1: get("l1")?.extract()?,
-        l2: get("l2")?.extract()?,
-        namespaces: get("namespaces")?.extract()?,
-    };
-    let constant: bool = get("constant")?.extract()?;
-    let kind: String = get("expansion")?.extract()?;
-    let expansion = if kind == "apple" {
-        let heuristic: String = get("heuristic")?.extract()?;
-        let schedule: String = get("schedule")?.extract()?;
-        let identity: String = get("identity")?.extract()?;
-        let apple = AppleConfig {
-            alpha: get("alpha")?.extract()?,
-            heuristic: Heuristic::parse(&heuristic).map_err(py_error)?,
-            fallback: get("fallback")?.extract()?,
-            identity: Identity::parse(&identity).map_err(py_error)?,
-            max_degree: get("max_degree")?.extract()?,
-            schedule: ScheduleKind::parse(&schedule).map_err(py_error)?,
-            constant,
-            ..AppleConfig::default()
-        };
-        FeatureSet::from(Apple::new(apple).map_err(py_error)?)
-    } else {
-        FeatureSet::Fixed(Interactions {
-            degree: get("degree")?.extract()?,
-            namespace_pairs: get("namespace_pairs")?.extract()?,
-            constant,
-        })
-    };
-    Ok((config, expansion))
+/// The model and the estimator text of model-file bytes; only online models are learners.
+fn online(stored: (Model, String)) -> PyResult<(PyLearner, String)> {
+    match stored {
+        (Model::Online(learner), estimator) => Ok((PyLearner::wrap(learner), estimator)),
+    }
 }
 
 /// One chunk's rows as the engine's dynamic namespace rows.
@@ -209,9 +157,15 @@ fn reject_null_rows(columns: &Columns<'_>, series: &[Series], first_row: usize) 
 #[pymethods]
 impl PyLearner {
     #[new]
-    fn new(options: &Bound<'_, PyDict>) -> PyResult<Self> {
-        let (config, expansion) = config_from_dict(options)?;
-        Ok(PyLearner::wrap(Learner::new(config, expansion).map_err(py_error)?))
+    fn new(options: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let learner = options_from(options)?.build().map_err(py_error)?;
+        Ok(PyLearner::wrap(learner))
+    }
+
+    /// The options the model was built with (the dict `new` takes).
+    fn options<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let options = LearnerOptions::of(&*self.inner.read().map_err(poisoned)?);
+        pythonize::pythonize(py, &options).map_err(|e| PyValueError::new_err(e.to_string()))
     }
 
     /// One online pass over a batch (progressive). Returns (Σ weight·loss, Σ weight).
@@ -292,32 +246,31 @@ impl PyLearner {
         Ok(PySeries(out))
     }
 
-    fn to_bytes<'py>(&self, py: Python<'py>, metadata: &str) -> PyResult<Bound<'py, PyBytes>> {
+    /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
+    fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.detach(|| -> PyResult<Vec<u8>> {
             let learner = self.inner.read().map_err(poisoned)?;
-            Ok(model_io::to_bytes(&learner, metadata))
+            Ok(ModelRef::Online(&learner).to_bytes(estimator))
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// (learner, metadata) from model-file bytes.
+    /// (learner, estimator text) from model-file bytes.
     #[staticmethod]
     fn from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(PyLearner, String)> {
-        let (learner, metadata) = py.detach(|| model_io::from_bytes(data)).map_err(py_error)?;
-        Ok((PyLearner::wrap(learner), metadata))
+        online(py.detach(|| Model::from_bytes(data)).map_err(py_error)?)
     }
 
-    fn save(&self, py: Python<'_>, path: PathBuf, metadata: &str) -> PyResult<()> {
+    fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
         py.detach(|| {
             let learner = self.inner.read().map_err(poisoned)?;
-            model_io::save(&learner, metadata, &path).map_err(py_error)
+            ModelRef::Online(&learner).save(estimator, &path).map_err(py_error)
         })
     }
 
     #[staticmethod]
     fn load(py: Python<'_>, path: PathBuf) -> PyResult<(PyLearner, String)> {
-        let (learner, metadata) = py.detach(|| model_io::load(&path)).map_err(py_error)?;
-        Ok((PyLearner::wrap(learner), metadata))
+        online(py.detach(|| Model::load(&path)).map_err(py_error)?)
     }
 
     /// The id `learner_predict` expressions use to find this model.
@@ -354,7 +307,6 @@ impl PyLearner {
     /// Tells a growing feature set (apple) that `examples` learned examples follow, so that it
     /// can place its epochs; a no-op for fixed expansions.
     fn begin_run(&self, examples: u64) -> PyResult<()> {
-        use crate::learner::Expansion;
         self.inner.write().map_err(poisoned)?.expansion_mut().begin_run(examples);
         Ok(())
     }
@@ -411,7 +363,7 @@ fn predict_series(
     learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
     if output == "probability" {
         for p in &mut out {
-            *p = Model::probability(*p);
+            *p = OnlineModel::probability(*p);
         }
     }
     let result = match columns.null_rows() {
@@ -458,5 +410,10 @@ fn learner_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Ser
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLearner>()?;
+    // The registries' names: what the Python layer offers, validates against and documents.
+    m.add("LOSSES", Loss::NAMES.to_vec())?;
+    m.add("RANKINGS", Ranking::NAMES.to_vec())?;
+    m.add("SCHEDULES", ScheduleKind::NAMES.to_vec())?;
+    m.add("IDENTITIES", Identity::NAMES.to_vec())?;
     Ok(())
 }

@@ -1,43 +1,41 @@
-//! When apple expands its feature set.
+//! When apple expands its feature set: one file per schedule, registered by one line below.
 //!
-//! * [`ScheduleKind::Epochs`]: the run (all passes) is cut into `epochs` equal parts and the set
-//!   grows at each boundary (`epochs - 1` expansions; the paper's 6 epochs, 5 expansions). Needs
-//!   the run length, given by [`Schedule::begin_run`].
-//! * [`ScheduleKind::Doubling`]: Vowpal Wabbit's variant for streams of unknown length: expand
-//!   after `first`, `2·first`, `4·first`, ... learned examples.
-//! * [`ScheduleKind::Auto`]: epochs when the run length is known, doubling otherwise.
+//! * `epochs`: the run (all passes) is cut into `epochs` equal parts and the set grows at each
+//!   boundary (`epochs - 1` expansions; the paper's 6 epochs, 5 expansions). Needs the run
+//!   length, given by [`Schedule::begin_run`].
+//! * `doubling`: Vowpal Wabbit's variant for streams of unknown length: expand after `first`,
+//!   `2·first`, `4·first`, ... learned examples.
+//! * `auto`: epochs when the run length is known, doubling otherwise.
 //!
 //! Counts are learned examples (holdout rows are not learned), counted from the model's first
-//! example.
+//! example. A schedule reads the shared [`Schedule`] state (its parameters and the planned
+//! points of the current run) through the helpers here; adding one is a file with a unit type
+//! implementing [`SchedulePolicy`] and its line in the registry.
+
+mod auto;
+mod doubling;
+mod epochs;
 
 use crate::error::PolyResult;
 
-/// See the module docs.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ScheduleKind {
-    Auto,
-    Epochs,
-    Doubling,
+/// One expansion schedule (see the module docs).
+pub trait SchedulePolicy {
+    /// The name users give (`Apple(schedule=...)`).
+    const NAME: &'static str;
+    /// Whether [`Schedule::begin_run`] plans the run's epochs for this schedule.
+    const PLANS_RUNS: bool;
+    /// Whether to expand now that `learned` examples (this one included) have been learned.
+    fn is_expansion_point(schedule: &Schedule, learned: u64) -> bool;
+    /// The next expansion point after `learned` examples, if one is known.
+    fn next_point(schedule: &Schedule, learned: u64) -> Option<u64>;
 }
 
-impl ScheduleKind {
-    pub fn parse(name: &str) -> PolyResult<Self> {
-        match name {
-            "auto" => Ok(ScheduleKind::Auto),
-            "epochs" => Ok(ScheduleKind::Epochs),
-            "doubling" => Ok(ScheduleKind::Doubling),
-            other => {
-                crate::invalid!("schedule must be 'auto', 'epochs' or 'doubling', got {other:?}")
-            }
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ScheduleKind::Auto => "auto",
-            ScheduleKind::Epochs => "epochs",
-            ScheduleKind::Doubling => "doubling",
-        }
+crate::named_registry! {
+    /// An expansion schedule (see the module docs).
+    pub enum ScheduleKind: SchedulePolicy, visitor ScheduleVisitor, option "schedule" {
+        Auto => auto::Auto,
+        Epochs => epochs::Epochs,
+        Doubling => doubling::Doubling,
     }
 }
 
@@ -54,21 +52,51 @@ pub struct Schedule {
     pub planned: Vec<u64>,
 }
 
+struct IsPoint<'a>(&'a Schedule, u64);
+
+impl ScheduleVisitor for IsPoint<'_> {
+    type Output = bool;
+    #[inline]
+    fn visit<C: SchedulePolicy>(self) -> bool {
+        C::is_expansion_point(self.0, self.1)
+    }
+}
+
+struct NextPoint<'a>(&'a Schedule, u64);
+
+impl ScheduleVisitor for NextPoint<'_> {
+    type Output = Option<u64>;
+    fn visit<C: SchedulePolicy>(self) -> Option<u64> {
+        C::next_point(self.0, self.1)
+    }
+}
+
+struct PlansRuns;
+
+impl ScheduleVisitor for PlansRuns {
+    type Output = bool;
+    fn visit<C: SchedulePolicy>(self) -> bool {
+        C::PLANS_RUNS
+    }
+}
+
 impl Schedule {
     pub fn new(kind: ScheduleKind, epochs: u32, first: u64) -> PolyResult<Self> {
         if !(1..=1000).contains(&epochs) {
             return crate::invalid!("epochs must be in 1..=1000, got {epochs}");
         }
         if first == 0 {
-            return crate::invalid!("the doubling schedule's first expansion must be >= 1 example");
+            return crate::invalid!(
+                "doubling_first (the doubling schedule's first expansion) must be >= 1 example"
+            );
         }
         Ok(Schedule { kind, epochs, first, planned: Vec::new() })
     }
 
     /// A run of `run_length` examples starts after `learned` examples: plans its epochs (for
-    /// the epochs and auto kinds). Points already passed are dropped.
+    /// the schedules that plan runs). Points already passed are dropped.
     pub fn begin_run(&mut self, learned: u64, run_length: u64) {
-        if self.kind == ScheduleKind::Doubling {
+        if !self.kind.visit(PlansRuns) {
             return;
         }
         let epochs = u64::from(self.epochs);
@@ -82,23 +110,15 @@ impl Schedule {
     }
 
     /// Whether to expand now that `learned` examples (this one included) have been learned.
+    #[inline]
     pub fn is_expansion_point(&self, learned: u64) -> bool {
-        let doubling = || {
-            learned >= self.first
-                && (learned / self.first).is_power_of_two()
-                && learned % self.first == 0
-        };
-        match self.kind {
-            ScheduleKind::Epochs => self.planned.binary_search(&learned).is_ok(),
-            ScheduleKind::Doubling => doubling(),
-            ScheduleKind::Auto => {
-                if self.planned.is_empty() {
-                    doubling()
-                } else {
-                    self.planned.binary_search(&learned).is_ok()
-                }
-            }
-        }
+        self.kind.visit(IsPoint(self, learned))
+    }
+
+    /// The next expansion point after `learned` examples, if one is known (used to decide when
+    /// to start remembering examples for the selection).
+    pub fn next_point(&self, learned: u64) -> Option<u64> {
+        self.kind.visit(NextPoint(self, learned))
     }
 
     /// Examples between `point` (an expansion point) and the expansion before it (or the start
@@ -117,23 +137,30 @@ impl Schedule {
         }
     }
 
-    /// The next expansion point after `learned` examples, if one is known (used to decide when
-    /// to start remembering examples for the selection).
-    pub fn next_point(&self, learned: u64) -> Option<u64> {
-        let from_plan = self.planned.iter().copied().find(|&p| p > learned);
-        let doubling = || {
-            let mut p = self.first;
-            while p <= learned {
-                p = p.checked_mul(2)?;
-            }
-            Some(p)
-        };
-        match self.kind {
-            ScheduleKind::Epochs => from_plan,
-            ScheduleKind::Doubling => doubling(),
-            ScheduleKind::Auto if self.planned.is_empty() => doubling(),
-            ScheduleKind::Auto => from_plan,
+    /// Whether `learned` is a planned point of the current run.
+    fn is_planned(&self, learned: u64) -> bool {
+        self.planned.binary_search(&learned).is_ok()
+    }
+
+    /// The first planned point after `learned`.
+    fn next_planned(&self, learned: u64) -> Option<u64> {
+        self.planned.iter().copied().find(|&p| p > learned)
+    }
+
+    /// Whether `learned` is `first · 2^k`.
+    fn is_doubling_point(&self, learned: u64) -> bool {
+        learned >= self.first
+            && (learned / self.first).is_power_of_two()
+            && learned % self.first == 0
+    }
+
+    /// The first `first · 2^k` after `learned`.
+    fn next_doubling(&self, learned: u64) -> Option<u64> {
+        let mut p = self.first;
+        while p <= learned {
+            p = p.checked_mul(2)?;
         }
+        Some(p)
     }
 }
 

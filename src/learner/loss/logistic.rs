@@ -1,0 +1,108 @@
+//! Logistic loss `log(1 + e^{-y p})`, labels in {-1, +1}; scores are margins.
+
+use super::{LossFunction, LossParams};
+use crate::error::PolyResult;
+
+/// Logistic predictions are clipped to `[-LOGISTIC_CLIP, LOGISTIC_CLIP]` (Vowpal Wabbit's).
+pub const LOGISTIC_CLIP: f64 = 50.0;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Logistic;
+
+impl LossFunction for Logistic {
+    const NAME: &'static str = "logistic";
+    const CLASSIFICATION: bool = true;
+
+    fn from_params(_: &LossParams) -> PolyResult<Self> {
+        Ok(Logistic)
+    }
+
+    fn value(&self, p: f64, y: f64) -> f64 {
+        softplus(-y * p)
+    }
+
+    fn derivative(&self, p: f64, y: f64) -> f64 {
+        -y * logistic(-y * p)
+    }
+
+    /// One exponential for value, derivative and gate.
+    #[inline]
+    fn evaluate(&self, p: f64, y: f64) -> (f64, f64, bool) {
+        if (y * p).abs() <= 700.0 {
+            let e = (-y * p).exp();
+            (e.ln_1p(), -y * e / (1.0 + e), 1.0f32 + e as f32 > 1.0)
+        } else {
+            (self.value(p, y), self.derivative(p, y), self.single_precision_positive(p, y))
+        }
+    }
+
+    /// `log(1 + e^{-m})` rounds to 0 in f32 once `e^{-m} < 2^-24` (margin m > ~16.6): such
+    /// examples are not learned (their gradient is below 6e-8 anyway). Matching this keeps the
+    /// per-feature state (and so the progressive loss) equal to Vowpal Wabbit's.
+    fn single_precision_positive(&self, p: f64, y: f64) -> bool {
+        // log(x) > 0 exactly when x > 1, so the logarithm itself is not needed.
+        1.0f32 + (-(y * p) as f32).exp() > 1.0
+    }
+
+    fn invariant_step(&self, p: f64, y: f64, s: f64, ppu: f64) -> f64 {
+        y * logistic_margin_step(y * p, s * ppu) / ppu
+    }
+
+    fn fixed_range(&self) -> Option<(f64, f64)> {
+        Some((-LOGISTIC_CLIP, LOGISTIC_CLIP))
+    }
+
+    fn has_probability(&self) -> bool {
+        true
+    }
+}
+
+/// `log(1 + e^t)` without overflow.
+#[inline]
+pub(super) fn softplus(t: f64) -> f64 {
+    if t > 0.0 {
+        t + (-t).exp().ln_1p()
+    } else {
+        t.exp().ln_1p()
+    }
+}
+
+/// `1 / (1 + e^{-t})`.
+#[inline]
+pub(crate) fn logistic(t: f64) -> f64 {
+    1.0 / (1.0 + (-t).exp())
+}
+
+/// Increase `d ≥ 0` of the margin `z = y p` under the logistic gradient flow
+/// `dz/dh = ppu / (1 + e^z)` for a total flow time `c = s · ppu`, i.e. the root of
+/// `g(d) = d + e^{z₀} (e^d - 1) - c`. `g` is increasing and convex with `g(0) = -c < 0`, so
+/// Newton's method started from any upper bound of the root decreases monotonically onto it.
+/// Both `c / (1 + e^{z₀})` (the tangent at 0) and `ln(1 + c e^{-z₀})` bound the root from above.
+pub(super) fn logistic_margin_step(z0: f64, c: f64) -> f64 {
+    if z0 > 35.0 {
+        // e^{z0} > 1.5e15: the gradient is below 1e-15 and d = c / (1 + e^{z0}) to f64 precision.
+        return c / (1.0 + z0.exp());
+    }
+    let ez0 = z0.exp();
+    let tangent = c / (1.0 + ez0);
+    // Both bound the root from above; the logarithmic one is much tighter for large steps.
+    let mut d = if tangent > 0.5 { tangent.min((c / ez0).ln_1p()) } else { tangent };
+    for _ in 0..60 {
+        let growth = d.exp_m1();
+        let g = d + ez0 * growth - c;
+        let slope = 1.0 + ez0 * (growth + 1.0);
+        let next = d - g / slope;
+        let decreasing = next < d; // false for NaN too
+        if !decreasing || next <= 0.0 {
+            // Monotone convergence ended (or rounding pushed below the root's sign change).
+            return if next > 0.0 && next < d { next } else { d.max(0.0) };
+        }
+        // Newton's error squares every step, so once a step is below 1e-9·d the next error is
+        // ~1e-18·d: converged to f64 precision.
+        if d - next <= 1e-9 * d {
+            return next;
+        }
+        d = next;
+    }
+    d
+}

@@ -1,0 +1,271 @@
+//! The learner's stored bytes: its section of the model file ([`crate::model::file`]), and
+//! the section of its own feature enumerator, [`Interactions`]. All numbers little-endian
+//! ([`crate::codec`]).
+//!
+//! Learner section, in order:
+//! * config: `bits u32`, loss name (`u32` length + UTF-8, a name of the loss registry
+//!   [`Loss::NAMES`]) and its parameters (`quantile_tau f64`), update-rule flags `u8`
+//!   (1 adaptive, 2 normalized, 4 invariant), `eta0`, `power_t`, `initial_t`, `l1`, `l2`
+//!   (`f64` each), namespace count `u32` then each name (`u32` length + UTF-8);
+//! * training state: `t`, `total_weight`, `normalized_sum_norm_x` (`f64`), label range `min`,
+//!   `max` (`f64`), progress `examples u64`, `weighted_loss f64`, `weight f64`,
+//!   `feature_updates u64`;
+//! * weights: `stride u8` (1 or 4), encoding `u8` (0 none: never trained; 1 dense:
+//!   `stride·2^bits` `f32`; 2 sparse: count `u64` then per nonzero slot `slot u32` and its
+//!   `stride` `f32`s). Stored weights include the lazy L1/L2 state (folded in on writing); the
+//!   spare rate value of a slot is scratch and is written as 0.
+//!
+//! Interactions section: `degree u8`, `constant u8`, pair count `u32` then pairs (`u32`, `u32`).
+//!
+//! The training state and weight encodings are those of format version 2, whose reader
+//! ([`crate::model::legacy`]) shares them.
+
+use super::expansion::{Expansion, Interactions};
+use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
+use super::loss::{Loss, LossParams};
+use super::update::{trunc_weight, GdState, UpdateRule};
+use super::weights::{WeightTable, RATE};
+use crate::codec::{bad, ByteReader, ByteWriter};
+use crate::error::PolyResult;
+
+/// Most namespaces or namespace pairs a stored model may declare (far above any real model;
+/// bounds what a corrupted count can allocate).
+const MAX_STORED_COUNT: u32 = 1 << 20;
+
+impl<E: Expansion> Learner<E> {
+    /// Writes the learner's section (see the module docs).
+    pub fn write_section(&self, w: &mut ByteWriter) {
+        write_config(w, self.config());
+        write_training(w, self);
+        write_weights(w, self.weights(), self.state());
+    }
+
+    /// Reads a learner's section, with `expansion` as its feature enumerator.
+    pub fn read_section(r: &mut ByteReader<'_>, expansion: E) -> PolyResult<Self> {
+        let config = read_config(r)?;
+        let (state, labels, progress) = read_training(r, config.initial_t)?;
+        let table = read_weights(r, config.bits, config.rule)?;
+        Learner::from_parts(config, expansion, table, state, labels, progress)
+            .map_err(|e| bad(e.to_string()))
+    }
+}
+
+fn write_config(w: &mut ByteWriter, config: &LearnerConfig) {
+    w.u32(config.bits);
+    w.str(config.loss.name());
+    w.f64(config.loss.params().quantile_tau);
+    w.u8(config.rule.flags());
+    for v in [config.eta0, config.power_t, config.initial_t, config.l1, config.l2] {
+        w.f64(v);
+    }
+    w.u32(config.namespaces.len() as u32);
+    for name in &config.namespaces {
+        w.str(name);
+    }
+}
+
+fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
+    let bits = r.u32("bits")?;
+    let name = r.string("loss")?;
+    let params = LossParams { quantile_tau: r.f64("quantile_tau")? };
+    let loss = Loss::new(&name, &params).map_err(|e| bad(e.to_string()))?;
+    let rule = read_rule(r)?;
+    let mut config = LearnerConfig {
+        bits,
+        loss,
+        rule,
+        eta0: r.f64("eta0")?,
+        power_t: r.f64("power_t")?,
+        initial_t: r.f64("initial_t")?,
+        l1: r.f64("l1")?,
+        l2: r.f64("l2")?,
+        namespaces: Vec::new(),
+    };
+    config.namespaces = read_names(r)?;
+    config.validate().map_err(|e| bad(e.to_string()))?;
+    Ok(config)
+}
+
+/// The update rule's flags byte.
+pub(crate) fn read_rule(r: &mut ByteReader<'_>) -> PolyResult<UpdateRule> {
+    let flags = r.u8("update rule")?;
+    UpdateRule::from_flags(flags)
+        .ok_or_else(|| bad(format!("unknown update-rule flags {flags:#04x}")))
+}
+
+/// A namespace count and the names.
+pub(crate) fn read_names(r: &mut ByteReader<'_>) -> PolyResult<Vec<String>> {
+    let n = r.u32("namespace count")?;
+    if n > MAX_STORED_COUNT {
+        return Err(bad(format!("{n} namespaces")));
+    }
+    (0..n).map(|_| r.string("namespace name")).collect()
+}
+
+fn write_training<E: Expansion>(w: &mut ByteWriter, learner: &Learner<E>) {
+    let state = learner.state();
+    for v in [state.t, state.total_weight, state.normalized_sum_norm_x] {
+        w.f64(v);
+    }
+    let labels = learner.label_range();
+    w.f64(labels.min);
+    w.f64(labels.max);
+    let progress = learner.progress();
+    w.u64(progress.examples);
+    w.f64(progress.weighted_loss);
+    w.f64(progress.weight);
+    w.u64(progress.feature_updates);
+}
+
+/// The training state (see the module docs), shared with the version-2 reader.
+pub(crate) fn read_training(
+    r: &mut ByteReader<'_>,
+    initial_t: f64,
+) -> PolyResult<(GdState, LabelRange, Progress)> {
+    let mut state = GdState::new(initial_t);
+    state.t = r.f64("t")?;
+    state.total_weight = r.f64("total_weight")?;
+    state.normalized_sum_norm_x = r.f64("normalized_sum_norm_x")?;
+    let labels = LabelRange { min: r.f64("label min")?, max: r.f64("label max")? };
+    let progress = Progress {
+        examples: r.u64("examples")?,
+        weighted_loss: r.f64("weighted loss")?,
+        weight: r.f64("loss weight")?,
+        feature_updates: r.u64("feature updates")?,
+    };
+    Ok((state, labels, progress))
+}
+
+/// Weights with the lazy L1/L2 state folded in, dense or sparse, whichever is smaller.
+fn write_weights(w: &mut ByteWriter, table: &WeightTable, state: &GdState) {
+    let stride = table.stride();
+    w.u8(stride as u8);
+    if !table.is_allocated() {
+        w.u8(0);
+        return;
+    }
+    let (gravity, contraction) = (state.gravity as f32, state.contraction as f32);
+    let slot_values = |slot: &[f32]| -> [f32; 4] {
+        let mut v = [0.0f32; 4];
+        v[..stride].copy_from_slice(slot);
+        v[0] = trunc_weight(v[0], gravity) * contraction;
+        if stride == 4 {
+            v[RATE] = 0.0;
+        }
+        v
+    };
+    let data = table.data();
+    let nonzero =
+        data.chunks_exact(stride).filter(|s| slot_values(s).iter().any(|&x| x != 0.0)).count();
+    let dense_bytes = data.len() * 4;
+    let sparse_bytes = 8 + nonzero * (4 + 4 * stride);
+    if sparse_bytes < dense_bytes {
+        w.u8(2);
+        w.u64(nonzero as u64);
+        w.reserve(sparse_bytes);
+        for (slot, values) in data.chunks_exact(stride).enumerate() {
+            let v = slot_values(values);
+            if v.iter().any(|&x| x != 0.0) {
+                w.u32(slot as u32);
+                for &x in &v[..stride] {
+                    w.f32(x);
+                }
+            }
+        }
+    } else {
+        w.u8(1);
+        w.reserve(dense_bytes);
+        for values in data.chunks_exact(stride) {
+            for &x in &slot_values(values)[..stride] {
+                w.f32(x);
+            }
+        }
+    }
+}
+
+/// The weight table (see the module docs), shared with the version-2 reader.
+pub(crate) fn read_weights(
+    r: &mut ByteReader<'_>,
+    bits: u32,
+    rule: UpdateRule,
+) -> PolyResult<WeightTable> {
+    let stride = r.u8("stride")? as usize;
+    if stride != rule.stride() {
+        return Err(bad(format!(
+            "weight stride {stride} does not match the update rule (expected {})",
+            rule.stride()
+        )));
+    }
+    let mut table = WeightTable::new(bits, stride);
+    let n_values = (stride as u64) << bits;
+    match r.u8("weight encoding")? {
+        0 => {}
+        1 => {
+            let n = usize::try_from(n_values).map_err(|_| bad("weight table too large"))?;
+            let raw = r.take(
+                n.checked_mul(4).ok_or_else(|| bad("weight table too large"))?,
+                "dense weights",
+            )?;
+            table.ensure_allocated()?;
+            table.use_huge_pages();
+            for (dst, src) in table.data_mut().iter_mut().zip(raw.chunks_exact(4)) {
+                *dst = f32::from_le_bytes([src[0], src[1], src[2], src[3]]);
+            }
+        }
+        2 => {
+            let count = r.u64("sparse weight count")?;
+            if count > (1u64 << bits) {
+                return Err(bad(format!("{count} sparse slots for a table of 2^{bits}")));
+            }
+            table.ensure_allocated()?;
+            for _ in 0..count {
+                let slot = u64::from(r.u32("sparse slot")?);
+                if slot > table.mask() {
+                    return Err(bad(format!(
+                        "sparse slot {slot} is outside the table of 2^{bits}"
+                    )));
+                }
+                table.touch(&[slot as u32]);
+                let base = slot as usize * stride;
+                for k in 0..stride {
+                    let v = r.f32("sparse weight")?;
+                    table.data_mut()[base + k] = v;
+                }
+            }
+        }
+        other => return Err(bad(format!("unknown weight encoding {other}"))),
+    }
+    if table.data().iter().any(|v| !v.is_finite()) {
+        return Err(bad("a stored weight is not finite"));
+    }
+    Ok(table)
+}
+
+impl Interactions {
+    /// Writes this enumerator's section (see the module docs).
+    pub fn write_section(&self, w: &mut ByteWriter) {
+        w.u8(self.degree);
+        w.flag(self.constant);
+        w.u32(self.namespace_pairs.len() as u32);
+        for &(a, b) in &self.namespace_pairs {
+            w.u32(a as u32);
+            w.u32(b as u32);
+        }
+    }
+
+    /// Reads an enumerator's section.
+    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
+        let degree = r.u8("expansion degree")?;
+        let constant = r.flag("constant flag")?;
+        let n_pairs = r.u32("namespace pair count")?;
+        if n_pairs > MAX_STORED_COUNT {
+            return Err(bad(format!("{n_pairs} namespace pairs")));
+        }
+        let mut namespace_pairs = Vec::new();
+        for _ in 0..n_pairs {
+            namespace_pairs
+                .push((r.u32("namespace pair")? as usize, r.u32("namespace pair")? as usize));
+        }
+        Ok(Interactions { degree, namespace_pairs, constant })
+    }
+}

@@ -1,0 +1,145 @@
+//! [`FeatureSet`]: the registry of feature enumerators a model can have — the learner's fixed
+//! expansion ([`Interactions`]) or apple's adaptive one. The learner knows only the
+//! [`Expansion`] trait; this layer above it names the enumerators, builds them from options and
+//! stores each in its own model-file section, written and read by the enumerator itself.
+//! Adding an enumerator: its variant and its arm in each `match` here (no catch-all arm).
+
+use crate::apple::{Apple, AppleConfig};
+use crate::codec::{bad, ByteReader, ByteWriter};
+use crate::error::PolyResult;
+use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned};
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum FeatureSet {
+    Fixed(Interactions),
+    Apple(Box<Apple>),
+}
+
+/// How the Python layer (and any caller) describes a feature set: the serde form, tagged by
+/// `kind` (`{"kind": "polynomial", "degree": 2, "namespace_pairs": [[0, 1]]}` or
+/// `{"kind": "apple", "alpha": 1.0, ...}`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum FeatureSetOptions {
+    /// All monomials up to `degree` (1..=3) plus the namespace crosses.
+    Polynomial { degree: u8, namespace_pairs: Vec<(usize, usize)> },
+    /// apple's adaptive expansion.
+    Apple(AppleConfig),
+}
+
+impl FeatureSet {
+    /// The enumerator these options describe; `constant` adds the constant feature.
+    pub fn new(options: FeatureSetOptions, constant: bool) -> PolyResult<Self> {
+        Ok(match options {
+            FeatureSetOptions::Polynomial { degree, namespace_pairs } => {
+                FeatureSet::Fixed(Interactions { degree, namespace_pairs, constant })
+            }
+            FeatureSetOptions::Apple(config) => {
+                FeatureSet::from(Apple::new(AppleConfig { constant, ..config })?)
+            }
+        })
+    }
+
+    /// The options that rebuild this enumerator (untrained), and its constant flag.
+    pub fn options(&self) -> (FeatureSetOptions, bool) {
+        match self {
+            FeatureSet::Fixed(fixed) => (
+                FeatureSetOptions::Polynomial {
+                    degree: fixed.degree,
+                    namespace_pairs: fixed.namespace_pairs.clone(),
+                },
+                fixed.constant,
+            ),
+            FeatureSet::Apple(apple) => {
+                (FeatureSetOptions::Apple(apple.config().clone()), apple.config().constant)
+            }
+        }
+    }
+
+    /// The apple state, when the model grows its features.
+    pub fn apple(&self) -> Option<&Apple> {
+        match self {
+            FeatureSet::Apple(apple) => Some(apple),
+            FeatureSet::Fixed(_) => None,
+        }
+    }
+
+    /// The name of the enumerator's model-file section.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            FeatureSet::Fixed(_) => "interactions",
+            FeatureSet::Apple(_) => "apple",
+        }
+    }
+
+    /// Writes the enumerator's own section.
+    pub fn write_section(&self, w: &mut ByteWriter) {
+        match self {
+            FeatureSet::Fixed(fixed) => fixed.write_section(w),
+            FeatureSet::Apple(apple) => apple.write_section(w),
+        }
+    }
+
+    /// Reads the section of the enumerator called `kind`.
+    pub fn read_section(kind: &str, r: &mut ByteReader<'_>) -> PolyResult<Self> {
+        match kind {
+            "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
+            "apple" => Ok(FeatureSet::from(Apple::read_section(r)?)),
+            other => Err(bad(format!(
+                "unknown feature enumerator {other:?} (this build knows \"interactions\" and \
+                 \"apple\")"
+            ))),
+        }
+    }
+}
+
+impl From<Interactions> for FeatureSet {
+    fn from(fixed: Interactions) -> Self {
+        FeatureSet::Fixed(fixed)
+    }
+}
+
+impl From<Apple> for FeatureSet {
+    fn from(apple: Apple) -> Self {
+        FeatureSet::Apple(Box::new(apple))
+    }
+}
+
+impl Expansion for FeatureSet {
+    #[inline]
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        match self {
+            FeatureSet::Fixed(e) => e.expand(example, out),
+            FeatureSet::Apple(e) => e.expand(example, out),
+        }
+    }
+
+    fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
+        match self {
+            FeatureSet::Fixed(e) => e.validate(n_namespaces),
+            FeatureSet::Apple(e) => e.validate(n_namespaces),
+        }
+    }
+
+    fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
+        match self {
+            FeatureSet::Fixed(e) => e.check(example, row),
+            FeatureSet::Apple(e) => e.check(example, row),
+        }
+    }
+
+    fn begin_run(&mut self, examples: u64) {
+        match self {
+            FeatureSet::Fixed(e) => e.begin_run(examples),
+            FeatureSet::Apple(e) => e.begin_run(examples),
+        }
+    }
+
+    #[inline]
+    fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        match self {
+            FeatureSet::Fixed(e) => e.after_learn(example, learned),
+            FeatureSet::Apple(e) => e.after_learn(example, learned),
+        }
+    }
+}

@@ -1,0 +1,199 @@
+//! The model file: one versioned, checksummed container for every estimator. Each component
+//! writes and reads its own section ([`crate::codec`]); this module only frames them.
+//!
+//! All numbers little-endian. Layout (version 3):
+//!
+//! | bytes | content |
+//! |---|---|
+//! | 8 | magic `b"PPLEARN\0"` |
+//! | 4 | format version `u32` (= 3) |
+//! | 8 | payload length `u64` |
+//! | n | payload: section count `u32`, then per section its name (`u32` length + UTF-8), its length `u64` and its bytes |
+//! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
+//!
+//! Sections by model ([`super::Model`]):
+//! * online learner: `learner` ([`crate::learner::stored`]), `features` (the enumerator's
+//!   kind name, then its own bytes: [`super::FeatureSet::read_section`]);
+//! * passive-aggressive / DoS classifier: `passive_aggressive` ([`crate::dos::stored`]);
+//! * every model: `estimator`, UTF-8 text opaque to the engine (the Python layer keeps there
+//!   what only it knows: its own parameters such as `passes`, the feature column names, the
+//!   class labels; nothing the engine stores).
+//!
+//! Reading checks the magic, the version, the length and the checksum before anything else,
+//! then each section validates every field, so a truncated, corrupted or foreign file fails
+//! with a message that says which. Versions 1 and 2 (one flat layout) are read by
+//! [`super::legacy`].
+
+use std::io::Write;
+use std::path::Path;
+
+use crate::codec::{bad, ByteReader, ByteWriter};
+use crate::error::{PolyError, PolyResult};
+
+pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
+pub const FORMAT_VERSION: u32 = 3;
+pub(crate) const HEADER: usize = 8 + 4 + 8;
+/// Most sections a file may declare (bounds what a corrupted count can allocate).
+const MAX_SECTIONS: u32 = 64;
+
+/// Named sections, in the order they were added.
+#[derive(Default)]
+pub struct Sections {
+    sections: Vec<(String, Vec<u8>)>,
+}
+
+impl Sections {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a section written by `write`.
+    pub fn add(&mut self, name: &str, write: impl FnOnce(&mut ByteWriter)) {
+        let mut w = ByteWriter::new();
+        write(&mut w);
+        self.sections.push((name.to_owned(), w.into_bytes()));
+    }
+
+    /// The file's bytes (see the module docs).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut payload = ByteWriter::new();
+        payload.u32(self.sections.len() as u32);
+        for (name, bytes) in &self.sections {
+            payload.str(name);
+            payload.len(bytes.len());
+            payload.raw(bytes);
+        }
+        let payload = payload.into_bytes();
+        let mut out = Vec::with_capacity(HEADER + payload.len() + 4);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&payload);
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+}
+
+/// A checked file: its version and its payload.
+pub(crate) struct Checked<'a> {
+    pub version: u32,
+    /// The payload, starting at byte [`HEADER`] of the file.
+    pub payload: &'a [u8],
+}
+
+/// Checks magic, version (`1..=3`), length and checksum (see the module docs).
+pub(crate) fn check(bytes: &[u8]) -> PolyResult<Checked<'_>> {
+    if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(bad(format!(
+            "not a polars-poly model (the file does not start with the magic bytes {:?})",
+            String::from_utf8_lossy(&MAGIC[..7])
+        )));
+    }
+    if bytes.len() < HEADER + 4 {
+        return Err(bad(format!("truncated: {} bytes, shorter than the header", bytes.len())));
+    }
+    let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
+    if !(1..=FORMAT_VERSION).contains(&version) {
+        return Err(bad(format!(
+            "format version {version} is not supported (this build reads versions 1 to \
+             {FORMAT_VERSION}); it was written by a newer polars-poly"
+        )));
+    }
+    let mut len = [0u8; 8];
+    len.copy_from_slice(&bytes[12..20]);
+    let payload_len = u64::from_le_bytes(len);
+    let expected = (HEADER as u64).checked_add(payload_len).and_then(|n| n.checked_add(4));
+    if expected != Some(bytes.len() as u64) {
+        return Err(bad(format!(
+            "truncated or extended: the header announces {payload_len} payload bytes ({} in \
+             total) but the file has {} bytes",
+            expected.map_or_else(|| "overflow".to_owned(), |n| n.to_string()),
+            bytes.len()
+        )));
+    }
+    let body = bytes.len() - 4;
+    let stored =
+        u32::from_le_bytes([bytes[body], bytes[body + 1], bytes[body + 2], bytes[body + 3]]);
+    let actual = crc32fast::hash(&bytes[..body]);
+    if stored != actual {
+        return Err(bad(format!(
+            "checksum mismatch (stored {stored:#010x}, computed {actual:#010x}): the file is corrupted"
+        )));
+    }
+    Ok(Checked { version, payload: &bytes[HEADER..body] })
+}
+
+/// The sections of a version-3 payload, by name.
+pub(crate) struct ReadSections<'a> {
+    sections: Vec<(String, &'a [u8], usize)>,
+}
+
+impl<'a> ReadSections<'a> {
+    pub fn parse(payload: &'a [u8]) -> PolyResult<Self> {
+        let mut r = ByteReader::new(payload, HEADER, "payload");
+        let n = r.u32("section count")?;
+        if n > MAX_SECTIONS {
+            return Err(bad(format!("{n} sections (at most {MAX_SECTIONS})")));
+        }
+        let mut sections = Vec::new();
+        for _ in 0..n {
+            let name = r.string("section name")?;
+            let len = r.len("section length", r.remaining())?;
+            let offset = HEADER + payload.len() - r.remaining();
+            let bytes = r.take(len, "section")?;
+            if sections.iter().any(|(other, _, _)| *other == name) {
+                return Err(bad(format!("section {name:?} appears twice")));
+            }
+            sections.push((name, bytes, offset));
+        }
+        r.finish()?;
+        Ok(ReadSections { sections })
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.sections.iter().any(|(n, _, _)| n == name)
+    }
+
+    /// A reader over the section called `name`.
+    pub fn section(&self, name: &'a str) -> PolyResult<ByteReader<'a>> {
+        self.sections
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map(|(_, bytes, offset)| ByteReader::new(bytes, *offset, name))
+            .ok_or_else(|| bad(format!("the {name:?} section is missing")))
+    }
+
+    /// Reads the section called `name` with `read`, which must consume all of it.
+    pub fn read<T>(
+        &self,
+        name: &'a str,
+        read: impl FnOnce(&mut ByteReader<'a>) -> PolyResult<T>,
+    ) -> PolyResult<T> {
+        let mut r = self.section(name)?;
+        let value = read(&mut r)?;
+        r.finish()?;
+        Ok(value)
+    }
+}
+
+/// Writes `bytes` to `path`.
+pub fn write_file(bytes: &[u8], path: &Path) -> PolyResult<()> {
+    let io = |e: std::io::Error| PolyError::io(path.display(), "cannot write", &e);
+    let mut file = std::fs::File::create(path).map_err(io)?;
+    file.write_all(bytes).map_err(io)?;
+    file.sync_all().map_err(io)
+}
+
+/// Reads `path`'s bytes.
+pub fn read_file(path: &Path) -> PolyResult<Vec<u8>> {
+    std::fs::read(path).map_err(|e| PolyError::io(path.display(), "cannot read", &e))
+}
+
+/// Prefixes a format error with the file's path.
+pub fn in_file(path: &Path) -> impl Fn(PolyError) -> PolyError + '_ {
+    move |e| match e {
+        PolyError::InvalidInput(m) => PolyError::InvalidInput(format!("{}: {m}", path.display())),
+        other => other,
+    }
+}

@@ -1,0 +1,106 @@
+//! The model layer, above the learners: what a saved model is and how it is stored.
+//!
+//! * [`feature_set`]: [`FeatureSet`], the registry of feature enumerators (fixed interactions,
+//!   apple) the online learner can train with; the learner itself knows only the
+//!   [`crate::learner::Expansion`] trait and never names apple.
+//! * [`options`]: [`LearnerOptions`], the typed options of an online model.
+//! * [`file`]: the one model-file container (versioned, checksummed, one section per
+//!   component); [`legacy`]: the reader of the older flat format.
+//!
+//! Import direction: `model` → `learner`, `apple`, `dos` → `codec`, `error`; nothing below
+//! imports `model`.
+
+pub mod feature_set;
+pub mod file;
+pub(crate) mod legacy;
+pub mod options;
+
+use std::path::Path;
+
+pub use feature_set::{FeatureSet, FeatureSetOptions};
+pub use options::LearnerOptions;
+
+use crate::codec::bad;
+use crate::error::PolyResult;
+use crate::learner::Learner;
+use file::{Checked, ReadSections, Sections};
+
+/// An online model: the hashed learner with its feature enumerator.
+pub type OnlineModel = Learner<FeatureSet>;
+
+/// Every kind of model a file can hold.
+#[derive(Clone, Debug)]
+pub enum Model {
+    Online(OnlineModel),
+}
+
+const LEARNER: &str = "learner";
+const FEATURES: &str = "features";
+const ESTIMATOR: &str = "estimator";
+
+/// A borrowed [`Model`], what writing takes (a model is never copied to be saved).
+#[derive(Clone, Copy)]
+pub enum ModelRef<'a> {
+    Online(&'a OnlineModel),
+}
+
+impl ModelRef<'_> {
+    /// The model file's bytes, with `estimator` (the Python layer's own state) in its section.
+    pub fn to_bytes(self, estimator: &str) -> Vec<u8> {
+        let mut sections = Sections::new();
+        match self {
+            ModelRef::Online(learner) => {
+                sections.add(LEARNER, |w| learner.write_section(w));
+                let features = learner.expansion();
+                sections.add(FEATURES, |w| {
+                    w.str(features.kind());
+                    features.write_section(w);
+                });
+            }
+        }
+        sections.add(ESTIMATOR, |w| w.str(estimator));
+        sections.to_bytes()
+    }
+
+    /// Writes the model file.
+    pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
+        file::write_file(&self.to_bytes(estimator), path)
+    }
+}
+
+impl Model {
+    pub fn as_ref(&self) -> ModelRef<'_> {
+        match self {
+            Model::Online(learner) => ModelRef::Online(learner),
+        }
+    }
+
+    /// A model and its estimator text from a model file's bytes (any supported version).
+    pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Model, String)> {
+        let Checked { version, payload } = file::check(bytes)?;
+        if version < file::FORMAT_VERSION {
+            let (learner, metadata) = legacy::read(version, payload)?;
+            return Ok((Model::Online(learner), metadata));
+        }
+        let sections = ReadSections::parse(payload)?;
+        let estimator = sections.read(ESTIMATOR, |r| r.string("estimator"))?;
+        let model = if sections.has(LEARNER) {
+            let features = sections.read(FEATURES, |r| {
+                let kind = r.string("feature enumerator")?;
+                FeatureSet::read_section(&kind, r)
+            })?;
+            Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features))?)
+        } else {
+            return Err(bad("the file holds no model section this build knows"));
+        };
+        Ok((model, estimator))
+    }
+
+    /// Reads a model file.
+    pub fn load(path: &Path) -> PolyResult<(Model, String)> {
+        Model::from_bytes(&file::read_file(path)?).map_err(file::in_file(path))
+    }
+}
+
+#[cfg(test)]
+mod tests;

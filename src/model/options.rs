@@ -1,0 +1,76 @@
+//! [`LearnerOptions`]: the one typed description of an online model's options, as the Python
+//! layer gives them (a dict turned into this struct by serde, so every name is checked against
+//! these fields and an unknown or missing one is an error naming it) and as a loaded model
+//! reports them back. Ranges are checked once, by the engine types the options build.
+
+use super::feature_set::{FeatureSet, FeatureSetOptions};
+use crate::error::PolyResult;
+use crate::learner::{Learner, LearnerConfig, Loss, LossParams, UpdateRule};
+
+/// See the module docs. Field meanings: [`LearnerConfig`], [`UpdateRule`], [`FeatureSet`].
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LearnerOptions {
+    pub bits: u32,
+    /// A name of the loss registry ([`Loss::NAMES`]).
+    pub loss: String,
+    pub quantile_tau: f64,
+    pub adaptive: bool,
+    pub normalized: bool,
+    pub invariant: bool,
+    pub eta0: f64,
+    pub power_t: f64,
+    pub initial_t: f64,
+    pub l1: f64,
+    pub l2: f64,
+    /// Add the constant (bias) feature.
+    pub constant: bool,
+    /// One name per sparse input (namespace).
+    pub namespaces: Vec<String>,
+    pub features: FeatureSetOptions,
+}
+
+impl LearnerOptions {
+    /// A new, untrained model with these options.
+    pub fn build(self) -> PolyResult<Learner<FeatureSet>> {
+        let loss = Loss::new(&self.loss, &LossParams { quantile_tau: self.quantile_tau })?;
+        let config = LearnerConfig {
+            bits: self.bits,
+            loss,
+            rule: UpdateRule {
+                adaptive: self.adaptive,
+                normalized: self.normalized,
+                invariant: self.invariant,
+            },
+            eta0: self.eta0,
+            power_t: self.power_t,
+            initial_t: self.initial_t,
+            l1: self.l1,
+            l2: self.l2,
+            namespaces: self.namespaces,
+        };
+        Learner::new(config, FeatureSet::new(self.features, self.constant)?)
+    }
+
+    /// The options `learner` was built with.
+    pub fn of(learner: &Learner<FeatureSet>) -> Self {
+        let config = learner.config();
+        let (features, constant) = learner.expansion().options();
+        LearnerOptions {
+            bits: config.bits,
+            loss: config.loss.name().to_owned(),
+            quantile_tau: config.loss.params().quantile_tau,
+            adaptive: config.rule.adaptive,
+            normalized: config.rule.normalized,
+            invariant: config.rule.invariant,
+            eta0: config.eta0,
+            power_t: config.power_t,
+            initial_t: config.initial_t,
+            l1: config.l1,
+            l2: config.l2,
+            constant,
+            namespaces: config.namespaces.clone(),
+            features,
+        }
+    }
+}

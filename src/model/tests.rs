@@ -1,0 +1,337 @@
+//! The model file: round trips of every component's section, corruption, and the version-2
+//! reader on files written by polars-poly 0.1 (tests/data/legacy_v2, with the predictions that
+//! build made).
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::apple::monomial::{key_of, Identity};
+use crate::apple::tests::{fit, learn_part, single_monomial, slice, squared_config, test_mse};
+use crate::apple::{Apple, AppleConfig, AppleProgress, Monomial, Parent, Ranking};
+use crate::learner::loss::{Logistic, Squared};
+use crate::learner::tests::{config, rows_of, stream};
+use crate::learner::{
+    Batch, ExampleBuffer, Expansion, Interactions, LearnerConfig, Loss, NamespaceRows, UpdateRule,
+};
+use crate::sparse::SparseRows;
+
+mod model_io {
+    //! The online model's file, as the tests use it.
+    use super::*;
+
+    pub fn to_bytes(learner: &OnlineModel, estimator: &str) -> Vec<u8> {
+        ModelRef::Online(learner).to_bytes(estimator)
+    }
+
+    pub fn from_bytes(bytes: &[u8]) -> PolyResult<(OnlineModel, String)> {
+        let (Model::Online(learner), estimator) = Model::from_bytes(bytes)?;
+        Ok((learner, estimator))
+    }
+
+    pub fn load(path: &Path) -> PolyResult<(OnlineModel, String)> {
+        let (Model::Online(learner), estimator) = Model::load(path)?;
+        Ok((learner, estimator))
+    }
+}
+
+proptest! {
+    /// save -> load -> predict is identical, and continuing training after loading equals
+    /// uninterrupted training.
+    #[test]
+    fn save_load_round_trip(seed in 0u64..1000, degree in 1u8..=2, logistic in any::<bool>()) {
+        let loss = if logistic { Loss::Logistic(Logistic) } else { Loss::Squared(Squared) };
+        let data = stream(120, seed, logistic);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let first = Batch::new(&ns, &labels[..], None).unwrap();
+        let exp = Interactions { degree, ..Interactions::linear() };
+        let mut a = Learner::new(config(loss, UpdateRule::VW_DEFAULT), FeatureSet::from(exp)).unwrap();
+        a.learn_batch(&first).unwrap();
+        let bytes = model_io::to_bytes(&a, "{\"meta\": 1}");
+        let (mut b, meta) = model_io::from_bytes(&bytes).unwrap();
+        prop_assert_eq!(meta, "{\"meta\": 1}");
+        let (mut pa, mut pb) = (Vec::new(), Vec::new());
+        a.predict_batch(&first, &mut pa).unwrap();
+        b.predict_batch(&first, &mut pb).unwrap();
+        prop_assert_eq!(&pa, &pb);
+        prop_assert_eq!(a.progress(), b.progress());
+        a.learn_batch(&first).unwrap();
+        b.learn_batch(&first).unwrap();
+        a.predict_batch(&first, &mut pa).unwrap();
+        b.predict_batch(&first, &mut pb).unwrap();
+        prop_assert_eq!(pa, pb);
+    }
+
+    /// Any single corrupted byte or any truncation is rejected.
+    #[test]
+    fn corrupted_or_truncated_files_are_rejected(position in 0usize..10_000, flip in 1u8..=255, cut in 0usize..10_000) {
+        let data = stream(30, 1, false);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let batch = Batch::new(&ns, &labels, None).unwrap();
+        let mut learner = Learner::new(config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT), FeatureSet::from(Interactions::linear())).unwrap();
+        learner.learn_batch(&batch).unwrap();
+        let bytes = model_io::to_bytes(&learner, "");
+        let mut corrupted = bytes.clone();
+        let at = position % bytes.len();
+        corrupted[at] ^= flip;
+        prop_assert!(model_io::from_bytes(&corrupted).is_err());
+        let cut = cut % bytes.len();
+        let err = model_io::from_bytes(&bytes[..cut]).unwrap_err().to_string();
+        prop_assert!(err.starts_with("invalid model file:"), "{}", err);
+    }
+}
+
+#[test]
+fn model_file_errors_say_what_is_wrong() {
+    let learner = Learner::new(
+        config(Loss::Squared(Squared), UpdateRule::SGD),
+        FeatureSet::from(Interactions::cubic()),
+    )
+    .unwrap();
+    let bytes = model_io::to_bytes(&learner, "");
+    let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
+    assert_eq!(loaded.config(), learner.config());
+    assert_eq!(loaded.expansion(), learner.expansion());
+    let err = model_io::from_bytes(b"label 1:2 3:4\n").unwrap_err().to_string();
+    assert!(err.contains("not a polars-poly model"), "{err}");
+    let err = model_io::from_bytes(&bytes[..bytes.len() - 1]).unwrap_err().to_string();
+    assert!(err.contains("truncated"), "{err}");
+    let mut corrupted = bytes.clone();
+    corrupted[30] ^= 1;
+    let err = model_io::from_bytes(&corrupted).unwrap_err().to_string();
+    assert!(err.contains("checksum mismatch"), "{err}");
+    let mut future = bytes.clone();
+    future[8] = 9;
+    let err = model_io::from_bytes(&future).unwrap_err().to_string();
+    assert!(err.contains("format version 9"), "{err}");
+    let dir = std::env::temp_dir().join(format!("pp-model-{}", std::process::id()));
+    let err = model_io::load(&dir.join("missing.model")).unwrap_err().to_string();
+    assert!(err.contains("missing.model"), "{err}");
+}
+
+#[test]
+fn sparse_and_dense_weight_encodings_round_trip() {
+    // A tiny table is written dense, a big one with few weights sparse; both load back equal.
+    for bits in [4u32, 20] {
+        let mut learner = Learner::new(
+            LearnerConfig { bits, ..LearnerConfig::default() },
+            FeatureSet::from(Interactions::linear()),
+        )
+        .unwrap();
+        let mut buffer = ExampleBuffer::new();
+        buffer.clear();
+        buffer.push_namespace(0, &[1u32, 3], &[1.0f64, 2.0], 0).unwrap();
+        let ex = buffer.finish(1.0, 1.0, 0).unwrap();
+        learner.learn(&ex, 0).unwrap();
+        let bytes = model_io::to_bytes(&learner, "");
+        let (loaded, _) = model_io::from_bytes(&bytes).unwrap();
+        assert_eq!(
+            loaded.weights().data(),
+            learner
+                .weights()
+                .data()
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| if i % 4 == 3 { 0.0 } else { v })
+                .collect::<Vec<_>>()
+        );
+        let dense_size = 4usize << bits << 2;
+        assert_eq!(bytes.len() < dense_size / 2, bits == 20, "{} bytes", bytes.len());
+    }
+}
+
+#[test]
+fn save_load_and_continue_equals_uninterrupted_training() {
+    let data = single_monomial(6_000, 10, 0.1, 7);
+    let config = AppleConfig { window: 100, ranking: Ranking::Ssm, ..AppleConfig::default() };
+    let new = || {
+        let mut learner =
+            Learner::new(squared_config(), FeatureSet::from(Apple::new(config.clone()).unwrap()))
+                .unwrap();
+        learner.expansion_mut().begin_run(6_000);
+        learner
+    };
+    let mut whole = new();
+    learn_part(&mut whole, &data);
+    let mut first = new();
+    learn_part(&mut first, &slice(&data, 0, 2_500));
+    let bytes = model_io::to_bytes(&first, "meta");
+    let (mut resumed, meta) = model_io::from_bytes(&bytes).unwrap();
+    assert_eq!(meta, "meta");
+    assert_eq!(resumed.expansion(), first.expansion());
+    learn_part(&mut resumed, &slice(&data, 2_500, 6_000));
+    let apple = resumed.expansion().apple().unwrap();
+    assert_eq!(apple.progress().expansions, 5);
+    assert_eq!(resumed.expansion(), whole.expansion());
+    assert_eq!(resumed.weights().data(), whole.weights().data());
+    // A corrupted parent list is rejected with a clear message.
+    let err = Apple::from_parts(
+        config.clone(),
+        vec![],
+        vec![
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1, key: key_of(&[1]) },
+            Parent { monomial: Monomial::new(vec![1]), expansion: 1, key: key_of(&[1]) },
+        ],
+        AppleProgress::default(),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("twice"), "{err}");
+}
+
+#[test]
+fn path_identity_learns_and_round_trips() {
+    let train = single_monomial(20_000, 10, 0.1, 9);
+    let config = AppleConfig { identity: Identity::Path, ..AppleConfig::default() };
+    let learner = fit(FeatureSet::from(Apple::new(config).unwrap()), &train, 1);
+    let apple = learner.expansion().apple().unwrap();
+    assert_eq!(apple.progress().expansions, 5);
+    assert!(apple.parents().iter().any(|p| p.monomial.degree() >= 2));
+    let test = single_monomial(2_000, 10, 0.1, 10);
+    assert!(test_mse(&learner, &test) < 0.05, "{}", test_mse(&learner, &test));
+    let (loaded, _) = model_io::from_bytes(&model_io::to_bytes(&learner, "")).unwrap();
+    assert_eq!(loaded.expansion(), learner.expansion());
+}
+
+/// The files polars-poly 0.1 wrote (format version 2) and the predictions it made with them on
+/// the first 50 training rows.
+fn legacy_file(name: &str) -> Vec<u8> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_v2");
+    std::fs::read(dir.join(format!("{name}.model"))).unwrap()
+}
+
+fn legacy_rows() -> (Vec<i64>, Vec<u32>, Vec<f32>) {
+    // The generator of those files: 8 binary features, LCG seed 7 (as `single_monomial`).
+    let data = single_monomial(50, 8, 0.1, 7);
+    (data.offsets, data.indices, data.values)
+}
+
+const LEGACY: [&str; 5] =
+    ["linear_squared", "quadratic_logistic", "cubic_quantile", "apple_canonical", "apple_path"];
+
+#[test]
+fn version_2_files_load_and_predict_as_the_build_that_wrote_them() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/legacy_v2");
+    let text = std::fs::read_to_string(dir.join("expected_predictions.json")).unwrap();
+    let expected: std::collections::HashMap<String, Vec<f64>> =
+        serde_json::from_str(&text).unwrap();
+    let (offsets, indices, values) = legacy_rows();
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &[], None).unwrap();
+    for name in LEGACY {
+        let (learner, metadata) = model_io::from_bytes(&legacy_file(name)).unwrap();
+        let mut out = Vec::new();
+        learner.predict_batch(&batch, &mut out).unwrap();
+        assert_eq!(out, expected[name], "{name}");
+        assert_eq!(learner.config().bits, 12, "{name}");
+        assert_eq!(
+            metadata.contains("SGDRegressor"),
+            name == "linear_squared" || name.starts_with("apple")
+        );
+        // Re-saved in the current format, the model is unchanged.
+        let (again, _) = model_io::from_bytes(&model_io::to_bytes(&learner, &metadata)).unwrap();
+        assert_eq!(again.expansion(), learner.expansion(), "{name}");
+        assert_eq!(again.weights().data(), learner.weights().data(), "{name}");
+    }
+    let (quantile, _) = model_io::from_bytes(&legacy_file("cubic_quantile")).unwrap();
+    assert_eq!(quantile.config().loss.name(), "quantile");
+    assert_eq!(quantile.config().loss.params().quantile_tau, 0.3);
+    let (apple, _) = model_io::from_bytes(&legacy_file("apple_path")).unwrap();
+    assert_eq!(apple.expansion().apple().unwrap().config().identity, Identity::Path);
+}
+
+/// `bytes` with its format version replaced and the checksum recomputed.
+fn with_version(bytes: &[u8], version: u32) -> Vec<u8> {
+    let mut out = bytes.to_vec();
+    out[8..12].copy_from_slice(&version.to_le_bytes());
+    let body = out.len() - 4;
+    let crc = crc32fast::hash(&out[..body]);
+    out[body..].copy_from_slice(&crc.to_le_bytes());
+    out
+}
+
+#[test]
+fn version_1_files_load_unless_their_degree_3_slots_moved() {
+    for name in LEGACY {
+        let current = model_io::from_bytes(&legacy_file(name));
+        let old = model_io::from_bytes(&with_version(&legacy_file(name), 1));
+        if name == "apple_canonical" {
+            let message = old.unwrap_err().to_string();
+            assert!(
+                message.contains("format version 1") && message.contains("retrain"),
+                "{message}"
+            );
+        } else {
+            assert_eq!(old.unwrap().0.expansion(), current.unwrap().0.expansion(), "{name}");
+        }
+    }
+}
+
+#[test]
+fn legacy_files_with_unknown_codes_are_refused() {
+    // The loss code is the byte after `bits` in the version-2 payload.
+    let mut bytes = legacy_file("linear_squared");
+    bytes[20 + 4] = 9;
+    let err = model_io::from_bytes(&with_version(&bytes, 2)).unwrap_err().to_string();
+    assert!(err.contains("unknown loss code 9"), "{err}");
+}
+
+#[test]
+fn unknown_component_names_are_refused_not_mapped() {
+    let learner = fit(
+        FeatureSet::from(Apple::new(AppleConfig::default()).unwrap()),
+        &single_monomial(500, 6, 0.1, 3),
+        1,
+    );
+    let bytes = model_io::to_bytes(&learner, "");
+    // Rename the stored ranking "magnitude" to a name no build registers, same length.
+    let at = bytes.windows(9).position(|w| w == b"magnitude").unwrap();
+    let mut renamed = bytes.clone();
+    renamed[at..at + 9].copy_from_slice(b"magnetude");
+    let err = model_io::from_bytes(&with_version(&renamed, 3)).unwrap_err().to_string();
+    assert!(err.contains("ranking") && err.contains("magnetude"), "{err}");
+}
+
+#[test]
+fn options_build_the_model_and_round_trip() {
+    let options = LearnerOptions {
+        bits: 10,
+        loss: "quantile".into(),
+        quantile_tau: 0.2,
+        adaptive: true,
+        normalized: false,
+        invariant: true,
+        eta0: 0.3,
+        power_t: 0.5,
+        initial_t: 0.0,
+        l1: 0.0,
+        l2: 1e-6,
+        constant: false,
+        namespaces: vec!["a".into(), "b".into()],
+        features: FeatureSetOptions::Polynomial { degree: 2, namespace_pairs: vec![(0, 1)] },
+    };
+    let learner = options.clone().build().unwrap();
+    assert_eq!(LearnerOptions::of(&learner), options);
+    let apple = LearnerOptions {
+        features: FeatureSetOptions::Apple(AppleConfig {
+            ranking: Ranking::Ssm,
+            ..AppleConfig::default()
+        }),
+        ..options.clone()
+    };
+    let learner = apple.clone().build().unwrap();
+    let FeatureSetOptions::Apple(stored) = LearnerOptions::of(&learner).features else {
+        panic!("not apple")
+    };
+    // The estimator's `constant` decides apple's constant feature.
+    assert!(!stored.constant);
+    assert_eq!(stored.ranking, Ranking::Ssm);
+    let bad = LearnerOptions { loss: "huber".into(), ..options.clone() };
+    let err = bad.build().unwrap_err().to_string();
+    assert!(err.contains("huber") && err.contains("squared"), "{err}");
+    let bad = LearnerOptions { bits: 40, ..options };
+    assert!(bad.build().unwrap_err().to_string().contains("bits"));
+}
