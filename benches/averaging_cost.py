@@ -31,7 +31,7 @@ def main() -> None:
                 model = pp.SGDRegressor(
                     expansion=expansion,
                     bits=24,
-                    learning_rate=0.5,
+                    eta0=0.5,
                     average_tail=tail,
                     progress=False,
                 )

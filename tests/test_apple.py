@@ -50,22 +50,29 @@ def test_apple_finds_the_hidden_monomial_and_names_it() -> None:
 
 
 @pytest.mark.parametrize(
-    "heuristic",
-    ["magnitude", "max_magnitude", "ssm", "magnitude+fallback", "max_magnitude+fallback"],
+    ("ranking", "fallback"),
+    [
+        ("magnitude", False),
+        ("max_magnitude", False),
+        ("ssm", False),
+        ("magnitude", True),
+        ("max_magnitude", True),
+    ],
 )
-def test_every_heuristic_finds_the_hidden_monomial(heuristic: str) -> None:
+def test_every_ranking_finds_the_hidden_monomial(ranking: str, fallback: bool) -> None:
     train, test = hidden_monomial(30_000, 11), hidden_monomial(3_000, 12)
-    model = pp.SGDRegressor(expansion="apple", heuristic=heuristic)  # type: ignore[arg-type]
+    model = pp.SGDRegressor(expansion=pp.Apple(ranking=ranking, fallback=fallback))
     model.fit(train, "y")
-    assert mse(model, test) < 3 * 0.05**2, heuristic
-    assert model.get_params()["heuristic"] == heuristic
+    assert mse(model, test) < 3 * 0.05**2, ranking
+    assert model.get_params()["expansion__ranking"] == ranking
+    assert model.get_params()["expansion__fallback"] == fallback
 
 
 def test_monomial_names_show_powers_and_matrix_columns() -> None:
     rng = np.random.default_rng(2)
     X = rng.random((20_000, 3))
     y = X[:, 0] * X[:, 1] ** 2
-    model = pp.SGDRegressor(expansion="apple", heuristic="ssm+fallback").fit(X, y)
+    model = pp.SGDRegressor(expansion=pp.Apple(ranking="ssm", fallback=True)).fit(X, y)
     names = model.monomials()["monomial"].to_list()
     assert all(part.split("^")[0] in {"x0", "x1", "x2"} for n in names for part in n.split("*"))
     assert any("^" in n for n in names), names
@@ -83,7 +90,7 @@ def test_schedules_in_memory_lazy_and_partial_fit(tmp_path: Path) -> None:
     lazy = pl.scan_parquet(path)
     auto = pp.SGDRegressor(expansion="apple", batch_size=500).fit(lazy, "y")
     assert auto.n_expansions_ == 3
-    epochs = pp.SGDRegressor(expansion="apple", schedule="epochs", batch_size=500)
+    epochs = pp.SGDRegressor(expansion=pp.Apple(schedule="epochs"), batch_size=500)
     assert epochs.fit(lazy, "y").n_expansions_ == 5
     # partial_fit is a stream: doubling.
     model = pp.SGDRegressor(expansion="apple")
@@ -97,7 +104,7 @@ def test_schedules_in_memory_lazy_and_partial_fit(tmp_path: Path) -> None:
 
 def test_save_load_pickle_and_predict_expr_agree(tmp_path: Path) -> None:
     train, test = hidden_monomial(8_000, 4), hidden_monomial(500, 5)
-    model = pp.SGDRegressor(expansion="apple", alpha=0.5, bits=20).fit(train, "y")
+    model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.5), bits=20).fit(train, "y")
     expected = model.predict(test.drop("y"))
     path = tmp_path / "apple.model"
     model.save(path)
@@ -117,14 +124,15 @@ def test_save_load_pickle_and_predict_expr_agree(tmp_path: Path) -> None:
 
 def test_training_is_deterministic_and_clone_keeps_parameters() -> None:
     frame = hidden_monomial(5_000, 6)
-    model = pp.SGDRegressor(expansion="apple", alpha=0.75, heuristic="ssm", max_degree=4)
+    model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.75, ranking="ssm", max_degree=4))
     a = clone(model).fit(frame, "y")
     b = clone(model).fit(frame, "y")
     np.testing.assert_array_equal(a.predict(frame.drop("y")), b.predict(frame.drop("y")))
     assert a.monomials().equals(b.monomials())
     assert (a.monomials()["degree"] <= 3).all(), "parents stay below max_degree"
     params = clone(model).get_params()
-    assert params["alpha"] == 0.75 and params["heuristic"] == "ssm" and params["max_degree"] == 4
+    assert params["expansion__alpha"] == 0.75 and params["expansion__ranking"] == "ssm"
+    assert params["expansion__max_degree"] == 4
 
 
 def test_classifier_with_apple() -> None:
@@ -144,28 +152,29 @@ def test_classifier_with_apple() -> None:
     [
         ({"alpha": 0.0}, "alpha must be"),
         ({"alpha": 3}, "alpha must be"),
-        ({"heuristic": "biggest"}, "heuristic must be"),
+        ({"ranking": "biggest"}, "ranking must be"),
         ({"schedule": "weekly"}, "schedule must be"),
         ({"max_degree": 9}, "max_degree must be"),
         ({"max_degree": 0}, "max_degree must be"),
-        ({"interactions": [("a", "b")]}, "cannot be combined"),
         ({"identity": "sorted"}, "identity must be"),
     ],
 )
 def test_bad_apple_parameters_are_rejected(params: dict[str, object], message: str) -> None:
     frame = hidden_monomial(100, 8)
     with pytest.raises(ValueError, match=message):
-        pp.SGDRegressor(expansion="apple", **params).fit(frame, "y")  # type: ignore[arg-type]
+        pp.SGDRegressor(expansion=pp.Apple(**params)).fit(frame, "y")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cannot be combined"):
+        pp.SGDRegressor(expansion="apple", interactions=[("a", "b")]).fit(frame, "y")
 
 
 def test_path_identity_is_vowpal_wabbits_rule_and_round_trips(tmp_path: Path) -> None:
     train, test = hidden_monomial(20_000, 9), hidden_monomial(1_000, 10)
     canonical = pp.SGDRegressor(expansion="apple").fit(train, "y")
-    path = pp.SGDRegressor(expansion="apple", identity="path").fit(train, "y")
+    path = pp.SGDRegressor(expansion=pp.Apple(identity="path")).fit(train, "y")
     assert mse(path, test) < 3 * 0.05**2
     # Path identity emits a product once per path: more features per example than canonical.
     assert path.n_feature_updates_ > canonical.n_feature_updates_
     path.save(tmp_path / "path.model")
     loaded = pp.load_model(tmp_path / "path.model")
-    assert loaded.get_params()["identity"] == "path"
+    assert loaded.get_params()["expansion__identity"] == "path"
     np.testing.assert_array_equal(loaded.predict(test.drop("y")), path.predict(test.drop("y")))

@@ -79,11 +79,11 @@ def test_quadratic_beats_linear_on_an_interaction() -> None:
 def test_passes_holdout_and_shuffle() -> None:
     X, y = toy_classification()
     one = pp.SGDClassifier().fit(X, y)
-    many = pp.SGDClassifier(passes=5, shuffle=True, random_state=4, early_stopping=0).fit(X, y)
+    many = pp.SGDClassifier(passes=5, shuffle=True, random_state=4, n_iter_no_change=0).fit(X, y)
     assert many.n_passes_ == 5 and len(many.holdout_loss_) == 5
     assert many.n_examples_ == 5 * 540
     assert many.holdout_loss_[-1] < 0.5
-    again = pp.SGDClassifier(passes=5, shuffle=True, random_state=4, early_stopping=0).fit(X, y)
+    again = pp.SGDClassifier(passes=5, shuffle=True, random_state=4, n_iter_no_change=0).fit(X, y)
     np.testing.assert_array_equal(many.decision_function(X), again.decision_function(X))
     assert one.n_examples_ == 600
 
@@ -94,12 +94,12 @@ def test_passes_holdout_and_shuffle() -> None:
 def test_average_tail_averages_the_end_of_the_run() -> None:
     X, y = toy_regression(n=2000, seed=4)
     noisy = y + np.random.default_rng(5).normal(scale=0.5, size=y.size)
-    last = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0).fit(X, noisy)
+    last = pp.SGDRegressor(expansion="quadratic", eta0=2.0).fit(X, noisy)
     # A window of one example is the last iterate: the in-memory path that averaging takes
     # learns exactly what the default (streaming) path learns.
-    one = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0, average_tail=1e-4)
+    one = pp.SGDRegressor(expansion="quadratic", eta0=2.0, average_tail=1e-4)
     np.testing.assert_array_equal(one.fit(X, noisy).predict(X), last.predict(X))
-    averaged = pp.SGDRegressor(expansion="quadratic", learning_rate=2.0, average_tail=0.25)
+    averaged = pp.SGDRegressor(expansion="quadratic", eta0=2.0, average_tail=0.25)
     averaged.fit(X, noisy)
     # Same run, same progressive loss; only the end point differs, and with a large step on
     # noisy labels the mean of the last quarter is closer to the noise-free target.
@@ -153,16 +153,16 @@ def test_sklearn_clone_pipeline_and_grid_search() -> None:
     from sklearn.preprocessing import StandardScaler
 
     X, y = toy_classification()
-    model = pp.SGDClassifier(learning_rate=0.3, expansion="quadratic")
+    model = pp.SGDClassifier(eta0=0.3, expansion="quadratic")
     copy = clone(model)
     assert copy.get_params() == model.get_params() and copy is not model
     assert model.set_params(bits=12) is model and model.bits == 12
     pipe = make_pipeline(StandardScaler(), pp.SGDClassifier(passes=3)).fit(X, y)
     assert pipe.score(X, y) > 0.85
-    search = GridSearchCV(pp.SGDRegressor(), {"learning_rate": [0.1, 1.0]}, cv=3)
+    search = GridSearchCV(pp.SGDRegressor(), {"eta0": [0.1, 1.0]}, cv=3)
     Xr, yr = toy_regression()
     search.fit(Xr, yr)
-    assert search.best_params_["learning_rate"] in (0.1, 1.0)
+    assert search.best_params_["eta0"] in (0.1, 1.0)
     assert pp.SGDRegressor().fit(Xr, yr).score(Xr, yr) > 0.5
 
 
@@ -370,8 +370,8 @@ def test_bad_input_raises_precise_errors() -> None:
         pp.SGDRegressor(bits=0).fit(X, y)
     with pytest.raises(ValueError, match="expansion must be"):
         pp.SGDRegressor(expansion="quartic").fit(X, y)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="learning_rate must be finite and > 0"):
-        pp.SGDRegressor(learning_rate=-1.0).fit(X, y)
+    with pytest.raises(ValueError, match="eta0 must be finite and > 0"):
+        pp.SGDRegressor(eta0=-1.0).fit(X, y)
     with pytest.raises(ValueError, match=r"0 sample\(s\) \(shape=\(0, 5\)\)"):
         pp.SGDRegressor().fit(X[:0], y[:0])
     empty = pl.DataFrame({"features": pp.from_numpy(X), "y": y}).head(0)

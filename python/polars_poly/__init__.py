@@ -2,13 +2,16 @@
 
 Sparse columns are ``List(Struct({"index": UInt32|UInt64, "value": Float32|Float64}))``; see
 :mod:`polars_poly.sparse`. Importing the package registers the ``.poly`` expression namespace.
+``LOSSES``, ``RANKINGS``, ``SCHEDULES`` and ``IDENTITIES`` are the names the engine's registries
+offer (``SGDRegressor(loss=...)``, ``Apple(ranking=..., schedule=..., identity=...)``).
 """
 
 from __future__ import annotations
 
 from polars_poly import datasets
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
-from polars_poly._internal import __version__
+from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
+from polars_poly.apple import Apple
 from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
 from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
 from polars_poly.learner import SGDClassifier, SGDRegressor, load_model
@@ -27,6 +30,11 @@ from polars_poly.transformers import PolynomialExpander
 
 __all__ = [
     "__version__",
+    "Apple",
+    "IDENTITIES",
+    "LOSSES",
+    "RANKINGS",
+    "SCHEDULES",
     "datasets",
     "from_numpy",
     "from_scipy",

@@ -1,5 +1,5 @@
-"""The apple paper's comparison (Agarwal et al. 2014, §4 / docs/algorithms.md §6), on our learners and,
-side by side, on Vowpal Wabbit's.
+"""The apple paper's comparison (Agarwal et al. 2014, §4 / docs/algorithms.md §6), on our
+learners and, side by side, on Vowpal Wabbit's.
 
 Protocol per data set: a seeded 80/20 split; squared loss on every task (classification labels
 -1/+1, prediction thresholded at 0); one pass; ``bits = 24``; the learning rate picked per
@@ -49,6 +49,7 @@ import numpy.typing as npt
 import polars as pl
 import scipy.sparse as sp
 
+from polars_poly.apple import Apple
 from polars_poly.benchdata import Task, list_datasets, load_dataset
 from polars_poly.learner import SGDRegressor
 
@@ -144,18 +145,19 @@ def _fit_ours(
 ) -> tuple[SGDRegressor, float]:
     params: dict[str, Any] = {
         "bits": 24,
-        "learning_rate": rate,
+        "eta0": rate,
         "progress": False,
         "average_tail": average_tail,
     }
-    if algorithm in ("apple_path", "apple_vw"):
-        params["identity"] = "path"
-    if algorithm in ("apple_max", "apple_vw"):
-        params["heuristic"] = "max_magnitude"
     if algorithm.startswith("apple"):
-        model = SGDRegressor(expansion="apple", alpha=alpha, **params)
+        apple = Apple(alpha=alpha)
+        if algorithm in ("apple_path", "apple_vw"):
+            apple.identity = "path"
+        if algorithm in ("apple_max", "apple_vw"):
+            apple.ranking = "max_magnitude"
+        model = SGDRegressor(expansion=apple, **params)
     else:
-        model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)  # type: ignore[arg-type]
+        model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)
     began = time.perf_counter()
     model.fit(X, y)
     return model, time.perf_counter() - began

@@ -35,7 +35,7 @@ def run_demo(out_dir: str | Path = "compare-out") -> None:
         f"table and plots written to {out_dir}/ (compare.csv, rel_err_time_cdf.png, tradeoff.png)"
     )
     frame = pp.read_libsvm(bundled_dataset())
-    model = pp.SGDRegressor(expansion="apple", alpha=0.5).fit(frame, "label")
+    model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.5)).fit(frame, "label")
     grown = f"{model.n_parents_} parents in {model.n_expansions_} expansions"
     print(f"\napple (alpha=0.5) grew {grown}; the first ones:")
     with pl.Config(tbl_hide_dataframe_shape=True, float_precision=3):

@@ -2,7 +2,8 @@
 
 Vowpal Wabbit's core learning loop in Rust (``src/learner``): features hashed into ``2**bits``
 weights, expanded on the fly per example (``expansion="linear" | "quadratic" | "cubic"``, plus
-namespace crosses), Vowpal Wabbit's default adaptive + normalized + importance-invariant update,
+namespace crosses, or apple's adaptive expansion, :class:`polars_poly.Apple`), Vowpal Wabbit's
+default adaptive + normalized + importance-invariant update,
 progressive validation loss. Training and scoring release the GIL.
 
 Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames with sparse columns (or
@@ -19,7 +20,7 @@ import time
 import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -27,29 +28,28 @@ import polars as pl
 import pyarrow as pa
 import scipy.sparse as sp
 
+from polars_poly import _internal
 from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixin
 from polars_poly._internal import Learner
+from polars_poly._params import (
+    at_least,
+    between,
+    check_options,
+    documented,
+    engine_options,
+    fields,
+    option,
+)
 from polars_poly._plugin import call_plugin
+from polars_poly.apple import Apple
 from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 
-Expansion = Literal["linear", "quadratic", "cubic", "apple"]
-AppleHeuristic = Literal[
-    "magnitude",
-    "max_magnitude",
-    "ssm",
-    "magnitude+fallback",
-    "max_magnitude+fallback",
-    "ssm+fallback",
-]
-Schedule = Literal["auto", "epochs", "doubling"]
-Identity = Literal["canonical", "path"]
+Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
-_EXPANSIONS = (*_DEGREE, "apple")
-_HEURISTICS = get_args(AppleHeuristic)
-_SCHEDULES = get_args(Schedule)
-_IDENTITIES = get_args(Identity)
+_POLYNOMIAL: dict[int, Expansion] = {1: "linear", 2: "quadratic", 3: "cubic"}
 _DEFAULT_NAMESPACE = "features"
+_NAMES = {"losses": ", ".join(repr(n) for n in _internal.LOSSES)}
 
 
 @dataclass
@@ -114,73 +114,99 @@ def _as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
-class _BaseSGD(BaseEstimator):  # type: ignore[misc]
-    """Shared machinery of the two estimators (parameters documented on them)."""
+class _FitState:
+    """Types of the private state ``fit`` sets (not options: a plain base, not dataclass
+    fields)."""
 
     _rows_seen: int
     _sparse_columns: bool
     _width: int
 
-    def __init__(
-        self,
-        *,
-        loss: str = "squared",
-        expansion: Expansion = "linear",
-        interactions: Sequence[tuple[str, str]] | None = None,
-        bits: int = 18,
-        learning_rate: float = 0.5,
-        power_t: float = 0.5,
-        initial_t: float = 0.0,
-        l1: float = 0.0,
-        l2: float = 0.0,
-        adaptive: bool = True,
-        normalized: bool = True,
-        invariant: bool = True,
-        constant: bool = True,
-        passes: int = 1,
-        shuffle: bool = False,
-        random_state: int | None = None,
-        holdout: int = 10,
-        early_stopping: int = 3,
-        average_tail: float = 0.0,
-        features: str | Sequence[str] | None = None,
-        batch_size: int = 65_536,
-        progress: bool | None = None,
-        quantile_tau: float = 0.5,
-        alpha: float = 1.0,
-        heuristic: AppleHeuristic = "magnitude",
-        schedule: Schedule = "auto",
-        max_degree: int = 6,
-        identity: Identity = "canonical",
-    ) -> None:
-        self.loss = loss
-        self.expansion = expansion
-        self.interactions = interactions
-        self.bits = bits
-        self.learning_rate = learning_rate
-        self.power_t = power_t
-        self.initial_t = initial_t
-        self.l1 = l1
-        self.l2 = l2
-        self.adaptive = adaptive
-        self.normalized = normalized
-        self.invariant = invariant
-        self.constant = constant
-        self.passes = passes
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.holdout = holdout
-        self.early_stopping = early_stopping
-        self.average_tail = average_tail
-        self.features = features
-        self.batch_size = batch_size
-        self.progress = progress
-        self.quantile_tau = quantile_tau
-        self.alpha = alpha
-        self.heuristic = heuristic
-        self.schedule = schedule
-        self.max_degree = max_degree
-        self.identity = identity
+
+@documented(_NAMES)
+class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
+    """Shared machinery of the two estimators; their options, declared once here (see
+    ``polars_poly._params``)."""
+
+    loss: str = option(
+        "squared",
+        "The loss, one of {losses} (``quantile`` uses ``quantile_tau``).",
+        engine=True,
+    )
+    expansion: Expansion = option(
+        "linear",
+        "Features learned on, generated per example: the inputs (``linear``); plus all\n"
+        "products x_i·x_j, i <= j (``quadratic``); plus all x_i·x_j·x_l, i <= j <= l\n"
+        "(``cubic``); or apple's adaptive polynomial expansion (an :class:`Apple`, whose\n"
+        "settings are ``expansion__alpha`` etc.; ``'apple'`` means ``Apple()``), see\n"
+        ":meth:`monomials`.",
+    )
+    interactions: Sequence[tuple[str, str]] | None = option(
+        None, "Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``)."
+    )
+    bits: int = option(18, "The weight table has ``2**bits`` entries (1..=32).", engine=True)
+    eta0: float = option(
+        0.5,
+        "Initial learning rate (Vowpal Wabbit's ``-l``); the rate decays with ``power_t``\n"
+        "and ``initial_t`` (``--power_t``, ``--initial_t``).",
+        engine=True,
+    )
+    power_t: float = option(0.5, "Exponent of the learning-rate decay.", engine=True)
+    initial_t: float = option(0.0, "Initial time of the learning-rate decay.", engine=True)
+    l1: float = option(0.0, "L1 regularization (Vowpal Wabbit's lazy scheme).", engine=True)
+    l2: float = option(0.0, "L2 regularization (Vowpal Wabbit's lazy scheme).", engine=True)
+    adaptive: bool = option(True, "Per-coordinate adaptive (AdaGrad) rates.", engine=True)
+    normalized: bool = option(True, "Per-feature scale normalization.", engine=True)
+    invariant: bool = option(
+        True,
+        "Importance-invariant updates. All three switches on is Vowpal Wabbit's default, all\n"
+        "off plain SGD with a ``power_t`` decay.",
+        engine=True,
+    )
+    constant: bool = option(True, "Add the constant (bias) feature.", engine=True)
+    passes: int = option(
+        1,
+        "Passes over the data (in-memory data: with ``holdout`` and early stopping).",
+        check=at_least(1),
+    )
+    shuffle: bool = option(False, "Shuffle each pass of in-memory data (seed ``random_state``).")
+    random_state: int | None = option(None, "The shuffling seed (0 when None).")
+    holdout: int = option(
+        10,
+        "With ``passes > 1`` on in-memory data, every ``holdout``-th row is held out (0: none).",
+        check=at_least(0),
+    )
+    n_iter_no_change: int = option(
+        3,
+        "Stop after this many passes without a better holdout loss (0: never).",
+        check=at_least(0),
+    )
+    average_tail: float = option(
+        0.0,
+        "Tail averaging, in [0, 1]: in-memory ``fit`` returns the mean of the weights after\n"
+        "each of the last ``ceil(average_tail * n)`` of the ``n`` examples it learns (all\n"
+        "passes), instead of the last weights: less of the noise of the final steps\n"
+        "(Polyak-Ruppert averaging). 0 keeps the last iterate. The progressive loss is that\n"
+        "of the running model, unchanged. For apple keep it within the last epoch (at most 1/6\n"
+        "with the epoch schedule), where the monomial set no longer grows. Needs in-memory\n"
+        "data (not ``partial_fit`` or a LazyFrame, whose end is unknown) and ``l1 = l2 = 0``.\n"
+        "Costs 16 bytes per touched weight slot during the fit.",
+        check=between(0.0, 1.0),
+    )
+    features: str | Sequence[str] | None = option(
+        None,
+        "Feature columns of a Polars frame (default: every sparse column, else every numeric).",
+    )
+    batch_size: int = option(
+        65_536,
+        "Rows per batch when streaming a LazyFrame (and per progress-bar step).",
+        check=at_least(1),
+    )
+    progress: bool | None = option(
+        None,
+        "tqdm progress bar with examples/s and progressive loss (default: when stderr is a\nTTY).",
+    )
+    quantile_tau: float = option(0.5, "The quantile of the quantile loss, in (0, 1).", engine=True)
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -189,52 +215,19 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------------- validation
 
-    def _check_params(self) -> None:
-        if self.expansion not in _EXPANSIONS:
-            raise ValueError(
-                "expansion must be 'linear', 'quadratic', 'cubic' or 'apple', got "
-                f"{self.expansion!r}"
-            )
-        if self.expansion == "apple":
-            alpha = self.alpha
-            if not isinstance(alpha, int | float | np.number) or not 0 < float(alpha) <= 2:
-                raise ValueError(f"alpha must be a number in (0, 2], got {alpha!r}")
-            if self.heuristic not in _HEURISTICS:
-                raise ValueError(f"heuristic must be one of {_HEURISTICS}, got {self.heuristic!r}")
-            if self.schedule not in _SCHEDULES:
-                raise ValueError(f"schedule must be one of {_SCHEDULES}, got {self.schedule!r}")
-            degree = self.max_degree
-            if not isinstance(degree, int | np.integer) or not 1 <= int(degree) <= 8:
-                raise ValueError(f"max_degree must be an integer in 1..=8, got {degree!r}")
-            if self.interactions:
-                raise ValueError(
-                    "interactions (namespace crosses) cannot be combined with expansion='apple'"
-                )
-            if self.identity not in _IDENTITIES:
-                raise ValueError(f"identity must be 'canonical' or 'path', got {self.identity!r}")
-        if not isinstance(self.bits, int | np.integer) or not 1 <= int(self.bits) <= 32:
-            raise ValueError(f"bits must be an integer in 1..=32, got {self.bits!r}")
-        if not isinstance(self.passes, int | np.integer) or int(self.passes) < 1:
-            raise ValueError(f"passes must be an integer >= 1, got {self.passes!r}")
-        if not isinstance(self.batch_size, int | np.integer) or int(self.batch_size) < 1:
-            raise ValueError(f"batch_size must be an integer >= 1, got {self.batch_size!r}")
-        if int(self.holdout) < 0 or int(self.early_stopping) < 0:
-            raise ValueError(
-                f"holdout and early_stopping must be >= 0, got {self.holdout!r} and "
-                f"{self.early_stopping!r}"
-            )
-        tail = self.average_tail
-        if not isinstance(tail, int | float | np.number) or not 0 <= float(tail) <= 1:
-            raise ValueError(f"average_tail must be a number in [0, 1], got {tail!r}")
+    def _apple(self) -> Apple | None:
+        """The apple settings, when the model grows its features."""
+        if isinstance(self.expansion, Apple):
+            return self.expansion
+        return Apple() if self.expansion == "apple" else None
 
-    def _no_averaging(self, what: str) -> None:
-        if float(self.average_tail):
+    def _feature_set(self, namespaces: list[str]) -> dict[str, Any]:
+        """The engine's feature-set options."""
+        apple = self._apple()
+        if apple is not None and self.interactions:
             raise ValueError(
-                f"average_tail={self.average_tail!r} needs in-memory fit (the averaging window is "
-                f"the end of the run); {what} streams. Set average_tail=0"
+                "interactions (namespace crosses) cannot be combined with expansion='apple'"
             )
-
-    def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
         pairs = []
         for a, b in self.interactions or ():
             for name in (a, b):
@@ -244,29 +237,30 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                         f"are {namespaces}"
                     )
             pairs.append((namespaces.index(a), namespaces.index(b)))
+        if apple is not None:
+            return apple._engine()
+        if not isinstance(self.expansion, str) or self.expansion not in _DEGREE:
+            raise ValueError(
+                "expansion must be 'linear', 'quadratic', 'cubic', 'apple' or a "
+                f"polars_poly.Apple, got {self.expansion!r}"
+            )
+        return {"kind": "polynomial", "degree": _DEGREE[self.expansion], "namespace_pairs": pairs}
+
+    def _check_params(self) -> None:
+        check_options(self)
+
+    def _no_averaging(self, what: str) -> None:
+        if float(self.average_tail):
+            raise ValueError(
+                f"average_tail={self.average_tail!r} needs in-memory fit (the averaging window is "
+                f"the end of the run); {what} streams. Set average_tail=0"
+            )
+
+    def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
         return {
-            "bits": int(self.bits),
-            "loss": self.loss,
-            "quantile_tau": float(self.quantile_tau),
-            "adaptive": bool(self.adaptive),
-            "normalized": bool(self.normalized),
-            "invariant": bool(self.invariant),
-            "learning_rate": float(self.learning_rate),
-            "power_t": float(self.power_t),
-            "initial_t": float(self.initial_t),
-            "l1": float(self.l1),
-            "l2": float(self.l2),
+            **engine_options(self),
             "namespaces": namespaces,
-            "expansion": "apple" if self.expansion == "apple" else "fixed",
-            "degree": _DEGREE.get(self.expansion, 1),
-            "namespace_pairs": pairs,
-            "constant": bool(self.constant),
-            "alpha": float(self.alpha),
-            "heuristic": str(self.heuristic).split("+")[0],
-            "fallback": str(self.heuristic).endswith("+fallback"),
-            "schedule": str(self.schedule),
-            "max_degree": int(self.max_degree),
-            "identity": str(self.identity),
+            "features": self._feature_set(namespaces),
         }
 
     # ----------------------------------------------------------------------------- inputs
@@ -504,7 +498,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             passes,
             seed,
             int(self.holdout),
-            int(self.early_stopping),
+            int(self.n_iter_no_change),
             float(self.average_tail),
         )
         self.n_passes_ = runs
@@ -536,7 +530,8 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
                     weights = _as_float_array(chunk.get_column(sample_weight), "sample_weight")
                 yield _Data(chunk.get_columns()[:n_features], labels, weights)
 
-        if self.expansion == "apple" and self.schedule == "epochs":
+        apple = self._apple()
+        if apple is not None and apple.schedule == "epochs":
             # apple's epochs need the run length: count the rows first (one more scan).
             rows = int(query.select(pl.len()).collect(engine="streaming").item())
             self._learner.begin_run(rows * int(self.passes))
@@ -662,7 +657,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         parent times a base feature.
         """
         learner = self._check_fitted()
-        if self.expansion != "apple":
+        if self._apple() is None:
             raise ValueError(
                 f"monomials() describes apple's feature set; this model uses "
                 f"expansion={self.expansion!r}"
@@ -691,10 +686,14 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------------- persistence
 
-    def _metadata(self) -> str:
-        params = {k: v for k, v in self.get_params(deep=False).items()}
-        if params.get("interactions") is not None:
-            params["interactions"] = [list(p) for p in params["interactions"]]
+    def _estimator_text(self) -> str:
+        """What the model file keeps beside the engine's sections: the options only the Python
+        layer knows and the fitted column layout (nothing the engine stores)."""
+        params = {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if not f.metadata.get("engine") and f.name not in ("expansion", "interactions")
+        }
         if params.get("features") is not None and not isinstance(params["features"], str):
             params["features"] = list(params["features"])
         state = {
@@ -703,7 +702,6 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
             "feature_columns": getattr(self, "feature_columns_", None),
             "sparse_columns": getattr(self, "_sparse_columns", True),
             "n_features_in": getattr(self, "n_features_in_", None),
-            "namespaces": self.namespaces_,
             "classes": self._classes_list(),
             "pass_loss": list(self.pass_loss_),
             "holdout_loss": list(self.holdout_loss_),
@@ -714,14 +712,13 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
     def _classes_list(self) -> list[Any] | None:
         return None
 
-    def _restore(self, learner: Learner, metadata: str) -> None:
-        state = json.loads(metadata)
+    def _restore(self, learner: Learner, state: dict[str, Any]) -> None:
         self._learner = learner
         self.feature_columns_ = state["feature_columns"]
         self._sparse_columns = state["sparse_columns"]
         if state["n_features_in"] is not None:
             self.n_features_in_ = state["n_features_in"]
-        self.namespaces_ = state["namespaces"]
+        self.namespaces_ = list(learner.options()["namespaces"])
         self.pass_loss_ = state["pass_loss"]
         self.holdout_loss_ = state["holdout_loss"]
         self.stopped_early_ = False
@@ -733,7 +730,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the fitted model (weights, configuration, estimator parameters) to ``path``
         in polars-poly's versioned, checksummed model format."""
-        self._check_fitted().save(os.fspath(path), self._metadata())
+        self._check_fitted().save(os.fspath(path), self._estimator_text())
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
@@ -745,7 +742,7 @@ class _BaseSGD(BaseEstimator):  # type: ignore[misc]
         state = self.__dict__.copy()
         learner = state.pop("_learner", None)
         if learner is not None:
-            state["_model_bytes"] = learner.to_bytes(self._metadata())
+            state["_model_bytes"] = learner.to_bytes(self._estimator_text())
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -770,6 +767,30 @@ def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
     return None if weights is None else pl.Series(weights)
 
 
+# Options only the Python layer keeps (the rest the engine stores); version-2 files (polars-poly
+# 0.1) named ``n_iter_no_change`` ``early_stopping``.
+_LEGACY_NAMES = {"early_stopping": "n_iter_no_change"}
+
+
+def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
+    """Estimator parameters from the options a loaded model was built with."""
+    features = options["features"]
+    namespaces = options["namespaces"]
+    expansion: Expansion
+    interactions = None
+    if features["kind"] == "apple":
+        apple = Apple(**{f.name: features[f.name] for f in fields(Apple)})
+        expansion = "apple" if apple._is_default() else apple
+    else:
+        expansion = _POLYNOMIAL[features["degree"]]
+        pairs = features["namespace_pairs"]
+        if pairs:
+            interactions = [(namespaces[a], namespaces[b]) for a, b in pairs]
+    engine = {f.name for f in fields(_BaseSGD) if f.metadata.get("engine")}
+    params = {name: options[name] for name in engine}
+    return {**params, "expansion": expansion, "interactions": interactions}
+
+
 def _from_learner(learner: Learner, metadata: str, expected: type | None = None) -> Any:
     try:
         state = json.loads(metadata)
@@ -785,8 +806,13 @@ def _from_learner(learner: Learner, metadata: str, expected: type | None = None)
     cls = classes[name]
     if expected is not None and expected is not _BaseSGD and cls is not expected:
         raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
-    estimator = cls(**state["params"])
-    estimator._restore(learner, metadata)
+    own = {f.name for f in fields(cls) if not f.metadata.get("engine")}
+    stored = {_LEGACY_NAMES.get(k, k): v for k, v in state["params"].items()}
+    params = {
+        k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
+    }
+    estimator = cls(**params, **_engine_params(learner.options()))
+    estimator._restore(learner, state)
     return estimator
 
 
@@ -815,77 +841,11 @@ class _ScoreColumns:
         return result
 
 
+@documented(_NAMES)
 class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[misc]
     """Hashed online linear regression on (polynomially expanded) sparse features.
 
-    Parameters
-    ----------
-    loss : {"squared", "quantile", "hinge", "logistic"}
-        The loss (``quantile`` uses ``quantile_tau``).
-    expansion : {"linear", "quadratic", "cubic", "apple"}
-        Features learned on, generated per example: the inputs; plus all products x_i·x_j
-        (i <= j); plus all x_i·x_j·x_l (i <= j <= l); or apple's adaptive polynomial expansion,
-        which grows the monomial set during training from the monomials with the largest
-        weights (see ``alpha``, ``heuristic``, ``schedule``, ``max_degree`` and
-        :meth:`monomials`).
-    interactions : list of (column, column), optional
-        Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``).
-    bits : int
-        The weight table has ``2**bits`` entries (1..=32).
-    learning_rate, power_t, initial_t : float
-        Vowpal Wabbit's ``-l``, ``--power_t``, ``--initial_t``.
-    l1, l2 : float
-        Regularization (Vowpal Wabbit's lazy scheme).
-    adaptive, normalized, invariant : bool
-        The update rule switches; all on is Vowpal Wabbit's default, all off plain SGD with a
-        ``power_t`` decay.
-    constant : bool
-        Add the constant (bias) feature.
-    passes : int
-        Passes over the data (in-memory data: with ``holdout`` and early stopping).
-    shuffle, random_state :
-        Shuffle each pass of in-memory data with this seed.
-    holdout : int
-        With ``passes > 1`` on in-memory data, every ``holdout``-th row is held out (0: none).
-    early_stopping : int
-        Stop after this many passes without a better holdout loss (0: never).
-    average_tail : float
-        Tail averaging, in [0, 1]: in-memory ``fit`` returns the mean of the weights after each
-        of the last ``ceil(average_tail * n)`` of the ``n`` examples it learns (all passes),
-        instead of the last weights: less of the noise of the final steps (Polyak-Ruppert
-        averaging). 0 (default) keeps the last iterate. The progressive loss is that of the
-        running model, unchanged. For apple keep it within the last epoch (at most 1/6 with the
-        epoch schedule), where the monomial set no longer grows. Needs in-memory data (not
-        ``partial_fit`` or a LazyFrame, whose end is unknown) and ``l1 = l2 = 0``. Costs 16
-        bytes per touched weight slot during the fit.
-    features : str or list of str, optional
-        Feature columns of a Polars frame (default: every sparse column, else every numeric).
-    batch_size : int
-        Rows per batch when streaming a LazyFrame (and per progress-bar step).
-    progress : bool, optional
-        tqdm progress bar with examples/s and progressive loss (default: when stderr is a TTY).
-    quantile_tau : float
-        The quantile of the quantile loss.
-    alpha : float
-        apple: each expansion adds ``floor(s̄ ** alpha)`` parents, s̄ the average number of
-        nonzero features per example (with the constant); in (0, 2], 1 by default.
-    heuristic : {"magnitude", "max_magnitude", "ssm"}, optionally with "+fallback"
-        apple: rank candidate parents by weight magnitude times the monomial's root mean square
-        over recent examples (the typical size of its contribution to a prediction), by weight
-        magnitude times its largest ``|x|`` (Vowpal Wabbit's ``--stage_poly`` ranking), or by
-        correlation with the residual (SSM); ``+fallback`` makes the last parent of each
-        expansion the smallest-degree candidate (risk consistency).
-    schedule : {"auto", "epochs", "doubling"}
-        apple: expand at 5 equally spaced points of the run (6 epochs over all passes; needs
-        the run length, which in-memory ``fit`` knows and a LazyFrame ``fit`` counts first), or
-        after 1000, 2000, 4000, ... examples (Vowpal Wabbit's schedule for streams). ``auto``:
-        epochs for in-memory ``fit``, doubling for ``partial_fit`` and LazyFrames.
-    max_degree : int
-        apple: highest degree of a generated monomial (1..=8).
-    identity : {"canonical", "path"}
-        apple: one weight per monomial, each emitted once per example (default), or Vowpal
-        Wabbit's ``--stage_poly`` rule, where a product is keyed by the path that reached it
-        (``x_a·x_b`` from ``a`` and from ``b`` are two features), for comparison.
+    [parameters]
 
     Attributes
     ----------
@@ -922,6 +882,7 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         return self._score_expr(features, "score")
 
 
+@documented(_NAMES)
 class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[misc]
     """Hashed online binary classifier; parameters as :class:`SGDRegressor`, default loss
     ``"logistic"``.
@@ -929,70 +890,15 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     Labels must be in {0, 1} (or booleans) or in {-1, +1}: the smaller class is learned as -1,
     the larger as +1; ``classes_`` holds the two labels. ``predict_proba`` needs the logistic
     loss.
+
+    [parameters]
     """
 
-    def __init__(
-        self,
-        *,
-        loss: str = "logistic",
-        expansion: Expansion = "linear",
-        interactions: Sequence[tuple[str, str]] | None = None,
-        bits: int = 18,
-        learning_rate: float = 0.5,
-        power_t: float = 0.5,
-        initial_t: float = 0.0,
-        l1: float = 0.0,
-        l2: float = 0.0,
-        adaptive: bool = True,
-        normalized: bool = True,
-        invariant: bool = True,
-        constant: bool = True,
-        passes: int = 1,
-        shuffle: bool = False,
-        random_state: int | None = None,
-        holdout: int = 10,
-        early_stopping: int = 3,
-        average_tail: float = 0.0,
-        features: str | Sequence[str] | None = None,
-        batch_size: int = 65_536,
-        progress: bool | None = None,
-        quantile_tau: float = 0.5,
-        alpha: float = 1.0,
-        heuristic: AppleHeuristic = "magnitude",
-        schedule: Schedule = "auto",
-        max_degree: int = 6,
-        identity: Identity = "canonical",
-    ) -> None:
-        super().__init__(
-            loss=loss,
-            expansion=expansion,
-            interactions=interactions,
-            bits=bits,
-            learning_rate=learning_rate,
-            power_t=power_t,
-            initial_t=initial_t,
-            l1=l1,
-            l2=l2,
-            adaptive=adaptive,
-            normalized=normalized,
-            invariant=invariant,
-            constant=constant,
-            passes=passes,
-            shuffle=shuffle,
-            random_state=random_state,
-            holdout=holdout,
-            early_stopping=early_stopping,
-            average_tail=average_tail,
-            features=features,
-            batch_size=batch_size,
-            progress=progress,
-            quantile_tau=quantile_tau,
-            alpha=alpha,
-            heuristic=heuristic,
-            schedule=schedule,
-            max_degree=max_degree,
-            identity=identity,
-        )
+    loss: str = option(
+        "logistic",
+        "The loss, one of {losses} (``quantile`` uses ``quantile_tau``).",
+        engine=True,
+    )
 
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:
         labels = _as_float_array(y, "y")

@@ -1,0 +1,151 @@
+"""One typed description of each option set: a dataclass field per option.
+
+An estimator (or a parameter object such as :class:`polars_poly.Apple`) declares its options as
+fields made by :func:`option`: the annotation is the type, the default is the default, and the
+metadata holds the documentation, whether the Rust engine receives the option (``engine``) and,
+for options only the Python layer uses, their constraint (``check``). From that one place follow:
+
+- ``__init__`` (the dataclass's: it only stores the parameters, as scikit-learn requires), so
+  ``get_params``, ``set_params`` and ``clone`` see exactly these names;
+- the static types (mypy and IDEs read the dataclass);
+- the "Parameters" section of the docstring (:func:`documented`), with each default;
+- the checks (:func:`engine_options`, :func:`check_options`): types for every option (a
+  ``TypeError`` naming it), the constraint of Python-only options here, and the ranges and names
+  of engine options once, in Rust, whose messages use the same names. The names a registry
+  offers (losses, rankings, schedules) come from the engine itself (``polars_poly.LOSSES``, ...).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import numbers
+import typing
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import numpy as np
+
+T = TypeVar("T")
+Check = Callable[[Any], str | None]
+
+
+def option(default: Any, doc: str, *, engine: bool = False, check: Check | None = None) -> Any:
+    """A documented option (see the module docs). ``check(value)`` returns what is wrong with a
+    value (``None`` when it is fine)."""
+    return dataclasses.field(
+        default=default, metadata={"doc": doc, "engine": engine, "check": check}
+    )
+
+
+def at_least(low: int) -> Check:
+    """An integer >= ``low``."""
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
+            return f"an integer >= {low}"
+        return None
+
+    return check
+
+
+def between(low: float, high: float) -> Check:
+    """A number in ``[low, high]``."""
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            return f"a number in [{low:g}, {high:g}]"
+        if not low <= float(value) <= high:
+            return f"a number in [{low:g}, {high:g}]"
+        return None
+
+    return check
+
+
+def one_of(*allowed: Any) -> Check:
+    def check(value: Any) -> str | None:
+        return None if value in allowed else f"one of {allowed!r}"
+
+    return check
+
+
+def fields(obj: Any) -> tuple[dataclasses.Field[Any], ...]:
+    return dataclasses.fields(obj)
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _coerce(name: str, value: Any, kind: Any) -> Any:
+    """``value`` as the plain Python type ``kind`` (int, float, bool, str); a ``TypeError``
+    naming the option otherwise."""
+    if kind is bool:
+        if isinstance(value, bool | np.bool_):
+            return bool(value)
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    if kind is int:
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            return int(value)
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    if kind is float:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            return float(value)
+        raise TypeError(f"{name} must be a number, got {value!r}")
+    if kind is str:
+        if isinstance(value, str):
+            return value
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def engine_options(obj: Any) -> dict[str, Any]:
+    """The options the engine receives, typed (see the module docs)."""
+    hints = _hints(type(obj))
+    return {
+        f.name: _coerce(f.name, getattr(obj, f.name), hints[f.name])
+        for f in fields(obj)
+        if f.metadata.get("engine")
+    }
+
+
+def check_options(obj: Any) -> None:
+    """Checks the Python-only options' constraints (a ``ValueError`` naming the option)."""
+    for f in fields(obj):
+        check = f.metadata.get("check")
+        value = getattr(obj, f.name)
+        if check is not None and (problem := check(value)) is not None:
+            raise ValueError(f"{f.name} must be {problem}, got {value!r}")
+
+
+def _type_name(kind: Any) -> str:
+    text = getattr(kind, "__name__", None) or str(kind)
+    return text.replace("typing.", "").replace("collections.abc.", "")
+
+
+def parameters_section(cls: type, names: dict[str, Any]) -> str:
+    """The numpydoc "Parameters" section of ``cls``'s options; ``{name}`` placeholders in the
+    docs are filled from ``names`` (the engine's registries)."""
+    hints = _hints(cls)
+    lines = ["Parameters", "----------"]
+    for f in dataclasses.fields(cls):
+        lines.append(f"{f.name} : {_type_name(hints[f.name])}, default={f.default!r}")
+        doc = f.metadata["doc"].format(**names)
+        lines.extend(f"    {line}" for line in doc.splitlines())
+    return "\n".join(lines)
+
+
+def documented(names: dict[str, Any]) -> Callable[[type[T]], type[T]]:
+    """Makes ``cls`` a parameter dataclass and writes its "Parameters" section where its
+    docstring has the line ``[parameters]``."""
+
+    def decorate(cls: type[T]) -> type[T]:
+        cls = dataclasses.dataclass(kw_only=True, eq=False, repr=False)(cls)
+        doc = cls.__doc__ or ""
+        indent = " " * 4
+        section = "\n".join(
+            (indent + line) if line else line for line in parameters_section(cls, names).split("\n")
+        )
+        cls.__doc__ = doc.replace(f"{indent}[parameters]", section)
+        return cls
+
+    return decorate
