@@ -254,3 +254,34 @@ def test_hashed_text_with_a_fixed_width(tmp_path: Path) -> None:
     # Raw text is not a feature column: the error names it and points at hash_features.
     with pytest.raises(TypeError, match=r"'text' \(String\).*hash_features"):
         pp.DoSClassifier().fit(pl.DataFrame({"n": [1.0, 2.0], "text": ["a b", "c"]}), [0, 1])
+
+
+def test_one_model_file_pickling_and_native_scoring_for_every_estimator(tmp_path: Path) -> None:
+    # DoS/PA models use the same model file as the online learners (load_model reads either),
+    # pickle through it, and score in queries with the same native expression.
+    import pickle
+
+    X, y = three_blobs(300, seed=8)
+    model = pp.DoSClassifier(2, averaging=50).fit(X, y)
+    path = tmp_path / "dos.model"
+    model.save(path)
+    loaded = pp.load_model(path)
+    assert isinstance(loaded, pp.DoSClassifier)
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(restored.decision_function(X), model.decision_function(X))
+    with pytest.raises(TypeError, match="holds a DoSClassifier, not a SGDRegressor"):
+        pp.SGDRegressor.load(path)
+    sgd = tmp_path / "sgd.model"
+    pp.SGDClassifier().fit(X, y == "a").save(sgd)
+    with pytest.raises(TypeError, match="holds a SGDClassifier, not a PassiveAggressive"):
+        pp.PassiveAggressiveClassifier.load(sgd)
+    # Null rows stay null through the native expression.
+    features = pp.from_numpy(X[:3])
+    frame = pl.DataFrame({"features": features}).with_columns(
+        pl.when(pl.int_range(3) == 1).then(None).otherwise(pl.col("features")).alias("features")
+    )
+    scored = frame.lazy().select(model.predict_expr("features")).collect(engine="streaming")
+    labels = scored.to_series().to_list()
+    assert labels[1] is None and labels[0] == model.predict(X[:1])[0]

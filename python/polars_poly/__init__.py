@@ -11,10 +11,11 @@ from __future__ import annotations
 from polars_poly import datasets
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
 from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
+from polars_poly._persist import load_model
 from polars_poly.apple import Apple
 from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
 from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
-from polars_poly.learner import SGDClassifier, SGDRegressor, load_model
+from polars_poly.learner import SGDClassifier, SGDRegressor
 from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm
 from polars_poly.sparse import (
     from_numpy,

@@ -29,11 +29,21 @@ T = TypeVar("T")
 Check = Callable[[Any], str | None]
 
 
-def option(default: Any, doc: str, *, engine: bool = False, check: Check | None = None) -> Any:
-    """A documented option (see the module docs). ``check(value)`` returns what is wrong with a
-    value (``None`` when it is fine)."""
+def option(
+    default: Any,
+    doc: str,
+    *,
+    engine: bool | str = False,
+    check: Check | None = None,
+    positional: bool = False,
+) -> Any:
+    """A documented option (see the module docs). ``engine``: the engine receives it (under this
+    name when a string); ``check(value)`` returns what is wrong with a value (``None`` when it is
+    fine); ``positional`` options may also be given by position (before the keyword-only ones)."""
     return dataclasses.field(
-        default=default, metadata={"doc": doc, "engine": engine, "check": check}
+        default=default,
+        metadata={"doc": doc, "engine": engine, "check": check},
+        kw_only=not positional,
     )
 
 
@@ -95,17 +105,31 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
         if isinstance(value, str):
             return value
         raise TypeError(f"{name} must be a string, got {value!r}")
+    if kind == int | None:
+        return None if value is None else _coerce(name, value, int)
     return value
 
 
 def engine_options(obj: Any) -> dict[str, Any]:
     """The options the engine receives, typed (see the module docs)."""
     hints = _hints(type(obj))
-    return {
-        f.name: _coerce(f.name, getattr(obj, f.name), hints[f.name])
-        for f in fields(obj)
-        if f.metadata.get("engine")
-    }
+    options = {}
+    for f in fields(obj):
+        engine = f.metadata.get("engine")
+        if engine:
+            name = engine if isinstance(engine, str) else f.name
+            options[name] = _coerce(f.name, getattr(obj, f.name), hints[f.name])
+    return options
+
+
+def from_engine(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    """The parameters of ``cls`` the engine reports in ``options`` (a loaded model's)."""
+    params = {}
+    for f in dataclasses.fields(cls):
+        engine = f.metadata.get("engine")
+        if engine:
+            params[f.name] = options[engine if isinstance(engine, str) else f.name]
+    return params
 
 
 def check_options(obj: Any) -> None:

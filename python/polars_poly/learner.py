@@ -14,10 +14,8 @@ With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column nam
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
-import warnings
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -26,10 +24,17 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
-import scipy.sparse as sp
 
 from polars_poly import _internal
 from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixin
+from polars_poly._input import (
+    DEFAULT_NAMESPACE,
+    as_float_array,
+    feature_exprs,
+    frame_columns,
+    matrix_series,
+    namespace_names,
+)
 from polars_poly._internal import Learner
 from polars_poly._params import (
     at_least,
@@ -38,17 +43,17 @@ from polars_poly._params import (
     documented,
     engine_options,
     fields,
+    from_engine,
     option,
 )
+from polars_poly._persist import Persistent
 from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
-from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _POLYNOMIAL: dict[int, Expansion] = {1: "linear", 2: "quadratic", 3: "cubic"}
-_DEFAULT_NAMESPACE = "features"
 _NAMES = {"losses": ", ".join(repr(n) for n in _internal.LOSSES)}
 
 
@@ -71,10 +76,6 @@ class _Data:
         )
 
 
-def _is_sparse_dtype(dtype: pl.DataType) -> bool:
-    return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
-
-
 def _not_fitted(estimator: Any) -> Exception:
     message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
     try:
@@ -83,35 +84,6 @@ def _not_fitted(estimator: Any) -> Exception:
         return AttributeError(message)
     error: Exception = NotFittedError(message)
     return error
-
-
-def _as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
-    if values is None:
-        raise ValueError(
-            f"{what}: this estimator requires y to be passed, but the target y is None"
-        )
-    if isinstance(values, pl.Series):
-        if values.null_count():
-            row = int(values.is_null().arg_true()[0])
-            raise ValueError(f"{what}: row {row} is null")
-        values = values.to_numpy()
-    array = np.asarray(values)
-    if array.ndim == 2 and array.shape[1] == 1:
-        try:
-            from sklearn.exceptions import DataConversionWarning as Conversion
-        except ImportError:  # pragma: no cover
-            Conversion = UserWarning  # noqa: N806
-        warnings.warn(
-            f"A column-vector {what} was passed when a 1d array was expected; it is raveled",
-            Conversion,
-            stacklevel=4,
-        )
-        array = array[:, 0]
-    if array.ndim != 1:
-        raise ValueError(f"{what} must be 1-dimensional, got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
-    return np.ascontiguousarray(array, dtype=np.float64)
 
 
 class _FitState:
@@ -124,9 +96,11 @@ class _FitState:
 
 
 @documented(_NAMES)
-class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
+class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     """Shared machinery of the two estimators; their options, declared once here (see
     ``polars_poly._params``)."""
+
+    _model_attribute = "_learner"
 
     loss: str = option(
         "squared",
@@ -266,115 +240,36 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
     # ----------------------------------------------------------------------------- inputs
 
     def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
-        """(feature columns, sparse?) of a frame: ``features`` if given, else every sparse
-        column, else every numeric column (not the target or weight)."""
-        if self.features is not None:
-            names = [self.features] if isinstance(self.features, str) else list(self.features)
-            missing = [n for n in names if n not in schema]
-            if missing:
-                raise ValueError(f"feature columns {missing} are not in the frame")
-        else:
-            names = [n for n, d in schema.items() if n not in exclude and _is_sparse_dtype(d)]
-            if not names:
-                names = [
-                    n
-                    for n, d in schema.items()
-                    if n not in exclude and (d.is_numeric() or d == pl.Boolean)
-                ]
-            # A column the automatic choice leaves out would be silently ignored: refuse.
-            left_out = [
-                f"{n!r} ({d})" for n, d in schema.items() if n not in exclude and n not in names
-            ]
-            if names and left_out:
-                kind = "sparse" if _is_sparse_dtype(schema[names[0]]) else "numeric"
-                raise ValueError(
-                    f"the frame's {kind} feature columns are {names}, but it also has "
-                    f"{', '.join(left_out)}, which would be ignored: pass features=[...] to "
-                    "choose the feature columns (hash strings and token lists into a sparse "
-                    "column with polars_poly.hash_features)"
-                )
-        if not names:
-            raise ValueError(
-                "the frame has no sparse or numeric feature columns (hash strings and token "
-                "lists into a sparse column with polars_poly.hash_features)"
-            )
-        sparse = [_is_sparse_dtype(schema[n]) for n in names]
-        if any(sparse) and not all(sparse):
-            raise ValueError(
-                f"feature columns {names} mix sparse and numeric columns; pass sparse columns "
-                "only, or numeric columns only"
-            )
-        return names, all(sparse)
-
-    def _feature_exprs(self, names: list[str], sparse: bool) -> list[pl.Expr]:
-        if sparse:
-            return [pl.col(n) for n in names]
-        return [to_sparse(*names).alias(_DEFAULT_NAMESPACE)]
-
-    def _namespace_names(self, names: list[str], sparse: bool) -> list[str]:
-        return names if sparse else [_DEFAULT_NAMESPACE]
+        return frame_columns(schema, self.features, exclude)
 
     def _matrix_features(self, X: Any) -> list[pl.Series]:
         """scipy / numpy input as one sparse Series, checking the width against the fit."""
-        if isinstance(X, pl.Series):
-            check_sparse(X)
-            return [X]
-        if sp.issparse(X):
-            matrix = X.tocsr()
-            if np.iscomplexobj(matrix.data):
-                raise ValueError("Complex data not supported")
-            _check_shape(matrix.shape)
-            width = matrix.shape[1]
-            if matrix.data.size and not np.isfinite(matrix.data).all():
-                bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
-                row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
-                raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
-            series = from_scipy(matrix, name=_DEFAULT_NAMESPACE)
-        else:
-            dense = np.asarray(X)
-            if np.iscomplexobj(dense):
-                raise ValueError("Complex data not supported")
-            if dense.dtype == object:
-                dense = dense.astype(np.float64)
-            if dense.ndim == 1:
-                raise ValueError(
-                    "Expected a 2D array, got a 1D array instead. Reshape your data either using "
-                    "array.reshape(-1, 1) if your data has a single feature or "
-                    "array.reshape(1, -1) if it contains a single sample."
-                )
-            if dense.ndim != 2:
-                raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
-            _check_shape(dense.shape)
-            if dense.dtype.kind == "f" and not np.isfinite(dense).all():
-                row, col = np.argwhere(~np.isfinite(dense))[0]
-                raise ValueError(
-                    f"Input X contains {_kind(dense[row, col])} at row {row}, column {col}"
-                )
-            width = dense.shape[1]
-            series = from_numpy(dense, name=_DEFAULT_NAMESPACE)
+        series, width = matrix_series(X)
+        if width is None:
+            return [series]
         fitted = getattr(self, "n_features_in_", None)
         if fitted is not None and width != fitted:
             raise ValueError(
                 f"X has {width} features, but {type(self).__name__} is expecting {fitted} "
                 "features as input"
             )
-        self._width = int(width)
+        self._width = width
         return [series]
 
     def _frame_data(
         self, frame: pl.DataFrame, y: Any, sample_weight: Any, names: list[str], sparse: bool
     ) -> _Data:
-        features = frame.select(self._feature_exprs(names, sparse))
+        features = frame.select(feature_exprs(names, sparse))
         labels = None
         if isinstance(y, str):
-            labels = _as_float_array(self._labels(frame.get_column(y)), f"target column {y!r}")
+            labels = as_float_array(self._labels(frame.get_column(y)), f"target column {y!r}")
         elif y is not None:
-            labels = _as_float_array(self._labels(y), "y")
+            labels = as_float_array(self._labels(y), "y")
         weights = None
         if isinstance(sample_weight, str):
-            weights = _as_float_array(frame.get_column(sample_weight), "sample_weight")
+            weights = as_float_array(frame.get_column(sample_weight), "sample_weight")
         elif sample_weight is not None:
-            weights = _as_float_array(sample_weight, "sample_weight")
+            weights = as_float_array(sample_weight, "sample_weight")
         return _Data(features.get_columns(), labels, weights)
 
     def _data(self, X: Any, y: Any, sample_weight: Any, fitting: bool) -> _Data:
@@ -394,8 +289,8 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
         features = self._matrix_features(X)
         if fitting:
             self._remember_columns(None, True)
-        labels = None if y is None else _as_float_array(self._labels(y), "y")
-        weights = None if sample_weight is None else _as_float_array(sample_weight, "sample_weight")
+        labels = None if y is None else as_float_array(self._labels(y), "y")
+        weights = None if sample_weight is None else as_float_array(sample_weight, "sample_weight")
         return _Data(features, labels, weights)
 
     def _remember_columns(self, names: list[str] | None, sparse: bool) -> None:
@@ -415,7 +310,7 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
         return list(names), bool(self._sparse_columns)
 
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:
-        return _as_float_array(y, "y")
+        return as_float_array(y, "y")
 
     # ----------------------------------------------------------------------------- training
 
@@ -514,9 +409,9 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
         exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
         names, sparse = self._frame_columns(frame.collect_schema(), exclude)
         self._remember_columns(names, sparse)
-        self._new_learner(self._namespace_names(names, sparse))
+        self._new_learner(namespace_names(names, sparse))
         self._rows_seen = 0
-        keep = [*self._feature_exprs(names, sparse), pl.col(y)]
+        keep = [*feature_exprs(names, sparse), pl.col(y)]
         if isinstance(sample_weight, str):
             keep.append(pl.col(sample_weight))
         query = frame.select(keep)
@@ -524,10 +419,10 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
 
         def batches() -> Iterator[_Data]:
             for chunk in query.collect_batches(chunk_size=int(self.batch_size)):
-                labels = _as_float_array(self._labels(chunk.get_column(y)), f"target column {y!r}")
+                labels = as_float_array(self._labels(chunk.get_column(y)), f"target column {y!r}")
                 weights = None
                 if isinstance(sample_weight, str):
-                    weights = _as_float_array(chunk.get_column(sample_weight), "sample_weight")
+                    weights = as_float_array(chunk.get_column(sample_weight), "sample_weight")
                 yield _Data(chunk.get_columns()[:n_features], labels, weights)
 
         apple = self._apple()
@@ -554,9 +449,9 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
             names, sparse = (
                 (self.feature_columns_, self._sparse_columns)
                 if self.feature_columns_ is not None
-                else ([_DEFAULT_NAMESPACE], True)
+                else ([DEFAULT_NAMESPACE], True)
             )
-            self._new_learner(self._namespace_names(list(names), sparse))
+            self._new_learner(namespace_names(list(names), sparse))
             self._rows_seen = 0
             self.n_passes_ = int(self.passes)
             self._fit_memory(data)
@@ -583,9 +478,9 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
             names, sparse = (
                 (self.feature_columns_, self._sparse_columns)
                 if self.feature_columns_ is not None
-                else ([_DEFAULT_NAMESPACE], True)
+                else ([DEFAULT_NAMESPACE], True)
             )
-            self._new_learner(self._namespace_names(list(names), sparse))
+            self._new_learner(namespace_names(list(names), sparse))
             self._rows_seen = 0
         if len(data) == 0:
             raise ValueError("cannot fit on 0 examples")
@@ -617,13 +512,13 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         else:
             names, sparse = self._fitted_columns()
-            exprs = self._feature_exprs(names, sparse)
+            exprs = feature_exprs(names, sparse)
         if len(exprs) != len(self.namespaces_):
             raise ValueError(
                 f"the model was trained on {len(self.namespaces_)} feature column(s), got "
                 f"{len(exprs)}"
             )
-        return call_plugin("learner_predict", exprs, {"handle": learner.handle, "output": output})
+        return call_plugin("model_predict", exprs, {"handle": learner.handle, "output": output})
 
     # ----------------------------------------------------------------------------- apple
 
@@ -727,40 +622,19 @@ class _BaseSGD(_FitState, BaseEstimator):  # type: ignore[misc]
             self.classes_ = np.asarray(state["classes"])
         self._finish_fit()
 
-    def save(self, path: str | os.PathLike[str]) -> None:
-        """Writes the fitted model (weights, configuration, estimator parameters) to ``path``
-        in polars-poly's versioned, checksummed model format."""
-        self._check_fitted().save(os.fspath(path), self._estimator_text())
+    def _fitted_model(self) -> Learner:
+        return self._check_fitted()
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str]) -> Any:
-        """Reads a model written by :meth:`save`; training can continue with ``partial_fit``."""
-        learner, metadata = Learner.load(os.fspath(path))
-        return _from_learner(learner, metadata, expected=cls)
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        learner = state.pop("_learner", None)
-        if learner is not None:
-            state["_model_bytes"] = learner.to_bytes(self._estimator_text())
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        data = state.pop("_model_bytes", None)
-        self.__dict__.update(state)
-        if data is not None:
-            self._learner, _ = Learner.from_bytes(data)
-
-
-def _kind(value: Any) -> str:
-    return "NaN" if np.isnan(value) else "infinity"
-
-
-def _check_shape(shape: tuple[int, ...]) -> None:
-    if shape[0] == 0:
-        raise ValueError(f"0 sample(s) (shape={shape}) while a minimum of 1 is required.")
-    if shape[1] == 0:
-        raise ValueError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+    def _from_model(cls, model: Any, state: dict[str, Any]) -> Any:
+        own = {f.name for f in fields(cls) if not f.metadata.get("engine")}
+        stored = {_LEGACY_NAMES.get(k, k): v for k, v in state["params"].items()}
+        params = {
+            k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
+        }
+        estimator = cls(**params, **_engine_params(model.options()))
+        estimator._restore(model, state)
+        return estimator
 
 
 def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
@@ -786,41 +660,7 @@ def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
         pairs = features["namespace_pairs"]
         if pairs:
             interactions = [(namespaces[a], namespaces[b]) for a, b in pairs]
-    engine = {f.name for f in fields(_BaseSGD) if f.metadata.get("engine")}
-    params = {name: options[name] for name in engine}
-    return {**params, "expansion": expansion, "interactions": interactions}
-
-
-def _from_learner(learner: Learner, metadata: str, expected: type | None = None) -> Any:
-    try:
-        state = json.loads(metadata)
-        name = state["estimator"]
-    except (ValueError, KeyError, TypeError) as err:
-        raise ValueError("the model file has no polars-poly estimator metadata") from err
-    classes: dict[str, type[_BaseSGD]] = {
-        "SGDRegressor": SGDRegressor,
-        "SGDClassifier": SGDClassifier,
-    }
-    if name not in classes:
-        raise ValueError(f"the model file holds an unknown estimator {name!r}")
-    cls = classes[name]
-    if expected is not None and expected is not _BaseSGD and cls is not expected:
-        raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
-    own = {f.name for f in fields(cls) if not f.metadata.get("engine")}
-    stored = {_LEGACY_NAMES.get(k, k): v for k, v in state["params"].items()}
-    params = {
-        k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
-    }
-    estimator = cls(**params, **_engine_params(learner.options()))
-    estimator._restore(learner, state)
-    return estimator
-
-
-def load_model(path: str | os.PathLike[str]) -> SGDRegressor | SGDClassifier:
-    """Reads a model written by ``save`` (whichever estimator it holds)."""
-    learner, metadata = Learner.load(os.fspath(path))
-    model: SGDRegressor | SGDClassifier = _from_learner(learner, metadata)
-    return model
+    return {**from_engine(_BaseSGD, options), "expansion": expansion, "interactions": interactions}
 
 
 class _ScoreColumns:
@@ -901,7 +741,7 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     )
 
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:
-        labels = _as_float_array(y, "y")
+        labels = as_float_array(y, "y")
         if labels.size and not np.isfinite(labels).all():
             row = int(np.flatnonzero(~np.isfinite(labels))[0])
             raise ValueError(f"y: row {row}: label is {labels[row]}; labels must be finite")
@@ -1003,4 +843,4 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         return self._score_expr(features, "score")
 
 
-__all__ = ["SGDClassifier", "SGDRegressor", "load_model"]
+__all__ = ["SGDClassifier", "SGDRegressor"]

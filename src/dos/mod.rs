@@ -9,15 +9,20 @@
 //! * [`symmetry`] — boosts, rotations, Procrustes alignment, aligned averages.
 //! * [`online`] — the [`BinaryLearner`] contract, [`RunningAverage`], [`OnlineBinary`].
 //! * [`multiclass`] — [`Multiclass`] (parallel, deterministic).
+//! * [`classifier`] — [`PaClassifier`], the DoS or linear multiclass classifier built from its
+//!   options ([`PaOptions`]); [`stored`] — its section of the model file.
 
+pub mod classifier;
 pub mod example;
 pub mod linear;
 pub mod model;
 pub mod multiclass;
 pub mod online;
 pub mod solve;
+pub mod stored;
 pub mod symmetry;
 
+pub use classifier::{PaClassifier, PaOptions};
 pub use example::{ExampleBatch, ExampleRef, Sign};
 pub use linear::LinearPa;
 pub use model::{DosModel, Real, Step};

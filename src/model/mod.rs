@@ -3,7 +3,8 @@
 //! * [`feature_set`]: [`FeatureSet`], the registry of feature enumerators (fixed interactions,
 //!   apple) the online learner can train with; the learner itself knows only the
 //!   [`crate::learner::Expansion`] trait and never names apple.
-//! * [`options`]: [`LearnerOptions`], the typed options of an online model.
+//! * [`options`]: [`LearnerOptions`], the typed options of an online model (a passive-aggressive
+//!   classifier's are [`crate::dos::PaOptions`]).
 //! * [`file`]: the one model-file container (versioned, checksummed, one section per
 //!   component); [`legacy`]: the reader of the older flat format.
 //!
@@ -21,6 +22,7 @@ pub use feature_set::{FeatureSet, FeatureSetOptions};
 pub use options::LearnerOptions;
 
 use crate::codec::bad;
+use crate::dos::PaClassifier;
 use crate::error::PolyResult;
 use crate::learner::Learner;
 use file::{Checked, ReadSections, Sections};
@@ -29,19 +31,24 @@ use file::{Checked, ReadSections, Sections};
 pub type OnlineModel = Learner<FeatureSet>;
 
 /// Every kind of model a file can hold.
+// A model is read once and moved into its owner; boxing the large variant would buy nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug)]
 pub enum Model {
     Online(OnlineModel),
+    PassiveAggressive(PaClassifier),
 }
 
 const LEARNER: &str = "learner";
 const FEATURES: &str = "features";
+const PASSIVE_AGGRESSIVE: &str = "passive_aggressive";
 const ESTIMATOR: &str = "estimator";
 
 /// A borrowed [`Model`], what writing takes (a model is never copied to be saved).
 #[derive(Clone, Copy)]
 pub enum ModelRef<'a> {
     Online(&'a OnlineModel),
+    PassiveAggressive(&'a PaClassifier),
 }
 
 impl ModelRef<'_> {
@@ -56,6 +63,9 @@ impl ModelRef<'_> {
                     w.str(features.kind());
                     features.write_section(w);
                 });
+            }
+            ModelRef::PassiveAggressive(classifier) => {
+                sections.add(PASSIVE_AGGRESSIVE, |w| classifier.write_section(w));
             }
         }
         sections.add(ESTIMATOR, |w| w.str(estimator));
@@ -72,6 +82,7 @@ impl Model {
     pub fn as_ref(&self) -> ModelRef<'_> {
         match self {
             Model::Online(learner) => ModelRef::Online(learner),
+            Model::PassiveAggressive(classifier) => ModelRef::PassiveAggressive(classifier),
         }
     }
 
@@ -90,6 +101,8 @@ impl Model {
                 FeatureSet::read_section(&kind, r)
             })?;
             Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features))?)
+        } else if sections.has(PASSIVE_AGGRESSIVE) {
+            Model::PassiveAggressive(sections.read(PASSIVE_AGGRESSIVE, PaClassifier::read_section)?)
         } else {
             return Err(bad("the file holds no model section this build knows"));
         };

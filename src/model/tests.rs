@@ -8,6 +8,7 @@ use super::*;
 use crate::apple::monomial::{key_of, Identity};
 use crate::apple::tests::{fit, learn_part, single_monomial, slice, squared_config, test_mse};
 use crate::apple::{Apple, AppleConfig, AppleProgress, Monomial, Parent, Ranking};
+use crate::dos::{PaClassifier, PaOptions};
 use crate::learner::loss::{Logistic, Squared};
 use crate::learner::tests::{config, rows_of, stream};
 use crate::learner::{
@@ -23,14 +24,19 @@ mod model_io {
         ModelRef::Online(learner).to_bytes(estimator)
     }
 
+    fn online(stored: (Model, String)) -> (OnlineModel, String) {
+        match stored {
+            (Model::Online(learner), estimator) => (learner, estimator),
+            (other, _) => panic!("not an online model: {other:?}"),
+        }
+    }
+
     pub fn from_bytes(bytes: &[u8]) -> PolyResult<(OnlineModel, String)> {
-        let (Model::Online(learner), estimator) = Model::from_bytes(bytes)?;
-        Ok((learner, estimator))
+        Model::from_bytes(bytes).map(online)
     }
 
     pub fn load(path: &Path) -> PolyResult<(OnlineModel, String)> {
-        let (Model::Online(learner), estimator) = Model::load(path)?;
-        Ok((learner, estimator))
+        Model::load(path).map(online)
     }
 }
 
@@ -334,4 +340,61 @@ fn options_build_the_model_and_round_trip() {
     assert!(err.contains("huber") && err.contains("squared"), "{err}");
     let bad = LearnerOptions { bits: 40, ..options };
     assert!(bad.build().unwrap_err().to_string().contains("bits"));
+}
+
+fn pa_options(rank: usize, multiclass: &str, averaging: Option<u64>) -> PaOptions {
+    PaOptions {
+        n_classes: 3,
+        n_features: 5,
+        rank,
+        seed: 11,
+        variant: "pa1".into(),
+        c: 0.5,
+        multiclass: multiclass.into(),
+        averaging,
+    }
+}
+
+#[test]
+fn passive_aggressive_classifiers_round_trip_and_reject_damage() {
+    use crate::dos::ExampleBatch;
+    let rows: Vec<f64> = (0..60).map(|i| f64::from((i * 7 % 11) as u8) / 10.0 - 0.4).collect();
+    let batch = ExampleBatch::from_dense(&rows, 5).unwrap();
+    let classes: Vec<u32> = (0..12).map(|i| (i % 3) as u32).collect();
+    for (rank, multiclass, averaging) in
+        [(0, "ovr", Some(4)), (2, "ovo", Some(5)), (3, "ovr", None)]
+    {
+        let options = pa_options(rank, multiclass, averaging);
+        let mut classifier = PaClassifier::new(&options).unwrap();
+        classifier.learn_batch(&batch, &classes).unwrap();
+        let bytes = ModelRef::PassiveAggressive(&classifier).to_bytes("text");
+        let (Model::PassiveAggressive(loaded), text) = Model::from_bytes(&bytes).unwrap() else {
+            panic!("not a PA model")
+        };
+        assert_eq!(text, "text");
+        assert_eq!(loaded.options(), options);
+        assert_eq!(loaded.stats(), classifier.stats());
+        for average in [false, true] {
+            assert_eq!(
+                loaded.decision_scores(&batch, average).unwrap(),
+                classifier.decision_scores(&batch, average).unwrap()
+            );
+        }
+        // Training continues identically.
+        let mut again = loaded.clone();
+        again.learn_batch(&batch, &classes).unwrap();
+        classifier.learn_batch(&batch, &classes).unwrap();
+        assert_eq!(
+            again.decision_scores(&batch, false).unwrap(),
+            classifier.decision_scores(&batch, false).unwrap()
+        );
+        for cut in [bytes.len() / 3, bytes.len() - 5] {
+            let err = Model::from_bytes(&bytes[..cut]).unwrap_err().to_string();
+            assert!(err.starts_with("invalid model file:"), "{err}");
+        }
+    }
+    let bad = PaOptions { variant: "pa3".into(), ..pa_options(1, "ovo", None) };
+    assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("pa3"));
+    let bad = PaOptions { multiclass: "all".into(), ..pa_options(1, "ovo", None) };
+    assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("multiclass"));
 }

@@ -7,8 +7,12 @@ mod dos;
 pub mod error;
 mod expand;
 mod exprs;
+mod handles;
+mod input;
 mod learner;
+mod model_file;
 mod readers;
+mod scoring;
 
 use pyo3::prelude::*;
 use pyo3_polars::PolarsAllocator;
@@ -23,6 +27,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     readers::register(m)?;
     expand::register(m)?;
     learner::register(m)?;
+    model_file::register(m)?;
     dos::register(m)?;
     datasets::register(m)?;
     Ok(())

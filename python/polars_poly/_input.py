@@ -1,0 +1,169 @@
+"""The one input adapter of the estimators: whatever the user gives as ``X`` (scipy sparse,
+numpy, a Polars frame's sparse or numeric columns, a sparse Series) becomes sparse feature
+columns, and ``y`` / ``sample_weight`` become float arrays, with the same checks and messages for
+every estimator. The Rust side reads only sparse columns (``src/python/input.rs``).
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+import scipy.sparse as sp
+
+from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
+
+DEFAULT_NAMESPACE = "features"
+
+
+class ColumnTypeError(TypeError, ValueError):
+    """A frame column of no feature type (text, dates) where features were expected: a wrong
+    type (``TypeError``) in a value the caller gave (``ValueError``); either ``except`` catches
+    it, as numpy's ``AxisError`` is both a ``ValueError`` and an ``IndexError``."""
+
+
+def is_sparse_dtype(dtype: pl.DataType) -> bool:
+    return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
+
+
+def as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
+    """Labels or weights as a contiguous 1-D float64 array (a null or a non-numeric value is an
+    error naming ``what``)."""
+    if values is None:
+        raise ValueError(
+            f"{what}: this estimator requires y to be passed, but the target y is None"
+        )
+    if isinstance(values, pl.Series):
+        if values.null_count():
+            row = int(values.is_null().arg_true()[0])
+            raise ValueError(f"{what}: row {row} is null")
+        values = values.to_numpy()
+    array = np.asarray(values)
+    if array.ndim == 2 and array.shape[1] == 1:
+        try:
+            from sklearn.exceptions import DataConversionWarning as Conversion
+        except ImportError:  # pragma: no cover
+            Conversion = UserWarning  # noqa: N806
+        warnings.warn(
+            f"A column-vector {what} was passed when a 1d array was expected; it is raveled",
+            Conversion,
+            stacklevel=4,
+        )
+        array = array[:, 0]
+    if array.ndim != 1:
+        raise ValueError(f"{what} must be 1-dimensional, got shape {array.shape}")
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def frame_columns(
+    schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str]
+) -> tuple[list[str], bool]:
+    """(feature columns, sparse?) of a frame: ``features`` if given, else every sparse column,
+    else every numeric column (not the target or weight columns in ``exclude``)."""
+    if features is not None:
+        names = [features] if isinstance(features, str) else list(features)
+        missing = [n for n in names if n not in schema]
+        if missing:
+            raise ValueError(f"feature columns {missing} are not in the frame")
+    else:
+        names = [n for n, d in schema.items() if n not in exclude and is_sparse_dtype(d)]
+        if not names:
+            names = [
+                n
+                for n, d in schema.items()
+                if n not in exclude and (d.is_numeric() or d == pl.Boolean)
+            ]
+        # A column the automatic choice leaves out would be silently ignored: refuse. A column
+        # of no feature type (text, dates) is a type error.
+        left_out = {n: d for n, d in schema.items() if n not in exclude and n not in names}
+        if names and left_out:
+            kind = "sparse" if is_sparse_dtype(schema[names[0]]) else "numeric"
+            wrong_type = not any(
+                is_sparse_dtype(d) or d.is_numeric() or d == pl.Boolean for d in left_out.values()
+            )
+            error = ColumnTypeError if wrong_type else ValueError
+            described = ", ".join(f"{n!r} ({d})" for n, d in left_out.items())
+            raise error(
+                f"the frame's {kind} feature columns are {names}, but it also has {described}, "
+                "which would be ignored: pass features=[...] to choose the feature columns "
+                "(hash strings and token lists into a sparse column with "
+                "polars_poly.hash_features)"
+            )
+    if not names:
+        raise ValueError(
+            "the frame has no sparse or numeric feature columns (hash strings and token lists "
+            "into a sparse column with polars_poly.hash_features)"
+        )
+    sparse = [is_sparse_dtype(schema[n]) for n in names]
+    if any(sparse) and not all(sparse):
+        raise ValueError(
+            f"feature columns {names} mix sparse and numeric columns; pass sparse columns only, "
+            "or numeric columns only"
+        )
+    return names, all(sparse)
+
+
+def feature_exprs(names: list[str], sparse: bool) -> list[pl.Expr]:
+    """The sparse feature columns of a frame's feature columns (numeric columns become one)."""
+    if sparse:
+        return [pl.col(n) for n in names]
+    return [to_sparse(*names).alias(DEFAULT_NAMESPACE)]
+
+
+def namespace_names(names: list[str], sparse: bool) -> list[str]:
+    return names if sparse else [DEFAULT_NAMESPACE]
+
+
+def _kind(value: Any) -> str:
+    return "NaN" if np.isnan(value) else "infinity"
+
+
+def check_shape(shape: tuple[int, ...], min_rows: int = 1) -> None:
+    if shape[0] < min_rows:
+        raise ValueError(f"0 sample(s) (shape={shape}) while a minimum of 1 is required.")
+    if shape[1] == 0:
+        raise ValueError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
+
+
+def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
+    """scipy / numpy input (or a sparse Series) as one sparse Series and its width (None for a
+    Series, whose width is its indices'). Non-finite values are errors naming the row."""
+    if isinstance(X, pl.Series):
+        check_sparse(X)
+        return X, None
+    if sp.issparse(X):
+        matrix = X.tocsr()
+        if np.iscomplexobj(matrix.data):
+            raise ValueError("Complex data not supported")
+        check_shape(matrix.shape, min_rows)
+        if matrix.data.size and not np.isfinite(matrix.data).all():
+            bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
+            row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
+            raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
+        return from_scipy(matrix, name=DEFAULT_NAMESPACE), int(matrix.shape[1])
+    dense = np.asarray(X)
+    if np.iscomplexobj(dense):
+        raise ValueError("Complex data not supported")
+    if dense.dtype == object:
+        dense = dense.astype(np.float64)
+    if dense.ndim == 1:
+        raise ValueError(
+            "Expected a 2D array, got a 1D array instead. Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or "
+            "array.reshape(1, -1) if it contains a single sample."
+        )
+    if dense.ndim != 2:
+        raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
+    if dense.dtype.kind not in "biuf":
+        raise TypeError(f"expected numeric features, got dtype {dense.dtype}")
+    check_shape(dense.shape, min_rows)
+    if dense.dtype.kind == "f" and not np.isfinite(dense).all():
+        row, col = np.argwhere(~np.isfinite(dense))[0]
+        raise ValueError(f"Input X contains {_kind(dense[row, col])} at row {row}, column {col}")
+    return from_numpy(dense, name=DEFAULT_NAMESPACE), int(dense.shape[1])

@@ -1,0 +1,92 @@
+"""One persistence mechanism for every estimator: the engine's model file (versioned,
+checksummed, one section per component), with the estimator's own state (its Python-only
+options and fitted column layout, never what the engine stores) as text beside. ``save``,
+``load``, :func:`polars_poly.load_model` and pickling all go through it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from polars_poly import _internal
+
+
+class Persistent:
+    """``save`` / ``load`` / pickling for an estimator whose fitted engine model is in the
+    attribute named by ``_model_attribute``."""
+
+    _model_attribute: str
+
+    def _fitted_model(self) -> Any:
+        raise NotImplementedError
+
+    def _estimator_text(self) -> str:
+        raise NotImplementedError
+
+    @classmethod
+    def _from_model(cls, model: Any, state: dict[str, Any]) -> Any:
+        raise NotImplementedError
+
+    def save(self, path: str | os.PathLike[str]) -> None:
+        """Writes the fitted model to ``path`` in polars-poly's versioned, checksummed model
+        format (docs/model_file.md)."""
+        self._fitted_model().save(os.fspath(path), self._estimator_text())
+
+    @classmethod
+    def load(cls, path: str | os.PathLike[str]) -> Any:
+        """Reads a model written by ``save``; training can continue with ``partial_fit``. A
+        file that is not one, or is damaged, raises ``ValueError``; a missing file
+        ``FileNotFoundError``; a file of another estimator ``TypeError``."""
+        model, text = _internal.load_model(os.fspath(path))
+        return estimator_from(model, text, expected=cls)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        model = state.pop(self._model_attribute, None)
+        if model is not None:
+            state["_model_bytes"] = model.to_bytes(self._estimator_text())
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        data = state.pop("_model_bytes", None)
+        self.__dict__.update(state)
+        if data is not None:
+            model, _ = _internal.model_from_bytes(data)
+            setattr(self, self._model_attribute, model)
+
+
+def _estimators() -> dict[str, type[Persistent]]:
+    from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
+    from polars_poly.learner import SGDClassifier, SGDRegressor
+
+    classes: list[type[Persistent]] = [
+        SGDRegressor,
+        SGDClassifier,
+        DoSClassifier,
+        PassiveAggressiveClassifier,
+    ]
+    return {c.__name__: c for c in classes}
+
+
+def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
+    """The estimator a model file holds, from its engine model and estimator text."""
+    try:
+        state = json.loads(text)
+        name = state["estimator"]
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError("the model file has no polars-poly estimator metadata") from err
+    classes = _estimators()
+    if name not in classes:
+        raise ValueError(f"the model file holds an unknown estimator {name!r}")
+    cls = classes[name]
+    if expected is not None and not issubclass(cls, expected):
+        raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
+    return cls._from_model(model, state)
+
+
+def load_model(path: str | os.PathLike[str]) -> Any:
+    """Reads a model written by any estimator's ``save`` and returns that estimator."""
+    model, text = _internal.load_model(os.fspath(path))
+    return estimator_from(model, text)

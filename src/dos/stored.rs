@@ -1,0 +1,153 @@
+//! The passive-aggressive classifier's section of the model file ([`crate::model::file`]),
+//! little-endian ([`crate::codec`]):
+//!
+//! `rank u64`, `seed u64`, variant name and `c f64`, multiclass name (`ovo`/`ovr`), averaging
+//! interval (`u8` flag, `u64`), `n_classes u64`, `n_features u64`, examples `seen u64`, the
+//! training counts (`examples`, `steps`, `updates`, `degenerate`, `mistakes`, `u64` each), then
+//! per binary model its parameters (count `u64`, then `f64`s: DoS `U` then `V`, row-major
+//! `rank × (n_features + 1)`; linear the weights, bias last) and its running average (`count
+//! u64`, then, when the count is positive, its parameters as the model's).
+
+use super::classifier::{Family, PaClassifier};
+use super::linear::LinearPa;
+use super::model::DosModel;
+use super::multiclass::{Multiclass, Strategy};
+use super::online::{BinaryLearner, RunningAverage, TrainStats};
+use super::solve::PaVariant;
+use crate::codec::{bad, ByteReader, ByteWriter};
+use crate::error::PolyResult;
+
+fn dos_params(model: &DosModel<f32>) -> Vec<f64> {
+    let mut params = model.u_matrix();
+    params.extend(model.v_matrix());
+    params
+}
+
+fn linear_params(model: &LinearPa) -> Vec<f64> {
+    model.weights().to_vec()
+}
+
+fn write_params(w: &mut ByteWriter, params: &[f64]) {
+    w.len(params.len());
+    for &v in params {
+        w.f64(v);
+    }
+}
+
+/// Parameters of exactly `expected` values (checked before anything is allocated).
+fn read_params(r: &mut ByteReader<'_>, expected: usize) -> PolyResult<Vec<f64>> {
+    let n = r.len("model parameter count", r.remaining() / 8)?;
+    if n != expected {
+        return Err(bad(format!("a binary model has {n} parameters, expected {expected}")));
+    }
+    (0..n).map(|_| r.f64("model parameter")).collect()
+}
+
+impl PaClassifier {
+    /// Writes the classifier's section (see the module docs).
+    pub fn write_section(&self, w: &mut ByteWriter) {
+        let (variant, c) = self.variant.parts();
+        w.u64(self.rank as u64);
+        w.u64(self.seed);
+        w.str(variant);
+        w.f64(c);
+        match &self.family {
+            Family::Dos(m) => write_multiclass(w, m, dos_params),
+            Family::Linear(m) => write_multiclass(w, m, linear_params),
+        }
+    }
+
+    /// Reads a classifier's section.
+    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
+        let rank = usize::try_from(r.u64("rank")?).map_err(|_| bad("rank too large"))?;
+        let seed = r.u64("seed")?;
+        let name = r.string("variant")?;
+        let variant = PaVariant::parse(&name, r.f64("C")?).map_err(|e| bad(e.to_string()))?;
+        let family = if rank == 0 {
+            Family::Linear(read_multiclass(
+                r,
+                |n| Some(n + 1),
+                |p| LinearPa::from_weights(p, variant),
+            )?)
+        } else {
+            let size = |n: usize| rank.checked_mul(n.checked_add(1)?)?.checked_mul(2);
+            Family::Dos(read_multiclass(r, size, |p| {
+                let n_features = p.len() / (2 * rank) - 1;
+                let (u, v) = p.split_at(p.len() / 2);
+                DosModel::from_matrices(n_features, rank, u, v, variant)
+            })?)
+        };
+        Ok(PaClassifier { family, variant, rank, seed })
+    }
+}
+
+fn write_multiclass<M: BinaryLearner>(
+    w: &mut ByteWriter,
+    m: &Multiclass<M>,
+    params: fn(&M) -> Vec<f64>,
+) {
+    w.str(m.strategy().short_name());
+    w.flag(m.averaging_interval().is_some());
+    w.u64(m.averaging_interval().unwrap_or(0));
+    w.u64(m.n_classes() as u64);
+    w.u64(m.n_features() as u64);
+    w.u64(m.seen());
+    let s = m.stats();
+    for v in [s.examples, s.steps, s.updates, s.degenerate, s.mistakes] {
+        w.u64(v);
+    }
+    for (model, average) in m.models().iter().zip(m.averages()) {
+        write_params(w, &params(model));
+        w.u64(average.count());
+        if let Some(average) = average.get() {
+            write_params(w, &params(average));
+        }
+    }
+}
+
+/// A multiclass classifier whose binary models have `size(n_features)` parameters each,
+/// built by `build`.
+fn read_multiclass<M: BinaryLearner>(
+    r: &mut ByteReader<'_>,
+    size: impl Fn(usize) -> Option<usize>,
+    build: impl Fn(&[f64]) -> PolyResult<M>,
+) -> PolyResult<Multiclass<M>> {
+    let strategy = Strategy::parse(&r.string("multiclass")?).map_err(|e| bad(e.to_string()))?;
+    let has_interval = r.flag("averaging flag")?;
+    let interval = r.u64("averaging interval")?;
+    let n_classes = r.len("class count", u32::MAX as usize)?;
+    let n_features = r.len("feature count", usize::MAX)?;
+    let seen = r.u64("examples seen")?;
+    let mut counts = [0u64; 5];
+    for v in &mut counts {
+        *v = r.u64("training count")?;
+    }
+    let [examples, steps, updates, degenerate, mistakes] = counts;
+    let stats = TrainStats { examples, steps, updates, degenerate, mistakes };
+    let n_models = match strategy {
+        Strategy::OneVsOne => n_classes.checked_mul(n_classes.saturating_sub(1)).map(|n| n / 2),
+        Strategy::OneVsRest => Some(n_classes),
+    }
+    .ok_or_else(|| bad(format!("{n_classes} classes")))?;
+    let expected = size(n_features).ok_or_else(|| bad(format!("{n_features} features")))?;
+    let (mut models, mut averages) = (Vec::new(), Vec::new());
+    for _ in 0..n_models {
+        let built = |r: &mut ByteReader<'_>| -> PolyResult<M> {
+            build(&read_params(r, expected)?).map_err(|e| bad(e.to_string()))
+        };
+        models.push(built(r)?);
+        let count = r.u64("average count")?;
+        let average = if count > 0 { Some(built(r)?) } else { None };
+        averages.push(RunningAverage::from_parts(average, count).map_err(|e| bad(e.to_string()))?);
+    }
+    Multiclass::from_parts(
+        n_classes,
+        strategy,
+        has_interval.then_some(interval),
+        models,
+        averages,
+        seen,
+        stats,
+    )
+    .map_err(|e| bad(e.to_string()))
+}

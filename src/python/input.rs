@@ -1,0 +1,145 @@
+//! The one input adapter of the learners' bindings: sparse feature columns (one per namespace),
+//! labels and weights, as Polars Series from the Python layer, to the engine's rows. Every
+//! estimator's Python side turns whatever the user gave (scipy, numpy, frames) into these
+//! columns first (`polars_poly._input`), so there is one conversion path.
+
+use polars::prelude::*;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3_polars::PySeries;
+
+use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
+use crate::dos::ExampleBatch;
+use crate::error::PolyResult;
+use crate::learner::NamespaceRows;
+use crate::sparse::SparseRows;
+use crate::with_rows;
+
+/// One chunk's rows as the engine's dynamic namespace rows.
+fn as_namespace<'a>(rows: &'a RowsChunk<'a>) -> &'a dyn NamespaceRows {
+    with_rows!(rows, |r| r as &dyn NamespaceRows)
+}
+
+/// Single-chunk copies of the feature columns (cheap when already one chunk).
+pub fn rechunked(features: Vec<PySeries>) -> Vec<Series> {
+    features.into_iter().map(|s| Series::from(s).rechunk()).collect()
+}
+
+/// Rows of every namespace and the row count; all columns must have the same length.
+pub struct Columns<'a> {
+    chunks: Vec<Vec<SparseChunk<'a>>>,
+    pub n_rows: usize,
+}
+
+impl<'a> Columns<'a> {
+    pub fn new(series: &'a [Series]) -> PolarsResult<Self> {
+        let n_rows = series.first().map_or(0, |s| s.len());
+        for s in series {
+            if s.len() != n_rows {
+                polars_bail!(ShapeMismatch: "feature column {:?} has {} rows but {:?} has {n_rows}", s.name(), s.len(), series[0].name());
+            }
+        }
+        let chunks = series.iter().map(sparse_chunks).collect::<PolarsResult<Vec<_>>>()?;
+        Ok(Columns { chunks, n_rows })
+    }
+
+    /// `null[r]` is true when row `r` is null in any column.
+    pub fn null_rows(&self) -> Option<Vec<bool>> {
+        let mut mask: Option<Vec<bool>> = None;
+        for column in &self.chunks {
+            if let Some(validity) = column.first().and_then(|c| c.validity.as_ref()) {
+                let m = mask.get_or_insert_with(|| vec![false; self.n_rows]);
+                for (row, valid) in validity.iter().enumerate() {
+                    m[row] |= !valid;
+                }
+            }
+        }
+        mask
+    }
+
+    /// Each column's rows (`empty` for a column of no chunk).
+    pub fn namespaces<'b>(
+        &'b self,
+        empty: &'b SparseRows<'b, u32, f32>,
+    ) -> Vec<&'b dyn NamespaceRows> {
+        self.chunks
+            .iter()
+            .map(|c| match c.first() {
+                Some(chunk) => as_namespace(&chunk.rows),
+                None => empty as &dyn NamespaceRows,
+            })
+            .collect()
+    }
+
+    /// The one column's rows as a passive-aggressive batch of width `n_features`; `first_row`
+    /// numbers the rows in errors.
+    pub fn example_batch(&self, n_features: usize, first_row: usize) -> PolyResult<ExampleBatch> {
+        if self.chunks.len() != 1 {
+            return crate::invalid!(
+                "the classifier takes one sparse feature column, got {}",
+                self.chunks.len()
+            );
+        }
+        match self.chunks[0].first() {
+            Some(chunk) => with_rows!(&chunk.rows, |rows| ExampleBatch::from_sparse(
+                &rows.with_first_row(first_row),
+                n_features
+            )),
+            None => ExampleBatch::new(n_features),
+        }
+    }
+}
+
+/// Labels (or weights) as one contiguous f64 chunk; a null is an error naming its row.
+pub fn labels_of(labels: PySeries, what: &str) -> PolarsResult<Float64Chunked> {
+    let labels = Series::from(labels).cast(&DataType::Float64)?;
+    let labels = labels.f64()?.rechunk().into_owned();
+    if labels.null_count() > 0 {
+        let row = (0..labels.len()).find(|&i| labels.get(i).is_none()).unwrap_or(0);
+        polars_bail!(ComputeError: "{what}: row {row} is null");
+    }
+    Ok(labels)
+}
+
+/// Refuses a null row of any feature column, naming the column and row.
+pub fn reject_null_rows(
+    columns: &Columns<'_>,
+    series: &[Series],
+    first_row: usize,
+) -> PyResult<()> {
+    if let Some(mask) = columns.null_rows() {
+        if let Some(row) = mask.iter().position(|&null| null) {
+            let name = series
+                .iter()
+                .find(|s| s.is_null().get(row) == Some(true))
+                .map_or_else(String::new, |s| s.name().to_string());
+            return Err(PyValueError::new_err(format!(
+                "feature column {name:?}: row {} is null; drop or fill missing rows before training",
+                first_row + row
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Sets null rows of `out` (one value per row) to null in the result column.
+pub fn with_nulls<T>(columns: &Columns<'_>, name: PlSmallStr, out: Vec<T::Native>) -> Series
+where
+    T: PolarsNumericType,
+    ChunkedArray<T>: IntoSeries,
+{
+    let result: ChunkedArray<T> = match columns.null_rows() {
+        Some(mask) => out
+            .into_iter()
+            .zip(mask)
+            .map(|(p, null)| (!null).then_some(p))
+            .collect::<ChunkedArray<T>>()
+            .with_name(name),
+        None => ChunkedArray::<T>::from_vec(name, out),
+    };
+    result.into_series()
+}
+
+pub fn empty_rows(offsets: &[i64; 1]) -> PolarsResult<SparseRows<'_, u32, f32>> {
+    SparseRows::<u32, f32>::new(offsets, &[], &[]).map_err(to_polars_error)
+}

@@ -1,0 +1,95 @@
+//! The one way every estimator scores inside Polars queries: the `model_predict` plugin
+//! expression, GIL-free, finding its model through a [`super::handles`] id. Outputs: `score`
+//! and `probability` (online learners; Float64), `class_id` (passive-aggressive classifiers;
+//! UInt32, the Python layer maps ids to labels). Null rows stay null. The estimators' own
+//! `predict` calls the same functions.
+
+use std::sync::RwLock;
+
+use polars::prelude::*;
+use pyo3_polars::derive::polars_expr;
+use serde::Deserialize;
+
+use super::arrow_io::to_polars_error;
+use super::handles::{lookup, Shared};
+use super::input::{empty_rows, with_nulls, Columns};
+use crate::dos::PaClassifier;
+use crate::learner::Batch;
+use crate::model::OnlineModel;
+
+fn poisoned<T>(_: T) -> PolarsError {
+    polars_err!(ComputeError: "the model is unusable: a thread panicked while holding it")
+}
+
+fn output_name(series: &[Series]) -> PlSmallStr {
+    series.first().map_or_else(|| PlSmallStr::from_static("prediction"), |s| s.name().clone())
+}
+
+/// Predictions of `series` (one sparse column per namespace); `output` is "score" or
+/// "probability"; `parallel` spreads rows over threads.
+pub fn online_predict(
+    model: &RwLock<OnlineModel>,
+    series: &[Series],
+    output: &str,
+    parallel: bool,
+) -> PolarsResult<Series> {
+    let columns = Columns::new(series)?;
+    let offsets = [0i64];
+    let empty = empty_rows(&offsets)?;
+    let namespaces = columns.namespaces(&empty);
+    let learner = model.read().map_err(poisoned)?;
+    let trained_on = &learner.config().namespaces;
+    if namespaces.len() != trained_on.len() {
+        polars_bail!(ComputeError: "the model was trained on {} feature column(s) ({:?}) but got {}", trained_on.len(), trained_on, namespaces.len());
+    }
+    let batch = Batch::new(&namespaces, &[], None).map_err(to_polars_error)?;
+    let mut out = Vec::new();
+    learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
+    if output == "probability" {
+        for p in &mut out {
+            *p = OnlineModel::probability(*p);
+        }
+    }
+    Ok(with_nulls::<Float64Type>(&columns, output_name(series), out))
+}
+
+/// Class ids of `series` (one sparse column), from the aligned averages where they exist.
+pub fn class_ids(model: &RwLock<PaClassifier>, series: &[Series]) -> PolarsResult<Series> {
+    let columns = Columns::new(series)?;
+    let classifier = model.read().map_err(poisoned)?;
+    let batch = columns.example_batch(classifier.n_features(), 0).map_err(to_polars_error)?;
+    let ids = classifier.predict(&batch, true).map_err(to_polars_error)?;
+    Ok(with_nulls::<UInt32Type>(&columns, output_name(series), ids))
+}
+
+#[derive(Deserialize)]
+struct PredictKwargs {
+    handle: u64,
+    output: String,
+}
+
+fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Field> {
+    let name =
+        inputs.first().map_or_else(|| PlSmallStr::from_static("prediction"), |f| f.name().clone());
+    let dtype = if kwargs.output == "class_id" { DataType::UInt32 } else { DataType::Float64 };
+    Ok(Field::new(name, dtype))
+}
+
+/// The model's predictions of sparse feature columns, elementwise.
+#[polars_expr(output_type_func_with_kwargs=prediction_output)]
+fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
+    let model = lookup(kwargs.handle).ok_or_else(|| {
+        polars_err!(ComputeError: "model handle {} is no longer alive: the estimator was garbage-collected or refitted; build the expression again from the fitted model", kwargs.handle)
+    })?;
+    let series: Vec<Series> = inputs.iter().map(|s| s.rechunk()).collect();
+    match (model, kwargs.output.as_str()) {
+        // Inside a query Polars already spreads batches over its threads: stay on this one.
+        (Shared::Online(m), output @ ("score" | "probability")) => {
+            online_predict(&m, &series, output, false)
+        }
+        (Shared::PassiveAggressive(m), "class_id") => class_ids(&m, &series),
+        (_, output) => {
+            polars_bail!(InvalidOperation: "model_predict: output {output:?} does not fit this model")
+        }
+    }
+}
