@@ -58,6 +58,7 @@ def main() -> None:
         images[:8000], labels[:8000], seed=1, alpha=args.alpha, sigma=args.sigma
     )
     test_x = images[8000:].reshape(2000, -1).astype(np.float32) / 255.0
+    test_features = [pp.from_numpy(test_x)]  # converted once, scored after every chunk
     test_y = labels[8000:]
 
     models: dict[str, pp.DoSClassifier | pp.PassiveAggressiveClassifier] = {
@@ -81,9 +82,8 @@ def main() -> None:
             started = time.perf_counter()
             model.partial_fit(x, y, classes=classes)
             train_seconds[name] += time.perf_counter() - started
-            examples = pp.dos._examples(pp.dos._matrix(test_x))
-            last = error(model.core_.predict(examples, False), test_y)
-            averaged = error(model.core_.predict(examples, True), test_y)
+            last = error(model.core_.predict(test_features, False), test_y)
+            averaged = error(model.core_.predict(test_features, True), test_y)
             test_errors[name].append((last, averaged))
         seen.append(start + len(y))
         print(

@@ -285,3 +285,16 @@ def test_one_model_file_pickling_and_native_scoring_for_every_estimator(tmp_path
     scored = frame.lazy().select(model.predict_expr("features")).collect(engine="streaming")
     labels = scored.to_series().to_list()
     assert labels[1] is None and labels[0] == model.predict(X[:1])[0]
+
+
+def test_dos_learns_a_product_the_linear_baseline_cannot() -> None:
+    # y = sign(x0·x1): quadratic, so DoS of rank >= 1 separates it and linear PA stays near
+    # chance; a model family mixed up anywhere between the options and the engine fails here.
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, size=(6_000, 4))
+    y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    dos = pp.DoSClassifier(2, averaging=500).fit(X[:5_000], y[:5_000])
+    linear = pp.PassiveAggressiveClassifier(averaging=500).fit(X[:5_000], y[:5_000])
+    assert dos.score(X[5_000:], y[5_000:]) > 0.9
+    assert linear.score(X[5_000:], y[5_000:]) < 0.65
+    assert dos.core_.options()["rank"] == 2 and linear.core_.options()["rank"] == 0

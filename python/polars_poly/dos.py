@@ -300,15 +300,15 @@ class DoSClassifier(_BasePA):
     """
 
     rank: int = option(
-        4, "Rank d of U and V (d x (n + 1) each).", check=at_least(1), positional=True
+        4,
+        "Rank d of U and V (d x (n + 1) each).",
+        engine=True,
+        check=at_least(1),
+        positional=True,
     )
-    random_state: int = option(0, "Seeds the N(0, 1/#elements) initialization.", check=at_least(0))
-
-    def _rank(self) -> int:
-        return int(self.rank)
-
-    def _seed(self) -> int:
-        return int(self.random_state)
+    random_state: int = option(
+        0, "Seeds the N(0, 1/#elements) initialization.", engine="seed", check=at_least(0)
+    )
 
 
 @documented({})

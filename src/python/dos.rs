@@ -92,14 +92,18 @@ impl PyPaCore {
         })
     }
 
-    /// Class ids of a batch (from the aligned averages where they exist), in parallel.
+    /// Class ids of a batch (from the aligned averages where they exist, unless
+    /// `use_average` is false), in parallel.
+    #[pyo3(signature = (features, use_average=true))]
     fn predict<'py>(
         &self,
         py: Python<'py>,
         features: Vec<PySeries>,
+        use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let series = rechunked(features);
-        let ids = py.detach(|| class_ids(&self.inner, &series)).map_err(polars_py_error)?;
+        let ids =
+            py.detach(|| class_ids(&self.inner, &series, use_average)).map_err(polars_py_error)?;
         let ids = ids.u32().map_err(polars_py_error)?;
         if ids.null_count() > 0 {
             return Err(PyValueError::new_err("a feature row is null; drop or fill it"));

@@ -53,12 +53,17 @@ pub fn online_predict(
     Ok(with_nulls::<Float64Type>(&columns, output_name(series), out))
 }
 
-/// Class ids of `series` (one sparse column), from the aligned averages where they exist.
-pub fn class_ids(model: &RwLock<PaClassifier>, series: &[Series]) -> PolarsResult<Series> {
+/// Class ids of `series` (one sparse column), from the aligned averages where they exist when
+/// `use_average` (else from the last models).
+pub fn class_ids(
+    model: &RwLock<PaClassifier>,
+    series: &[Series],
+    use_average: bool,
+) -> PolarsResult<Series> {
     let columns = Columns::new(series)?;
     let classifier = model.read().map_err(poisoned)?;
     let batch = columns.example_batch(classifier.n_features(), 0).map_err(to_polars_error)?;
-    let ids = classifier.predict(&batch, true).map_err(to_polars_error)?;
+    let ids = classifier.predict(&batch, use_average).map_err(to_polars_error)?;
     Ok(with_nulls::<UInt32Type>(&columns, output_name(series), ids))
 }
 
@@ -87,7 +92,7 @@ fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Serie
         (Shared::Online(m), output @ ("score" | "probability")) => {
             online_predict(&m, &series, output, false)
         }
-        (Shared::PassiveAggressive(m), "class_id") => class_ids(&m, &series),
+        (Shared::PassiveAggressive(m), "class_id") => class_ids(&m, &series, true),
         (_, output) => {
             polars_bail!(InvalidOperation: "model_predict: output {output:?} does not fit this model")
         }
