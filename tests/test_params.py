@@ -59,9 +59,9 @@ def test_docstrings_list_every_option_with_its_default_and_the_registries() -> N
 
 
 def test_registries_come_from_the_engine() -> None:
-    assert set(pp.LOSSES) == {"squared", "logistic", "hinge", "quantile"}
-    assert set(pp.RANKINGS) == {"magnitude", "max_magnitude", "ssm"}
-    assert set(pp.SCHEDULES) == {"auto", "epochs", "doubling"}
+    assert {"squared", "logistic", "hinge", "quantile"} <= set(pp.LOSSES)
+    assert {"magnitude", "max_magnitude", "ssm"} <= set(pp.RANKINGS)
+    assert {"auto", "epochs", "doubling"} <= set(pp.SCHEDULES)
     assert set(pp.IDENTITIES) == {"canonical", "path"}
     X, y = hidden_product(200, 3)
     with pytest.raises(ValueError, match=r'loss must be one of \[.*"quantile".*\], got "huber"'):
