@@ -14,8 +14,12 @@ from polars_poly import benchdata
 from polars_poly import compare as cmp
 from polars_poly.__main__ import main
 
-DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
-needs_data = pytest.mark.skipif(not DATA.is_dir(), reason="shared benchmark data not present")
+from tests.conftest import SHARED_DATA
+
+DATA = SHARED_DATA
+needs_data = pytest.mark.skipif(
+    not DATA.is_dir(), reason=f"shared benchmark data not available: {DATA} (set POLARS_POLY_DATA)"
+)
 
 
 def test_rel_err_follows_the_paper() -> None:

@@ -76,3 +76,19 @@ def test_read_mnist_matches_the_raw_idx_bytes() -> None:
     np.testing.assert_array_equal(labels, raw_labels)
     with pytest.raises(ValueError):
         pp.datasets.read_mnist(labels_path, labels_path)
+
+
+def test_mnist_test_set_and_its_distorted_stream() -> None:
+    # Formerly Rust tests that passed silently without the data; here a missing file is a
+    # visible skip.
+    images, labels = pp.datasets.read_mnist(
+        shared_file("mnist_t10k", "t10k-images-idx3-ubyte.gz"),
+        shared_file("mnist_t10k", "t10k-labels-idx1-ubyte.gz"),
+    )
+    assert images.shape == (10_000, 28, 28) and labels.shape == (10_000,)
+    assert (labels < 10).all() and labels[0] == 7
+    stream = pp.datasets.DigitStream(images, labels, seed=1)
+    # Example 10,003 is a distorted copy of base image 3 (the stream cycles over the images).
+    pixels, label = stream.batch(10_003, 1)
+    assert pixels.shape == (1, 784) and label[0] == labels[3]
+    assert np.corrcoef(pixels[0], images[3].ravel() / 255.0)[0, 1] > 0.5

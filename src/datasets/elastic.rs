@@ -517,24 +517,4 @@ mod tests {
         let err = DigitStream::new(&images, &labels[..1], 0, Distortion::default()).unwrap_err();
         assert_eq!(err.to_string(), "2 base images but 1 labels");
     }
-
-    #[test]
-    fn streams_mnist_when_present() {
-        let dir = std::path::Path::new("/work/shared/data/mnist_t10k");
-        if !dir.exists() {
-            return;
-        }
-        let stream = DigitStream::from_idx_files(
-            dir.join("t10k-images-idx3-ubyte.gz"),
-            dir.join("t10k-labels-idx1-ubyte.gz"),
-            1,
-            Distortion::default(),
-        )
-        .unwrap();
-        assert_eq!((stream.n_base(), stream.image_len()), (10000, 784));
-        let mut out = vec![0.0; 784];
-        let label = stream.example(10_003, &mut out, &mut Scratch::default());
-        assert_eq!(label, stream.base_labels()[3]);
-        assert!(correlation(&out, stream.base_image(3)) > 0.5);
-    }
 }
