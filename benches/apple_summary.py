@@ -1,4 +1,4 @@
-"""The apple numbers of the README derived from a comparison table (default: the committed
+"""The apple numbers of docs/benchmarks.md derived from a comparison table (default: the committed
 ``docs/apple_compare.csv.gz``, written by ``python -m polars_poly compare --vw --seeds 0,1,2 ...``).
 
 Prints the summary of ``polars_poly.compare.format_summary`` and, beyond it: wins / ties / losses

@@ -495,8 +495,8 @@ def printable(table: pl.DataFrame, *, with_split: bool = True) -> pl.DataFrame:
 
 
 def summary(table: pl.DataFrame) -> dict[str, Any]:
-    """The aggregate numbers of the README (see :func:`format_summary`): per system and apple
-    variant, on how many (data set, seed) runs rel_err < 0.5 and < 0 and the median rel_time;
+    """The aggregate numbers of docs/benchmarks.md (see :func:`format_summary`): per system and
+    apple variant, on how many (data set, seed) runs rel_err < 0.5 and < 0 and the median rel_time;
     per system and algorithm, the rate sensitivity (median ``error_spread``, runs whose error at
     the default rate is within 10% of the tuned error); ours against Vowpal Wabbit per
     algorithm (runs with an error no worse, runs faster, median speed-up)."""
