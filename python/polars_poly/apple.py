@@ -31,6 +31,15 @@ class Apple(BaseEstimator):  # type: ignore[misc]
     are checked when the estimator is fitted.
 
     [parameters]
+
+    Examples
+    --------
+    >>> import polars_poly as pp
+    >>> model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.5, ranking="ssm"))
+    >>> model.get_params()["expansion__alpha"]  # nested parameters, as GridSearchCV sees them
+    0.5
+    >>> model.set_params(expansion__alpha=1.0).expansion.alpha
+    1.0
     """
 
     alpha: float = option(

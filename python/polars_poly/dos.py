@@ -297,6 +297,20 @@ class DoSClassifier(_BasePA):
     steps; ``variant="pa1"``/``"pa2"`` cap steps by ``C`` for noisy labels (our extension).
 
     [parameters]
+
+    Examples
+    --------
+    The sign of ``x0 * x1`` (an XOR of signs): a difference of two squares, out of reach of a
+    linear classifier.
+
+    >>> import polars_poly as pp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.uniform(-1, 1, size=(5000, 2))
+    >>> y = (X[:, 0] * X[:, 1] > 0).astype(int)
+    >>> dos = pp.DoSClassifier(rank=2).fit(X, y)
+    >>> linear = pp.PassiveAggressiveClassifier().fit(X, y)
+    >>> dos.score(X, y) > 0.85, linear.score(X, y) < 0.6
+    (True, True)
     """
 
     rank: int = option(

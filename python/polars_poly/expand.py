@@ -76,7 +76,13 @@ def output_width(
     bits: int | None = None,
 ) -> int:
     """Number of output columns (``2**bits`` when hashed). Raises ``OverflowError`` when it does
-    not fit 64 bits (use the hashed form, ``bits=...``, then)."""
+    not fit 64 bits (use the hashed form, ``bits=...``, then).
+
+    Examples
+    --------
+    >>> output_width(3, 2), output_width(3, 2, include_bias=False), output_width(3, 2, bits=12)
+    (10, 9, 4096)
+    """
     options = _options(degree, interaction_only, include_bias, bits, 0)
     if bits is not None:
         return 1 << bits
@@ -133,6 +139,15 @@ def expand_csr(
     Same columns as ``PolynomialFeatures(degree, interaction_only=..., include_bias=...)
     .fit_transform(X)``; unsorted rows are sorted and duplicate entries summed first (scikit-learn
     gets both wrong). ``parallel=False`` uses one thread.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> X = sp.csr_array([[1.0, 2.0]])
+    >>> expand_csr(X, degree=2).toarray().tolist()  # 1, x0, x1, x0^2, x0 x1, x1^2
+    [[1.0, 1.0, 2.0, 1.0, 2.0, 4.0]]
+    >>> expand_csr(X, degree=2, interaction_only=True, include_bias=False).toarray().tolist()
+    [[1.0, 2.0, 2.0]]
     """
     options = _options(degree, interaction_only, include_bias, bits, seed)
     if sp.issparse(X):
@@ -165,7 +180,15 @@ def feature_name(
     input_features: list[str] | None = None,
 ) -> str:
     """The ``get_feature_names_out`` name of one output column (e.g. ``"x0 x3^2"``), computed
-    from the index alone."""
+    from the index alone.
+
+    Examples
+    --------
+    >>> feature_name(5, n_features=3), feature_name(9, n_features=3)
+    ('x0 x1', 'x2^2')
+    >>> feature_name(5, n_features=3, input_features=["age", "hours", "kids"])
+    'age hours'
+    """
     return (
         " ".join(
             _power_name(input_features[i] if input_features else f"x{i}", p)
@@ -193,7 +216,13 @@ def monomial(
     interaction_only: bool = False,
     include_bias: bool = True,
 ) -> list[tuple[int, int]]:
-    """The monomial of an output column as ``[(input index, power), ...]`` (``[]`` for the bias)."""
+    """The monomial of an output column as ``[(input index, power), ...]`` (``[]`` for the bias).
+
+    Examples
+    --------
+    >>> monomial(5, n_features=3), monomial(0, n_features=3)
+    ([(0, 1), (1, 1)], [])
+    """
     options = _options(degree, interaction_only, include_bias, None, 0)
     options["n_features"] = n_features
     if column < 0:
@@ -210,7 +239,13 @@ def column_of(
     include_bias: bool = True,
 ) -> int:
     """The output column of a monomial given as ``{input index: power}`` (inverse of
-    :func:`monomial`)."""
+    :func:`monomial`).
+
+    Examples
+    --------
+    >>> column_of({0: 1, 1: 1}, n_features=3), column_of({2: 2}, n_features=3)
+    (5, 9)
+    """
     options = _options(degree, interaction_only, include_bias, None, 0)
     options["n_features"] = n_features
     pairs = sorted(dict(exponents).items()) if isinstance(exponents, dict) else sorted(exponents)

@@ -697,6 +697,20 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         Examples and expanded features learned.
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
+
+    Examples
+    --------
+    A target no linear model fits, learned in one pass by the quadratic expansion:
+
+    >>> import polars_poly as pp
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2))
+    >>> y = X[:, 0] * X[:, 1]
+    >>> model = pp.SGDRegressor(expansion="quadratic").fit(X, y)
+    >>> model.n_examples_, round(model.score(X, y), 3)
+    (2000, 1.0)
+    >>> round(pp.SGDRegressor().fit(X, y).score(X, y), 1)
+    0.0
     """
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
@@ -732,6 +746,23 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     loss.
 
     [parameters]
+
+    Examples
+    --------
+    >>> import polars_poly as pp
+    >>> rng = np.random.default_rng(0)
+    >>> frame = pl.DataFrame({"x": rng.normal(size=1000)})
+    >>> frame = frame.with_columns(label=(pl.col("x") > 0).cast(pl.Int8))
+    >>> model = pp.SGDClassifier().fit(frame, "label")  # the label: a column name or an array
+    >>> model.classes_.tolist(), model.score(frame, "label") > 0.95
+    ([0, 1], True)
+    >>> scored = frame.lazy().select(
+    ...     pl.col("x").round(3),
+    ...     model.predict_expr().alias("label"),
+    ...     model.predict_proba_expr().round(3).alias("p"),
+    ... )
+    >>> scored.collect(engine="streaming").head(3).rows()  # x, predicted label, P(label = 1)
+    [(0.126, 1, 0.578), (-0.132, 0, 0.303), (0.64, 1, 0.932)]
     """
 
     loss: str = option(

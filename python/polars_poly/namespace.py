@@ -13,7 +13,15 @@ from polars_poly.expand import Degree
 
 @pl.api.register_expr_namespace("poly")
 class PolyNamespace:
-    """Sparse-feature functions on an expression (see the module functions for details)."""
+    """Sparse-feature functions on an expression (see the module functions for details).
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"a": [3.0, 0.0], "b": [0.0, 2.0]})
+    >>> out = df.select(pl.col("a").poly.to_sparse("b").poly.expand(n_features=2, degree=2))
+    >>> [[(e["index"], e["value"]) for e in row] for row in out["a"].to_list()]
+    [[(0, 1.0), (1, 3.0), (3, 9.0)], [(0, 1.0), (2, 2.0), (5, 4.0)]]
+    """
 
     def __init__(self, expr: pl.Expr) -> None:
         self._expr = expr

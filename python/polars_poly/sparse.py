@@ -25,7 +25,13 @@ VALUE_DTYPES = (pl.Float32, pl.Float64)
 def sparse_dtype(
     index: type[pl.DataType] = pl.UInt32, value: type[pl.DataType] = pl.Float64
 ) -> pl.List:
-    """The Polars dtype of a sparse column."""
+    """The Polars dtype of a sparse column.
+
+    Examples
+    --------
+    >>> sparse_dtype()
+    List(Struct({'index': UInt32, 'value': Float64}))
+    """
     return pl.List(pl.Struct({"index": index, "value": value}))
 
 
@@ -120,6 +126,15 @@ def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
     Index and value buffers are shared with the Series when they are contiguous (they are then
     read-only: ``.copy()`` the matrix before in-place methods such as ``sort_indices``); null
     rows become empty rows. Fails if an index is ``>= n_features``.
+
+    Examples
+    --------
+    >>> s = pl.Series("x", [[{"index": 2, "value": 1.5}], None], dtype=sparse_dtype())
+    >>> X = to_scipy(s, 3)
+    >>> X.shape, X.nnz
+    ((2, 3), 1)
+    >>> X.toarray().tolist()
+    [[0.0, 0.0, 1.5], [0.0, 0.0, 0.0]]
     """
     if n_features < 0:
         raise ValueError(f"n_features must be >= 0, got {n_features}")
@@ -147,7 +162,13 @@ def _row_of_first(offsets: npt.NDArray[np.int64], mask: npt.NDArray[np.bool_]) -
 
 
 def from_numpy(array: npt.ArrayLike, name: str = "features") -> pl.Series:
-    """A dense 2-D array as a sparse Series (zeros dropped, column j -> index j)."""
+    """A dense 2-D array as a sparse Series (zeros dropped, column j -> index j).
+
+    Examples
+    --------
+    >>> from_numpy([[0, 2], [3, 0]]).to_list()
+    [[{'index': 1, 'value': 2.0}], [{'index': 0, 'value': 3.0}]]
+    """
     dense = np.asarray(array)
     if dense.ndim != 2:
         raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")
@@ -160,12 +181,26 @@ def from_numpy(array: npt.ArrayLike, name: str = "features") -> pl.Series:
 
 
 def to_numpy(series: pl.Series, n_features: int) -> npt.NDArray[np.float64]:
-    """A sparse Series as a dense ``(len(series), n_features)`` array (duplicates summed)."""
+    """A sparse Series as a dense ``(len(series), n_features)`` array (duplicates summed).
+
+    Examples
+    --------
+    >>> row = [{"index": 1, "value": 2.0}, {"index": 1, "value": 0.5}]
+    >>> s = pl.Series([row], dtype=sparse_dtype())
+    >>> to_numpy(s, 3).tolist()
+    [[0.0, 2.5, 0.0]]
+    """
     return np.asarray(to_scipy(series, n_features).toarray(), dtype=np.float64)
 
 
 def n_features(series: pl.Series) -> int:
-    """The number of columns a sparse Series spans: its largest index plus one (0 if empty)."""
+    """The number of columns a sparse Series spans: its largest index plus one (0 if empty).
+
+    Examples
+    --------
+    >>> n_features(pl.Series([[{"index": 6, "value": 1.0}], []], dtype=sparse_dtype()))
+    7
+    """
     _, indices, _ = _flat_buffers(series)
     return int(indices.max()) + 1 if indices.size else 0
 
@@ -196,9 +231,15 @@ def hash_features(
     tokens, e.g. ``pl.col("text").str.split(" ")``) contributes ``(h(token) seeded by h(c),
     1.0)`` for each token, so a repeated token counts its occurrences. ``h`` is MurmurHash3
     x86_32 with Vowpal Wabbit's rule for all-digit names (value + seed), masked to the low
-    ``bits`` bits; see ``polars_poly.hashing`` in the README. Nulls are left out; colliding
-    features are summed.
+    ``bits`` bits; the rules are documented in docs/sparse.md ("Hashing"), stable across
+    versions. Nulls are left out; colliding features are summed.
     Categorical columns must be cast to ``pl.String`` first.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"age": [23.0, None], "city": ["Paris", "Lyon"]})
+    >>> df.select(hash_features("age", "city", bits=8).alias("x"))["x"].to_list()
+    [[{'index': 72, 'value': 1.0}, {'index': 81, 'value': 23.0}], [{'index': 48, 'value': 1.0}]]
     """
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..=32, got {bits}")

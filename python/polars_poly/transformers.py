@@ -31,6 +31,14 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         Seed of the monomial hash (only with ``bits``).
 
     Accepts scipy sparse matrices, dense arrays and Polars DataFrames of numeric columns.
+
+    Examples
+    --------
+    >>> expander = PolynomialExpander(2, include_bias=False)
+    >>> expander.fit_transform(np.array([[1.0, 2.0]])).toarray().tolist()
+    [[1.0, 2.0, 1.0, 2.0, 4.0]]
+    >>> expander.get_feature_names_out().tolist()
+    ['x0', 'x1', 'x0^2', 'x0 x1', 'x1^2']
     """
 
     def __init__(
