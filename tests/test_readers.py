@@ -64,9 +64,9 @@ def test_shared_files_have_their_known_sizes(
     assert frame.height == n_rows
     # The width the file declares by its largest index (a test file may not use the last one).
     assert pp.n_features(frame["features"]) <= n_features
-    batches = _internal.LibsvmBatches(str(path), "auto", None, 5_000)
+    batches = _internal.Batches("libsvm", str(path), {}, 5_000)
     assert sum(batch.height for batch in batches) == n_rows
-    assert batches.n_features_seen == n_features
+    assert dict(batches.summary) == {"n_features": n_features}
 
 
 def write(tmp_path: Path, text: str, name: str = "data.txt", compress: bool = False) -> Path:
@@ -231,3 +231,33 @@ def test_vw_bits_range(tmp_path: Path) -> None:
     path = write(tmp_path, "1 |a x\n")
     with pytest.raises(ValueError, match="bits"):
         pp.read_vw(path, bits=33)
+
+
+def test_every_registered_format_has_read_iter_and_scan() -> None:
+    for format in _internal.FORMATS:
+        for verb in ("read", "iter", "scan"):
+            assert callable(getattr(pp, f"{verb}_{format}")), f"{verb}_{format}"
+
+
+def test_scan_vw_equals_read_vw(tmp_path: Path) -> None:
+    lines = [f"{i % 2} |a x{i}:{i} y |b z{i % 7}" for i in range(500)]
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    whole = pp.read_vw(path, bits=12)
+    scanned = pp.scan_vw(path, bits=12, batch_size=64).collect(engine="streaming")
+    assert scanned.equals(whole)
+    head = pp.scan_vw(path, bits=12).select("label", "features").head(3).collect()
+    assert head.equals(whole.select("label", "features").head(3))
+
+
+def test_reader_options_are_checked_once_in_the_engine_and_named(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 1:1\n")
+    with pytest.raises(ValueError, match="n_features"):
+        pp.read_libsvm(path, n_features=-1)
+    with pytest.raises(ValueError, match="seed"):
+        pp.read_vw(path, seed=-1)
+    with pytest.raises(ValueError, match="bits must be between 1 and 32, got 0"):
+        pp.read_vw(path, bits=0)
+    with pytest.raises(ValueError, match="unknown field `zero`"):
+        _internal.read("libsvm", str(path), {"zero": True})
+    with pytest.raises(ValueError, match=r"format must be one of \[.*libsvm.*vw.*\], got \"csv\""):
+        _internal.read("csv", str(path), {})

@@ -16,7 +16,7 @@ from polars_poly.apple import Apple
 from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
 from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
 from polars_poly.learner import SGDClassifier, SGDRegressor
-from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm
+from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm, scan_vw
 from polars_poly.sparse import (
     from_numpy,
     from_scipy,
@@ -46,6 +46,7 @@ __all__ = [
     "read_libsvm",
     "read_vw",
     "scan_libsvm",
+    "scan_vw",
     "sparse_dtype",
     "DoSClassifier",
     "PassiveAggressiveClassifier",

@@ -1,7 +1,9 @@
-//! Python functions and batch iterators over the engine's LIBSVM and Vowpal Wabbit readers.
-//! Parsing runs with the GIL released.
+//! One binding for every registered file reader ([`crate::readers::Format`]): `read` (a whole
+//! file), `Batches` (an iterator of frames in bounded memory) and `reader_schema` (the columns a
+//! scan declares). The engine's [`Table`]s become frames by one conversion; parsing runs with the
+//! GIL released. A new reader needs nothing here.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use polars::prelude::*;
@@ -10,74 +12,90 @@ use pyo3::prelude::*;
 use pyo3_polars::PyDataFrame;
 
 use super::arrow_io::{list_series, sparse_series};
+use super::error::{polars_py_error, py_error};
 use crate::error::PolyError;
-use crate::readers::libsvm::{self, LibsvmBatch, LibsvmOptions, LibsvmReader, ZeroBased};
-use crate::readers::vw::{self, VwBatch, VwOptions, VwReader};
-use crate::sparse::SparseMatrix;
+use crate::readers::{ColumnData, Format, Table, TableSource};
 
-use super::error::{polars_py_error as polars_to_py, py_error as to_py_error};
-
-fn parse_zero_based(value: &str) -> PyResult<ZeroBased> {
-    match value {
-        "auto" => Ok(ZeroBased::Auto),
-        "true" => Ok(ZeroBased::Yes),
-        "false" => Ok(ZeroBased::No),
-        other => Err(PyValueError::new_err(format!(
-            "zero_based must be True, False or 'auto', got {other:?}"
-        ))),
-    }
-}
-
-fn libsvm_frame(batch: LibsvmBatch) -> PolarsResult<DataFrame> {
-    let height = batch.labels.len();
-    let mut columns: Vec<Column> = vec![Series::new("label".into(), batch.labels).into()];
-    if let Some(qids) = batch.qids {
-        columns.push(Series::new("qid".into(), qids).into());
-    }
-    let features =
-        SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
-    columns.push(sparse_series("features".into(), features, None)?.into());
+/// A frame with the table's columns, moving (not copying) its buffers.
+fn table_frame(table: Table) -> PolarsResult<DataFrame> {
+    let height = table.n_rows();
+    let columns = table
+        .columns
+        .into_iter()
+        .map(|(name, data)| column_series(name.into(), data).map(Column::from))
+        .collect::<PolarsResult<Vec<_>>>()?;
     DataFrame::new(height, columns)
 }
 
-/// Reads a whole LIBSVM/svmlight file (plain or gzip) into a DataFrame.
+fn column_series(name: PlSmallStr, data: ColumnData) -> PolarsResult<Series> {
+    Ok(match data {
+        ColumnData::Float64(values) => Series::new(name, values),
+        ColumnData::NullableFloat64(values) => Series::new(name, values),
+        ColumnData::Int64(values) => Series::new(name, values),
+        ColumnData::NullableText(values) => Series::new(name, values),
+        ColumnData::Sparse(matrix) => sparse_series(name, matrix, None)?,
+        ColumnData::ByteList { offsets, values } => list_series(name, offsets, values)?,
+    })
+}
+
+fn poisoned_reader() -> PolyError {
+    PolyError::InvalidInput("the reader is unusable: a thread panicked while reading".into())
+}
+
+fn format_of(name: &str) -> PyResult<Format> {
+    Format::parse(name).map_err(py_error)
+}
+
+/// Opens `path` as `format` with the options in the dict `options`.
+fn open(format: &str, path: &Path, options: &Bound<'_, PyAny>) -> PyResult<Box<dyn TableSource>> {
+    let mut options = pythonize::Depythonizer::from_object(options);
+    format_of(format)?.open(path, &mut options).map_err(py_error)
+}
+
+/// Reads the whole file at `path` (plain or gzip) as `format` into a DataFrame.
 #[pyfunction]
-#[pyo3(signature = (path, zero_based, n_features))]
-fn read_libsvm(
+#[pyo3(signature = (format, path, options))]
+fn read(
     py: Python<'_>,
+    format: &str,
     path: PathBuf,
-    zero_based: &str,
-    n_features: Option<u64>,
-) -> PyResult<(PyDataFrame, u64)> {
-    let options = LibsvmOptions { zero_based: parse_zero_based(zero_based)?, n_features };
-    let (batch, seen) = py.detach(|| libsvm::read_all(&path, options)).map_err(to_py_error)?;
-    let frame = libsvm_frame(batch).map_err(polars_to_py)?;
-    Ok((PyDataFrame(frame), seen))
+    options: &Bound<'_, PyAny>,
+) -> PyResult<PyDataFrame> {
+    let reader = open(format, &path, options)?;
+    let table = py.detach(|| reader.read_rest()).map_err(py_error)?;
+    Ok(PyDataFrame(table_frame(table).map_err(polars_py_error)?))
+}
+
+/// An empty frame with the columns every batch of `format` has under `options`.
+#[pyfunction]
+#[pyo3(signature = (format, options))]
+fn reader_schema(format: &str, options: &Bound<'_, PyAny>) -> PyResult<PyDataFrame> {
+    let mut options = pythonize::Depythonizer::from_object(options);
+    let schema = format_of(format)?.schema(&mut options).map_err(py_error)?;
+    Ok(PyDataFrame(table_frame(Table::empty(&schema)).map_err(polars_py_error)?))
 }
 
 /// Iterator of DataFrames of at most `batch_rows` rows each, read in bounded memory.
 #[pyclass(module = "polars_poly._internal")]
-struct LibsvmBatches {
-    reader: Mutex<LibsvmReader>,
+struct Batches {
+    reader: Mutex<Box<dyn TableSource>>,
     batch_rows: usize,
 }
 
 #[pymethods]
-impl LibsvmBatches {
+impl Batches {
     #[new]
-    #[pyo3(signature = (path, zero_based, n_features, batch_rows))]
+    #[pyo3(signature = (format, path, options, batch_rows))]
     fn new(
+        format: &str,
         path: PathBuf,
-        zero_based: &str,
-        n_features: Option<u64>,
+        options: &Bound<'_, PyAny>,
         batch_rows: usize,
     ) -> PyResult<Self> {
         if batch_rows == 0 {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
         }
-        let options = LibsvmOptions { zero_based: parse_zero_based(zero_based)?, n_features };
-        let reader = LibsvmReader::open(&path, options).map_err(to_py_error)?;
-        Ok(Self { reader: Mutex::new(reader), batch_rows })
+        Ok(Self { reader: Mutex::new(open(format, &path, options)?), batch_rows })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -85,94 +103,27 @@ impl LibsvmBatches {
     }
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyDataFrame>> {
-        let batch = py.detach(|| {
-            let mut reader = self
-                .reader
-                .lock()
-                .map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
-            reader.next_batch(self.batch_rows)
-        });
-        match batch.map_err(to_py_error)? {
-            Some(batch) => Ok(Some(PyDataFrame(libsvm_frame(batch).map_err(polars_to_py)?))),
-            None => Ok(None),
-        }
+        // The lock is taken without the GIL: a thread holding it may be waiting for the GIL.
+        let table = py
+            .detach(|| {
+                self.reader.lock().map_err(|_| poisoned_reader())?.next_table(self.batch_rows)
+            })
+            .map_err(py_error)?;
+        table.map(|table| table_frame(table).map(PyDataFrame).map_err(polars_py_error)).transpose()
     }
 
-    /// Number of feature columns implied by the largest index read so far.
+    /// What the reader has learned of the file so far (LIBSVM: `{"n_features": ...}`).
     #[getter]
-    fn n_features_seen(&self) -> PyResult<u64> {
-        let reader = self.reader.lock().map_err(|_| PyValueError::new_err("reader is poisoned"))?;
-        Ok(reader.n_features_seen())
-    }
-}
-
-fn vw_frame(batch: VwBatch) -> PolarsResult<DataFrame> {
-    let height = batch.labels.len();
-    // One namespace letter per stored feature, as a list column aligned with `features`.
-    let namespaces = list_series("namespace".into(), batch.offsets.clone(), batch.namespaces)?;
-    let features =
-        SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
-    let columns: Vec<Column> = vec![
-        Series::new("label".into(), batch.labels).into(),
-        Series::new("weight".into(), batch.importance).into(),
-        Series::new("base".into(), batch.base).into(),
-        Series::new("tag".into(), batch.tags).into(),
-        sparse_series("features".into(), features, None)?.into(),
-        namespaces.into(),
-    ];
-    DataFrame::new(height, columns)
-}
-
-/// Reads a whole Vowpal Wabbit text file (plain or gzip) into a DataFrame.
-#[pyfunction]
-#[pyo3(signature = (path, bits, seed))]
-fn read_vw(py: Python<'_>, path: PathBuf, bits: u32, seed: u32) -> PyResult<PyDataFrame> {
-    let options = VwOptions { bits, seed };
-    let batch = py.detach(|| vw::read_all(&path, options)).map_err(to_py_error)?;
-    Ok(PyDataFrame(vw_frame(batch).map_err(polars_to_py)?))
-}
-
-#[pyclass(module = "polars_poly._internal")]
-struct VwBatches {
-    reader: Mutex<VwReader>,
-    batch_rows: usize,
-}
-
-#[pymethods]
-impl VwBatches {
-    #[new]
-    #[pyo3(signature = (path, bits, seed, batch_rows))]
-    fn new(path: PathBuf, bits: u32, seed: u32, batch_rows: usize) -> PyResult<Self> {
-        if batch_rows == 0 {
-            return Err(PyValueError::new_err("batch_size must be at least 1"));
-        }
-        let reader = VwReader::open(&path, VwOptions { bits, seed }).map_err(to_py_error)?;
-        Ok(Self { reader: Mutex::new(reader), batch_rows })
-    }
-
-    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
-        slf
-    }
-
-    fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyDataFrame>> {
-        let batch = py.detach(|| {
-            let mut reader = self
-                .reader
-                .lock()
-                .map_err(|_| PolyError::InvalidInput("reader is poisoned".into()))?;
-            reader.next_batch(self.batch_rows)
-        });
-        match batch.map_err(to_py_error)? {
-            Some(batch) => Ok(Some(PyDataFrame(vw_frame(batch).map_err(polars_to_py)?))),
-            None => Ok(None),
-        }
+    fn summary(&self, py: Python<'_>) -> PyResult<Vec<(&'static str, u64)>> {
+        py.detach(|| Ok(self.reader.lock().map_err(|_| poisoned_reader())?.summary()))
+            .map_err(py_error)
     }
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(read_libsvm, m)?)?;
-    m.add_function(wrap_pyfunction!(read_vw, m)?)?;
-    m.add_class::<LibsvmBatches>()?;
-    m.add_class::<VwBatches>()?;
+    m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(reader_schema, m)?)?;
+    m.add_class::<Batches>()?;
+    m.add("FORMATS", Format::NAMES.to_vec())?;
     Ok(())
 }

@@ -34,8 +34,11 @@
 use std::path::Path;
 
 use super::lines::{LineReader, TextSource};
-use super::{parse_error, parse_f64, show, tokens};
+use super::{
+    parse_error, parse_f64, show, tokens, ColumnData, ColumnKind, RecordReader, Table, TableSource,
+};
 use crate::error::{PolyError, PolyResult};
+use crate::sparse::SparseMatrix;
 
 /// How the feature indices of a file are numbered.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -51,8 +54,9 @@ pub enum ZeroBased {
     No,
 }
 
-/// How to read a LIBSVM file.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// How to read a LIBSVM file (from the caller's options by serde; absent fields take defaults).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LibsvmOptions {
     pub zero_based: ZeroBased,
     /// The number of features, if known: an index at or past it (after the one-based shift) is an
@@ -164,6 +168,70 @@ impl LibsvmReader {
 /// See [`LibsvmReader::read_to_end`].
 pub fn read_all(path: &Path, options: LibsvmOptions) -> PolyResult<(LibsvmBatch, u64)> {
     LibsvmReader::open(path, options)?.read_to_end()
+}
+
+/// Options say `zero_based` as `true`, `false` or `"auto"`, as scikit-learn does.
+impl<'de> serde::Deserialize<'de> for ZeroBased {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Spelling;
+        impl serde::de::Visitor<'_> for Spelling {
+            type Value = ZeroBased;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("True, False or 'auto'")
+            }
+            fn visit_bool<E: serde::de::Error>(self, value: bool) -> Result<ZeroBased, E> {
+                Ok(if value { ZeroBased::Yes } else { ZeroBased::No })
+            }
+            fn visit_str<E: serde::de::Error>(self, value: &str) -> Result<ZeroBased, E> {
+                match value {
+                    "auto" => Ok(ZeroBased::Auto),
+                    other => Err(E::invalid_value(serde::de::Unexpected::Str(other), &self)),
+                }
+            }
+        }
+        deserializer.deserialize_any(Spelling)
+    }
+}
+
+impl From<LibsvmBatch> for Table {
+    /// Columns `label`, `qid` (only when the file has query ids so far) and `features`.
+    fn from(batch: LibsvmBatch) -> Table {
+        let mut columns = vec![("label".to_owned(), ColumnData::Float64(batch.labels))];
+        if let Some(qids) = batch.qids {
+            columns.push(("qid".to_owned(), ColumnData::Int64(qids)));
+        }
+        let features =
+            SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
+        columns.push(("features".to_owned(), ColumnData::Sparse(features)));
+        Table { columns }
+    }
+}
+
+impl TableSource for LibsvmReader {
+    fn next_table(&mut self, max_rows: usize) -> PolyResult<Option<Table>> {
+        Ok(self.next_batch(max_rows)?.map(Table::from))
+    }
+
+    fn read_rest(self: Box<Self>) -> PolyResult<Table> {
+        Ok(Table::from(self.read_to_end()?.0))
+    }
+
+    fn summary(&self) -> Vec<(&'static str, u64)> {
+        vec![("n_features", self.n_features_seen())]
+    }
+}
+
+impl RecordReader for LibsvmReader {
+    const NAME: &'static str = "libsvm";
+    type Options = LibsvmOptions;
+
+    fn open(path: &Path, options: LibsvmOptions) -> PolyResult<Self> {
+        LibsvmReader::open(path, options)
+    }
+
+    fn schema(_: &LibsvmOptions) -> Vec<(String, ColumnKind)> {
+        vec![("label".to_owned(), ColumnKind::Float64), ("features".to_owned(), ColumnKind::Sparse)]
+    }
 }
 
 /// Parses lines into a batch and carries what must persist between batches.

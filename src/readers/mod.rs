@@ -9,13 +9,105 @@
 //! (`read_all`) or in batches of bounded size (`next_batch`), and report malformed input as
 //! [`PolyError::Parse`] naming the file, the 1-based line number and the offending line.
 //!
-//! This module also holds the few byte-level helpers both formats share.
+//! Every reader is a [`RecordReader`]: it owns its format name, its serde options and the
+//! [`Table`] layout of its batches, and is added to the [`Format`] registry with one line. The
+//! bindings open any registered format by name through [`Format::open`], so a new reader needs no
+//! binding code. This module also holds the few byte-level helpers the formats share.
 
 pub mod libsvm;
 pub mod lines;
+pub mod table;
 pub mod vw;
 
-use crate::error::PolyError;
+use std::path::Path;
+
+use serde::de::{DeserializeOwned, Deserializer};
+
+use crate::error::{PolyError, PolyResult};
+pub use table::{ColumnData, ColumnKind, Table};
+
+crate::named_registry! {
+    /// The file formats the readers understand, by name (`"libsvm"`, `"vw"`).
+    pub enum Format: RecordReader, visitor FormatVisitor, option "format" {
+        Libsvm => libsvm::LibsvmReader,
+        Vw => vw::VwReader,
+    }
+}
+
+/// What an open reader of any format does: hand out its records as [`Table`]s.
+pub trait TableSource: Send {
+    /// The next at most `max_rows` records (`max_rows >= 1`), or `None` at the end of the file.
+    fn next_table(&mut self, max_rows: usize) -> PolyResult<Option<Table>>;
+    /// Every remaining record as one table (a reader may decide things on the whole file, as the
+    /// LIBSVM reader's scikit-learn index-base detection does).
+    fn read_rest(self: Box<Self>) -> PolyResult<Table>;
+    /// What the reader has learned of the file so far (e.g. `("n_features", 124)`).
+    fn summary(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
+}
+
+/// A file format: its registry name, its options and how to open a file.
+pub trait RecordReader: TableSource + Sized + 'static {
+    /// The format's name in the [`Format`] registry.
+    const NAME: &'static str;
+    /// How to read a file, filled by serde from the caller's options (unknown names refused).
+    type Options: DeserializeOwned;
+    fn open(path: &Path, options: Self::Options) -> PolyResult<Self>;
+    /// The columns every batch has, in order (a batch may carry more, like LIBSVM's `qid`).
+    fn schema(options: &Self::Options) -> Vec<(String, ColumnKind)>;
+}
+
+impl Format {
+    /// Opens the file at `path` as this format with the options `options` deserializes to.
+    pub fn open<'de, D: Deserializer<'de>>(
+        self,
+        path: &Path,
+        options: D,
+    ) -> PolyResult<Box<dyn TableSource>> {
+        self.visit(Opener { path, options })
+    }
+
+    /// The columns every batch of this format has under `options`.
+    pub fn schema<'de, D: Deserializer<'de>>(
+        self,
+        options: D,
+    ) -> PolyResult<Vec<(String, ColumnKind)>> {
+        self.visit(SchemaOf { options })
+    }
+}
+
+fn reader_options<'de, R: RecordReader, D: Deserializer<'de>>(
+    options: D,
+) -> PolyResult<R::Options> {
+    // The path names the option at fault ("n_features: invalid value ...").
+    serde_path_to_error::deserialize(options)
+        .map_err(|err| PolyError::InvalidInput(format!("{} reader option {err}", R::NAME)))
+}
+
+struct Opener<'a, D> {
+    path: &'a Path,
+    options: D,
+}
+
+impl<'de, D: Deserializer<'de>> FormatVisitor for Opener<'_, D> {
+    type Output = PolyResult<Box<dyn TableSource>>;
+    fn visit<R: RecordReader>(self) -> Self::Output {
+        let options = reader_options::<R, D>(self.options)?;
+        Ok(Box::new(R::open(self.path, options)?))
+    }
+}
+
+struct SchemaOf<D> {
+    options: D,
+}
+
+impl<'de, D: Deserializer<'de>> FormatVisitor for SchemaOf<D> {
+    type Output = PolyResult<Vec<(String, ColumnKind)>>;
+    fn visit<R: RecordReader>(self) -> Self::Output {
+        Ok(R::schema(&reader_options::<R, D>(self.options)?))
+    }
+}
 
 /// Longest excerpt of an offending line quoted in a parse error, in characters.
 const EXCERPT_CHARS: usize = 200;

@@ -45,15 +45,20 @@
 use std::path::Path;
 
 use super::lines::{LineReader, TextSource};
-use super::{parse_error, parse_f64, show, tokens};
+use super::{
+    parse_error, parse_f64, show, tokens, ColumnData, ColumnKind, RecordReader, Table, TableSource,
+};
 use crate::error::PolyResult;
 use crate::hashing::{hash_feature_name, mask, MAX_HASH_BITS};
+use crate::sparse::SparseMatrix;
 
 /// Vowpal Wabbit's default table size exponent (`-b 18`).
 pub const DEFAULT_BITS: u32 = 18;
 
-/// How to hash the features of a Vowpal Wabbit file.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How to hash the features of a Vowpal Wabbit file (from the caller's options by serde; absent
+/// fields take defaults).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct VwOptions {
     /// Indices keep the low `bits` bits of the hash (1..=32; Vowpal Wabbit's `-b`).
     pub bits: u32,
@@ -158,6 +163,57 @@ impl VwReader {
 /// Reads the whole Vowpal Wabbit file at `path` into one batch.
 pub fn read_all(path: &Path, options: VwOptions) -> PolyResult<VwBatch> {
     VwReader::open(path, options)?.read_to_end()
+}
+
+impl From<VwBatch> for Table {
+    /// Columns `label`, `weight`, `base`, `tag`, `features` and `namespace` (the namespace letter
+    /// of each stored feature, aligned with `features`).
+    fn from(batch: VwBatch) -> Table {
+        let namespaces =
+            ColumnData::ByteList { offsets: batch.offsets.clone(), values: batch.namespaces };
+        let features =
+            SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
+        let columns = vec![
+            ("label".to_owned(), ColumnData::NullableFloat64(batch.labels)),
+            ("weight".to_owned(), ColumnData::Float64(batch.importance)),
+            ("base".to_owned(), ColumnData::Float64(batch.base)),
+            ("tag".to_owned(), ColumnData::NullableText(batch.tags)),
+            ("features".to_owned(), ColumnData::Sparse(features)),
+            ("namespace".to_owned(), namespaces),
+        ];
+        Table { columns }
+    }
+}
+
+impl TableSource for VwReader {
+    fn next_table(&mut self, max_rows: usize) -> PolyResult<Option<Table>> {
+        Ok(self.next_batch(max_rows)?.map(Table::from))
+    }
+
+    fn read_rest(self: Box<Self>) -> PolyResult<Table> {
+        Ok(Table::from(self.read_to_end()?))
+    }
+}
+
+impl RecordReader for VwReader {
+    const NAME: &'static str = "vw";
+    type Options = VwOptions;
+
+    fn open(path: &Path, options: VwOptions) -> PolyResult<Self> {
+        VwReader::open(path, options)
+    }
+
+    fn schema(_: &VwOptions) -> Vec<(String, ColumnKind)> {
+        let kinds = [
+            ("label", ColumnKind::NullableFloat64),
+            ("weight", ColumnKind::Float64),
+            ("base", ColumnKind::Float64),
+            ("tag", ColumnKind::NullableText),
+            ("features", ColumnKind::Sparse),
+            ("namespace", ColumnKind::ByteList),
+        ];
+        kinds.into_iter().map(|(name, kind)| (name.to_owned(), kind)).collect()
+    }
 }
 
 fn check_options(options: VwOptions) -> PolyResult<()> {
