@@ -7,6 +7,9 @@
 //!   (after trimming spaces) hashes to its integer value plus the seed; any other name hashes with
 //!   MurmurHash3 seeded by `seed`. A feature inside a namespace (or a categorical value inside a
 //!   column) is hashed with the namespace's (column's) hash as its seed, as Vowpal Wabbit does.
+//! * [`columns::hash_columns`] hashes the columns of a table row by row (`hash_features`).
+
+pub mod columns;
 
 /// MurmurHash3, x86 32-bit variant.
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {

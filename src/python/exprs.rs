@@ -8,7 +8,8 @@ use serde::Deserialize;
 
 use super::arrow_io::{sparse_dtype, sparse_series, to_polars_error};
 use crate::hashing;
-use crate::sparse::{canonicalize_row, columns_to_sparse, SparseMatrix};
+use crate::hashing::columns::FeatureColumn;
+use crate::sparse::columns_to_sparse;
 
 fn first_name(inputs: &[Field]) -> PlSmallStr {
     inputs.first().map_or_else(|| PlSmallStr::from_static("features"), |f| f.name().clone())
@@ -51,16 +52,12 @@ struct HashKwargs {
     seed: u32,
 }
 
-/// One input column of [`hash_features`], resolved to what it contributes per row.
-enum HashedColumn {
-    /// (hash(column name), value) per row; nulls left out.
-    Numeric { name: PlSmallStr, index: u32, values: Float64Chunked },
-    /// (hash(value) seeded by hash(column name), 1.0) per row; nulls left out.
-    Categorical { namespace: u32, values: StringChunked },
-    /// A bag of tokens (`List(String)`): each token as a categorical value of the column, so a
-    /// token repeated in a row counts its occurrences; null lists and null tokens left out.
-    /// The Arrow arrays are resolved once here, not per row.
-    Tokens { namespace: u32, lists: ListArray<i64>, tokens: Utf8ViewArray },
+/// The Arrow arrays of an input column of [`hash_features`], resolved once, not per row.
+enum ColumnArrays {
+    Numeric(Float64Chunked),
+    Text(StringChunked),
+    /// A bag of tokens (`List(String)`), rechunked into one list array and its token array.
+    Tokens(ListArray<i64>, Utf8ViewArray),
 }
 
 /// The Arrow list and token arrays of a `List(String)` column, rechunked into one.
@@ -72,79 +69,56 @@ fn token_arrays(series: &Series) -> PolarsResult<(ListArray<i64>, Utf8ViewArray)
     Ok((array.clone(), tokens.clone()))
 }
 
-/// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style (see `hashing`).
+fn column_arrays(series: &Series) -> PolarsResult<ColumnArrays> {
+    let dtype = series.dtype();
+    if dtype.is_primitive_numeric() || dtype.is_bool() {
+        let values = series.cast(&DataType::Float64)?.f64()?.rechunk().into_owned();
+        Ok(ColumnArrays::Numeric(values))
+    } else if matches!(dtype, DataType::String) {
+        Ok(ColumnArrays::Text(series.str()?.rechunk().into_owned()))
+    } else if matches!(dtype, DataType::List(inner) if **inner == DataType::String) {
+        let (lists, tokens) = token_arrays(series)?;
+        Ok(ColumnArrays::Tokens(lists, tokens))
+    } else {
+        polars_bail!(InvalidOperation: "hash_features: column {:?} has dtype {dtype}; expected numeric, boolean, string or list of strings (cast categoricals to pl.String first)", series.name())
+    }
+}
+
+/// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style; the hashing is
+/// the engine's [`hashing::columns::hash_columns`].
 #[polars_expr(output_type_func=sparse_u32_f64_output)]
 fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
-    if kwargs.bits == 0 || kwargs.bits > hashing::MAX_HASH_BITS {
-        polars_bail!(InvalidOperation: "hash_features: bits must be in 1..={}, got {}", hashing::MAX_HASH_BITS, kwargs.bits);
-    }
-    let columns: Vec<HashedColumn> = inputs
+    let arrays: Vec<ColumnArrays> =
+        inputs.iter().map(column_arrays).collect::<PolarsResult<_>>()?;
+    let columns: Vec<FeatureColumn<'_>> = inputs
         .iter()
-        .map(|s| {
-            let name = s.name().as_str();
-            let dtype = s.dtype();
-            if dtype.is_primitive_numeric() || dtype.is_bool() {
-                let index = hashing::numeric_column_index(name, kwargs.seed, kwargs.bits) as u32;
-                Ok(HashedColumn::Numeric { name: s.name().clone(), index, values: s.cast(&DataType::Float64)?.f64()?.rechunk().into_owned() })
-            } else if matches!(dtype, DataType::String) {
-                let namespace = hashing::column_namespace_hash(name, kwargs.seed);
-                Ok(HashedColumn::Categorical { namespace, values: s.str()?.rechunk().into_owned() })
-            } else if matches!(dtype, DataType::List(inner) if **inner == DataType::String) {
-                let namespace = hashing::column_namespace_hash(name, kwargs.seed);
-                let (lists, tokens) = token_arrays(s)?;
-                Ok(HashedColumn::Tokens { namespace, lists, tokens })
-            } else {
-                polars_bail!(InvalidOperation: "hash_features: column {name:?} has dtype {dtype}; expected numeric, boolean, string or list of strings (cast categoricals to pl.String first)")
+        .zip(&arrays)
+        .map(|(series, arrays)| {
+            let name = series.name().as_str();
+            match arrays {
+                ColumnArrays::Numeric(numbers) => {
+                    FeatureColumn::Numeric { name, value: Box::new(move |row| numbers.get(row)) }
+                }
+                ColumnArrays::Text(texts) => FeatureColumn::Categorical {
+                    name,
+                    values: Box::new(move |row, visit: &mut dyn FnMut(&str)| {
+                        texts.get(row).into_iter().for_each(&mut *visit)
+                    }),
+                },
+                ColumnArrays::Tokens(lists, tokens) => FeatureColumn::Categorical {
+                    name,
+                    values: Box::new(move |row, visit: &mut dyn FnMut(&str)| {
+                        if lists.is_valid(row) {
+                            let (start, end) = lists.offsets().start_end(row);
+                            (start..end).filter_map(|i| tokens.get(i)).for_each(&mut *visit)
+                        }
+                    }),
+                },
             }
         })
-        .collect::<PolarsResult<_>>()?;
+        .collect();
     let n_rows = inputs.first().map_or(0, |s| s.len());
-    let mut out: SparseMatrix<u32, f64> =
-        SparseMatrix::with_capacity(n_rows, n_rows * inputs.len());
-    let mut indices: Vec<u64> = Vec::with_capacity(inputs.len());
-    let mut values: Vec<f64> = Vec::with_capacity(inputs.len());
-    let mut canonical = Vec::with_capacity(inputs.len());
-    for row in 0..n_rows {
-        indices.clear();
-        values.clear();
-        for column in &columns {
-            match column {
-                HashedColumn::Numeric { name, index, values: column_values } => {
-                    if let Some(value) = column_values.get(row) {
-                        if !value.is_finite() {
-                            polars_bail!(ComputeError: "hash_features: column {name:?}, row {row}: non-finite value {value}");
-                        }
-                        indices.push(u64::from(*index));
-                        values.push(value);
-                    }
-                }
-                HashedColumn::Categorical { namespace, values: column_values } => {
-                    if let Some(text) = column_values.get(row) {
-                        indices.push(hashing::categorical_index(text, *namespace, kwargs.bits));
-                        values.push(1.0);
-                    }
-                }
-                HashedColumn::Tokens { namespace, lists, tokens } => {
-                    if lists.is_valid(row) {
-                        let (start, end) = lists.offsets().start_end(row);
-                        for token in (start..end).filter_map(|i| tokens.get(i)) {
-                            indices.push(hashing::categorical_index(
-                                token,
-                                *namespace,
-                                kwargs.bits,
-                            ));
-                            values.push(1.0);
-                        }
-                    }
-                }
-            }
-        }
-        // Colliding hashes are summed, like any duplicate index (the data model's rule).
-        canonicalize_row(&indices, &values, None, row, &mut canonical).map_err(to_polars_error)?;
-        for &(index, value) in &canonical {
-            out.push(index as u32, value);
-        }
-        out.end_row();
-    }
-    sparse_series(first_name_of(inputs), out, None)
+    let matrix = hashing::columns::hash_columns(n_rows, &columns, kwargs.bits, kwargs.seed)
+        .map_err(to_polars_error)?;
+    sparse_series(first_name_of(inputs), matrix, None)
 }
