@@ -67,13 +67,25 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<AppleConfig> {
     let max_degree = r.u8("apple max_degree")?;
     let schedule =
         ScheduleKind::parse(&named(r, "apple schedule")?).map_err(|e| bad(e.to_string()))?;
-    Ok(AppleConfig {
+    let named = AppleConfig {
         alpha,
         ranking,
         fallback,
         identity,
         max_degree,
         schedule,
+        ..AppleConfig::default()
+    };
+    read_config_tail(r, named)
+}
+
+/// The settings after the named ones (epochs, doubling_first, constant, window, budget), laid
+/// out alike in every format version: `config` with them read in. Shared with the older reader.
+pub(crate) fn read_config_tail(
+    r: &mut ByteReader<'_>,
+    config: AppleConfig,
+) -> PolyResult<AppleConfig> {
+    Ok(AppleConfig {
         epochs: r.u32("apple epochs")?,
         doubling_first: r.u64("apple doubling_first")?,
         constant: r.flag("apple constant flag")?,
@@ -81,6 +93,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<AppleConfig> {
             .map_err(|_| bad("apple window too large"))?,
         budget: usize::try_from(r.u64("apple budget")?)
             .map_err(|_| bad("apple budget too large"))?,
+        ..config
     })
 }
 

@@ -70,20 +70,16 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let params = LossParams { quantile_tau: r.f64("quantile_tau")? };
     let loss = Loss::new(&name, &params).map_err(|e| bad(e.to_string()))?;
     let rule = read_rule(r)?;
-    let mut config = LearnerConfig {
-        bits,
-        loss,
-        rule,
-        eta0: r.f64("eta0")?,
-        power_t: r.f64("power_t")?,
-        initial_t: r.f64("initial_t")?,
-        l1: r.f64("l1")?,
-        l2: r.f64("l2")?,
-        namespaces: Vec::new(),
-    };
-    config.namespaces = read_names(r)?;
+    let [eta0, power_t, initial_t, l1, l2] = read_rates(r)?;
+    let namespaces = read_names(r)?;
+    let config = LearnerConfig { bits, loss, rule, eta0, power_t, initial_t, l1, l2, namespaces };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
+}
+
+/// eta0, power_t, initial_t, l1 and l2, in that order (every format version).
+pub(crate) fn read_rates(r: &mut ByteReader<'_>) -> PolyResult<[f64; 5]> {
+    Ok([r.f64("eta0")?, r.f64("power_t")?, r.f64("initial_t")?, r.f64("l1")?, r.f64("l2")?])
 }
 
 /// The update rule's flags byte.

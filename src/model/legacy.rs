@@ -23,12 +23,12 @@
 
 use super::feature_set::FeatureSet;
 use crate::apple::monomial::Identity;
-use crate::apple::stored::read_state_with;
+use crate::apple::stored::{self as apple_stored, read_state_with};
 use crate::apple::{Apple, AppleConfig, Ranking, ScheduleKind};
 use crate::codec::{bad, ByteReader};
 use crate::error::PolyResult;
 use crate::learner::loss::{Hinge, Logistic, Quantile, Squared};
-use crate::learner::stored::{read_names, read_rule, read_training, read_weights};
+use crate::learner::stored::{read_names, read_rates, read_rule, read_training, read_weights};
 use crate::learner::{Interactions, Learner, LearnerConfig, Loss};
 
 /// The version before canonical apple's degree >= 3 slots changed (see the module docs).
@@ -78,17 +78,9 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
         other => return Err(bad(format!("unknown loss code {other}"))),
     };
     let rule = read_rule(r)?;
-    let config = LearnerConfig {
-        bits,
-        loss,
-        rule,
-        eta0: r.f64("learning_rate")?,
-        power_t: r.f64("power_t")?,
-        initial_t: r.f64("initial_t")?,
-        l1: r.f64("l1")?,
-        l2: r.f64("l2")?,
-        namespaces: read_names(r)?,
-    };
+    let [eta0, power_t, initial_t, l1, l2] = read_rates(r)?;
+    let namespaces = read_names(r)?;
+    let config = LearnerConfig { bits, loss, rule, eta0, power_t, initial_t, l1, l2, namespaces };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
 }
@@ -114,21 +106,16 @@ fn read_apple(r: &mut ByteReader<'_>) -> PolyResult<Apple> {
         2 => ScheduleKind::Doubling,
         other => return Err(bad(format!("unknown apple schedule code {other}"))),
     };
-    let config = AppleConfig {
+    let named = AppleConfig {
         alpha,
         ranking,
         fallback,
         identity,
         max_degree,
         schedule,
-        epochs: r.u32("apple epochs")?,
-        doubling_first: r.u64("apple doubling_first")?,
-        constant: r.flag("apple constant flag")?,
-        window: usize::try_from(r.u64("apple window")?)
-            .map_err(|_| bad("apple window too large"))?,
-        budget: usize::try_from(r.u64("apple budget")?)
-            .map_err(|_| bad("apple budget too large"))?,
+        ..AppleConfig::default()
     };
+    let config = apple_stored::read_config_tail(r, named)?;
     let n_planned = r.u32("apple planned count")?;
     let planned =
         (0..n_planned).map(|_| r.u64("apple planned point")).collect::<PolyResult<Vec<_>>>()?;
