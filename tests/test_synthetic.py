@@ -89,15 +89,11 @@ def test_write_parquet_offset_zero_rows_and_bad_arguments(tmp_path: Path) -> Non
 
 
 def test_schemas() -> None:
-    assert eat_rate(5, 0).schema == pl.Schema(
-        {"label": pl.Float64} | {letter: pl.String for letter in "ABCDEFGHIJKL"}
-    )
+    fields: list[tuple[str, pl.DataType]] = [(letter, pl.String()) for letter in "ABCDEFGHIJKL"]
+    assert eat_rate(5, 0).schema == pl.Schema([("label", pl.Float64()), *fields])
+    sparse = pl.List(pl.Struct({"index": pl.UInt32, "value": pl.Float64}))
     assert text(5, 0, **SMALL_TEXT).schema == pl.Schema(
-        {
-            "label": pl.Float64,
-            "tokens": pl.List(pl.String),
-            "features": pl.List(pl.Struct({"index": pl.UInt32, "value": pl.Float64})),
-        }
+        [("label", pl.Float64()), ("tokens", pl.List(pl.String)), ("features", sparse)]
     )
     assert text(5, 0, with_truth=True, **SMALL_TEXT).columns[-1] == "p_true"
     frame = click(5, 0, with_truth=True)

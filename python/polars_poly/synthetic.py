@@ -598,6 +598,10 @@ def text(
     with N(0, 1) weights, a few word pairs with weights of magnitude 2-3 whose words have no
     effect of their own, a bias balancing the labels).
 
+    At the defaults (seed 0, 100k documents) the true probabilities score test error 9.8%
+    (19.1% for the true model without its pairs); scikit-learn's logistic regression on the
+    features, 100k training documents, 19.9% (``docs/datasets.md``).
+
     Parameters
     ----------
     n_rows
@@ -747,9 +751,11 @@ class ClickPlanted:
 
 
 _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
-ZIPF_LOW, ZIPF_HIGH = 0.9, 1.4
-MAIN = (0.1, 0.3)
-CROSS = (0.5, 0.8)
+# Ranges of the per-field Zipf exponents, main-effect scales and field-cross scales: chosen so
+# that the true model scores AUC ~0.86 and a model without the crosses ~0.76 (docs/datasets.md).
+_ZIPF = (0.9, 1.4)
+_MAIN_SCALE = (0.1, 0.3)
+_CROSS_SCALE = (0.5, 0.8)
 _CARDINALITY_PATTERN = (10, 1_000, 100_000, 1_000_000, 100, 10_000)
 
 
@@ -832,7 +838,7 @@ def _click_model(
     fields = tuple(f"f{f:0{width}d}" for f in range(n_fields))
     pattern = [min(k, max_cardinality) for k in _CARDINALITY_PATTERN]
     cardinalities = rng.permutation(np.resize(pattern, n_fields)).astype(np.int64)
-    zipf = rng.uniform(ZIPF_LOW, ZIPF_HIGH, size=n_fields)
+    zipf = rng.uniform(*_ZIPF, size=n_fields)
 
     # Field crosses among fields of at most 1,000 values (so that value pairs recur): the
     # first half "pure" (neither field has a main effect), the rest "marginal".
@@ -849,9 +855,13 @@ def _click_model(
     others = [f for f in range(n_fields) if f not in set(int(g) for g in crossed.ravel())]
     extra = max(0, round(0.2 * n_fields) - len(silent))
     silent |= set(int(f) for f in rng.choice(others, size=min(extra, len(others)), replace=False))
-    main_scale = tuple(0.0 if f in silent else float(rng.uniform(*MAIN)) for f in range(n_fields))
+    main_scale = tuple(
+        0.0 if f in silent else float(rng.uniform(*_MAIN_SCALE)) for f in range(n_fields)
+    )
     field_crosses = tuple(
-        FieldCross(fields[int(a)], fields[int(b)], float(rng.uniform(*CROSS)), marginal=c >= n_pure)
+        FieldCross(
+            fields[int(a)], fields[int(b)], float(rng.uniform(*_CROSS_SCALE)), marginal=c >= n_pure
+        )
         for c, (a, b) in enumerate(crossed)
     )
     # Value-level crosses between common values (ranks 0..4) of random field pairs.
@@ -941,7 +951,7 @@ def click(
     Field ``f`` has ``cardinalities[f]`` values (10, 100, 1e3, 1e4, 1e5 or 1e6, each for about
     a sixth of the fields, capped at ``max_cardinality``); the value of rank ``r`` is drawn
     with probability about proportional to ``(r + 1) ** -zipf[f]`` (a bounded power law,
-    ``zipf[f]`` uniform in 1.1 .. 1.6) and is named by an 8-digit hex string, a keyed
+    ``zipf[f]`` uniform in 0.9 .. 1.4) and is named by an 8-digit hex string, a keyed
     bijection of its rank, as in hashed advertising logs. The label is ``+1`` with probability
     ``sigmoid(margin)`` (:class:`ClickPlanted`): per-value main effects on about 80% of the
     fields; ``n_field_crosses`` field crosses between fields of at most 1,000 values, each
@@ -949,6 +959,10 @@ def click(
     (invisible to any model of single fields), the rest between fields that also matter
     alone; ``n_value_crosses`` crosses of two common values of two fields; an intercept
     calibrated for ``positive_rate``.
+
+    At the defaults (seed 0, 500k rows) the true probabilities (``with_truth=True``) score
+    logloss 0.128 and AUC 0.856 against the constant's 0.168; scikit-learn's logistic regression
+    on one-hot values, 200k training rows, 0.153 and 0.726 (``docs/datasets.md``).
 
     Parameters
     ----------
