@@ -9,6 +9,7 @@ pub mod codec;
 pub mod datasets;
 pub mod dos;
 pub mod error;
+pub mod field_apple;
 pub mod hashing;
 pub mod learner;
 pub mod memory;

@@ -1,5 +1,5 @@
 //! [`FeatureSet`]: the registry of feature enumerators a model can have — the learner's fixed
-//! expansion ([`Interactions`]) or apple's adaptive one. The learner knows only the
+//! expansion ([`Interactions`]), apple's adaptive one, or field-level apple's crosses of fields. The learner knows only the
 //! [`Expansion`] trait; this layer above it names the enumerators, builds them from options and
 //! stores each in its own model-file section, written and read by the enumerator itself.
 //! Adding an enumerator: its variant and its arm in each `match` here (no catch-all arm).
@@ -7,12 +7,14 @@
 use crate::apple::{Apple, AppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
+use crate::field_apple::{FieldApple, FieldAppleConfig};
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned};
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeatureSet {
     Fixed(Interactions),
     Apple(Box<Apple>),
+    FieldApple(Box<FieldApple>),
 }
 
 /// How the Python layer (and any caller) describes a feature set: the serde form, tagged by
@@ -25,6 +27,8 @@ pub enum FeatureSetOptions {
     Polynomial { degree: u8, namespace_pairs: Vec<(usize, usize)> },
     /// apple's adaptive expansion.
     Apple(AppleConfig),
+    /// field-level apple: crosses of fields found by screening.
+    FieldApple(FieldAppleConfig),
 }
 
 impl FeatureSet {
@@ -36,6 +40,12 @@ impl FeatureSet {
             }
             FeatureSetOptions::Apple(config) => {
                 FeatureSet::from(Apple::new(AppleConfig { constant, ..config })?)
+            }
+            FeatureSetOptions::FieldApple(config) => {
+                FeatureSet::FieldApple(Box::new(FieldApple::new(FieldAppleConfig {
+                    constant,
+                    ..config
+                })?))
             }
         })
     }
@@ -53,6 +63,9 @@ impl FeatureSet {
             FeatureSet::Apple(apple) => {
                 (FeatureSetOptions::Apple(apple.config().clone()), apple.config().constant)
             }
+            FeatureSet::FieldApple(fields) => {
+                (FeatureSetOptions::FieldApple(fields.config().clone()), fields.config().constant)
+            }
         }
     }
 
@@ -60,7 +73,15 @@ impl FeatureSet {
     pub fn apple(&self) -> Option<&Apple> {
         match self {
             FeatureSet::Apple(apple) => Some(apple),
-            FeatureSet::Fixed(_) => None,
+            FeatureSet::Fixed(_) | FeatureSet::FieldApple(_) => None,
+        }
+    }
+
+    /// The field-level apple state, when the model grows crosses of fields.
+    pub fn field_apple(&self) -> Option<&FieldApple> {
+        match self {
+            FeatureSet::FieldApple(fields) => Some(fields),
+            FeatureSet::Fixed(_) | FeatureSet::Apple(_) => None,
         }
     }
 
@@ -69,6 +90,7 @@ impl FeatureSet {
         match self {
             FeatureSet::Fixed(_) => "interactions",
             FeatureSet::Apple(_) => "apple",
+            FeatureSet::FieldApple(_) => "field_apple",
         }
     }
 
@@ -77,6 +99,7 @@ impl FeatureSet {
         match self {
             FeatureSet::Fixed(fixed) => fixed.write_section(w),
             FeatureSet::Apple(apple) => apple.write_section(w),
+            FeatureSet::FieldApple(fields) => fields.write_section(w),
         }
     }
 
@@ -85,9 +108,10 @@ impl FeatureSet {
         match kind {
             "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
             "apple" => Ok(FeatureSet::from(Apple::read_section(r)?)),
+            "field_apple" => Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r)?))),
             other => Err(bad(format!(
-                "unknown feature enumerator {other:?} (this build knows \"interactions\" and \
-                 \"apple\")"
+                "unknown feature enumerator {other:?} (this build knows \"interactions\", \
+                 \"apple\" and \"field_apple\")"
             ))),
         }
     }
@@ -111,6 +135,7 @@ impl Expansion for FeatureSet {
         match self {
             FeatureSet::Fixed(e) => e.expand(example, out),
             FeatureSet::Apple(e) => e.expand(example, out),
+            FeatureSet::FieldApple(e) => e.expand(example, out),
         }
     }
 
@@ -118,6 +143,7 @@ impl Expansion for FeatureSet {
         match self {
             FeatureSet::Fixed(e) => e.validate(n_namespaces),
             FeatureSet::Apple(e) => e.validate(n_namespaces),
+            FeatureSet::FieldApple(e) => e.validate(n_namespaces),
         }
     }
 
@@ -125,6 +151,7 @@ impl Expansion for FeatureSet {
         match self {
             FeatureSet::Fixed(e) => e.check(example, row),
             FeatureSet::Apple(e) => e.check(example, row),
+            FeatureSet::FieldApple(e) => e.check(example, row),
         }
     }
 
@@ -132,6 +159,7 @@ impl Expansion for FeatureSet {
         match self {
             FeatureSet::Fixed(e) => e.begin_run(examples),
             FeatureSet::Apple(e) => e.begin_run(examples),
+            FeatureSet::FieldApple(e) => e.begin_run(examples),
         }
     }
 
@@ -140,6 +168,7 @@ impl Expansion for FeatureSet {
         match self {
             FeatureSet::Fixed(e) => e.after_learn(example, learned),
             FeatureSet::Apple(e) => e.after_learn(example, learned),
+            FeatureSet::FieldApple(e) => e.after_learn(example, learned),
         }
     }
 }

@@ -1,0 +1,277 @@
+//! Field-level apple: crosses of whole fields (namespaces: one sparse column each, or one
+//! Vowpal Wabbit namespace), found during training and then computed on the fly like
+//! `interactions`. The model starts linear; every candidate cross of two fields is screened on
+//! the residual ([`screen`]) within a budget, and at each check the most surely useful one joins
+//! the model (docs/algorithms.md §7).
+//!
+//! * Budget: screening a candidate costs one shadow update per product of its fields' features;
+//!   `budget` shadow products are allowed per feature the model learns, so screening costs at
+//!   most that fraction of linear training. Candidates are screened in turn.
+//! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
+//!   gain over its standard error) joins if its z-score is at least `z`, then every shadow and
+//!   statistic starts again (the residual changed). At most `max_crosses` crosses are added;
+//!   screening stops when that many are in.
+//! * Stored: the options, the crosses in the order they were added (with the example count at
+//!   which each joined) and the count of learned examples. Shadows are not stored: continued
+//!   training screens afresh.
+
+pub mod screen;
+pub mod stored;
+
+use screen::{Candidate, Shadow};
+
+use crate::error::PolyResult;
+use crate::learner::expansion::Learned;
+pub use crate::learner::expansion::INTERACTION_PRIME;
+use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
+
+/// Field-level apple's options (saved with the model; the serde form is the Python layer's
+/// `polars_poly.FieldApple`).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FieldAppleConfig {
+    /// Most crosses added, >= 1.
+    pub max_crosses: usize,
+    /// Shadow products screened per learned feature, > 0 (0.5: screening costs at most about
+    /// half of linear training).
+    pub budget: f64,
+    /// Learned examples between two checks, >= 1.
+    pub check_every: u64,
+    /// Least z-score of a cross's gain for it to join, > 0.
+    pub z: f64,
+    /// The shadow table has `2^shadow_bits` slots (4 bytes each), 10..=30.
+    pub shadow_bits: u32,
+    /// Add the constant feature.
+    #[serde(default = "default_constant")]
+    pub constant: bool,
+}
+
+fn default_constant() -> bool {
+    true
+}
+
+impl Default for FieldAppleConfig {
+    fn default() -> Self {
+        FieldAppleConfig {
+            max_crosses: 8,
+            budget: 0.5,
+            check_every: 10_000,
+            z: 5.0,
+            shadow_bits: 22,
+            constant: true,
+        }
+    }
+}
+
+impl FieldAppleConfig {
+    pub fn validate(&self) -> PolyResult<()> {
+        if self.max_crosses == 0 {
+            return crate::invalid!("max_crosses must be >= 1, got 0");
+        }
+        if !(self.budget.is_finite() && self.budget > 0.0) {
+            return crate::invalid!("budget must be a number > 0, got {}", self.budget);
+        }
+        if self.check_every == 0 {
+            return crate::invalid!("check_every must be >= 1, got 0");
+        }
+        if !(self.z.is_finite() && self.z > 0.0) {
+            return crate::invalid!("z must be a number > 0, got {}", self.z);
+        }
+        if !(10..=30).contains(&self.shadow_bits) {
+            return crate::invalid!("shadow_bits must be in 10..=30, got {}", self.shadow_bits);
+        }
+        Ok(())
+    }
+}
+
+/// A cross in the model: its two fields and the learned-example count at which it joined.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Cross {
+    pub fields: (usize, usize),
+    pub added_at: u64,
+}
+
+/// The field-level apple enumerator (see the module docs).
+#[derive(Clone, Debug)]
+pub struct FieldApple {
+    config: FieldAppleConfig,
+    /// Linear features, the constant and the crosses added so far.
+    features: Interactions,
+    crosses: Vec<Cross>,
+    learned: u64,
+    /// Every cross not in the model; built at the first learned example (which names the
+    /// fields), empty once screening is over.
+    candidates: Vec<Candidate>,
+    shadow: Option<Shadow>,
+    next_candidate: usize,
+    /// Shadow products the budget still allows.
+    allowance: f64,
+}
+
+impl PartialEq for FieldApple {
+    /// Models are equal when they compute the same features (screening state aside).
+    fn eq(&self, other: &Self) -> bool {
+        self.config == other.config
+            && self.crosses == other.crosses
+            && self.learned == other.learned
+    }
+}
+
+impl FieldApple {
+    pub fn new(config: FieldAppleConfig) -> PolyResult<Self> {
+        config.validate()?;
+        let features =
+            Interactions { degree: 1, namespace_pairs: Vec::new(), constant: config.constant };
+        Ok(FieldApple {
+            config,
+            features,
+            crosses: Vec::new(),
+            learned: 0,
+            candidates: Vec::new(),
+            shadow: None,
+            next_candidate: 0,
+            allowance: 0.0,
+        })
+    }
+
+    /// Reassembles a saved model: its crosses in the order they were added.
+    pub fn from_parts(
+        config: FieldAppleConfig,
+        crosses: Vec<Cross>,
+        learned: u64,
+    ) -> PolyResult<Self> {
+        let mut model = FieldApple::new(config)?;
+        for cross in crosses {
+            let (a, b) = cross.fields;
+            if a >= b || model.crosses.iter().any(|c| c.fields == cross.fields) {
+                return crate::invalid!("field cross ({a}, {b}) is not an ordered new pair");
+            }
+            model.add(cross);
+        }
+        if model.crosses.len() > model.config.max_crosses {
+            return crate::invalid!("more field crosses than max_crosses");
+        }
+        model.learned = learned;
+        Ok(model)
+    }
+
+    pub fn config(&self) -> &FieldAppleConfig {
+        &self.config
+    }
+
+    /// The crosses in the model, in the order they were added.
+    pub fn crosses(&self) -> &[Cross] {
+        &self.crosses
+    }
+
+    /// Learned examples seen.
+    pub fn learned(&self) -> u64 {
+        self.learned
+    }
+
+    fn add(&mut self, cross: Cross) {
+        self.crosses.push(cross);
+        self.features.namespace_pairs.push(cross.fields);
+    }
+
+    fn screening(&self) -> bool {
+        self.crosses.len() < self.config.max_crosses
+    }
+
+    fn start_screening(&mut self, n_fields: usize) {
+        self.candidates = (0..n_fields)
+            .flat_map(|a| (a + 1..n_fields).map(move |b| (a, b)))
+            .filter(|pair| self.crosses.iter().all(|c| c.fields != *pair))
+            .map(Candidate::new)
+            .collect();
+        self.shadow = Some(Shadow::new(self.config.shadow_bits));
+    }
+
+    /// Screens candidates in turn while the budget allows, each at most once per example.
+    fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        let Some(shadow) = self.shadow.as_mut() else { return };
+        let n = self.candidates.len();
+        let residual = learned.residual() as f32;
+        let weight = example.weight as f32;
+        if n == 0 || residual == 0.0 || weight == 0.0 {
+            return;
+        }
+        let learned_features = example.n_features() + usize::from(self.config.constant);
+        // Unused allowance carries over, but never more than one full round of candidates.
+        self.allowance = (self.allowance + self.config.budget * learned_features as f64)
+            .min((n * learned_features.max(1)) as f64);
+        for _ in 0..n {
+            let candidate = &mut self.candidates[self.next_candidate];
+            let first = example.namespace(candidate.pair.0);
+            let second = example.namespace(candidate.pair.1);
+            let cost = (first.hashes.len() * second.hashes.len()).max(1) as f64;
+            if cost > self.allowance {
+                break;
+            }
+            self.allowance -= cost;
+            shadow.screen(
+                candidate,
+                (first.hashes, first.values),
+                (second.hashes, second.values),
+                residual,
+                weight,
+            );
+            self.next_candidate = (self.next_candidate + 1) % n;
+        }
+    }
+
+    /// At a check: the best candidate joins if it is sure enough.
+    fn check(&mut self) {
+        let best = self
+            .candidates
+            .iter()
+            .enumerate()
+            .map(|(i, c)| (i, c.z_score()))
+            .filter(|&(_, z)| z >= self.config.z)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        let Some((index, _)) = best else { return };
+        let joined = self.candidates.swap_remove(index);
+        self.add(Cross { fields: joined.pair, added_at: self.learned });
+        self.next_candidate = 0;
+        if self.screening() {
+            if let Some(shadow) = self.shadow.as_mut() {
+                shadow.reset(&mut self.candidates);
+            }
+        } else {
+            self.candidates = Vec::new();
+            self.shadow = None;
+        }
+    }
+}
+
+impl Expansion for FieldApple {
+    #[inline]
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        self.features.expand(example, out);
+    }
+
+    fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
+        self.features.validate(n_namespaces)
+    }
+
+    fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
+        self.features.check(example, row)
+    }
+
+    fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        self.learned += 1;
+        if !self.screening() {
+            return;
+        }
+        if self.shadow.is_none() {
+            self.start_screening(example.n_namespaces());
+        }
+        self.screen(example, learned);
+        if self.learned % self.config.check_every == 0 {
+            self.check();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

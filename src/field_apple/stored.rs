@@ -1,0 +1,53 @@
+//! Field-level apple's section of the model file: its options, then the crosses in the order they
+//! were added (two field numbers and the learned-example count at which each joined), then the
+//! learned-example count. Shadows are not stored (see the module docs of [`super`]).
+
+use super::{Cross, FieldApple, FieldAppleConfig};
+use crate::codec::{bad, ByteReader, ByteWriter};
+use crate::error::PolyResult;
+
+/// Most crosses a file may list (far above any `max_crosses` in use; guards allocation).
+const MAX_STORED_CROSSES: usize = 1 << 16;
+
+impl FieldApple {
+    /// Writes the section (see the module docs).
+    pub fn write_section(&self, w: &mut ByteWriter) {
+        let c = self.config();
+        w.u64(c.max_crosses as u64);
+        w.f64(c.budget);
+        w.u64(c.check_every);
+        w.f64(c.z);
+        w.u32(c.shadow_bits);
+        w.flag(c.constant);
+        w.len(self.crosses().len());
+        for cross in self.crosses() {
+            w.u32(cross.fields.0 as u32);
+            w.u32(cross.fields.1 as u32);
+            w.u64(cross.added_at);
+        }
+        w.u64(self.learned());
+    }
+
+    /// Reads the section.
+    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
+        let max_crosses = usize::try_from(r.u64("field_apple max_crosses")?)
+            .map_err(|_| bad("field_apple max_crosses too large"))?;
+        let config = FieldAppleConfig {
+            max_crosses,
+            budget: r.f64("field_apple budget")?,
+            check_every: r.u64("field_apple check_every")?,
+            z: r.f64("field_apple z")?,
+            shadow_bits: r.u32("field_apple shadow_bits")?,
+            constant: r.flag("field_apple constant flag")?,
+        };
+        let n = r.len("field_apple cross count", MAX_STORED_CROSSES.min(r.remaining() / 16))?;
+        let mut crosses = Vec::with_capacity(n);
+        for _ in 0..n {
+            let a = r.u32("field_apple cross field")? as usize;
+            let b = r.u32("field_apple cross field")? as usize;
+            crosses.push(Cross { fields: (a, b), added_at: r.u64("field_apple cross time")? });
+        }
+        let learned = r.u64("field_apple learned count")?;
+        FieldApple::from_parts(config, crosses, learned).map_err(|e| bad(e.to_string()))
+    }
+}

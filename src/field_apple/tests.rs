@@ -1,0 +1,144 @@
+//! Field-level apple inside the learner: a planted cross found, nothing found in noise, the
+//! budget respected, determinism, and the model-file section.
+
+use super::*;
+use crate::codec::{ByteReader, ByteWriter};
+use crate::learner::loss::Logistic;
+use crate::learner::{Batch, FitOptions, Learner, LearnerConfig, Loss, NamespaceRows};
+use crate::sparse::SparseRows;
+
+/// One namespace per field, one feature per row (the value id), like hashed categorical data.
+struct Fields {
+    columns: Vec<(Vec<i64>, Vec<u32>, Vec<f32>)>,
+    labels: Vec<f64>,
+}
+
+/// `n` rows of eat-rate in small: field 0 (animals) and field 1 (foods) of `varieties` values,
+/// `noise_fields` fields of 1000 values; the label is +1 when the parities of the animal and the
+/// food agree (a pure cross: neither field says anything alone), flipped with probability `flip`.
+fn eat_rate(n: usize, varieties: u32, noise_fields: usize, flip: f64, seed: u64) -> Fields {
+    let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut next = || {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        state >> 33
+    };
+    let n_fields = 2 + noise_fields;
+    let mut columns = vec![(vec![0i64], Vec::new(), Vec::new()); n_fields];
+    let mut labels = Vec::with_capacity(n);
+    for _ in 0..n {
+        let mut ids = Vec::with_capacity(n_fields);
+        for (field, column) in columns.iter_mut().enumerate() {
+            let id = (next() % u64::from(if field < 2 { varieties } else { 1000 })) as u32;
+            ids.push(id);
+            column.1.push(id);
+            column.2.push(1.0);
+            column.0.push(column.1.len() as i64);
+        }
+        let agree = ids[0] % 2 == ids[1] % 2;
+        let flipped = (next() % 1_000_000) as f64 / 1e6 < flip;
+        labels.push(if agree != flipped { 1.0 } else { -1.0 });
+    }
+    Fields { columns, labels }
+}
+
+fn config(n_fields: usize) -> LearnerConfig {
+    LearnerConfig {
+        bits: 22,
+        loss: Loss::Logistic(Logistic),
+        namespaces: (0..n_fields).map(|k| format!("f{k}")).collect(),
+        ..LearnerConfig::default()
+    }
+}
+
+fn fit(data: &Fields, field_config: FieldAppleConfig) -> Learner<FieldApple> {
+    let rows: Vec<SparseRows<'_, u32, f32>> = data
+        .columns
+        .iter()
+        .map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
+        .collect();
+    let namespaces: Vec<&dyn NamespaceRows> =
+        rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&namespaces, &data.labels, None).unwrap();
+    let mut learner =
+        Learner::new(config(data.columns.len()), FieldApple::new(field_config).unwrap()).unwrap();
+    let options = FitOptions { holdout_period: 0, ..FitOptions::default() };
+    learner.fit(&batch, &options).unwrap();
+    learner
+}
+
+#[test]
+fn finds_the_planted_cross_whose_fields_say_nothing_alone() {
+    let data = eat_rate(120_000, 100, 8, 0.0, 1);
+    let learner = fit(&data, FieldAppleConfig::default());
+    let crosses = learner.expansion().crosses();
+    assert_eq!(crosses.first().map(|c| c.fields), Some((0, 1)), "{crosses:?}");
+    // Found within a bounded number of examples, and no noise cross joined.
+    assert!(crosses[0].added_at <= 40_000, "{crosses:?}");
+    assert_eq!(crosses.len(), 1, "{crosses:?}");
+}
+
+#[test]
+fn finds_nothing_where_there_is_nothing() {
+    let mut data = eat_rate(60_000, 100, 6, 0.0, 2);
+    // Labels independent of every field.
+    let mut state = 7u64;
+    for label in &mut data.labels {
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        *label = if (state >> 40) % 2 == 0 { 1.0 } else { -1.0 };
+    }
+    let learner = fit(&data, FieldAppleConfig::default());
+    assert!(learner.expansion().crosses().is_empty(), "{:?}", learner.expansion().crosses());
+}
+
+#[test]
+fn training_is_deterministic_and_the_section_round_trips() {
+    let data = eat_rate(40_000, 50, 4, 0.1, 3);
+    let settings = FieldAppleConfig { check_every: 5_000, ..FieldAppleConfig::default() };
+    let first = fit(&data, settings.clone());
+    let second = fit(&data, settings);
+    assert_eq!(first.expansion(), second.expansion());
+    assert!(!first.expansion().crosses().is_empty());
+
+    let mut w = ByteWriter::new();
+    first.expansion().write_section(&mut w);
+    let bytes = w.into_bytes();
+    let read = FieldApple::read_section(&mut ByteReader::new(&bytes, 0, "features")).unwrap();
+    assert_eq!(&read, first.expansion());
+    // A truncated section is refused, never misread.
+    for cut in [0, 5, bytes.len() - 1] {
+        assert!(
+            FieldApple::read_section(&mut ByteReader::new(&bytes[..cut], 0, "features")).is_err()
+        );
+    }
+}
+
+#[test]
+fn max_crosses_caps_what_is_added() {
+    // With a threshold this low, noise crosses join too, until the cap.
+    let data = eat_rate(60_000, 50, 4, 0.0, 4);
+    let lax = FieldAppleConfig { z: 0.01, check_every: 2_000, ..FieldAppleConfig::default() };
+    let uncapped = fit(&data, FieldAppleConfig { max_crosses: 100, ..lax.clone() });
+    assert!(uncapped.expansion().crosses().len() > 2, "{:?}", uncapped.expansion().crosses());
+    let capped = fit(&data, FieldAppleConfig { max_crosses: 2, ..lax });
+    assert_eq!(capped.expansion().crosses().len(), 2);
+}
+
+#[test]
+fn options_are_checked() {
+    let good = FieldAppleConfig::default();
+    for bad in [
+        FieldAppleConfig { max_crosses: 0, ..good.clone() },
+        FieldAppleConfig { budget: 0.0, ..good.clone() },
+        FieldAppleConfig { budget: f64::NAN, ..good.clone() },
+        FieldAppleConfig { check_every: 0, ..good.clone() },
+        FieldAppleConfig { z: -1.0, ..good.clone() },
+        FieldAppleConfig { shadow_bits: 31, ..good.clone() },
+    ] {
+        assert!(FieldApple::new(bad).is_err());
+    }
+    let crosses = vec![Cross { fields: (1, 0), added_at: 0 }];
+    assert!(FieldApple::from_parts(good.clone(), crosses, 0).is_err());
+    let twice = vec![Cross { fields: (0, 1), added_at: 0 }; 2];
+    assert!(FieldApple::from_parts(good, twice, 0).is_err());
+}
