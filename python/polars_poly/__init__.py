@@ -8,13 +8,14 @@ offer (``SGDRegressor(loss=...)``, ``Apple(ranking=..., schedule=..., identity=.
 
 from __future__ import annotations
 
-from polars_poly import datasets
+from polars_poly import datasets, synthetic
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
 from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
 from polars_poly._persist import load_model
 from polars_poly.apple import Apple
 from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
 from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
+from polars_poly.field_apple import FieldApple
 from polars_poly.learner import SGDClassifier, SGDRegressor
 from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm, scan_vw
 from polars_poly.sparse import (
@@ -32,11 +33,13 @@ from polars_poly.transformers import PolynomialExpander
 __all__ = [
     "__version__",
     "Apple",
+    "FieldApple",
     "IDENTITIES",
     "LOSSES",
     "RANKINGS",
     "SCHEDULES",
     "datasets",
+    "synthetic",
     "from_numpy",
     "from_scipy",
     "hash_features",

@@ -49,8 +49,9 @@ from polars_poly._params import (
 from polars_poly._persist import Persistent
 from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
+from polars_poly.field_apple import FieldApple
 
-Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple
+Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
 Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _POLYNOMIAL: dict[int, Expansion] = {1: "linear", 2: "quadratic", 3: "cubic"}
@@ -113,7 +114,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         "products x_i·x_j, i <= j (``quadratic``); plus all x_i·x_j·x_l, i <= j <= l\n"
         "(``cubic``); or apple's adaptive polynomial expansion (an :class:`Apple`, whose\n"
         "settings are ``expansion__alpha`` etc.; ``'apple'`` means ``Apple()``), see\n"
-        ":meth:`monomials`.",
+        ":meth:`monomials`; or crosses of feature columns found during training (a\n"
+        ":class:`FieldApple`), see :meth:`crosses`.",
     )
     interactions: Sequence[tuple[str, str]] | None = option(
         None, "Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``)."
@@ -213,10 +215,17 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             pairs.append((namespaces.index(a), namespaces.index(b)))
         if apple is not None:
             return apple._engine()
+        if isinstance(self.expansion, FieldApple):
+            if self.interactions:
+                raise ValueError(
+                    "interactions cannot be combined with a FieldApple expansion, which finds "
+                    "its own crosses"
+                )
+            return self.expansion._engine()
         if not isinstance(self.expansion, str) or self.expansion not in _DEGREE:
             raise ValueError(
-                "expansion must be 'linear', 'quadratic', 'cubic', 'apple' or a "
-                f"polars_poly.Apple, got {self.expansion!r}"
+                "expansion must be 'linear', 'quadratic', 'cubic', 'apple', a "
+                f"polars_poly.Apple or a polars_poly.FieldApple, got {self.expansion!r}"
             )
         return {"kind": "polynomial", "degree": _DEGREE[self.expansion], "namespace_pairs": pairs}
 
@@ -467,6 +476,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         if apple is not None:
             self.n_expansions_ = int(apple[0])
             self.n_parents_ = len(self._learner.apple_parents())
+        if isinstance(self.expansion, FieldApple):
+            self.n_crosses_ = len(self._learner.field_crosses())
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         if isinstance(X, pl.LazyFrame):
@@ -541,6 +552,32 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             return f"{self.namespaces_[k]}[{index}]"
 
         return name
+
+    def crosses(self) -> pl.DataFrame:
+        """The crosses of feature columns a :class:`FieldApple` expansion added, in order.
+
+        Columns: ``cross`` (``"animal*food"``), ``fields`` (the two column names) and
+        ``added_at`` (the number of learned examples when the cross joined).
+        """
+        learner = self._check_fitted()
+        if not isinstance(self.expansion, FieldApple):
+            raise ValueError(
+                f"crosses() describes a FieldApple feature set; this model uses "
+                f"expansion={self.expansion!r}"
+            )
+        rows = [
+            (
+                f"{self.namespaces_[a]}*{self.namespaces_[b]}",
+                [self.namespaces_[a], self.namespaces_[b]],
+                added,
+            )
+            for a, b, added in learner.field_crosses()
+        ]
+        return pl.DataFrame(
+            rows,
+            schema={"cross": pl.String, "fields": pl.List(pl.String), "added_at": pl.Int64},
+            orient="row",
+        )
 
     def monomials(self) -> pl.DataFrame:
         """The monomials apple chose to expand (its parents), in the order they were added.
@@ -655,6 +692,8 @@ def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
     if features["kind"] == "apple":
         apple = Apple(**{f.name: features[f.name] for f in fields(Apple)})
         expansion = "apple" if apple._is_default() else apple
+    elif features["kind"] == "field_apple":
+        expansion = FieldApple(**{f.name: features[f.name] for f in fields(FieldApple)})
     else:
         expansion = _POLYNOMIAL[features["degree"]]
         pairs = features["namespace_pairs"]
@@ -697,6 +736,8 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         Examples and expanded features learned.
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
+    n_crosses_ : int
+        FieldApple only: crosses of feature columns added so far.
 
     Examples
     --------

@@ -201,6 +201,14 @@ impl PyLearner {
             .collect())
     }
 
+    /// field-level apple's crosses in the order they were added: (first field, second field,
+    /// learned examples when it joined). Empty for other feature sets.
+    fn field_crosses(&self) -> PyResult<Vec<(usize, usize, u64)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        let Some(fields) = learner.expansion().field_apple() else { return Ok(Vec::new()) };
+        Ok(fields.crosses().iter().map(|c| (c.fields.0, c.fields.1, c.added_at)).collect())
+    }
+
     /// apple's state: (expansions done, examples learned, s̄, parents the next expansion adds);
     /// None for fixed expansions.
     fn apple_state(&self) -> PyResult<Option<(u32, u64, f64, usize)>> {

@@ -1,0 +1,69 @@
+"""``FieldApple``: apple at the level of fields — crosses of whole feature columns found during
+training, as one parameter object.
+
+``SGDClassifier(expansion=pp.FieldApple())`` starts linear on its feature columns (each
+categorical field hashed into its own sparse column, or the namespaces of a Vowpal Wabbit file)
+and screens every cross of two columns on the model's residual; a cross that surely lowers the
+loss joins the model and is then computed on the fly, like ``interactions``. It finds crosses
+whose columns say nothing alone (Vowpal Wabbit's ``-q`` without knowing the pair); see
+docs/algorithms.md §7.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from polars_poly._estimator import BaseEstimator
+from polars_poly._params import documented, engine_options, option
+
+
+@documented({})
+class FieldApple(BaseEstimator):  # type: ignore[misc]
+    """Field-level apple: grow crosses of feature columns, judged on the residual.
+
+    Each candidate cross of two feature columns keeps a small hashed *shadow* trained on the
+    model's residual; its progressive gain (the drop in squared residual it would have given)
+    decides. Every ``check_every`` examples the candidate whose mean gain is most significant
+    joins, if its z-score is at least ``z``. Screening costs at most ``budget`` shadow updates
+    per learned feature. Needs two or more sparse feature columns.
+
+    [parameters]
+
+    Examples
+    --------
+    >>> import numpy as np, polars as pl, polars_poly as pp
+    >>> rng = np.random.default_rng(0)
+    >>> n = 60_000
+    >>> animal, food, other = (rng.integers(0, 100, n) for _ in range(3))
+    >>> fields = pl.DataFrame({"animal": animal, "food": food, "other": other}).cast(pl.String)
+    >>> frame = fields.select(  # each categorical field hashed into its own sparse column
+    ...     pp.hash_features(c, bits=20).alias(c) for c in fields.columns
+    ... ).with_columns(y=pl.Series(np.where(animal % 2 == food % 2, 1, -1)))
+    >>> model = pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple()).fit(frame, "y")
+    >>> model.crosses()["cross"].to_list()  # neither column says anything alone
+    ['animal*food']
+    >>> round(model.score(frame, "y"), 2)
+    1.0
+    """
+
+    max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True)
+    budget: float = option(
+        0.5,
+        "Shadow updates per learned feature spent on screening (> 0): screening costs at\n"
+        "most about this fraction of linear training.",
+        engine=True,
+    )
+    check_every: int = option(10_000, "Learned examples between two checks (>= 1).", engine=True)
+    z: float = option(
+        5.0, "Least z-score (mean gain over its standard error) for a cross to join.", engine=True
+    )
+    shadow_bits: int = option(
+        22, "The shared shadow table has ``2**shadow_bits`` slots (10..=30).", engine=True
+    )
+
+    def _engine(self) -> dict[str, Any]:
+        """The engine's feature-set options."""
+        return {"kind": "field_apple", **engine_options(self)}
+
+
+__all__ = ["FieldApple"]

@@ -1,0 +1,96 @@
+"""Field-level apple through the estimators: the planted cross found by name, model files,
+pickling, nested parameters, streamed training and the errors a user can meet."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+from polars_poly.synthetic import eat_rate
+
+FIELDS = list("ABCDEF")
+
+
+@pytest.fixture(scope="module")
+def data() -> pl.DataFrame:
+    """eat-rate in small (100 animals, 100 foods, 4 noise fields), each field hashed alone."""
+    frame = eat_rate(100_000, seed=1, varieties=100, noise_fields=4)
+    return frame.select("label", *(pp.hash_features(f, bits=20).alias(f) for f in FIELDS))
+
+
+def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
+    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-12, 1 - 1e-12)
+    y = test["label"].to_numpy() > 0
+    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
+
+
+def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> None:
+    train, test = data.head(80_000), data.tail(20_000)
+    found = pp.SGDClassifier(loss="logistic", bits=20, expansion=pp.FieldApple()).fit(
+        train, "label"
+    )
+    crosses = found.crosses()
+    assert crosses["cross"].to_list() == ["A*B"]
+    assert crosses["fields"].to_list() == [["A", "B"]]
+    assert 0 < crosses["added_at"][0] <= 30_000
+    assert found.n_crosses_ == 1
+    given = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")]).fit(
+        train, "label"
+    )
+    linear = pp.SGDClassifier(loss="logistic", bits=20).fit(train, "label")
+    assert logloss(found, test) < logloss(given, test) + 0.02
+    assert logloss(found, test) < logloss(linear, test) - 0.15
+
+
+def test_model_file_pickle_and_native_scoring_keep_the_crosses(
+    data: pl.DataFrame, tmp_path: Path
+) -> None:
+    settings = pp.FieldApple(check_every=5_000, max_crosses=3)
+    model = pp.SGDClassifier(loss="logistic", bits=20, expansion=settings)
+    model.fit(data.head(40_000), "label")
+    test = data.tail(1_000).drop("label")
+    expected = model.decision_function(test)
+    path = tmp_path / "fields.model"
+    model.save(path)
+    for restored in (pp.load_model(path), pickle.loads(pickle.dumps(model))):
+        assert isinstance(restored, pp.SGDClassifier)
+        assert restored.crosses().equals(model.crosses())
+        assert restored.get_params()["expansion__max_crosses"] == 3
+        assert np.array_equal(restored.decision_function(test), expected)
+    scored = test.lazy().select(model.decision_function_expr()).collect(engine="streaming")
+    assert np.allclose(scored.to_series().to_numpy(), expected)
+
+
+def test_nested_parameters_and_streamed_training(data: pl.DataFrame, tmp_path: Path) -> None:
+    model = pp.SGDClassifier(loss="logistic", bits=20, expansion=pp.FieldApple())
+    assert model.get_params()["expansion__z"] == 5.0
+    model.set_params(expansion__check_every=4_000)
+    assert model.expansion.check_every == 4_000
+    path = tmp_path / "train.parquet"
+    data.head(60_000).write_parquet(path)
+    streamed = model.fit(pl.scan_parquet(path), "label")
+    assert streamed.crosses()["cross"].to_list()[:1] == ["A*B"]
+
+
+def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
+    small = data.head(100)
+    with pytest.raises(ValueError, match="interactions cannot be combined"):
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(), interactions=[("A", "B")]).fit(
+            small, "label"
+        )
+    with pytest.raises(ValueError, match="z must be a number > 0, got -1"):
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(z=-1.0)).fit(small, "label")
+    with pytest.raises(ValueError, match="shadow_bits must be in 10..=30"):
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(shadow_bits=40)).fit(
+            small, "label"
+        )
+    with pytest.raises(TypeError, match="max_crosses"):
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_crosses="8")).fit(  # type: ignore[arg-type]
+            small, "label"
+        )
+    with pytest.raises(ValueError, match="crosses\\(\\) describes a FieldApple"):
+        pp.SGDClassifier(loss="logistic").fit(small, "label").crosses()
