@@ -127,6 +127,7 @@ impl Best {
 struct Occurrences {
     residual_dot: f64,
     sum_squares: f64,
+    occurrences: usize,
     slot: u64,
     first: Ranked,
 }
@@ -220,11 +221,13 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                 let entry = stats.entry(key).or_insert_with(|| Occurrences {
                     residual_dot: 0.0,
                     sum_squares: 0.0,
+                    occurrences: 0,
                     slot,
                     first: Ranked::new(0.0, key, factors),
                 });
                 entry.residual_dot += r * v;
                 entry.sum_squares += v * v;
+                entry.occurrences += 1;
             };
             let examples = for_each_candidate(parents, window, selection, budget, visit);
             for c in stats.into_values() {
@@ -233,6 +236,8 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                     residual_dot: c.residual_dot,
                     sum_squares: c.sum_squares,
                     examples,
+                    occurrences: c.occurrences,
+                    power: c.first.factors().windows(2).any(|w| w[0] == w[1]),
                 };
                 let score = R::score(&candidate, weights);
                 best.offer(Ranked::new(score, c.first.key, c.first.factors()));

@@ -7,12 +7,16 @@
 //! Adding a ranking: a file with a unit type implementing [`RankingRule`], and its line in the
 //! registry below.
 
+mod distinct;
 mod magnitude;
 mod max_magnitude;
+mod per_child;
 mod ssm;
 
+pub use distinct::Distinct;
 pub use magnitude::Magnitude;
 pub use max_magnitude::MaxMagnitude;
+pub use per_child::PerChild;
 pub use ssm::Ssm;
 
 /// The learned weight of a slot, as the rankings see it.
@@ -36,6 +40,10 @@ pub struct Candidate {
     pub sum_squares: f64,
     /// Remembered examples enumerated.
     pub examples: usize,
+    /// Remembered examples in which the candidate occurs (its value nonzero).
+    pub occurrences: usize,
+    /// Whether a factor repeats (a power, as `x_1²·x_2`).
+    pub power: bool,
 }
 
 /// One ranking of candidate parents (see the module docs).
@@ -55,5 +63,7 @@ crate::named_registry! {
         Magnitude => magnitude::Magnitude,
         MaxMagnitude => max_magnitude::MaxMagnitude,
         Ssm => ssm::Ssm,
+        PerChild => per_child::PerChild,
+        Distinct => distinct::Distinct,
     }
 }
