@@ -21,11 +21,12 @@ from polars_poly._params import documented, engine_options, option
 class FieldApple(BaseEstimator):  # type: ignore[misc]
     """Field-level apple: grow crosses of feature columns, judged on the residual.
 
-    Each candidate cross of two feature columns keeps a small hashed *shadow* trained on the
-    model's residual; its progressive gain (the drop in squared residual it would have given)
-    decides. Every ``check_every`` examples the candidate whose mean gain is most significant
-    joins, if its z-score is at least ``z``. Screening costs at most ``budget`` shadow updates
-    per learned feature. Needs two or more sparse feature columns.
+    A *shadow* factorization machine (a vector of 4 numbers per feature value) learns the
+    model's residual from every cross of two feature columns; each cross's progressive gain
+    (what it adds to the shadow's fit) decides. Every ``check_every`` examples the cross whose
+    recent mean gain is most significant joins, if its z-score is at least ``z``. Screening
+    costs about ``budget`` shadow vector updates per learned feature. Needs two or more sparse
+    feature columns.
 
     [parameters]
 
@@ -49,8 +50,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True)
     budget: float = option(
         0.5,
-        "Shadow updates per learned feature spent on screening (> 0): screening costs at\n"
-        "most about this fraction of linear training.",
+        "Shadow vector updates per learned feature spent on screening (> 0): screening\n"
+        "costs about this fraction of linear training (0.5: every other example).",
         engine=True,
     )
     check_every: int = option(10_000, "Learned examples between two checks (>= 1).", engine=True)
@@ -58,7 +59,9 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
         5.0, "Least z-score (mean gain over its standard error) for a cross to join.", engine=True
     )
     shadow_bits: int = option(
-        22, "The shared shadow table has ``2**shadow_bits`` slots (10..=30).", engine=True
+        20,
+        "The shared shadow table has ``2**shadow_bits`` vectors of 4 numbers (10..=26).",
+        engine=True,
     )
 
     def _engine(self) -> dict[str, Any]:

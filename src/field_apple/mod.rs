@@ -4,9 +4,9 @@
 //! the residual ([`screen`]) within a budget, and at each check the most surely useful one joins
 //! the model (docs/algorithms.md §7).
 //!
-//! * Budget: screening a candidate costs one shadow update per product of its fields' features;
-//!   `budget` shadow products are allowed per feature the model learns, so screening costs at
-//!   most that fraction of linear training. Candidates are screened in turn.
+//! * Budget: screening an example (every candidate at once) costs one shadow vector update per
+//!   feature; `budget` vector updates are allowed per feature the model learns, so screening
+//!   costs about that fraction of linear training (0.5: every other example is screened).
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
 //!   gain over its standard error) joins if its z-score is at least `z`, then every shadow and
 //!   statistic starts again (the residual changed). At most `max_crosses` crosses are added;
@@ -32,14 +32,14 @@ use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
 pub struct FieldAppleConfig {
     /// Most crosses added, >= 1.
     pub max_crosses: usize,
-    /// Shadow products screened per learned feature, > 0 (0.5: screening costs at most about
-    /// half of linear training).
+    /// Shadow vector updates per learned feature, > 0 (0.5: screening costs about half of
+    /// linear training).
     pub budget: f64,
     /// Learned examples between two checks, >= 1.
     pub check_every: u64,
     /// Least z-score of a cross's gain for it to join, > 0.
     pub z: f64,
-    /// The shadow table has `2^shadow_bits` slots (4 bytes each), 10..=30.
+    /// The shadow table has `2^shadow_bits` vectors (16 bytes each), 10..=26.
     pub shadow_bits: u32,
     /// Add the constant feature.
     #[serde(default = "default_constant")]
@@ -57,7 +57,7 @@ impl Default for FieldAppleConfig {
             budget: 0.5,
             check_every: 10_000,
             z: 5.0,
-            shadow_bits: 22,
+            shadow_bits: 20,
             constant: true,
         }
     }
@@ -77,8 +77,8 @@ impl FieldAppleConfig {
         if !(self.z.is_finite() && self.z > 0.0) {
             return crate::invalid!("z must be a number > 0, got {}", self.z);
         }
-        if !(10..=30).contains(&self.shadow_bits) {
-            return crate::invalid!("shadow_bits must be in 10..=30, got {}", self.shadow_bits);
+        if !(10..=26).contains(&self.shadow_bits) {
+            return crate::invalid!("shadow_bits must be in 10..=26, got {}", self.shadow_bits);
         }
         Ok(())
     }
@@ -103,8 +103,7 @@ pub struct FieldApple {
     /// fields), empty once screening is over.
     candidates: Vec<Candidate>,
     shadow: Option<Shadow>,
-    next_candidate: usize,
-    /// Shadow products the budget still allows.
+    /// Shadow vector updates the budget still allows.
     allowance: f64,
 }
 
@@ -129,7 +128,6 @@ impl FieldApple {
             learned: 0,
             candidates: Vec::new(),
             shadow: None,
-            next_candidate: 0,
             allowance: 0.0,
         })
     }
@@ -164,6 +162,11 @@ impl FieldApple {
         &self.crosses
     }
 
+    /// The candidates being screened: (fields, z-score now, gain samples since the last reset).
+    pub fn candidate_scores(&self) -> Vec<((usize, usize), f64, u64)> {
+        self.candidates.iter().map(|c| (c.pair, c.z_score(), c.count)).collect()
+    }
+
     /// Learned examples seen.
     pub fn learned(&self) -> u64 {
         self.learned
@@ -187,36 +190,22 @@ impl FieldApple {
         self.shadow = Some(Shadow::new(self.config.shadow_bits));
     }
 
-    /// Screens candidates in turn while the budget allows, each at most once per example.
+    /// Screens every candidate on this example if the budget allows.
     fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         let Some(shadow) = self.shadow.as_mut() else { return };
-        let n = self.candidates.len();
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
-        if n == 0 || residual == 0.0 || weight == 0.0 {
+        if self.candidates.is_empty() || residual == 0.0 || weight == 0.0 {
             return;
         }
         let learned_features = example.n_features() + usize::from(self.config.constant);
-        // Unused allowance carries over, but never more than one full round of candidates.
-        self.allowance = (self.allowance + self.config.budget * learned_features as f64)
-            .min((n * learned_features.max(1)) as f64);
-        for _ in 0..n {
-            let candidate = &mut self.candidates[self.next_candidate];
-            let first = example.namespace(candidate.pair.0);
-            let second = example.namespace(candidate.pair.1);
-            let cost = (first.hashes.len() * second.hashes.len()).max(1) as f64;
-            if cost > self.allowance {
-                break;
-            }
+        let cost = example.n_features().max(1) as f64;
+        // Unused allowance carries over, but never more than one screening's worth.
+        self.allowance =
+            (self.allowance + self.config.budget * learned_features as f64).min(2.0 * cost);
+        if cost <= self.allowance {
             self.allowance -= cost;
-            shadow.screen(
-                candidate,
-                (first.hashes, first.values),
-                (second.hashes, second.values),
-                residual,
-                weight,
-            );
-            self.next_candidate = (self.next_candidate + 1) % n;
+            shadow.screen(example, &mut self.candidates, residual, weight);
         }
     }
 
@@ -228,11 +217,10 @@ impl FieldApple {
             .enumerate()
             .map(|(i, c)| (i, c.z_score()))
             .filter(|&(_, z)| z >= self.config.z)
-            .max_by(|a, b| a.1.total_cmp(&b.1));
+            .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
         let Some((index, _)) = best else { return };
-        let joined = self.candidates.swap_remove(index);
+        let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
-        self.next_candidate = 0;
         if self.screening() {
             if let Some(shadow) = self.shadow.as_mut() {
                 shadow.reset(&mut self.candidates);

@@ -1,49 +1,75 @@
 //! Screening candidate field crosses on the residual, before any of them costs a weight.
 //!
-//! A candidate cross (a, b) of two namespaces gets a *shadow*: a hashed table of corrections,
-//! one per (feature of a, feature of b) product, trained by normalized least squares on the main
-//! model's progressive residual `g` (minus the loss derivative at its prediction). Before each
-//! shadow update the candidate's progressive gain is recorded:
+//! The *shadow* is a factorization machine of the main model's progressive residual `g` (minus
+//! the loss derivative at its prediction): every feature i of every field has a small vector
+//! `u_i` ([`RANK`] numbers, in a hashed table), each field a sums `U_a = Σ x_i u_i` over its
+//! features, each candidate cross (a, b) contributes `c_ab = <U_a, U_b>`, and the shadow predicts
+//! `s = Σ c_ab` over the candidates. It is trained by normalized gradient steps on `(g - s)²`.
+//! Before each step every candidate records its progressive drop-one gain
 //!
-//! `gain = w · (g² - (g - s)²)`, with `s` the shadow's prediction and `w` the importance weight,
+//! `gain_ab = w · (r² - e²)`, `e = g - s`, `r = e + c_ab` (the error without the cross),
 //!
-//! the drop in squared residual the cross would have given had it been in the model. A cross
-//! that carries signal the model lacks has a positive mean gain; a useless one has a mean gain at
-//! or below zero (its shadow fits noise, or never sees a product twice). This judges the cross
-//! itself, so it finds crosses whose fields say nothing alone (eat-rate's animal x food), which no
-//! ranking of single features by their weights can.
+//! `w` the importance weight: what the cross adds to the others. A cross that carries signal the
+//! model lacks has a positive mean gain; a useless one has a negative one (its `c_ab` only adds
+//! noise: `E[r² - e²] = -E[c²]`). This judges each cross itself, so it finds crosses whose fields
+//! say nothing alone (eat-rate's animal x food), which no ranking of single features by their
+//! weights can.
 //!
-//! All candidates share one table; a candidate's salt keeps its slots apart from the others'.
+//! Why a shared factorization: a cross of two fields of 1,000 values each has a million value
+//! pairs, each seen about twice in two million rows, so a shadow with one number per pair has
+//! almost nothing to go on; a vector per value learns from every row holding the value (about two
+//! thousand each), every pair is scored on every screened example, and the common crosses (a kind
+//! of animal with a kind of food, a user segment with an ad category) are of low rank.
 
-/// Shadow learning rate (normalized least squares: a product seen again predicts this fraction
-/// of the residual it saw).
-const SHADOW_RATE: f32 = 0.5;
+use crate::learner::Example;
 
-/// A cross being screened: its namespaces, salt and gain statistics since the last reset.
+/// Numbers per feature vector of the shadow.
+pub const RANK: usize = 4;
+
+/// Shadow learning rate: the fraction of the error a step removes (normalized step).
+const SHADOW_RATE: f32 = 0.2;
+
+/// Spread of the initial vectors (they must not start at zero: a zero factorization never
+/// moves).
+const INITIAL_SCALE: f32 = 0.1;
+
+/// Samples a candidate's gain statistics remember: older samples weigh less, by
+/// `1 - 1/MEMORY` per sample, so the statistics judge the shadow as it is now, not as it was
+/// while it was still learning.
+const MEMORY: f64 = 4096.0;
+
+/// A cross being screened: its fields and gain statistics since the last reset (exponentially
+/// weighted sums of the gains, their squares and the weights).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
     pub pair: (usize, usize),
-    salt: u64,
     pub count: u64,
     pub gain: f64,
     pub gain_squares: f64,
+    pub weight: f64,
 }
 
 impl Candidate {
     pub fn new(pair: (usize, usize)) -> Self {
-        // Distinct odd multipliers of the pair keep candidates' slots apart.
-        let salt = ((pair.0 as u64) << 32 | pair.1 as u64)
-            .wrapping_add(1)
-            .wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Candidate { pair, salt, count: 0, gain: 0.0, gain_squares: 0.0 }
+        Candidate { pair, count: 0, gain: 0.0, gain_squares: 0.0, weight: 0.0 }
     }
 
-    /// The mean gain over its standard error: how surely the cross helps (0 before two samples).
+    /// Adds one gain sample, older ones fading (see [`MEMORY`]).
+    pub fn record(&mut self, gain: f64) {
+        let keep = 1.0 - 1.0 / MEMORY;
+        self.count += 1;
+        self.gain = keep * self.gain + gain;
+        self.gain_squares = keep * self.gain_squares + gain * gain;
+        self.weight = keep * self.weight + 1.0;
+    }
+
+    /// The weighted mean gain over its standard error (the weights' effective sample size):
+    /// how surely the cross helps now; 0 before two samples.
     pub fn z_score(&self) -> f64 {
-        if self.count < 2 {
+        if self.count < 2 || self.weight <= 1.0 {
             return 0.0;
         }
-        let n = self.count as f64;
+        let n = self.weight;
         let mean = self.gain / n;
         let variance = (self.gain_squares / n - mean * mean).max(0.0) * n / (n - 1.0);
         if variance == 0.0 {
@@ -56,72 +82,139 @@ impl Candidate {
         self.count = 0;
         self.gain = 0.0;
         self.gain_squares = 0.0;
+        self.weight = 0.0;
     }
 }
 
-/// The shared shadow table of every candidate.
+type Vector = [f32; RANK];
+
+fn dot(a: &Vector, b: &Vector) -> f32 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The shadow factorization machine (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Shadow {
+    /// `2^bits` vectors of [`RANK`] numbers.
     table: Vec<f32>,
     shift: u32,
-    /// Reused (slot, product) pairs of the candidate being screened.
-    products: Vec<(usize, f32)>,
+    /// Reused per example: each feature's slot, each field's span of them, sum and direction.
+    slots: Vec<usize>,
+    spans: Vec<(usize, usize)>,
+    sums: Vec<Vector>,
+    norms: Vec<f32>,
+    contributions: Vec<f32>,
+    directions: Vec<Vector>,
+}
+
+/// A feature's slot: its hash mixed with its field's number (the same feature in two fields is
+/// two vectors), multiplicative hashing's top bits.
+#[inline]
+fn slot(hash: u64, field: usize, shift: u32) -> usize {
+    let salt = (field as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    ((hash ^ salt).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
 }
 
 impl Shadow {
-    /// A table of `2^bits` corrections (`bits` in 1..=30, checked by the caller).
+    /// A table of `2^bits` vectors (`bits` in 10..=26, checked by the caller), each number
+    /// starting at a small deterministic pseudo-random value.
     pub fn new(bits: u32) -> Self {
-        Shadow { table: vec![0.0; 1 << bits], shift: 64 - bits, products: Vec::new() }
+        let mut table = vec![0.0f32; RANK << bits];
+        Self::initialize(&mut table);
+        Shadow {
+            table,
+            shift: 64 - bits,
+            slots: Vec::new(),
+            spans: Vec::new(),
+            sums: Vec::new(),
+            norms: Vec::new(),
+            contributions: Vec::new(),
+            directions: Vec::new(),
+        }
     }
 
-    #[inline]
-    fn slot(&self, salt: u64, first: u64, second: u64) -> usize {
-        // Multiplicative hashing of the product's hash (Vowpal Wabbit's cross step) mixed with
-        // the candidate's salt; the top bits are the best mixed.
-        let cross = first.wrapping_mul(super::INTERACTION_PRIME) ^ second;
-        ((cross ^ salt).wrapping_mul(0xD6E8_FEB8_6659_FD93) >> self.shift) as usize
+    fn initialize(table: &mut [f32]) {
+        for (k, v) in table.iter_mut().enumerate() {
+            let bits = crate::hashing::fmix32(k as u32 ^ 0x2545_F491);
+            // Uniform in [-scale, scale).
+            *v = INITIAL_SCALE * ((bits as f32 / u32::MAX as f32) * 2.0 - 1.0);
+        }
     }
 
-    /// Records `candidate`'s progressive gain on residual `residual` (importance `weight`) for
-    /// the products of `first` x `second` (hashes and values), then trains its shadow.
+    fn vector(&self, slot: usize) -> &Vector {
+        let start = slot * RANK;
+        self.table[start..start + RANK].try_into().unwrap_or(&[0.0; RANK])
+    }
+
+    /// Records every candidate's progressive drop-one gain on `example` for residual `residual`,
+    /// then trains the shadow. Returns the number of feature vectors it touched (the cost).
     pub fn screen(
         &mut self,
-        candidate: &mut Candidate,
-        first: (&[u64], &[f32]),
-        second: (&[u64], &[f32]),
+        example: &Example<'_>,
+        candidates: &mut [Candidate],
         residual: f32,
         weight: f32,
-    ) {
-        self.products.clear();
-        let mut prediction = 0.0f32;
-        let mut norm = 0.0f32;
-        for (&h1, &x1) in first.0.iter().zip(first.1) {
-            for (&h2, &x2) in second.0.iter().zip(second.1) {
-                let slot = self.slot(candidate.salt, h1, h2);
-                let x = x1 * x2;
-                prediction += self.table[slot] * x;
+    ) -> usize {
+        let n_fields = example.n_namespaces();
+        self.slots.clear();
+        self.spans.clear();
+        self.sums.clear();
+        self.norms.clear();
+        for field in 0..n_fields {
+            let features = example.namespace(field);
+            let start = self.slots.len();
+            let mut sum = [0.0f32; RANK];
+            let mut norm = 0.0f32;
+            for (&h, &x) in features.hashes.iter().zip(features.values) {
+                let slot = slot(h, field, self.shift);
+                self.slots.push(slot);
+                let vector = *self.vector(slot);
+                sum.iter_mut().zip(&vector).for_each(|(s, v)| *s += x * v);
                 norm += x * x;
-                self.products.push((slot, x));
+            }
+            self.spans.push((start, self.slots.len()));
+            self.sums.push(sum);
+            self.norms.push(norm);
+        }
+        let sums = &self.sums;
+        self.contributions.clear();
+        self.contributions.extend(candidates.iter().map(|c| dot(&sums[c.pair.0], &sums[c.pair.1])));
+        let error = residual - self.contributions.iter().sum::<f32>();
+        if !error.is_finite() {
+            return self.slots.len();
+        }
+        let w = f64::from(weight);
+        for (candidate, &c) in candidates.iter_mut().zip(&self.contributions) {
+            let without = f64::from(error + c);
+            candidate.record(w * (without * without - f64::from(error) * f64::from(error)));
+        }
+        // d s / d u_i = x_i · (Σ of the sums of the fields field(i) is crossed with).
+        self.directions.clear();
+        self.directions.resize(n_fields, [0.0; RANK]);
+        for candidate in candidates.iter() {
+            let (a, b) = candidate.pair;
+            let (sum_a, sum_b) = (self.sums[a], self.sums[b]);
+            self.directions[a].iter_mut().zip(&sum_b).for_each(|(d, v)| *d += v);
+            self.directions[b].iter_mut().zip(&sum_a).for_each(|(d, v)| *d += v);
+        }
+        let curvature: f32 =
+            self.norms.iter().zip(&self.directions).map(|(norm, d)| norm * dot(d, d)).sum();
+        let step = SHADOW_RATE * weight.min(1.0) * error / curvature.max(1.0);
+        for (field, &(start, end)) in self.spans.iter().enumerate() {
+            let features = example.namespace(field);
+            let direction = self.directions[field];
+            for (&slot, &x) in self.slots[start..end].iter().zip(features.values) {
+                let vector = &mut self.table[slot * RANK..(slot + 1) * RANK];
+                vector.iter_mut().zip(&direction).for_each(|(v, d)| *v += step * x * d);
             }
         }
-        if self.products.is_empty() || norm == 0.0 || !norm.is_finite() {
-            return;
-        }
-        let error = residual - prediction;
-        let gain = f64::from(weight) * (f64::from(residual).powi(2) - f64::from(error).powi(2));
-        candidate.count += 1;
-        candidate.gain += gain;
-        candidate.gain_squares += gain * gain;
-        let step = SHADOW_RATE * weight.min(1.0) * error / norm;
-        for &(slot, x) in &self.products {
-            self.table[slot] += step * x;
-        }
+        self.slots.len()
     }
 
-    /// Forgets every shadow and every candidate's statistics: after a cross joins the model the
+    /// Forgets the shadow and every candidate's statistics: after a cross joins the model the
     /// residual changes, and what was learned of the old one would mislead.
     pub fn reset(&mut self, candidates: &mut [Candidate]) {
-        self.table.fill(0.0);
+        Self::initialize(&mut self.table);
         candidates.iter_mut().for_each(Candidate::reset);
     }
 }
@@ -129,83 +222,89 @@ impl Shadow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::learner::example::ExampleBuffer;
 
-    /// Screens a candidate on `rows` of (first value id, second value id, residual).
-    fn screen_rows(rows: &[(u64, u64, f32)]) -> Candidate {
+    /// Screens the crosses of three one-hot fields on `rows` of (value ids, residual).
+    fn screen_rows(rows: &[([u32; 3], f32)]) -> Vec<Candidate> {
         let mut shadow = Shadow::new(16);
-        let mut candidate = Candidate::new((0, 1));
-        for &(a, b, g) in rows {
-            shadow.screen(&mut candidate, (&[a], &[1.0]), (&[b], &[1.0]), g, 1.0);
+        let mut candidates: Vec<Candidate> =
+            [(0, 1), (0, 2), (1, 2)].into_iter().map(Candidate::new).collect();
+        let mut buffer = ExampleBuffer::new();
+        for (ids, g) in rows {
+            buffer.clear();
+            for &id in ids {
+                buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
+            }
+            let example = buffer.finish(0.0, 1.0, 0).unwrap();
+            assert_eq!(shadow.screen(&example, &mut candidates, *g, 1.0), 3);
         }
-        candidate
+        candidates
     }
 
     #[test]
-    fn a_cross_that_predicts_the_residual_gains_and_noise_does_not() {
-        // The residual is the product of two ±1 attributes of 20 x 20 values: a pure cross.
-        let sign = |v: u64| if v % 2 == 0 { 1.0 } else { -1.0 };
+    fn the_cross_that_predicts_the_residual_gains_and_the_others_do_not() {
+        // The residual is the product of two ±1 attributes of fields 0 and 1 (20 values each);
+        // field 2 is noise.
+        let sign = |v: u32| if v % 2 == 0 { 1.0 } else { -1.0 };
         let mut state = 12345u64;
         let mut next = || {
             state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            state >> 33
+            (state >> 33) as u32
         };
-        let crossed: Vec<(u64, u64, f32)> = (0..4000)
+        let rows: Vec<([u32; 3], f32)> = (0..6000)
             .map(|_| {
-                let (a, b) = (next() % 20, next() % 20);
-                (a, b, 0.5 * sign(a) * sign(b))
+                let ids = [next() % 20, next() % 20, next() % 20];
+                (ids, 0.5 * sign(ids[0]) * sign(ids[1]))
             })
             .collect();
-        let noise: Vec<(u64, u64, f32)> = (0..4000)
-            .map(|_| (next() % 20, next() % 20, if next() % 2 == 0 { 0.5 } else { -0.5 }))
-            .collect();
-        let useful = screen_rows(&crossed);
-        let useless = screen_rows(&noise);
-        assert_eq!(useful.count, 4000);
-        assert!(useful.z_score() > 20.0, "{}", useful.z_score());
-        assert!(useless.z_score() < 3.0, "{}", useless.z_score());
-        assert!(useful.gain > 0.0 && useless.gain < useful.gain / 10.0);
+        let candidates = screen_rows(&rows);
+        assert_eq!(candidates[0].count, 6000);
+        assert!(candidates[0].z_score() > 20.0, "{:?}", candidates[0]);
+        for noise in &candidates[1..] {
+            assert!(noise.z_score() < 3.0, "{noise:?}");
+        }
     }
 
     #[test]
-    fn z_score_is_mean_over_standard_error() {
+    fn z_score_is_mean_over_standard_error_of_recent_gains() {
         let mut candidate = Candidate::new((0, 1));
         for gain in [1.0, 2.0, 3.0] {
-            candidate.count += 1;
-            candidate.gain += gain;
-            candidate.gain_squares += gain * gain;
+            candidate.record(gain);
         }
-        // mean 2, sample sd 1, n 3: z = 2 / (1 / sqrt 3).
-        assert!((candidate.z_score() - 2.0 * 3f64.sqrt()).abs() < 1e-12);
+        // Nearly equal weights: mean ~2, sample sd ~1, n ~3: z ~ 2 / (1 / sqrt 3).
+        assert!((candidate.z_score() - 2.0 * 3f64.sqrt()).abs() < 2e-3, "{}", candidate.z_score());
         assert_eq!(Candidate::new((0, 1)).z_score(), 0.0);
+        // Old samples fade: after many negative gains, a long run of positive ones wins.
+        let mut fading = Candidate::new((0, 1));
+        (0..20_000).for_each(|k| fading.record(if k % 2 == 0 { -1.5 } else { 0.5 }));
+        assert!(fading.z_score() < -5.0);
+        (0..20_000).for_each(|k| fading.record(if k % 2 == 0 { 1.5 } else { -0.5 }));
+        assert!(fading.z_score() > 5.0, "{}", fading.z_score());
     }
 
     #[test]
-    fn reset_forgets_shadows_and_statistics() {
-        let mut shadow = Shadow::new(8);
+    fn reset_forgets_the_shadow_and_the_statistics() {
+        let rows = [([1, 2, 3], 1.0f32), ([1, 2, 3], 1.0)];
+        let mut shadow = Shadow::new(10);
         let mut candidates = vec![Candidate::new((0, 1))];
-        shadow.screen(&mut candidates[0], (&[1], &[1.0]), (&[2], &[1.0]), 1.0, 1.0);
-        shadow.screen(&mut candidates[0], (&[1], &[1.0]), (&[2], &[1.0]), 1.0, 1.0);
+        let mut buffer = ExampleBuffer::new();
+        for (ids, g) in rows {
+            buffer.clear();
+            for id in ids {
+                buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
+            }
+            shadow.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, g, 1.0);
+        }
         assert!(candidates[0].gain > 0.0);
+        assert!(shadow.table != Shadow::new(10).table);
         shadow.reset(&mut candidates);
         assert_eq!(candidates[0].count, 0);
-        assert!(shadow.table.iter().all(|&v| v == 0.0));
+        assert!(shadow.table == Shadow::new(10).table);
     }
 
     #[test]
-    fn empty_namespaces_record_nothing() {
-        let mut shadow = Shadow::new(8);
-        let mut candidate = Candidate::new((0, 1));
-        shadow.screen(&mut candidate, (&[], &[]), (&[2], &[1.0]), 1.0, 1.0);
-        assert_eq!(candidate.count, 0);
-    }
-
-    #[test]
-    fn candidates_of_different_pairs_use_different_slots() {
-        let shadow = Shadow::new(20);
-        let a = Candidate::new((0, 1));
-        let b = Candidate::new((1, 2));
-        let differ =
-            (0..100u64).filter(|&h| shadow.slot(a.salt, h, h + 7) != shadow.slot(b.salt, h, h + 7));
-        assert!(differ.count() >= 99);
+    fn the_same_feature_in_two_fields_has_two_vectors() {
+        let differ = (0..100u64).filter(|&h| slot(h, 0, 44) != slot(h, 1, 44)).count();
+        assert!(differ >= 99);
     }
 }
