@@ -9,7 +9,9 @@
 //!   costs about that fraction of linear training (0.5: every other example is screened).
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
 //!   gain over its standard error) joins if its z-score is at least `z`, then every shadow and
-//!   statistic starts again (the residual changed). At most `max_crosses` crosses are added;
+//!   statistic starts again (the residual changed). After 30 checks in a row that add nothing,
+//!   each further one shrinks the budget in force by 5%, down to a quarter of `budget`; a cross
+//!   joining restores it. At most `max_crosses` crosses are added;
 //!   screening stops when that many are in.
 //! * Stored: the options, the crosses in the order they were added (with the example count at
 //!   which each joined) and the count of learned examples. Shadows are not stored: continued
@@ -84,6 +86,13 @@ impl FieldAppleConfig {
     }
 }
 
+/// After [`PATIENT_CHECKS`] checks in a row that add no cross, each further one shrinks the
+/// budget in force by this factor, down to [`QUIET_FLOOR`] of `budget`: a long stream whose
+/// crosses are found stops paying full price for screening, and still screens.
+const QUIET_DECAY: f64 = 0.95;
+const QUIET_FLOOR: f64 = 0.25;
+const PATIENT_CHECKS: u32 = 30;
+
 /// A cross in the model: its two fields and the learned-example count at which it joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cross {
@@ -105,6 +114,11 @@ pub struct FieldApple {
     shadow: Option<Shadow>,
     /// Shadow vector updates the budget still allows.
     allowance: f64,
+    /// The share of `budget` in force: 1 after a cross joins, shrinking after many checks that
+    /// add none (see [`QUIET_DECAY`]).
+    budget_share: f64,
+    /// Checks in a row that added no cross.
+    quiet_checks: u32,
 }
 
 impl PartialEq for FieldApple {
@@ -129,6 +143,8 @@ impl FieldApple {
             candidates: Vec::new(),
             shadow: None,
             allowance: 0.0,
+            budget_share: 1.0,
+            quiet_checks: 0,
         })
     }
 
@@ -201,8 +217,8 @@ impl FieldApple {
         let learned_features = example.n_features() + usize::from(self.config.constant);
         let cost = example.n_features().max(1) as f64;
         // Unused allowance carries over, but never more than one screening's worth.
-        self.allowance =
-            (self.allowance + self.config.budget * learned_features as f64).min(2.0 * cost);
+        let budget = self.config.budget * self.budget_share;
+        self.allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
         if cost <= self.allowance {
             self.allowance -= cost;
             shadow.screen(example, &mut self.candidates, residual, weight);
@@ -218,7 +234,15 @@ impl FieldApple {
             .map(|(i, c)| (i, c.z_score()))
             .filter(|&(_, z)| z >= self.config.z)
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
-        let Some((index, _)) = best else { return };
+        let Some((index, _)) = best else {
+            self.quiet_checks += 1;
+            if self.quiet_checks > PATIENT_CHECKS {
+                self.budget_share = (self.budget_share * QUIET_DECAY).max(QUIET_FLOOR);
+            }
+            return;
+        };
+        self.budget_share = 1.0;
+        self.quiet_checks = 0;
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
         if self.screening() {

@@ -35,7 +35,8 @@ const INITIAL_SCALE: f32 = 0.1;
 
 /// Samples a candidate's gain statistics remember: older samples weigh less, by
 /// `1 - 1/MEMORY` per sample, so the statistics judge the shadow as it is now, not as it was
-/// while it was still learning.
+/// while it was still learning. (Letting the memory grow with the samples, to gather power for
+/// weak signals, found eat-rate's cross later and no click cross: not kept.)
 const MEMORY: f64 = 4096.0;
 
 /// A cross being screened: its fields and gain statistics since the last reset (exponentially
