@@ -35,7 +35,7 @@ rust-test:
 
 rust-lint:
 	cargo fmt --check
-	cargo clippy --lib --tests --benches --quiet -- -D warnings
+	cargo clippy --lib --tests --benches --examples --quiet -- -D warnings
 	cargo clippy --lib --features python --quiet -- -D warnings
 
 py-lint: $(DEPS_STAMP)
