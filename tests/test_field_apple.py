@@ -38,6 +38,12 @@ def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> No
     assert crosses["fields"].to_list() == [["A", "B"]]
     assert 0 < crosses["added_at"][0] <= 30_000
     assert found.n_crosses_ == 1
+    # The crosses still judged: every other pair of the 6 columns, most promising first.
+    screening = found.screening()
+    assert screening.height == 15 - 1
+    assert "A*B" not in screening["cross"].to_list()
+    assert screening["z"].to_list() == sorted(screening["z"].to_list(), reverse=True)
+    assert (screening["samples"] > 0).all() and (screening["z"] < 5.0).all()
     given = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")]).fit(
         train, "label"
     )
@@ -92,5 +98,8 @@ def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
         pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_crosses="8")).fit(  # type: ignore[arg-type]
             small, "label"
         )
+    linear = pp.SGDClassifier(loss="logistic").fit(small, "label")
     with pytest.raises(ValueError, match="crosses\\(\\) describes a FieldApple"):
-        pp.SGDClassifier(loss="logistic").fit(small, "label").crosses()
+        linear.crosses()
+    with pytest.raises(ValueError, match="screening\\(\\) describes a FieldApple"):
+        linear.screening()

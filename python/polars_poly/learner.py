@@ -579,6 +579,36 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             orient="row",
         )
 
+    def screening(self) -> pl.DataFrame:
+        """The crosses a :class:`FieldApple` expansion is still judging, most promising first.
+
+        Columns: ``cross``, ``fields``, ``z`` (the z-score of the cross's recent mean gain; it
+        joins at a check when it is the largest and at least ``expansion.z``) and ``samples``
+        (gain samples since the last cross joined). Empty once ``max_crosses`` are in.
+        """
+        learner = self._check_fitted()
+        if not isinstance(self.expansion, FieldApple):
+            raise ValueError(
+                f"screening() describes a FieldApple feature set; this model uses "
+                f"expansion={self.expansion!r}"
+            )
+        names = self.namespaces_
+        rows = [
+            (f"{names[a]}*{names[b]}", [names[a], names[b]], z, samples)
+            for a, b, z, samples in learner.field_candidates()
+        ]
+        frame = pl.DataFrame(
+            rows,
+            schema={
+                "cross": pl.String,
+                "fields": pl.List(pl.String),
+                "z": pl.Float64,
+                "samples": pl.Int64,
+            },
+            orient="row",
+        )
+        return frame.sort("z", descending=True, maintain_order=True)
+
     def monomials(self) -> pl.DataFrame:
         """The monomials apple chose to expand (its parents), in the order they were added.
 

@@ -209,6 +209,14 @@ impl PyLearner {
         Ok(fields.crosses().iter().map(|c| (c.fields.0, c.fields.1, c.added_at)).collect())
     }
 
+    /// field-level apple's candidates still screened: (first field, second field, z-score now,
+    /// gain samples since the last reset). Empty for other feature sets or once screening ended.
+    fn field_candidates(&self) -> PyResult<Vec<(usize, usize, f64, u64)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        let Some(fields) = learner.expansion().field_apple() else { return Ok(Vec::new()) };
+        Ok(fields.candidate_scores().into_iter().map(|((a, b), z, n)| (a, b, z, n)).collect())
+    }
+
     /// apple's state: (expansions done, examples learned, s̄, parents the next expansion adds);
     /// None for fixed expansions.
     fn apple_state(&self) -> PyResult<Option<(u32, u64, f64, usize)>> {
