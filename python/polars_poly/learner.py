@@ -553,24 +553,25 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
         return name
 
+    def _field_apple(self, method: str) -> tuple[Learner, list[str]]:
+        """The fitted engine model and its feature-column names, for a FieldApple model."""
+        learner = self._check_fitted()
+        if not isinstance(self.expansion, FieldApple):
+            raise ValueError(
+                f"{method}() describes a FieldApple feature set; this model uses "
+                f"expansion={self.expansion!r}"
+            )
+        return learner, list(self.namespaces_)
+
     def crosses(self) -> pl.DataFrame:
         """The crosses of feature columns a :class:`FieldApple` expansion added, in order.
 
         Columns: ``cross`` (``"animal*food"``), ``fields`` (the two column names) and
         ``added_at`` (the number of learned examples when the cross joined).
         """
-        learner = self._check_fitted()
-        if not isinstance(self.expansion, FieldApple):
-            raise ValueError(
-                f"crosses() describes a FieldApple feature set; this model uses "
-                f"expansion={self.expansion!r}"
-            )
+        learner, names = self._field_apple("crosses")
         rows = [
-            (
-                f"{self.namespaces_[a]}*{self.namespaces_[b]}",
-                [self.namespaces_[a], self.namespaces_[b]],
-                added,
-            )
+            (f"{names[a]}*{names[b]}", [names[a], names[b]], added)
             for a, b, added in learner.field_crosses()
         ]
         return pl.DataFrame(
@@ -586,13 +587,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         joins at a check when it is the largest and at least ``expansion.z``) and ``samples``
         (gain samples since the last cross joined). Empty once ``max_crosses`` are in.
         """
-        learner = self._check_fitted()
-        if not isinstance(self.expansion, FieldApple):
-            raise ValueError(
-                f"screening() describes a FieldApple feature set; this model uses "
-                f"expansion={self.expansion!r}"
-            )
-        names = self.namespaces_
+        learner, names = self._field_apple("screening")
         rows = [
             (f"{names[a]}*{names[b]}", [names[a], names[b]], z, samples)
             for a, b, z, samples in learner.field_candidates()

@@ -24,7 +24,6 @@ use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
 use crate::learner::expansion::Learned;
-pub use crate::learner::expansion::INTERACTION_PRIME;
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
