@@ -60,9 +60,15 @@ fn main() {
         learner.fit(&batch, &options).expect("learns");
         let screening = learner.expansion();
         let mut scores = screening.candidate_scores();
-        scores.sort_by(|a, b| b.1.total_cmp(&a.1));
-        let best: Vec<String> =
-            scores.iter().take(3).map(|(pair, z, n)| format!("{pair:?} z={z:.2} n={n}")).collect();
+        scores.sort_by(|a, b| b.z_factors.max(b.z_cells).total_cmp(&a.z_factors.max(a.z_cells)));
+        let best: Vec<String> = scores
+            .iter()
+            .take(3)
+            .map(|c| {
+                let (pair, n) = (c.fields, c.samples);
+                format!("{pair:?} z={:.2}/{:.2} n={n}", c.z_factors, c.z_cells)
+            })
+            .collect();
         let crosses: Vec<_> = screening.crosses().iter().map(|c| c.fields).collect();
         println!("{end:>8} crosses {crosses:?} best {best:?}");
         if !crosses.is_empty() {

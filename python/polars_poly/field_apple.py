@@ -21,12 +21,15 @@ from polars_poly._params import documented, engine_options, option
 class FieldApple(BaseEstimator):  # type: ignore[misc]
     """Field-level apple: grow crosses of feature columns, judged on the residual.
 
-    A *shadow* factorization machine (a vector of 4 numbers per feature value) learns the
-    model's residual from every cross of two feature columns; each cross's progressive gain
-    (what it adds to the shadow's fit) decides. Every ``check_every`` examples the cross whose
-    recent mean gain is most significant joins, if its z-score is at least ``z``. Screening
-    costs about ``budget`` shadow vector updates per learned feature. Needs two or more sparse
-    feature columns.
+    Two judges learn the model's residual from every cross of two feature columns: a *shadow*
+    factorization machine (a vector of 4 numbers per feature value, shared by all crosses: it
+    sees crosses of low rank from few rows) and a hashed cell per value pair of each cross (the
+    pair's shrunk mean residual: it sees crosses whose every value pair has its own effect).
+    Each cross's progressive gain under each judge (what it adds to the fit) decides: every
+    ``check_every`` examples the cross whose mean gain is most significant joins, if its z-score
+    is at least ``z``; crosses whose gain stays negative are paused, leaving the budget to the
+    others. Screening costs about ``budget`` units per learned feature (a unit: a shadow vector
+    update, or four crosses judged). Needs two or more sparse feature columns.
 
     [parameters]
 
@@ -50,8 +53,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True)
     budget: float = option(
         0.5,
-        "Shadow vector updates per learned feature spent on screening (> 0): screening\n"
-        "costs about this fraction of linear training (0.5: every other example).",
+        "Screening units per learned feature (> 0; a unit is a shadow vector update or four\n"
+        "crosses judged): screening costs about this fraction of linear training.",
         engine=True,
     )
     check_every: int = option(10_000, "Learned examples between two checks (>= 1).", engine=True)
@@ -60,7 +63,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     )
     shadow_bits: int = option(
         20,
-        "The shared shadow table has ``2**shadow_bits`` vectors of 4 numbers (10..=26).",
+        "The shared shadow table has ``2**shadow_bits`` vectors of 4 numbers (10..=26); the\n"
+        "value-pair cells number ``2**(shadow_bits + 2)`` (at most ``2**26``).",
         engine=True,
     )
 

@@ -583,14 +583,19 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def screening(self) -> pl.DataFrame:
         """The crosses a :class:`FieldApple` expansion is still judging, most promising first.
 
-        Columns: ``cross``, ``fields``, ``z`` (the z-score of the cross's recent mean gain; it
-        joins at a check when it is the largest and at least ``expansion.z``) and ``samples``
-        (gain samples since the last cross joined). Empty once ``max_crosses`` are in.
+        Columns: ``cross``, ``fields``, ``z`` (how surely the cross lowers the loss: the larger
+        of its two judges' z-scores; it joins at a check when it is the largest and at least
+        ``expansion.z``), ``z_factors`` (the shared factorization's judgement, for crosses of
+        low rank), ``z_cells`` (its value-pair cells' judgement, for crosses whose every pair
+        of values has its own effect), ``samples`` (gain samples since the last cross
+        joined or the candidate rejoined the race) and ``active`` (false while the candidate is
+        paused: it had a negative z-score after 5,000 samples; paused candidates rejoin when a
+        cross joins or after 30 checks without one). Empty once ``max_crosses`` are in.
         """
         learner, names = self._field_apple("screening")
         rows = [
-            (f"{names[a]}*{names[b]}", [names[a], names[b]], z, samples)
-            for a, b, z, samples in learner.field_candidates()
+            (f"{names[a]}*{names[b]}", [names[a], names[b]], max(zf, zc), zf, zc, samples, active)
+            for a, b, zf, zc, samples, active in learner.field_candidates()
         ]
         frame = pl.DataFrame(
             rows,
@@ -598,7 +603,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 "cross": pl.String,
                 "fields": pl.List(pl.String),
                 "z": pl.Float64,
+                "z_factors": pl.Float64,
+                "z_cells": pl.Float64,
                 "samples": pl.Int64,
+                "active": pl.Boolean,
             },
             orient="row",
         )

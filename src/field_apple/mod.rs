@@ -1,15 +1,20 @@
 //! Field-level apple: crosses of whole fields (namespaces: one sparse column each, or one
 //! Vowpal Wabbit namespace), found during training and then computed on the fly like
 //! `interactions`. The model starts linear; every candidate cross of two fields is screened on
-//! the residual ([`screen`]) within a budget, and at each check the most surely useful one joins
-//! the model (docs/algorithms.md §7).
+//! the residual within a budget by two judges, a shared factorization ([`screen`], for crosses
+//! of low rank) and value-pair cells ([`cells`], for crosses of full rank), and at each check the
+//! most surely useful one joins the model (docs/algorithms.md §7).
 //!
-//! * Budget: screening an example (every candidate at once) costs one shadow vector update per
-//!   feature; `budget` vector updates are allowed per feature the model learns, so screening
-//!   costs about that fraction of linear training (0.5: every other example is screened).
+//! * Budget: screening an example (every racing candidate at once) costs one unit per feature
+//!   (a shadow vector update) and a quarter unit per racing candidate; `budget` units are
+//!   allowed per feature the model learns, so screening costs about that fraction of linear
+//!   training.
+//! * Racing: at a check, candidates with enough samples and a negative z-score pause; they
+//!   rejoin when a cross joins or every [`PATIENT_CHECKS`] quiet checks.
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
-//!   gain over its standard error) joins if its z-score is at least `z`, then every shadow and
-//!   statistic starts again (the residual changed). After 30 checks in a row that add nothing,
+//!   gain over its standard error, the better judge's) joins if its z-score is at least `z`, then
+//!   every shadow and statistic starts again (the residual changed). After 30 checks in a row
+//!   that add nothing,
 //!   each further one shrinks the budget in force by 5%, down to a quarter of `budget`; a cross
 //!   joining restores it. At most `max_crosses` crosses are added;
 //!   screening stops when that many are in.
@@ -17,9 +22,11 @@
 //!   which each joined) and the count of learned examples. Shadows are not stored: continued
 //!   training screens afresh.
 
+pub mod cells;
 pub mod screen;
 pub mod stored;
 
+use cells::PairCells;
 use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
@@ -33,14 +40,15 @@ use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
 pub struct FieldAppleConfig {
     /// Most crosses added, >= 1.
     pub max_crosses: usize,
-    /// Shadow vector updates per learned feature, > 0 (0.5: screening costs about half of
-    /// linear training).
+    /// Screening units per learned feature, > 0 (see the module docs; 0.5: screening costs
+    /// about half of linear training).
     pub budget: f64,
     /// Learned examples between two checks, >= 1.
     pub check_every: u64,
     /// Least z-score of a cross's gain for it to join, > 0.
     pub z: f64,
-    /// The shadow table has `2^shadow_bits` vectors (16 bytes each), 10..=26.
+    /// The shadow table has `2^shadow_bits` vectors (16 bytes each), 10..=26; the value-pair
+    /// cells number `2^(shadow_bits + 2)`, at most `2^26` (8 bytes each).
     pub shadow_bits: u32,
     /// Add the constant feature.
     #[serde(default = "default_constant")]
@@ -92,6 +100,30 @@ const QUIET_DECAY: f64 = 0.95;
 const QUIET_FLOOR: f64 = 0.25;
 const PATIENT_CHECKS: u32 = 30;
 
+/// The value-pair cells ([`cells`]) number `2^(shadow_bits + 2)`, at most `2^26` (8 bytes each).
+const CELL_BITS_OVER_SHADOW: u32 = 2;
+
+/// A candidate's standing (see [`FieldApple::candidate_scores`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CandidateScore {
+    pub fields: (usize, usize),
+    pub z_factors: f64,
+    pub z_cells: f64,
+    pub samples: u64,
+    /// Still in the race (not paused).
+    pub active: bool,
+}
+
+/// Gain samples a candidate needs before it may join (a z-score of a few samples of a skewed
+/// gain is not evidence) ...
+const MIN_SAMPLES_TO_JOIN: u64 = 2_000;
+
+/// ... and before it may be paused: at a check, a candidate with this many samples whose
+/// z-score is below zero stops being screened until the next cross joins or the next
+/// [`PATIENT_CHECKS`] quiet checks pass (racing: the budget goes to the crosses still in the
+/// race; a useless cross's mean gain is negative, so each falls below zero sooner or later).
+const SAMPLES_BEFORE_PAUSE: u64 = 5_000;
+
 /// A cross in the model: its two fields and the learned-example count at which it joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cross {
@@ -107,11 +139,14 @@ pub struct FieldApple {
     features: Interactions,
     crosses: Vec<Cross>,
     learned: u64,
-    /// Every cross not in the model; built at the first learned example (which names the
-    /// fields), empty once screening is over.
+    /// Every cross not in the model and still in the race; built at the first learned example
+    /// (which names the fields), empty once screening is over.
     candidates: Vec<Candidate>,
+    /// Crosses out of the race until it restarts (see [`SAMPLES_BEFORE_PAUSE`]).
+    paused: Vec<Candidate>,
     shadow: Option<Shadow>,
-    /// Shadow vector updates the budget still allows.
+    cells: Option<PairCells>,
+    /// Screening units the budget still allows.
     allowance: f64,
     /// The share of `budget` in force: 1 after a cross joins, shrinking after many checks that
     /// add none (see [`QUIET_DECAY`]).
@@ -140,7 +175,9 @@ impl FieldApple {
             crosses: Vec::new(),
             learned: 0,
             candidates: Vec::new(),
+            paused: Vec::new(),
             shadow: None,
+            cells: None,
             allowance: 0.0,
             budget_share: 1.0,
             quiet_checks: 0,
@@ -177,9 +214,18 @@ impl FieldApple {
         &self.crosses
     }
 
-    /// The candidates being screened: (fields, z-score now, gain samples since the last reset).
-    pub fn candidate_scores(&self) -> Vec<((usize, usize), f64, u64)> {
-        self.candidates.iter().map(|c| (c.pair, c.z_score(), c.count)).collect()
+    /// The candidates being screened, then the paused ones: fields, the z-scores of the
+    /// factorization's and the cells' judgement now, and gain samples since the last reset.
+    pub fn candidate_scores(&self) -> Vec<CandidateScore> {
+        let score = |c: &Candidate, active: bool| CandidateScore {
+            fields: c.pair,
+            z_factors: c.factors.z_score(),
+            z_cells: c.cells.z_score(),
+            samples: c.count(),
+            active,
+        };
+        let active = self.candidates.iter().map(|c| score(c, true));
+        active.chain(self.paused.iter().map(|c| score(c, false))).collect()
     }
 
     /// Learned examples seen.
@@ -203,33 +249,42 @@ impl FieldApple {
             .map(Candidate::new)
             .collect();
         self.shadow = Some(Shadow::new(self.config.shadow_bits));
+        self.cells =
+            Some(PairCells::new((self.config.shadow_bits + CELL_BITS_OVER_SHADOW).min(26)));
     }
 
     /// Screens every candidate on this example if the budget allows.
     fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
-        let Some(shadow) = self.shadow.as_mut() else { return };
+        let (Some(shadow), Some(cells)) = (self.shadow.as_mut(), self.cells.as_mut()) else {
+            return;
+        };
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
         if self.candidates.is_empty() || residual == 0.0 || weight == 0.0 {
             return;
         }
         let learned_features = example.n_features() + usize::from(self.config.constant);
-        let cost = example.n_features().max(1) as f64;
+        // Each feature costs a shadow vector update; each candidate racing a factorization term
+        // and a cell, together about a quarter of a learned feature's update (measured on
+        // eat-rate, docs/benchmarks.md).
+        let cost = (example.n_features() as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
         self.allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
         if cost <= self.allowance {
             self.allowance -= cost;
             shadow.screen(example, &mut self.candidates, residual, weight);
+            cells.screen(example, &mut self.candidates, residual, weight);
         }
     }
 
-    /// At a check: the best candidate joins if it is sure enough.
-    fn check(&mut self) {
+    /// At a check: the best candidate joins if it is sure enough; the losing ones pause.
+    fn judge(&mut self) {
         let best = self
             .candidates
             .iter()
             .enumerate()
+            .filter(|(_, c)| c.count() >= MIN_SAMPLES_TO_JOIN)
             .map(|(i, c)| (i, c.z_score()))
             .filter(|&(_, z)| z >= self.config.z)
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
@@ -238,6 +293,11 @@ impl FieldApple {
             if self.quiet_checks > PATIENT_CHECKS {
                 self.budget_share = (self.budget_share * QUIET_DECAY).max(QUIET_FLOOR);
             }
+            if self.quiet_checks % PATIENT_CHECKS == 0 {
+                self.restart_race();
+            } else {
+                self.pause_losers();
+            }
             return;
         };
         self.budget_share = 1.0;
@@ -245,13 +305,36 @@ impl FieldApple {
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
         if self.screening() {
+            self.candidates.append(&mut self.paused);
             if let Some(shadow) = self.shadow.as_mut() {
                 shadow.reset(&mut self.candidates);
             }
+            if let Some(cells) = self.cells.as_mut() {
+                cells.reset(&mut self.candidates);
+            }
         } else {
             self.candidates = Vec::new();
+            self.paused = Vec::new();
             self.shadow = None;
+            self.cells = None;
         }
+    }
+
+    /// Candidates with enough samples and a negative z-score leave the race.
+    fn pause_losers(&mut self) {
+        let (losing, racing): (Vec<_>, Vec<_>) = std::mem::take(&mut self.candidates)
+            .into_iter()
+            .partition(|c| c.count() >= SAMPLES_BEFORE_PAUSE && c.z_score() < 0.0);
+        self.candidates = racing;
+        self.paused.extend(losing);
+    }
+
+    /// The paused candidates rejoin the race with fresh statistics (a cross that lost while the
+    /// model was younger may win now).
+    fn restart_race(&mut self) {
+        let mut rejoining = std::mem::take(&mut self.paused);
+        rejoining.iter_mut().for_each(Candidate::reset);
+        self.candidates.append(&mut rejoining);
     }
 }
 
@@ -279,7 +362,7 @@ impl Expansion for FieldApple {
         }
         self.screen(example, learned);
         if self.learned % self.config.check_every == 0 {
-            self.check();
+            self.judge();
         }
     }
 }

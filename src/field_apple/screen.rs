@@ -39,25 +39,19 @@ const INITIAL_SCALE: f32 = 0.1;
 /// weak signals, found eat-rate's cross later and no click cross: not kept.)
 const MEMORY: f64 = 4096.0;
 
-/// A cross being screened: its fields and gain statistics since the last reset (exponentially
-/// weighted sums of the gains, their squares and the weights).
-#[derive(Clone, Debug, PartialEq)]
-pub struct Candidate {
-    pub pair: (usize, usize),
+/// Gain statistics of one judge of one cross since the last reset: sums of the gains, their
+/// squares and the weights, older samples fading by `keep` per sample (1: none fade).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Gains {
     pub count: u64,
     pub gain: f64,
     pub gain_squares: f64,
     pub weight: f64,
 }
 
-impl Candidate {
-    pub fn new(pair: (usize, usize)) -> Self {
-        Candidate { pair, count: 0, gain: 0.0, gain_squares: 0.0, weight: 0.0 }
-    }
-
-    /// Adds one gain sample, older ones fading (see [`MEMORY`]).
-    pub fn record(&mut self, gain: f64) {
-        let keep = 1.0 - 1.0 / MEMORY;
+impl Gains {
+    /// Adds one gain sample, older ones weighing `keep` times less.
+    pub fn record(&mut self, gain: f64, keep: f64) {
         self.count += 1;
         self.gain = keep * self.gain + gain;
         self.gain_squares = keep * self.gain_squares + gain * gain;
@@ -65,7 +59,7 @@ impl Candidate {
     }
 
     /// The weighted mean gain over its standard error (the weights' effective sample size):
-    /// how surely the cross helps now; 0 before two samples.
+    /// how surely the cross helps; 0 before two samples.
     pub fn z_score(&self) -> f64 {
         if self.count < 2 || self.weight <= 1.0 {
             return 0.0;
@@ -79,11 +73,46 @@ impl Candidate {
         mean / (variance / n).sqrt()
     }
 
-    fn reset(&mut self) {
-        self.count = 0;
-        self.gain = 0.0;
-        self.gain_squares = 0.0;
-        self.weight = 0.0;
+    pub fn reset(&mut self) {
+        *self = Gains::default();
+    }
+}
+
+/// A cross being screened: its fields and what each judge has seen of it since the last reset:
+/// the shared factorization ([`Shadow`], recent samples, see [`MEMORY`]) and its own value-pair
+/// cells ([`super::cells::PairCells`], every sample since the reset).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Candidate {
+    pub pair: (usize, usize),
+    pub factors: Gains,
+    pub cells: Gains,
+}
+
+impl Candidate {
+    pub fn new(pair: (usize, usize)) -> Self {
+        Candidate { pair, factors: Gains::default(), cells: Gains::default() }
+    }
+
+    /// Adds one gain sample of the factorization judge (see [`MEMORY`]).
+    pub fn record(&mut self, gain: f64) {
+        self.factors.record(gain, 1.0 - 1.0 / MEMORY);
+    }
+
+    /// How surely the cross helps: the larger of its two judges' z-scores, of those that have
+    /// judged it (0 if neither has).
+    pub fn z_score(&self) -> f64 {
+        let judged = [&self.factors, &self.cells].into_iter().filter(|g| g.count >= 2);
+        judged.map(Gains::z_score).reduce(f64::max).unwrap_or(0.0)
+    }
+
+    /// Gain samples since the last reset (of the judge with more).
+    pub fn count(&self) -> u64 {
+        self.factors.count.max(self.cells.count)
+    }
+
+    pub fn reset(&mut self) {
+        self.factors.reset();
+        self.cells.reset();
     }
 }
 
@@ -216,7 +245,7 @@ impl Shadow {
     /// residual changes, and what was learned of the old one would mislead.
     pub fn reset(&mut self, candidates: &mut [Candidate]) {
         Self::initialize(&mut self.table);
-        candidates.iter_mut().for_each(Candidate::reset);
+        candidates.iter_mut().for_each(|c| c.factors.reset());
     }
 }
 
@@ -259,7 +288,7 @@ mod tests {
             })
             .collect();
         let candidates = screen_rows(&rows);
-        assert_eq!(candidates[0].count, 6000);
+        assert_eq!(candidates[0].factors.count, 6000);
         assert!(candidates[0].z_score() > 20.0, "{:?}", candidates[0]);
         for noise in &candidates[1..] {
             assert!(noise.z_score() < 3.0, "{noise:?}");
@@ -278,9 +307,19 @@ mod tests {
         // Old samples fade: after many negative gains, a long run of positive ones wins.
         let mut fading = Candidate::new((0, 1));
         (0..20_000).for_each(|k| fading.record(if k % 2 == 0 { -1.5 } else { 0.5 }));
-        assert!(fading.z_score() < -5.0);
+        assert!(fading.factors.z_score() < -5.0);
+        // A candidate's z-score is its better judge's, of those that judged it.
+        assert_eq!(fading.z_score(), fading.factors.z_score());
+        fading.cells.record(1.0, 1.0);
+        fading.cells.record(1.5, 1.0);
+        assert!(fading.z_score() > 1.0);
         (0..20_000).for_each(|k| fading.record(if k % 2 == 0 { 1.5 } else { -0.5 }));
-        assert!(fading.z_score() > 5.0, "{}", fading.z_score());
+        assert!(fading.factors.z_score() > 5.0, "{}", fading.z_score());
+        // Cell samples never fade: the same sequence leaves the mean negative.
+        let mut lasting = Gains::default();
+        (0..20_000).for_each(|k| lasting.record(if k % 2 == 0 { -1.5 } else { 0.5 }, 1.0));
+        (0..20_000).for_each(|k| lasting.record(if k % 2 == 0 { 1.5 } else { -0.5 }, 1.0));
+        assert!(lasting.z_score().abs() < 1e-9, "{}", lasting.z_score());
     }
 
     #[test]
@@ -296,10 +335,10 @@ mod tests {
             }
             shadow.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, g, 1.0);
         }
-        assert!(candidates[0].gain > 0.0);
+        assert!(candidates[0].factors.gain > 0.0);
         assert!(shadow.table != Shadow::new(10).table);
         shadow.reset(&mut candidates);
-        assert_eq!(candidates[0].count, 0);
+        assert_eq!(candidates[0].factors.count, 0);
         assert!(shadow.table == Shadow::new(10).table);
     }
 

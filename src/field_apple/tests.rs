@@ -78,6 +78,75 @@ fn finds_the_planted_cross_whose_fields_say_nothing_alone() {
     assert_eq!(crosses.len(), 1, "{crosses:?}");
 }
 
+/// Like [`eat_rate`], but the label's log-odds are a random ±`effect` per value pair of fields 0
+/// and 1 (a cross of full rank: no few numbers per value describe it), 4 noise fields.
+fn pair_effects(n: usize, varieties: u32, effect: f64, seed: u64) -> Fields {
+    let mut data = eat_rate(n, varieties, 4, 0.0, seed);
+    let mut state = seed ^ 0xABCD;
+    for (row, label) in data.labels.iter_mut().enumerate() {
+        let (a, b) = (data.columns[0].1[row], data.columns[1].1[row]);
+        let sign = if crate::hashing::fmix32(a * 7919 + b) % 2 == 0 { 1.0 } else { -1.0 };
+        let p = 1.0 / (1.0 + (-sign * effect).exp());
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        *label = if ((state >> 11) as f64 / (1u64 << 53) as f64) < p { 1.0 } else { -1.0 };
+    }
+    data
+}
+
+#[test]
+fn finds_a_planted_cross_of_full_rank_by_its_cells() {
+    let data = pair_effects(150_000, 20, 1.5, 5);
+    let learner = fit(&data, FieldAppleConfig::default());
+    let crosses = learner.expansion().crosses();
+    assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "{crosses:?}");
+}
+
+/// A candidate with `n` cell gain samples alternating around `mean`.
+fn judged(pair: (usize, usize), n: usize, mean: f64) -> Candidate {
+    let mut candidate = Candidate::new(pair);
+    (0..n).for_each(|k| candidate.cells.record(mean + if k % 2 == 0 { 1.0 } else { -1.0 }, 1.0));
+    candidate
+}
+
+#[test]
+fn losing_candidates_pause_and_rejoin_when_a_cross_joins_or_the_race_restarts() {
+    let mut model = FieldApple::new(FieldAppleConfig::default()).unwrap();
+    model.candidates = vec![
+        judged((0, 1), 6_000, -0.01), // enough samples, losing: pauses
+        judged((0, 2), 6_000, 0.01),  // winning, not surely enough to join
+        judged((1, 2), 100, -0.5),    // losing, too few samples to judge
+    ];
+    model.judge();
+    let active = |m: &FieldApple| m.candidates.iter().map(|c| c.pair).collect::<Vec<_>>();
+    assert_eq!(active(&model), [(0, 2), (1, 2)]);
+    assert_eq!(model.paused.iter().map(|c| c.pair).collect::<Vec<_>>(), [(0, 1)]);
+    let scores = model.candidate_scores();
+    assert_eq!(scores.iter().map(|c| c.active).collect::<Vec<_>>(), [true, true, false]);
+
+    // A sure winner with too few samples waits; with enough it joins, and the paused return.
+    model.candidates[0] = judged((0, 2), MIN_SAMPLES_TO_JOIN as usize - 2, 1.0);
+    model.judge();
+    assert!(model.crosses().is_empty());
+    model.candidates[0] = judged((0, 2), MIN_SAMPLES_TO_JOIN as usize, 1.0);
+    model.judge();
+    assert_eq!(model.crosses().iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 2)]);
+    assert!(model.paused.is_empty());
+    assert_eq!(active(&model).len(), 2);
+
+    // Quiet checks pause the loser again; the race restarts after PATIENT_CHECKS of them, the
+    // returning candidates with fresh statistics.
+    model.candidates = vec![judged((0, 1), 6_000, -0.01), judged((1, 2), 10, 0.0)];
+    model.quiet_checks = 0;
+    model.judge();
+    assert_eq!(model.paused.len(), 1);
+    for _ in 1..PATIENT_CHECKS {
+        model.judge();
+    }
+    assert!(model.paused.is_empty());
+    let returned = model.candidates.iter().find(|c| c.pair == (0, 1)).unwrap();
+    assert_eq!(returned.count(), 0);
+}
+
 #[test]
 fn finds_nothing_where_there_is_nothing() {
     let mut data = eat_rate(60_000, 100, 6, 0.0, 2);

@@ -20,6 +20,10 @@ use crate::learner::{Batch, Expansion, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// A hashed online learner (the engine's `Learner` with its feature enumerator).
+/// A FieldApple candidate for Python: fields a and b, the factorization's and the cells'
+/// z-scores, gain samples, still racing.
+type CandidateRow = (usize, usize, f64, f64, u64, bool);
+
 #[pyclass(module = "polars_poly._internal", name = "Learner")]
 pub struct PyLearner {
     handle: Handle,
@@ -211,10 +215,14 @@ impl PyLearner {
 
     /// field-level apple's candidates still screened: (first field, second field, z-score now,
     /// gain samples since the last reset). Empty for other feature sets or once screening ended.
-    fn field_candidates(&self) -> PyResult<Vec<(usize, usize, f64, u64)>> {
+    fn field_candidates(&self) -> PyResult<Vec<CandidateRow>> {
         let learner = self.inner.read().map_err(poisoned)?;
         let Some(fields) = learner.expansion().field_apple() else { return Ok(Vec::new()) };
-        Ok(fields.candidate_scores().into_iter().map(|((a, b), z, n)| (a, b, z, n)).collect())
+        Ok(fields
+            .candidate_scores()
+            .into_iter()
+            .map(|c| (c.fields.0, c.fields.1, c.z_factors, c.z_cells, c.samples, c.active))
+            .collect())
     }
 
     /// apple's state: (expansions done, examples learned, s̄, parents the next expansion adds);

@@ -1,0 +1,219 @@
+//! The second judge of candidate crosses: a cell per value pair, for crosses of full rank.
+//!
+//! The shared factorization ([`super::screen`]) sees crosses of low rank (a kind of animal with a
+//! kind of food) from few rows, but not a cross whose every value pair has its own effect (an
+//! ad's placement with a site, in click data), which no few numbers per value describe. So every
+//! candidate cross (a, b) also keeps, for each value pair (i, j) of its fields, a hashed cell of
+//! the residual's sum `S` and its count `n`, and predicts the residual by the shrunk mean
+//!
+//! `p_ab = x_i x_j S / (n + PRIOR)`,
+//!
+//! a pair seen a few times predicting almost nothing. Before each update the cross records its
+//! progressive gain `w (g² - (g - p_ab)²)`: a cross whose frequent value pairs carry residual
+//! gains; one that does not only adds the noise of its means and loses. Each cross is judged
+//! alone (not jointly, as in the factorization): a mean of one cell needs no others. Its
+//! samples do not fade (the cells learn slowly, and their statistics need every sample).
+//!
+//! Measured on click (docs/benchmarks.md "Field crosses"): with `PRIOR` 5 only the two planted
+//! crosses with the fewest value pairs gain; at 200 all four do and every noise cross loses.
+
+use super::screen::Candidate;
+use crate::learner::Example;
+
+/// The count a value pair's mean is shrunk by: a pair seen `PRIOR` times predicts half its mean.
+const PRIOR: f32 = 200.0;
+
+/// Value pairs a cross may have in one example for the example to be screened by its cells:
+/// beyond it (two text columns, say) the pair is skipped, and left to the factorization.
+pub const MAX_PAIRS_PER_EXAMPLE: usize = 16;
+
+/// The hashed cells of every candidate cross (see the module docs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairCells {
+    /// `2^bits` cells of (residual sum, count).
+    cells: Vec<[f32; 2]>,
+    shift: u32,
+    /// Reused per example: the cells of the candidates' value pairs with their products
+    /// `x_i x_j`, and each candidate's span of them.
+    slots: Vec<(usize, f32)>,
+    spans: Vec<(usize, usize)>,
+}
+
+/// Asks for the cache line of `cell` ahead of its use (a hint; nothing on other targets).
+#[inline(always)]
+fn prefetch(cell: &[f32; 2]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint that never faults; the pointer comes from a reference.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr().cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = cell;
+}
+
+/// The cell of value pair (`hash_a`, `hash_b`) of the cross of fields `pair`.
+#[inline]
+fn cell(hash_a: u64, hash_b: u64, pair: (usize, usize), shift: u32) -> usize {
+    let salt = ((pair.0 as u64) << 32 | pair.1 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    let key = hash_a.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ hash_b.rotate_left(29) ^ salt;
+    (key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
+}
+
+impl PairCells {
+    /// `2^bits` cells (8 bytes each), all empty.
+    pub fn new(bits: u32) -> Self {
+        PairCells {
+            cells: vec![[0.0; 2]; 1 << bits],
+            shift: 64 - bits,
+            slots: Vec::new(),
+            spans: Vec::new(),
+        }
+    }
+
+    /// Records every candidate's progressive gain on `example` for residual `residual`, then adds
+    /// the residual to the cells. Returns the number of cells touched (the cost).
+    pub fn screen(
+        &mut self,
+        example: &Example<'_>,
+        candidates: &mut [Candidate],
+        residual: f32,
+        weight: f32,
+    ) -> usize {
+        // First every cell of every candidate, each fetched ahead: the cells are random reads
+        // in a large table, and asking for all of them at once overlaps their waits.
+        self.slots.clear();
+        self.spans.clear();
+        for candidate in candidates.iter() {
+            let (a, b) = candidate.pair;
+            let (field_a, field_b) = (example.namespace(a), example.namespace(b));
+            let start = self.slots.len();
+            let n_pairs = field_a.hashes.len() * field_b.hashes.len();
+            if n_pairs > 0 && n_pairs <= MAX_PAIRS_PER_EXAMPLE {
+                for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
+                    for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
+                        let slot = cell(ha, hb, candidate.pair, self.shift);
+                        prefetch(&self.cells[slot]);
+                        self.slots.push((slot, xa * xb));
+                    }
+                }
+            }
+            self.spans.push((start, self.slots.len()));
+        }
+        let w = f64::from(weight);
+        let r = f64::from(residual);
+        for (candidate, &(start, end)) in candidates.iter_mut().zip(&self.spans) {
+            if start == end {
+                continue;
+            }
+            let slots = &self.slots[start..end];
+            let prediction: f32 = slots
+                .iter()
+                .map(|&(slot, x)| {
+                    let [sum, count] = self.cells[slot];
+                    x * sum / (count + PRIOR)
+                })
+                .sum();
+            let error = f64::from(residual - prediction);
+            if !error.is_finite() {
+                continue;
+            }
+            candidate.cells.record(w * (r * r - error * error), 1.0);
+            for &(slot, x) in slots {
+                let [sum, count] = &mut self.cells[slot];
+                *sum += weight * x * residual;
+                *count += weight * x * x;
+            }
+        }
+        self.slots.len()
+    }
+
+    /// Empties every cell and forgets every candidate's cell statistics (after a cross joins,
+    /// the residual is another one).
+    pub fn reset(&mut self, candidates: &mut [Candidate]) {
+        self.cells.iter_mut().for_each(|c| *c = [0.0; 2]);
+        candidates.iter_mut().for_each(|c| c.cells.reset());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::learner::example::ExampleBuffer;
+
+    /// Screens the crosses of three one-hot fields of 31 values on `n` rows whose residual is
+    /// ±0.5 per value pair of fields 0 and 1 by a Hadamard matrix (a cross of full rank, no
+    /// field mattering alone: its rows and columns nearly sum to zero), plus noise. Returns the
+    /// cell z-scores of (0, 1), (0, 2), (1, 2).
+    fn screen_full_rank(n: usize) -> Vec<f64> {
+        let mut cells = PairCells::new(16);
+        let mut candidates: Vec<Candidate> =
+            [(0, 1), (0, 2), (1, 2)].into_iter().map(Candidate::new).collect();
+        let mut buffer = ExampleBuffer::new();
+        // SplitMix64: successive draws independent (a plain LCG's are not, and the noise
+        // field would then carry a little of the others).
+        let mut state = 99u64;
+        let mut next = || {
+            state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            z ^ (z >> 31)
+        };
+        for _ in 0..n {
+            let ids: [u32; 3] = std::array::from_fn(|_| 1 + (next() % 31) as u32);
+            let effect = if (ids[0] & ids[1]).count_ones() % 2 == 0 { 0.5 } else { -0.5 };
+            let noise = (next() >> 11) as f32 / (1u64 << 53) as f32 - 0.5;
+            buffer.clear();
+            for id in ids {
+                buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
+            }
+            let example = buffer.finish(0.0, 1.0, 0).unwrap();
+            assert_eq!(cells.screen(&example, &mut candidates, effect + noise, 1.0), 3);
+        }
+        candidates.iter().map(|c| c.cells.z_score()).collect()
+    }
+
+    #[test]
+    fn the_cross_whose_value_pairs_carry_the_residual_gains_and_the_others_lose() {
+        let z = screen_full_rank(60_000);
+        assert!(z[0] > 20.0, "{z:?}");
+        assert!(z[1] < 0.0 && z[2] < 0.0, "{z:?}");
+    }
+
+    #[test]
+    fn a_pair_seen_rarely_predicts_little() {
+        // One cell, seen once with residual 1: its shrunk mean is 1 / (1 + PRIOR).
+        let mut cells = PairCells::new(10);
+        let mut candidates = vec![Candidate::new((0, 1))];
+        let mut buffer = ExampleBuffer::new();
+        for _ in 0..2 {
+            buffer.clear();
+            buffer.push_namespace(0, &[3], &[1.0f32], 0).unwrap();
+            buffer.push_namespace(0, &[4], &[1.0f32], 0).unwrap();
+            cells.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, 1.0, 1.0);
+        }
+        // Second gain: 1 - (1 - 1/(1 + PRIOR))^2.
+        let p = f64::from(1.0 / (1.0 + PRIOR));
+        assert!((candidates[0].cells.gain - (1.0 - (1.0 - p).powi(2))).abs() < 1e-6);
+        cells.reset(&mut candidates);
+        assert_eq!(candidates[0].cells.count, 0);
+        assert!(cells.cells.iter().all(|c| *c == [0.0; 2]));
+    }
+
+    #[test]
+    fn crosses_with_too_many_value_pairs_are_left_to_the_factorization() {
+        let mut cells = PairCells::new(10);
+        let mut candidates = vec![Candidate::new((0, 1))];
+        let mut buffer = ExampleBuffer::new();
+        let many: Vec<u32> = (0..5).collect();
+        let ones = vec![1.0f32; 5];
+        buffer.push_namespace(0, &many, &ones, 0).unwrap();
+        buffer.push_namespace(0, &many, &ones, 0).unwrap();
+        assert_eq!(
+            cells.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, 1.0, 1.0),
+            0
+        );
+        assert_eq!(candidates[0].cells.count, 0);
+    }
+}
