@@ -68,7 +68,7 @@ impl Default for AppleConfig {
     fn default() -> Self {
         AppleConfig {
             alpha: 1.0,
-            ranking: Ranking::Magnitude,
+            ranking: Ranking::Typical,
             fallback: false,
             identity: Identity::Canonical,
             max_degree: 6,

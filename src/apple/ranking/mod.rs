@@ -12,12 +12,14 @@ mod magnitude;
 mod max_magnitude;
 mod per_child;
 mod ssm;
+mod typical;
 
 pub use distinct::Distinct;
 pub use magnitude::Magnitude;
 pub use max_magnitude::MaxMagnitude;
 pub use per_child::PerChild;
 pub use ssm::Ssm;
+pub use typical::Typical;
 
 /// The learned weight of a slot, as the rankings see it.
 pub trait SlotWeights {
@@ -65,5 +67,6 @@ crate::named_registry! {
         Ssm => ssm::Ssm,
         PerChild => per_child::PerChild,
         Distinct => distinct::Distinct,
+        Typical => typical::Typical,
     }
 }
