@@ -105,7 +105,51 @@ def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
             small, "label"
         )
     linear = pp.SGDClassifier(loss="logistic").fit(small, "label")
-    with pytest.raises(ValueError, match="crosses\\(\\) describes a FieldApple"):
+    with pytest.raises(ValueError, match="crosses\\(\\) describes the crosses .*'linear' on 6"):
         linear.crosses()
-    with pytest.raises(ValueError, match="screening\\(\\) describes a FieldApple"):
+    with pytest.raises(ValueError, match="screening\\(\\) describes the crosses"):
         linear.screening()
+
+
+def test_default_apple_grows_field_crosses_on_two_or_more_columns(
+    data: pl.DataFrame, tmp_path: Path
+) -> None:
+    train, test = data.head(80_000), data.tail(20_000)
+    default = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(train, "label")
+    assert default.crosses()["cross"].to_list() == ["A*B"]
+    assert default.n_crosses_ == 1 and default.n_parents_ > 0  # monomials and crosses
+    assert default.monomials().height == default.n_parents_
+    without = pp.SGDClassifier(
+        loss="logistic", bits=20, expansion=pp.Apple(field_crosses=None)
+    ).fit(train, "label")
+    assert logloss(default, test) < logloss(without, test) - 0.15
+    with pytest.raises(ValueError, match="describes the crosses"):
+        without.crosses()
+    # Settings of the crosses are nested parameters; a saved or pickled model keeps them all.
+    tuned = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple")
+    tuned.set_params(expansion=pp.Apple(field_crosses=pp.FieldApple(z=4.0)))
+    assert tuned.get_params()["expansion__field_crosses__z"] == 4.0
+    tuned.fit(train, "label")
+    for model in (default, tuned, without):
+        model.save(tmp_path / "m")
+        loaded = pp.load_model(tmp_path / "m")
+        assert repr(loaded.expansion) == repr(model.expansion)
+        unpickled = pickle.loads(pickle.dumps(model))
+        for other in (loaded, unpickled):
+            assert np.array_equal(other.predict_proba(test), model.predict_proba(test))
+    assert pp.load_model(tmp_path / "m").expansion.field_crosses is None
+
+
+def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:
+    small = data.head(2_000)
+    bad = pp.Apple(field_crosses="always")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="field_crosses must be 'auto', None or a polars_poly"):
+        pp.SGDClassifier(loss="logistic", expansion=bad).fit(small, "label")
+    one_column = small.select("label", "A")
+    explicit = pp.Apple(field_crosses=pp.FieldApple())
+    with pytest.raises(ValueError, match="field_crosses needs two or more feature columns.*has 1"):
+        pp.SGDClassifier(loss="logistic", expansion=explicit).fit(one_column, "label")
+    # 'auto' on one column is plain apple.
+    plain = pp.SGDClassifier(loss="logistic", expansion="apple").fit(one_column, "label")
+    with pytest.raises(ValueError, match="on 1 feature column"):
+        plain.crosses()

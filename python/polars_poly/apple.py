@@ -8,11 +8,12 @@ settings are reachable as ``expansion__alpha`` in ``get_params``, ``set_params``
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 from polars_poly import _internal
 from polars_poly._estimator import BaseEstimator
-from polars_poly._params import documented, engine_options, option
+from polars_poly._params import check_options, documented, engine_options, from_engine, option
+from polars_poly.field_apple import FieldApple
 
 _NAMES = {
     "rankings": ", ".join(repr(n) for n in _internal.RANKINGS),
@@ -27,8 +28,10 @@ class Apple(BaseEstimator):  # type: ignore[misc]
 
     Each expansion adds ``s = floor(s̄ ** alpha)`` parents (``s̄`` the average number of nonzero
     features per example, with the constant); every feature the model uses is a base feature or
-    a parent times a base feature (Agarwal et al. 2014; docs/algorithms.md §4). Ranges and names
-    are checked when the estimator is fitted.
+    a parent times a base feature (Agarwal et al. 2014; docs/algorithms.md §4). On two or more
+    feature columns it also grows crosses of whole columns, judged on the residual
+    (``field_crosses``, :class:`FieldApple`; docs/algorithms.md §7). Ranges and names are
+    checked when the estimator is fitted.
 
     [parameters]
 
@@ -46,11 +49,15 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         1.0, "Parents per expansion: ``floor(s̄ ** alpha)``, in (0, 2].", engine=True
     )
     ranking: str = option(
-        "magnitude",
-        "How candidate parents are ranked, one of {rankings}: weight magnitude times the\n"
-        "monomial's root mean square over recent examples (the typical size of its\n"
-        "contribution), weight magnitude times its largest ``|x|`` (Vowpal Wabbit's\n"
-        "``--stage_poly``), or correlation with the residual.",
+        "typical",
+        "How candidate parents are ranked, one of {rankings}. ``typical``: weight magnitude\n"
+        "times the monomial's root mean square over the recent examples in which it occurs (the\n"
+        "typical size of its contribution where it contributes), powers of sparse monomials\n"
+        "last (on binary or tf-idf rows ``x**2`` is nearly ``x``); ``magnitude`` (the earlier\n"
+        "default): the same over all recent examples, absent counted as 0, which prefers\n"
+        "frequent monomials; ``max_magnitude``: times its largest ``|x|`` (Vowpal Wabbit's\n"
+        "``--stage_poly``); ``ssm``: correlation with the residual; ``per_child``,\n"
+        "``distinct``: see docs/apple_results.md.",
         engine=True,
     )
     fallback: bool = option(
@@ -81,12 +88,58 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         engine=True,
     )
 
-    def _engine(self) -> dict[str, Any]:
-        """The engine's feature-set options."""
-        return {"kind": "apple", **engine_options(self)}
+    field_crosses: FieldApple | str | None = option(
+        "auto",
+        "Crosses of whole feature columns grown beside the monomials (see\n"
+        ":class:`FieldApple`): ``'auto'`` screens them with ``FieldApple()``'s settings when\n"
+        "the model has two or more feature columns (each categorical field hashed into its own\n"
+        "sparse column, or Vowpal Wabbit namespaces), a :class:`FieldApple` with its settings\n"
+        "(two or more columns needed), ``None`` never.",
+        check=lambda v: (
+            None
+            if v is None or v == "auto" or isinstance(v, FieldApple)
+            else "'auto', None or a polars_poly.FieldApple"
+        ),
+    )
+
+    def _crosses(self, n_columns: int) -> FieldApple | None:
+        """The field crosses in force for a model of ``n_columns`` feature columns."""
+        check_options(self)
+        if isinstance(self.field_crosses, FieldApple):
+            if n_columns < 2:
+                raise ValueError(
+                    "field_crosses needs two or more feature columns (sparse columns, one per "
+                    f"field); this model has {n_columns}. Use field_crosses='auto' or None"
+                )
+            return self.field_crosses
+        return FieldApple() if self.field_crosses == "auto" and n_columns >= 2 else None
+
+    def _engine(self, n_columns: int = 1) -> dict[str, Any]:
+        """The engine's feature-set options for a model of ``n_columns`` feature columns."""
+        crosses = self._crosses(n_columns)
+        if crosses is None:
+            return {"kind": "apple", **engine_options(self)}
+        fields = {k: v for k, v in crosses._engine().items() if k != "kind"}
+        return {"kind": "apple_fields", "apple": engine_options(self), "fields": fields}
+
+    @classmethod
+    def _from_engine(cls, features: dict[str, Any], n_columns: int) -> Apple | Literal["apple"]:
+        """The ``expansion`` of a loaded model's feature set of ``n_columns`` feature columns
+        (``'apple'`` for the defaults)."""
+        crosses: FieldApple | str | None = "auto"
+        if features["kind"] == "apple_fields":
+            fields = FieldApple(**from_engine(FieldApple, features["fields"]))
+            apple = cls(**from_engine(cls, features["apple"]))
+            crosses = "auto" if fields._is_default() else fields
+        else:
+            apple = cls(**from_engine(cls, features))
+            # Two or more columns without crosses: they were turned off.
+            crosses = None if n_columns >= 2 else "auto"
+        apple.field_crosses = crosses
+        return "apple" if apple._is_default() else apple
 
     def _is_default(self) -> bool:
-        return engine_options(self) == engine_options(Apple())
+        return self.field_crosses == "auto" and engine_options(self) == engine_options(Apple())
 
 
 __all__ = ["Apple"]

@@ -72,5 +72,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
         """The engine's feature-set options."""
         return {"kind": "field_apple", **engine_options(self)}
 
+    def _is_default(self) -> bool:
+        return engine_options(self) == engine_options(FieldApple())
+
 
 __all__ = ["FieldApple"]

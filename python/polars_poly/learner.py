@@ -214,7 +214,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                     )
             pairs.append((namespaces.index(a), namespaces.index(b)))
         if apple is not None:
-            return apple._engine()
+            return apple._engine(len(namespaces))
         if isinstance(self.expansion, FieldApple):
             if self.interactions:
                 raise ValueError(
@@ -476,7 +476,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         if apple is not None:
             self.n_expansions_ = int(apple[0])
             self.n_parents_ = len(self._learner.apple_parents())
-        if isinstance(self.expansion, FieldApple):
+        if _has_field_crosses(self._learner):
             self.n_crosses_ = len(self._learner.field_crosses())
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
@@ -554,12 +554,14 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         return name
 
     def _field_apple(self, method: str) -> tuple[Learner, list[str]]:
-        """The fitted engine model and its feature-column names, for a FieldApple model."""
+        """The fitted engine model and its feature-column names, for a model that grows field
+        crosses (a FieldApple, or apple with field crosses)."""
         learner = self._check_fitted()
-        if not isinstance(self.expansion, FieldApple):
+        if not _has_field_crosses(learner):
             raise ValueError(
-                f"{method}() describes a FieldApple feature set; this model uses "
-                f"expansion={self.expansion!r}"
+                f"{method}() describes the crosses of feature columns a FieldApple (or apple on "
+                f"two or more feature columns) grows; this model uses "
+                f"expansion={self.expansion!r} on {len(self.namespaces_)} feature column(s)"
             )
         return learner, list(self.namespaces_)
 
@@ -716,15 +718,19 @@ def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
 _LEGACY_NAMES = {"early_stopping": "n_iter_no_change"}
 
 
+def _has_field_crosses(learner: Learner) -> bool:
+    """Whether the engine model grows crosses of feature columns."""
+    return str(learner.options()["features"]["kind"]) in ("field_apple", "apple_fields")
+
+
 def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
     """Estimator parameters from the options a loaded model was built with."""
     features = options["features"]
     namespaces = options["namespaces"]
     expansion: Expansion
     interactions = None
-    if features["kind"] == "apple":
-        apple = Apple(**{f.name: features[f.name] for f in fields(Apple)})
-        expansion = "apple" if apple._is_default() else apple
+    if features["kind"] in ("apple", "apple_fields"):
+        expansion = Apple._from_engine(features, len(namespaces))
     elif features["kind"] == "field_apple":
         expansion = FieldApple(**{f.name: features[f.name] for f in fields(FieldApple)})
     else:
@@ -770,7 +776,8 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
     n_crosses_ : int
-        FieldApple only: crosses of feature columns added so far.
+        FieldApple, or apple on two or more feature columns: crosses of feature columns added
+        so far.
 
     Examples
     --------

@@ -30,7 +30,7 @@ use cells::PairCells;
 use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
-use crate::learner::expansion::Learned;
+use crate::learner::expansion::{push_namespace_pairs, Learned};
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
@@ -226,6 +226,12 @@ impl FieldApple {
         };
         let active = self.candidates.iter().map(|c| score(c, true));
         active.chain(self.paused.iter().map(|c| score(c, false))).collect()
+    }
+
+    /// Only the features of the crosses added so far (for a model whose linear features and
+    /// constant another enumerator emits: apple with field crosses).
+    pub fn expand_crosses(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        push_namespace_pairs(example, &self.features.namespace_pairs, out);
     }
 
     /// Learned examples seen.

@@ -200,15 +200,7 @@ impl Expansion for Interactions {
                     }
                 }
             }
-            for &(a, b) in &self.namespace_pairs {
-                let first = example.namespace(a);
-                let second = example.namespace(b);
-                for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
-                    let ha = ha.wrapping_mul(INTERACTION_PRIME);
-                    let start = if a == b { i } else { 0 };
-                    out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
-                }
-            }
+            push_namespace_pairs(example, &self.namespace_pairs, out);
         }
         if self.constant {
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
@@ -231,6 +223,24 @@ impl Expansion for Interactions {
             }
         }
         Ok(())
+    }
+}
+
+/// The features of namespace crosses `pairs` (Vowpal Wabbit's `-q ab`: every product of a
+/// feature of `a` with one of `b`; within one namespace each unordered pair once).
+pub fn push_namespace_pairs(
+    example: &Example<'_>,
+    pairs: &[(usize, usize)],
+    out: &mut ExpandedFeatures,
+) {
+    for &(a, b) in pairs {
+        let first = example.namespace(a);
+        let second = example.namespace(b);
+        for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
+            let ha = ha.wrapping_mul(INTERACTION_PRIME);
+            let start = if a == b { i } else { 0 };
+            out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
+        }
     }
 }
 

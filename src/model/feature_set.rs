@@ -1,5 +1,7 @@
 //! [`FeatureSet`]: the registry of feature enumerators a model can have — the learner's fixed
-//! expansion ([`Interactions`]), apple's adaptive one, or field-level apple's crosses of fields. The learner knows only the
+//! expansion ([`Interactions`]), apple's adaptive one, field-level apple's crosses of fields, or
+//! apple with field crosses (both at once: apple's monomials over the whole example, and crosses
+//! of its fields found by screening). The learner knows only the
 //! [`Expansion`] trait; this layer above it names the enumerators, builds them from options and
 //! stores each in its own model-file section, written and read by the enumerator itself.
 //! Adding an enumerator: its variant and its arm in each `match` here (no catch-all arm).
@@ -15,6 +17,9 @@ pub enum FeatureSet {
     Fixed(Interactions),
     Apple(Box<Apple>),
     FieldApple(Box<FieldApple>),
+    /// apple (its linear features, monomials and constant) plus the field crosses a
+    /// [`FieldApple`] without linear features finds.
+    AppleFields(Box<Apple>, Box<FieldApple>),
 }
 
 /// How the Python layer (and any caller) describes a feature set: the serde form, tagged by
@@ -29,6 +34,8 @@ pub enum FeatureSetOptions {
     Apple(AppleConfig),
     /// field-level apple: crosses of fields found by screening.
     FieldApple(FieldAppleConfig),
+    /// apple with field crosses (`{"kind": "apple_fields", "apple": {...}, "fields": {...}}`).
+    AppleFields { apple: AppleConfig, fields: FieldAppleConfig },
 }
 
 impl FeatureSet {
@@ -47,6 +54,11 @@ impl FeatureSet {
                     ..config
                 })?))
             }
+            FeatureSetOptions::AppleFields { apple, fields } => FeatureSet::AppleFields(
+                Box::new(Apple::new(AppleConfig { constant, ..apple })?),
+                // apple emits the linear features and the constant.
+                Box::new(FieldApple::new(FieldAppleConfig { constant: false, ..fields })?),
+            ),
         })
     }
 
@@ -66,13 +78,20 @@ impl FeatureSet {
             FeatureSet::FieldApple(fields) => {
                 (FeatureSetOptions::FieldApple(fields.config().clone()), fields.config().constant)
             }
+            FeatureSet::AppleFields(apple, fields) => (
+                FeatureSetOptions::AppleFields {
+                    apple: apple.config().clone(),
+                    fields: fields.config().clone(),
+                },
+                apple.config().constant,
+            ),
         }
     }
 
     /// The apple state, when the model grows its features.
     pub fn apple(&self) -> Option<&Apple> {
         match self {
-            FeatureSet::Apple(apple) => Some(apple),
+            FeatureSet::Apple(apple) | FeatureSet::AppleFields(apple, _) => Some(apple),
             FeatureSet::Fixed(_) | FeatureSet::FieldApple(_) => None,
         }
     }
@@ -80,7 +99,7 @@ impl FeatureSet {
     /// The field-level apple state, when the model grows crosses of fields.
     pub fn field_apple(&self) -> Option<&FieldApple> {
         match self {
-            FeatureSet::FieldApple(fields) => Some(fields),
+            FeatureSet::FieldApple(fields) | FeatureSet::AppleFields(_, fields) => Some(fields),
             FeatureSet::Fixed(_) | FeatureSet::Apple(_) => None,
         }
     }
@@ -91,6 +110,7 @@ impl FeatureSet {
             FeatureSet::Fixed(_) => "interactions",
             FeatureSet::Apple(_) => "apple",
             FeatureSet::FieldApple(_) => "field_apple",
+            FeatureSet::AppleFields(..) => "apple_fields",
         }
     }
 
@@ -100,6 +120,11 @@ impl FeatureSet {
             FeatureSet::Fixed(fixed) => fixed.write_section(w),
             FeatureSet::Apple(apple) => apple.write_section(w),
             FeatureSet::FieldApple(fields) => fields.write_section(w),
+            // Each component's own bytes, apple's first.
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.write_section(w);
+                fields.write_section(w);
+            }
         }
     }
 
@@ -109,9 +134,14 @@ impl FeatureSet {
             "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
             "apple" => Ok(FeatureSet::from(Apple::read_section(r)?)),
             "field_apple" => Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r)?))),
+            "apple_fields" => {
+                let apple = Apple::read_section(r)?;
+                let fields = FieldApple::read_section(r)?;
+                Ok(FeatureSet::AppleFields(Box::new(apple), Box::new(fields)))
+            }
             other => Err(bad(format!(
                 "unknown feature enumerator {other:?} (this build knows \"interactions\", \
-                 \"apple\" and \"field_apple\")"
+                 \"apple\", \"field_apple\" and \"apple_fields\")"
             ))),
         }
     }
@@ -136,6 +166,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.expand(example, out),
             FeatureSet::Apple(e) => e.expand(example, out),
             FeatureSet::FieldApple(e) => e.expand(example, out),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.expand(example, out);
+                fields.expand_crosses(example, out);
+            }
         }
     }
 
@@ -144,6 +178,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.validate(n_namespaces),
             FeatureSet::Apple(e) => e.validate(n_namespaces),
             FeatureSet::FieldApple(e) => e.validate(n_namespaces),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.validate(n_namespaces)?;
+                fields.validate(n_namespaces)
+            }
         }
     }
 
@@ -152,6 +190,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.check(example, row),
             FeatureSet::Apple(e) => e.check(example, row),
             FeatureSet::FieldApple(e) => e.check(example, row),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.check(example, row)?;
+                fields.check(example, row)
+            }
         }
     }
 
@@ -160,6 +202,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.begin_run(examples),
             FeatureSet::Apple(e) => e.begin_run(examples),
             FeatureSet::FieldApple(e) => e.begin_run(examples),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.begin_run(examples);
+                fields.begin_run(examples);
+            }
         }
     }
 
@@ -169,6 +215,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.after_learn(example, learned),
             FeatureSet::Apple(e) => e.after_learn(example, learned),
             FeatureSet::FieldApple(e) => e.after_learn(example, learned),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.after_learn(example, learned);
+                fields.after_learn(example, learned);
+            }
         }
     }
 }

@@ -287,11 +287,9 @@ fn legacy_files_with_unknown_codes_are_refused() {
 
 #[test]
 fn unknown_component_names_are_refused_not_mapped() {
-    let learner = fit(
-        FeatureSet::from(Apple::new(AppleConfig::default()).unwrap()),
-        &single_monomial(500, 6, 0.1, 3),
-        1,
-    );
+    let config = AppleConfig { ranking: Ranking::Magnitude, ..AppleConfig::default() };
+    let learner =
+        fit(FeatureSet::from(Apple::new(config).unwrap()), &single_monomial(500, 6, 0.1, 3), 1);
     let bytes = model_io::to_bytes(&learner, "");
     // Rename the stored ranking "magnitude" to a name no build registers, same length.
     let at = bytes.windows(9).position(|w| w == b"magnitude").unwrap();
@@ -397,4 +395,58 @@ fn passive_aggressive_classifiers_round_trip_and_reject_damage() {
     assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("pa3"));
     let bad = PaOptions { multiclass: "all".into(), ..pa_options(1, "ovo", None) };
     assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("multiclass"));
+}
+
+#[test]
+fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
+    use crate::codec::{ByteReader, ByteWriter};
+    use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
+    use crate::learner::ExpandedFeatures;
+    use std::collections::BTreeMap;
+
+    let options = FeatureSetOptions::AppleFields {
+        apple: AppleConfig::default(),
+        fields: FieldAppleConfig::default(),
+    };
+    let built = FeatureSet::new(options, true).unwrap();
+    let (FeatureSetOptions::AppleFields { apple, fields }, constant) = built.options() else {
+        panic!("not apple with field crosses")
+    };
+    // apple emits the constant; the crosses' component never does.
+    assert!(constant && apple.constant && !fields.constant);
+
+    // With the cross (0, 1) found and no apple parent yet, the features are exactly those of
+    // interactions=[(0, 1)]: linear, the cross, the constant, each once.
+    let crosses = vec![Cross { fields: (0, 1), added_at: 5 }];
+    let found = FieldApple::from_parts(fields, crosses, 9).unwrap();
+    let set = FeatureSet::AppleFields(Box::new(Apple::new(apple).unwrap()), Box::new(found));
+    let mut buffer = ExampleBuffer::new();
+    buffer.push_namespace(0, &[3, 4], &[1.0f32, 0.5], 0).unwrap();
+    buffer.push_namespace(0, &[7], &[2.0f32], 0).unwrap();
+    buffer.push_namespace(0, &[9], &[1.0f32], 0).unwrap();
+    let example = buffer.finish(0.0, 1.0, 0).unwrap();
+    let expand = |e: &dyn Fn(&mut ExpandedFeatures)| {
+        let mut out = ExpandedFeatures::new(18);
+        e(&mut out);
+        let mut map = BTreeMap::new();
+        for (&s, &v) in out.slots().iter().zip(out.values()) {
+            *map.entry(s).or_insert(0.0f64) += f64::from(v);
+        }
+        (out.slots().len(), map)
+    };
+    let given = Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: true };
+    let ours = expand(&|out| set.expand(&example, out));
+    assert_eq!(ours, expand(&|out| given.expand(&example, out)));
+    assert_eq!(ours.0, 4 + 2 + 1);
+
+    let mut w = ByteWriter::new();
+    set.write_section(&mut w);
+    let bytes = w.into_bytes();
+    let read =
+        FeatureSet::read_section("apple_fields", &mut ByteReader::new(&bytes, 0, "f")).unwrap();
+    assert_eq!(read, set);
+    assert_eq!(read.kind(), "apple_fields");
+    assert!(read.apple().is_some() && read.field_apple().unwrap().crosses().len() == 1);
+    let cut = &bytes[..bytes.len() - 3];
+    assert!(FeatureSet::read_section("apple_fields", &mut ByteReader::new(cut, 0, "f")).is_err());
 }
