@@ -99,7 +99,7 @@ def main() -> None:
             model.fit(train, "label")
             times[name].append(time.perf_counter() - started)
             extra = ""
-            if name == "field apple":
+            if name in ("field apple", "apple"):  # apple grows field crosses too
                 extra = ", ".join(
                     f"{r['cross']}@{r['added_at']}" for r in model.crosses().iter_rows(named=True)
                 )
