@@ -119,6 +119,10 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
     assert default.crosses()["cross"].to_list() == ["A*B"]
     assert default.n_crosses_ == 1 and default.n_parents_ > 0  # monomials and crosses
     assert default.monomials().height == default.n_parents_
+    again = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(train, "label")
+    assert again.monomials().equals(default.monomials()), "deterministic"
+    assert again.crosses().equals(default.crosses())
+    assert np.array_equal(again.predict_proba(test), default.predict_proba(test))
     without = pp.SGDClassifier(
         loss="logistic", bits=20, expansion=pp.Apple(field_crosses=None)
     ).fit(train, "label")
