@@ -119,6 +119,11 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
     assert default.crosses()["cross"].to_list() == ["A*B"]
     assert default.n_crosses_ == 1 and default.n_parents_ > 0  # monomials and crosses
     assert default.monomials().height == default.n_parents_
+    # Streamed from parquet (the doubling schedule), the crosses are found as well.
+    train.write_parquet(tmp_path / "train.parquet")
+    streamed = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple")
+    streamed.fit(pl.scan_parquet(tmp_path / "train.parquet"), "label")
+    assert streamed.crosses()["cross"].to_list() == ["A*B"]
     again = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(train, "label")
     assert again.monomials().equals(default.monomials()), "deterministic"
     assert again.crosses().equals(default.crosses())
