@@ -732,7 +732,7 @@ def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
     if features["kind"] in ("apple", "apple_fields"):
         expansion = Apple._from_engine(features, len(namespaces))
     elif features["kind"] == "field_apple":
-        expansion = FieldApple(**{f.name: features[f.name] for f in fields(FieldApple)})
+        expansion = FieldApple(**from_engine(FieldApple, features))
     else:
         expansion = _POLYNOMIAL[features["degree"]]
         pairs = features["namespace_pairs"]

@@ -124,6 +124,38 @@ const MIN_SAMPLES_TO_JOIN: u64 = 2_000;
 /// race; a useless cross's mean gain is negative, so each falls below zero sooner or later).
 const SAMPLES_BEFORE_PAUSE: u64 = 5_000;
 
+/// Both judges of the candidates ([`screen`] and [`cells`]), screened and reset together.
+#[derive(Clone, Debug)]
+struct Judges {
+    shadow: Shadow,
+    cells: PairCells,
+}
+
+impl Judges {
+    fn new(shadow_bits: u32) -> Self {
+        let cell_bits = (shadow_bits + CELL_BITS_OVER_SHADOW).min(26);
+        Judges { shadow: Shadow::new(shadow_bits), cells: PairCells::new(cell_bits) }
+    }
+
+    /// Both judges record every candidate's gain on `example`, then learn from it.
+    fn screen(
+        &mut self,
+        example: &Example<'_>,
+        candidates: &mut [Candidate],
+        residual: f32,
+        weight: f32,
+    ) {
+        self.shadow.screen(example, candidates, residual, weight);
+        self.cells.screen(example, candidates, residual, weight);
+    }
+
+    /// Both judges forget their tables and the candidates' statistics.
+    fn reset(&mut self, candidates: &mut [Candidate]) {
+        self.shadow.reset(candidates);
+        self.cells.reset(candidates);
+    }
+}
+
 /// A cross in the model: its two fields and the learned-example count at which it joined.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Cross {
@@ -144,8 +176,9 @@ pub struct FieldApple {
     candidates: Vec<Candidate>,
     /// Crosses out of the race until it restarts (see [`SAMPLES_BEFORE_PAUSE`]).
     paused: Vec<Candidate>,
-    shadow: Option<Shadow>,
-    cells: Option<PairCells>,
+    /// The two judges' tables while screening (none before the first example and after the
+    /// last cross).
+    judges: Option<Judges>,
     /// Screening units the budget still allows.
     allowance: f64,
     /// The share of `budget` in force: 1 after a cross joins, shrinking after many checks that
@@ -176,8 +209,7 @@ impl FieldApple {
             learned: 0,
             candidates: Vec::new(),
             paused: Vec::new(),
-            shadow: None,
-            cells: None,
+            judges: None,
             allowance: 0.0,
             budget_share: 1.0,
             quiet_checks: 0,
@@ -254,16 +286,12 @@ impl FieldApple {
             .filter(|pair| self.crosses.iter().all(|c| c.fields != *pair))
             .map(Candidate::new)
             .collect();
-        self.shadow = Some(Shadow::new(self.config.shadow_bits));
-        self.cells =
-            Some(PairCells::new((self.config.shadow_bits + CELL_BITS_OVER_SHADOW).min(26)));
+        self.judges = Some(Judges::new(self.config.shadow_bits));
     }
 
     /// Screens every candidate on this example if the budget allows.
     fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
-        let (Some(shadow), Some(cells)) = (self.shadow.as_mut(), self.cells.as_mut()) else {
-            return;
-        };
+        let Some(judges) = self.judges.as_mut() else { return };
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
         if self.candidates.is_empty() || residual == 0.0 || weight == 0.0 {
@@ -279,8 +307,7 @@ impl FieldApple {
         self.allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
         if cost <= self.allowance {
             self.allowance -= cost;
-            shadow.screen(example, &mut self.candidates, residual, weight);
-            cells.screen(example, &mut self.candidates, residual, weight);
+            judges.screen(example, &mut self.candidates, residual, weight);
         }
     }
 
@@ -312,17 +339,13 @@ impl FieldApple {
         self.add(Cross { fields: joined.pair, added_at: self.learned });
         if self.screening() {
             self.candidates.append(&mut self.paused);
-            if let Some(shadow) = self.shadow.as_mut() {
-                shadow.reset(&mut self.candidates);
-            }
-            if let Some(cells) = self.cells.as_mut() {
-                cells.reset(&mut self.candidates);
+            if let Some(judges) = self.judges.as_mut() {
+                judges.reset(&mut self.candidates);
             }
         } else {
             self.candidates = Vec::new();
             self.paused = Vec::new();
-            self.shadow = None;
-            self.cells = None;
+            self.judges = None;
         }
     }
 
@@ -363,7 +386,7 @@ impl Expansion for FieldApple {
         if !self.screening() {
             return;
         }
-        if self.shadow.is_none() {
+        if self.judges.is_none() {
             self.start_screening(example.n_namespaces());
         }
         self.screen(example, learned);

@@ -19,11 +19,11 @@ use crate::apple::{Ranking, ScheduleKind};
 use crate::learner::{Batch, Expansion, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
-/// A hashed online learner (the engine's `Learner` with its feature enumerator).
 /// A FieldApple candidate for Python: fields a and b, the factorization's and the cells'
 /// z-scores, gain samples, still racing.
 type CandidateRow = (usize, usize, f64, f64, u64, bool);
 
+/// A hashed online learner (the engine's `Learner` with its feature enumerator).
 #[pyclass(module = "polars_poly._internal", name = "Learner")]
 pub struct PyLearner {
     handle: Handle,
@@ -213,8 +213,8 @@ impl PyLearner {
         Ok(fields.crosses().iter().map(|c| (c.fields.0, c.fields.1, c.added_at)).collect())
     }
 
-    /// field-level apple's candidates still screened: (first field, second field, z-score now,
-    /// gain samples since the last reset). Empty for other feature sets or once screening ended.
+    /// field-level apple's candidates, racing then paused (see [`CandidateRow`]). Empty for
+    /// feature sets without field crosses, or once screening ended.
     fn field_candidates(&self) -> PyResult<Vec<CandidateRow>> {
         let learner = self.inner.read().map_err(poisoned)?;
         let Some(fields) = learner.expansion().field_apple() else { return Ok(Vec::new()) };
