@@ -127,7 +127,9 @@ impl<T: Real> DosModel<T> {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         rng.set_stream(stream);
         let std = (1.0 / (rank as f64 * (n_features as f64 + 1.0))).sqrt();
-        let normal = Normal::new(0.0, std).expect("std is finite and positive");
+        let Ok(normal) = Normal::new(0.0, std) else {
+            return crate::invalid!("DoS initial spread {std} is not a finite positive number");
+        };
         for value in &mut model.params {
             *value = T::from_f64(normal.sample(&mut rng));
         }
