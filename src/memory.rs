@@ -50,6 +50,22 @@ pub fn advise_huge_pages<T>(buffer: &mut [T]) {
     }
 }
 
+/// Asks the CPU to bring the cache line holding `ptr` into all cache levels ahead of its use: the
+/// learners' weight tables are far larger than the cache, and a step that issues its loads early
+/// waits for memory once instead of once per feature. A hint only: it never faults, so `ptr` may
+/// be any address; nothing happens on targets without the instruction.
+#[inline(always)]
+pub fn prefetch<T>(ptr: *const T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `prefetcht0` is a hint that never faults and has no architectural effect.
+    unsafe {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        _mm_prefetch::<_MM_HINT_T0>(ptr.cast::<i8>());
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = ptr;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -341,6 +341,11 @@ impl Expansion for Apple {
         self.schedule.begin_run(self.progress.learned, examples);
     }
 
+    /// The parents change only in [`Apple::expand_now`], which counts expansions.
+    fn generation(&self) -> u64 {
+        u64::from(self.progress.expansions)
+    }
+
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         self.progress.learned += 1;
         let count = self.progress.learned;

@@ -207,3 +207,25 @@ fn path_identity_emits_a_product_once_per_path_like_vowpal_wabbit() {
     slots.sort_unstable();
     assert_eq!(slots, expected);
 }
+
+/// The learner expands each example one ahead of its turn; parents added in between must reach
+/// the next example: batch learning equals learning the rows one at a time.
+#[test]
+fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
+    let data = single_monomial(9_000, 10, 0.1, 8);
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let new = || Learner::new(squared_config(), Apple::new(AppleConfig::default()).unwrap());
+    let mut batched = new().unwrap();
+    batched.learn_batch(&Batch::new(&ns, &data.labels, None).unwrap()).unwrap();
+    assert_eq!(batched.expansion().progress().expansions, 4, "apple grows during the batch");
+    let mut single = new().unwrap();
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    for (row, &label) in data.labels.iter().enumerate() {
+        buffer.clear();
+        rows.push_into(row, squared_config().namespace_seed(0), &mut buffer).unwrap();
+        single.learn(&buffer.finish(label, 1.0, row).unwrap(), row).unwrap();
+    }
+    assert_eq!(batched.expansion().parents(), single.expansion().parents());
+    assert_eq!(batched.weights().data(), single.weights().data());
+}

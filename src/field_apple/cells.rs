@@ -19,6 +19,7 @@
 
 use super::screen::Candidate;
 use crate::learner::Example;
+use crate::memory::prefetch;
 
 /// The count a value pair's mean is shrunk by: a pair seen `PRIOR` times predicts half its mean.
 const PRIOR: f32 = 200.0;
@@ -37,19 +38,6 @@ pub struct PairCells {
     /// `x_i x_j`, and each candidate's span of them.
     slots: Vec<(usize, f32)>,
     spans: Vec<(usize, usize)>,
-}
-
-/// Asks for the cache line of `cell` ahead of its use (a hint; nothing on other targets).
-#[inline(always)]
-fn prefetch(cell: &[f32; 2]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint that never faults; the pointer comes from a reference.
-    unsafe {
-        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-        _mm_prefetch::<_MM_HINT_T0>(cell.as_ptr().cast::<i8>());
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = cell;
 }
 
 /// The cell of value pair (`hash_a`, `hash_b`) of the cross of fields `pair`.
@@ -93,7 +81,7 @@ impl PairCells {
                 for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
                     for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
                         let slot = cell(ha, hb, candidate.pair, self.shift);
-                        prefetch(&self.cells[slot]);
+                        prefetch(self.cells[slot].as_ptr());
                         self.slots.push((slot, xa * xb));
                     }
                 }

@@ -381,6 +381,11 @@ impl Expansion for FieldApple {
         self.features.check(example, row)
     }
 
+    /// Crosses only join (in `add`), never leave.
+    fn generation(&self) -> u64 {
+        self.crosses.len() as u64
+    }
+
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         self.learned += 1;
         if !self.screening() {

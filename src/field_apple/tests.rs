@@ -211,3 +211,37 @@ fn options_are_checked() {
     let twice = vec![Cross { fields: (0, 1), added_at: 0 }; 2];
     assert!(FieldApple::from_parts(good, twice, 0).is_err());
 }
+
+/// The learner expands each example one ahead of its turn; a cross that joins in between must
+/// reach the next example: batch learning equals learning the rows one at a time.
+#[test]
+fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
+    let data = eat_rate(60_000, 100, 4, 0.0, 3);
+    let rows: Vec<SparseRows<'_, u32, f32>> = data
+        .columns
+        .iter()
+        .map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
+        .collect();
+    let namespaces: Vec<&dyn NamespaceRows> =
+        rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let new = || {
+        let fields = FieldApple::new(FieldAppleConfig::default()).unwrap();
+        Learner::new(config(data.columns.len()), fields).unwrap()
+    };
+    let mut batched = new();
+    batched.learn_batch(&Batch::new(&namespaces, &data.labels, None).unwrap()).unwrap();
+    assert!(!batched.expansion().crosses().is_empty(), "a cross joins during the batch");
+    let mut single = new();
+    let seeds: Vec<u64> =
+        (0..data.columns.len()).map(|k| config(data.columns.len()).namespace_seed(k)).collect();
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    for (row, &label) in data.labels.iter().enumerate() {
+        buffer.clear();
+        for (ns, &seed) in namespaces.iter().zip(&seeds) {
+            ns.push_into(row, seed, &mut buffer).unwrap();
+        }
+        single.learn(&buffer.finish(label, 1.0, row).unwrap(), row).unwrap();
+    }
+    assert_eq!(batched.expansion().crosses(), single.expansion().crosses());
+    assert_eq!(batched.weights().data(), single.weights().data());
+}

@@ -148,7 +148,7 @@ impl ExampleBuffer {
         rows: &SparseRows<'_, I, V>,
         row: usize,
     ) -> PolyResult<()> {
-        let (indices, values) = rows.row(row);
+        let (indices, values) = rows.row_reading_ahead(row);
         self.push_namespace(seed, indices, values, rows.row_number(row))
     }
 
@@ -194,6 +194,11 @@ impl ExampleBuffer {
             self.union_values.truncate(write);
         }
         Ok(self.example(label, weight))
+    }
+
+    /// The example [`ExampleBuffer::finish`] built last, again (with its label and weight).
+    pub fn view(&self, label: f64, weight: f64) -> Example<'_> {
+        self.example(label, weight)
     }
 
     /// The view of the finished example.

@@ -55,6 +55,14 @@ pub trait Expansion: Debug + Send + Sync {
     /// Called after every learned example (not for holdout rows) with the model as it is after
     /// the update; enumerators that grow (apple) count examples and grow here.
     fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {}
+
+    /// A count that changes whenever [`Expansion::expand`] may give other features for the same
+    /// example than before (apple grew); constant for fixed enumerators. The learner expands an
+    /// example ahead of its turn and expands it again when this changed in between, so an
+    /// enumerator that grows must change it whenever it grows.
+    fn generation(&self) -> u64 {
+        0
+    }
 }
 
 /// What the learner tells [`Expansion::after_learn`].

@@ -265,11 +265,47 @@ pub struct FitReport {
 struct Scratch {
     example: ExampleBuffer,
     features: ExpandedFeatures,
+    /// The example being learned and the next one, of [`Learner::learn_rows`].
+    staged: [Staged; 2],
 }
 
 impl Scratch {
     fn new(bits: u32) -> Self {
-        Scratch { example: ExampleBuffer::new(), features: ExpandedFeatures::new(bits) }
+        Scratch {
+            example: ExampleBuffer::new(),
+            features: ExpandedFeatures::new(bits),
+            staged: [Staged::new(bits), Staged::new(bits)],
+        }
+    }
+}
+
+/// An example built and expanded ahead of its turn (see [`Learner::learn_rows`]).
+#[derive(Clone, Debug)]
+struct Staged {
+    buffer: ExampleBuffer,
+    features: ExpandedFeatures,
+    label: f64,
+    weight: f64,
+    /// Its row in the batch.
+    row: usize,
+    /// [`Expansion::generation`] when it was expanded.
+    generation: u64,
+}
+
+impl Staged {
+    fn new(bits: u32) -> Self {
+        Staged {
+            buffer: ExampleBuffer::new(),
+            features: ExpandedFeatures::new(bits),
+            label: 0.0,
+            weight: 0.0,
+            row: 0,
+            generation: 0,
+        }
+    }
+
+    fn example(&self) -> Example<'_> {
+        self.buffer.view(self.label, self.weight)
     }
 }
 
@@ -426,9 +462,19 @@ impl<E: Expansion> Learner<E> {
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         features.clear();
         self.expansion.expand(example, &mut features);
-        let result = self.learn_checked(&features, example.label, example.weight);
+        let result = self.learn_example(example, &features);
         self.scratch.features = features;
-        let p = result?;
+        result
+    }
+
+    /// Learns `example` from its expanded `features` (label and expansion checked by the caller)
+    /// and tells the enumerator.
+    fn learn_example(
+        &mut self,
+        example: &Example<'_>,
+        features: &ExpandedFeatures,
+    ) -> PolyResult<f64> {
+        let p = self.learn_checked(features, example.label, example.weight)?;
         let learned = Learned {
             prediction: p,
             label: example.label,
@@ -439,16 +485,6 @@ impl<E: Expansion> Learner<E> {
         };
         self.expansion.after_learn(example, &learned);
         Ok(p)
-    }
-
-    /// Predicts with the current model and records the loss without learning (holdout rows).
-    fn evaluate(&mut self, example: &Example<'_>, row: usize) -> PolyResult<f64> {
-        self.check_label(example.label, row)?;
-        self.expansion.check(example, row)?;
-        let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
-        let p = self.predict_with(example, &mut features);
-        self.scratch.features = features;
-        Ok(self.config.loss.value(p, example.label) * example.weight)
     }
 
     /// Learns expanded features (the enumerator-independent core; see [`super::update`]), for
@@ -592,18 +628,89 @@ impl<E: Expansion> Learner<E> {
     /// (rows before it have been learned).
     pub fn learn_batch(&mut self, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
         self.check_batch_labels(batch)?;
-        let mut buffer = std::mem::take(&mut self.scratch.example);
         let before = (self.progress.weighted_loss, self.progress.weight);
-        let result = (|| {
-            for row in 0..batch.n_rows() {
-                let example = batch.example(row, &self.seeds, &mut buffer)?;
-                self.learn(&example, batch.first_row + row)?;
-            }
-            Ok(())
-        })();
-        self.scratch.example = buffer;
-        result?;
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false)?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
+    }
+
+    /// Learns `rows` of `batch` in order (rows where `is_holdout` holds are only evaluated);
+    /// returns the holdout rows' `(Σ w·loss, Σ w)`. Stops at the first invalid row, the rows
+    /// before it learned. Labels are checked by the caller ([`Learner::check_batch_labels`]).
+    ///
+    /// One example ahead: the next example is built and expanded, and its weight slots
+    /// prefetched, before the current one is learned, so that the cache misses of a table
+    /// larger than the cache overlap the current step instead of stalling the next one. An
+    /// enumerator that grew in between ([`Expansion::generation`]) expands it again.
+    fn learn_rows(
+        &mut self,
+        batch: &Batch<'_>,
+        mut rows: impl Iterator<Item = usize>,
+        is_holdout: impl Fn(usize) -> bool,
+    ) -> PolyResult<(f64, f64)> {
+        let bits = self.config.bits;
+        let [mut current, mut next] =
+            std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
+        let result = (|| {
+            let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
+            let Some(first) = rows.next() else {
+                return Ok((0.0, 0.0));
+            };
+            self.stage(batch, first, &mut current)?;
+            loop {
+                // Staging errors wait until the current example is learned.
+                let staged = rows.next().map(|row| self.stage(batch, row, &mut next));
+                if current.generation != self.expansion.generation() {
+                    self.expand_staged(&mut current);
+                }
+                let example = current.example();
+                if is_holdout(current.row) {
+                    let p = self.finalize(self.raw_score(&current.features));
+                    holdout_loss += self.config.loss.value(p, example.label) * example.weight;
+                    holdout_weight += example.weight;
+                } else {
+                    self.learn_example(&example, &current.features)?;
+                }
+                match staged {
+                    None => return Ok((holdout_loss, holdout_weight)),
+                    Some(result) => result?,
+                }
+                std::mem::swap(&mut current, &mut next);
+            }
+        })();
+        if current.features.mask() != self.weights.mask() {
+            (current, next) = (Staged::new(bits), Staged::new(bits));
+        }
+        self.scratch.staged = [current, next];
+        result
+    }
+
+    /// Builds row `row` of `batch` into `staged`, checks and expands it, and prefetches the
+    /// weight slots its features will touch.
+    fn stage(&self, batch: &Batch<'_>, row: usize, staged: &mut Staged) -> PolyResult<()> {
+        let example = batch.example(row, &self.seeds, &mut staged.buffer)?;
+        self.expansion.check(&example, batch.first_row + row)?;
+        (staged.label, staged.weight, staged.row) = (example.label, example.weight, row);
+        self.expand_staged(staged);
+        let data = self.weights.data();
+        if !data.is_empty() {
+            let stride = self.weights.stride();
+            for &slot in staged.features.slots() {
+                // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
+                crate::memory::prefetch(data.as_ptr().wrapping_add(slot as usize * stride));
+            }
+        }
+        Ok(())
+    }
+
+    /// (Re-)expands a staged example with the enumerator as it is now.
+    fn expand_staged(&self, staged: &mut Staged) {
+        if staged.features.mask() != self.weights.mask() {
+            staged.features = ExpandedFeatures::new(self.config.bits);
+        }
+        staged.features.clear();
+        let example = staged.buffer.view(staged.label, staged.weight);
+        self.expansion.expand(&example, &mut staged.features);
+        staged.generation = self.expansion.generation();
     }
 
     /// Labels and weights checked before any row is learned, so that a bad label does not leave
@@ -665,23 +772,14 @@ impl<E: Expansion> Learner<E> {
         let mut report = FitReport::default();
         let mut best = f64::INFINITY;
         let mut since_best = 0;
-        let mut buffer = std::mem::take(&mut self.scratch.example);
         let result = (|| {
             for _ in 0..options.passes {
                 if options.shuffle_seed.is_some() {
                     rng.shuffle(&mut order);
                 }
                 let before = (self.progress.weighted_loss, self.progress.weight);
-                let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
-                for &row in &order {
-                    let example = batch.example(row, &self.seeds, &mut buffer)?;
-                    if is_holdout(row) {
-                        holdout_loss += self.evaluate(&example, batch.first_row + row)?;
-                        holdout_weight += example.weight;
-                    } else {
-                        self.learn(&example, batch.first_row + row)?;
-                    }
-                }
+                let (holdout_loss, holdout_weight) =
+                    self.learn_rows(batch, order.iter().copied(), is_holdout)?;
                 report.passes_run += 1;
                 let learned = self.progress.weight - before.1;
                 report.pass_loss.push(if learned > 0.0 {
@@ -706,7 +804,6 @@ impl<E: Expansion> Learner<E> {
             }
             Ok(())
         })();
-        self.scratch.example = buffer;
         if let Some(average) = self.average.take() {
             if result.is_ok() && self.weights.is_allocated() {
                 let stride = self.weights.stride();

@@ -394,6 +394,7 @@ fn bad_input_errors_name_row_and_value() {
     let batch = Batch::new(&ns, &labels, None).unwrap();
     let err = clf.learn_batch(&batch).unwrap_err().to_string();
     assert!(err.contains("row 1") && err.contains("inf"), "{err}");
+    assert_eq!(clf.progress().examples, 1, "the rows before a bad row are learned");
     let nan_labels = [1.0, f64::NAN, 1.0];
     let mut reg = Learner::new(LearnerConfig::default(), Interactions::linear()).unwrap();
     let err =

@@ -209,6 +209,16 @@ impl Expansion for FeatureSet {
         }
     }
 
+    fn generation(&self) -> u64 {
+        match self {
+            FeatureSet::Fixed(e) => e.generation(),
+            FeatureSet::Apple(e) => e.generation(),
+            FeatureSet::FieldApple(e) => e.generation(),
+            // Both only grow, so their sum changes whenever either does.
+            FeatureSet::AppleFields(apple, fields) => apple.generation() + fields.generation(),
+        }
+    }
+
     #[inline]
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         match self {
