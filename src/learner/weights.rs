@@ -173,13 +173,38 @@ impl WeightTable {
         }
     }
 
-    /// Asks for huge pages now (a table about to be filled densely, e.g. read from a file).
+    /// Asks for huge pages now (also for a table about to be filled densely, e.g. read from a
+    /// file).
+    ///
+    /// A 2 MiB span of which some 4 KiB page is already mapped cannot get a huge page when it is
+    /// next touched, and random access touches a page in nearly every span long before an eighth
+    /// of the pages: advising the table in place would leave it on 4 KiB pages. So a touched
+    /// table moves to a fresh allocation advised before its first touch, copying only the pages
+    /// touched so far (an eighth of the table). Without memory for the copy it stays in place.
     pub(crate) fn use_huge_pages(&mut self) {
-        if !self.huge_pages && self.is_allocated() {
-            self.huge_pages = true;
-            self.touched = Vec::new();
-            crate::memory::advise_huge_pages(&mut self.data);
+        if self.huge_pages || !self.is_allocated() {
+            return;
         }
+        self.huge_pages = true;
+        let touched = std::mem::take(&mut self.touched);
+        if self.n_touched > 0 {
+            if let Some(mut fresh) = zeroed_vec::<f32>(self.data.len()) {
+                crate::memory::advise_huge_pages(&mut fresh);
+                let page_len = self.stride << SLOTS_PER_PAGE_SHIFT;
+                for (k, &word) in touched.iter().enumerate() {
+                    let mut bits = word;
+                    while bits != 0 {
+                        let start = (64 * k + bits.trailing_zeros() as usize) * page_len;
+                        let end = (start + page_len).min(self.data.len());
+                        fresh[start..end].copy_from_slice(&self.data[start..end]);
+                        bits &= bits - 1;
+                    }
+                }
+                self.data = fresh;
+                return;
+            }
+        }
+        crate::memory::advise_huge_pages(&mut self.data);
     }
 
     /// Whether the table has asked for huge pages (see `WeightTable::touch`).
@@ -263,6 +288,24 @@ mod tests {
         assert!(t.uses_huge_pages());
         t.touch(&[u32::MAX]);
         assert!(t.uses_huge_pages());
+    }
+
+    #[test]
+    fn moving_to_huge_pages_keeps_every_value() {
+        for stride in [1, 4] {
+            let mut t = WeightTable::new(16, stride);
+            t.ensure_allocated().unwrap();
+            // Written slots on a few pages (recorded by touch, as the learner does).
+            let slots: Vec<u32> = (0..20).map(|k| k * 3001 % (1 << 16)).collect();
+            t.touch(&slots);
+            for &slot in &slots {
+                t.data_mut()[slot as usize * stride] = slot as f32 + 0.5;
+            }
+            let before = t.data().to_vec();
+            t.use_huge_pages();
+            assert!(t.uses_huge_pages());
+            assert_eq!(t.data(), &before[..], "stride {stride}");
+        }
     }
 
     #[test]
