@@ -10,6 +10,7 @@
 //! together and entries that cancel to zero are dropped.
 
 use crate::error::{PolyError, PolyResult};
+use crate::memory::prefetch;
 
 /// An index type a sparse column may carry (Arrow `UInt32`/`UInt64`, scipy `int32`/`int64`).
 pub trait SparseIndex: Copy + Send + Sync + std::fmt::Display + 'static {
@@ -134,7 +135,24 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         let end = self.offsets[row + 1] as usize;
         (&self.indices[start..end], &self.values[start..end])
     }
+
+    /// [`SparseRows::row`], also prefetching the arrays [`READ_AHEAD_BYTES`] past the row: a
+    /// reader that walks many columns row by row (a learner over a dozen sparse columns) reads
+    /// three times as many short streams as the hardware prefetcher follows.
+    #[inline]
+    pub fn row_reading_ahead(&self, row: usize) -> (&'a [I], &'a [V]) {
+        let end = self.offsets[row + 1] as usize;
+        let ahead = |bytes_per_entry: usize| READ_AHEAD_BYTES / bytes_per_entry;
+        prefetch(self.offsets.as_ptr().wrapping_add(row + ahead(size_of::<i64>())));
+        prefetch(self.indices.as_ptr().wrapping_add(end + ahead(size_of::<I>())));
+        prefetch(self.values.as_ptr().wrapping_add(end + ahead(size_of::<V>())));
+        self.row(row)
+    }
 }
+
+/// How far ahead [`SparseRows::row_reading_ahead`] prefetches: 8 cache lines, some 10 examples
+/// of a dozen one-hot columns.
+const READ_AHEAD_BYTES: usize = 512;
 
 /// Writes row `row` in canonical form into `out` (cleared first): sorted, duplicates summed,
 /// zeros dropped. Fails on negative or out-of-range indices and on NaN/infinite values, naming
