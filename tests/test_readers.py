@@ -261,3 +261,40 @@ def test_reader_options_are_checked_once_in_the_engine_and_named(tmp_path: Path)
         _internal.read("libsvm", str(path), {"zero": True})
     with pytest.raises(ValueError, match=r"format must be one of \[.*libsvm.*vw.*\], got \"csv\""):
         _internal.read("csv", str(path), {})
+
+
+def test_read_vw_namespace_columns(tmp_path: Path) -> None:
+    text = "1 2.0 |Animal cat 5:2 |Food fish\n-1 |Food grass | plain\n0 |Aardvark x\n"
+    path = write(tmp_path, text)
+    frame = pp.read_vw(path, namespaces="auto")
+    assert frame.columns == ["label", "weight", "base", "tag", "A", "F", "default"]
+    assert frame["weight"].to_list() == [2.0, 1.0, 1.0]
+    # Index + the learner's seed of the column (the hash of its name) is Vowpal Wabbit's hash.
+    seed = {name: vw_hash(name, 0) for name in ("A", "F", "default")}
+
+    def hashes(column: str, row: int) -> list[int]:
+        return [(e["index"] + seed[column]) % 2**32 for e in frame[column][row].to_list()]
+
+    animal, aardvark = vw_hash("Animal", 0), vw_hash("Aardvark", 0)
+    assert hashes("A", 0) == [vw_hash("cat", animal), vw_hash("5", animal)]
+    assert [e["value"] for e in frame["A"][0].to_list()] == [1.0, 2.0]
+    assert hashes("A", 1) == [] and hashes("A", 2) == [vw_hash("x", aardvark)]
+    assert hashes("F", 1) == [vw_hash("grass", vw_hash("Food", 0))]
+    assert hashes("default", 1) == [vw_hash("plain", 0)]
+    assert pp.read_vw(path, namespaces=["default", "F", "A"]).columns[4:] == ["default", "F", "A"]
+    batches = list(pp.iter_vw(path, namespaces="auto", batch_size=2))
+    assert pl.concat(batches).equals(frame)
+    streamed = pp.scan_vw(path, namespaces="auto", batch_size=2).collect(engine="streaming")
+    assert streamed.equals(frame)
+
+
+def test_read_vw_namespace_columns_errors(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 |A x\n1 |A y |Bee z\n")
+    with pytest.raises(ValueError, match=r"line 2.*\"Bee\" is not among"):
+        pp.read_vw(path, namespaces="A")
+    with pytest.raises(ValueError, match="not one letter"):
+        pp.read_vw(path, namespaces=["AB"])
+    with pytest.raises(ValueError, match="listed twice"):
+        pp.read_vw(path, namespaces="AA")
+    with pytest.raises(ValueError, match="no features"):
+        pp.read_vw(write(tmp_path, "1\n", name="empty.vw"), namespaces="auto")

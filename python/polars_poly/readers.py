@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
 import polars as pl
@@ -106,26 +106,90 @@ def scan_libsvm(
     return _scan("libsvm", path, batch_size, options)
 
 
-def read_vw(path: PathLike, *, bits: int = 18, seed: int = 0) -> pl.DataFrame:
+Namespaces = str | Sequence[str] | None
+
+
+def _vw_options(path: PathLike, bits: int, seed: int, namespaces: Namespaces) -> dict[str, Any]:
+    """The reader options; ``namespaces="auto"`` lists the namespaces of the first 100,000
+    examples, in order of appearance."""
+    options: dict[str, Any] = {"bits": bits, "seed": seed}
+    if namespaces is None:
+        return options
+    if isinstance(namespaces, str) and namespaces == "auto":
+        first = next(_iter("vw", path, 100_000, options), None)
+        letters: dict[int, None] = {}
+        if first is not None:
+            for letter in first["namespace"].explode().drop_nulls().unique(maintain_order=True):
+                letters[int(letter)] = None
+        names = [DEFAULT_NAMESPACE if k == 32 else chr(k) for k in letters]
+        if not names:
+            raise ValueError(f"{os.fspath(path)!r}: no features in the first 100,000 examples")
+    elif isinstance(namespaces, str):
+        names = list(namespaces)
+    else:
+        names = [str(name) for name in namespaces]
+    options["namespaces"] = names
+    return options
+
+
+#: The column name of Vowpal Wabbit's default namespace with ``namespaces=``.
+DEFAULT_NAMESPACE = "default"
+
+
+def read_vw(
+    path: PathLike, *, bits: int = 18, seed: int = 0, namespaces: Namespaces = None
+) -> pl.DataFrame:
     """Reads a Vowpal Wabbit text file (plain or gzip) into a DataFrame.
 
     Columns: ``label`` (Float64, null when absent), ``weight`` (importance, default 1.0),
-    ``base`` (default 0.0), ``tag`` (String, null when absent), ``features`` (sparse, indices
-    hashed into ``2**bits`` with Vowpal Wabbit's hashing) and ``namespace`` (one namespace letter
-    per stored feature, aligned with ``features``; ``32`` = space for the default namespace).
+    ``base`` (default 0.0), ``tag`` (String, null when absent), then the features:
+
+    * ``namespaces=None``: ``features`` (sparse, indices hashed into ``2**bits`` with Vowpal
+      Wabbit's hashing) and ``namespace`` (one namespace letter per stored feature, aligned with
+      ``features``; ``32`` = space for the default namespace);
+    * ``namespaces="AB"`` (or ``["A", "B", "default"]``, or ``"auto"`` for those of the first
+      100,000 examples): one sparse column per namespace letter, named by it (``"default"`` for
+      the default namespace), ready for a learner's ``interactions``. Their indices keep Vowpal
+      Wabbit's whole 32-bit hash relative to the column (``bits`` does not apply: the learner
+      masks), so that a learner lands every feature and every namespace cross on the slot Vowpal
+      Wabbit's ``-q`` gives it. A feature of a namespace not listed raises ``ValueError`` naming
+      the line.
+
+    >>> import tempfile, pathlib, polars_poly as pp
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.vw"
+    >>> _ = path.write_text("1 |Animal cat |Food fish\\n-1 |Animal cow |Food fish\\n")
+    >>> frame = pp.read_vw(path, namespaces="AF")
+    >>> frame.columns
+    ['label', 'weight', 'base', 'tag', 'A', 'F']
+    >>> model = pp.SGDClassifier(loss="logistic", interactions=[("A", "F")], progress=False)
+    >>> model.fit(frame.select("label", "weight", "A", "F"), "label", "weight").namespaces_
+    ['A', 'F']
     """
-    return _read("vw", path, {"bits": bits, "seed": seed})
+    return _read("vw", path, _vw_options(path, bits, seed, namespaces))
 
 
 def iter_vw(
-    path: PathLike, *, bits: int = 18, seed: int = 0, batch_size: int = 100_000
+    path: PathLike,
+    *,
+    bits: int = 18,
+    seed: int = 0,
+    batch_size: int = 100_000,
+    namespaces: Namespaces = None,
 ) -> Iterator[pl.DataFrame]:
-    """Reads a Vowpal Wabbit file in DataFrames of at most ``batch_size`` rows."""
-    return _iter("vw", path, batch_size, {"bits": bits, "seed": seed})
+    """Reads a Vowpal Wabbit file in DataFrames of at most ``batch_size`` rows (columns as
+    :func:`read_vw`)."""
+    return _iter("vw", path, batch_size, _vw_options(path, bits, seed, namespaces))
 
 
 def scan_vw(
-    path: PathLike, *, bits: int = 18, seed: int = 0, batch_size: int = 100_000
+    path: PathLike,
+    *,
+    bits: int = 18,
+    seed: int = 0,
+    batch_size: int = 100_000,
+    namespaces: Namespaces = None,
 ) -> pl.LazyFrame:
-    """A LazyFrame over a Vowpal Wabbit file that is read in batches when the query runs."""
-    return _scan("vw", path, batch_size, {"bits": bits, "seed": seed})
+    """A LazyFrame over a Vowpal Wabbit file that is read in batches when the query runs
+    (columns as :func:`read_vw`; with ``namespaces="auto"`` the first 100,000 examples are read
+    once to list them)."""
+    return _scan("vw", path, batch_size, _vw_options(path, bits, seed, namespaces))

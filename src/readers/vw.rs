@@ -38,6 +38,18 @@
 //! merged, because namespaces must stay apart for interactions, and two features landing on the
 //! same index (a hash collision, or a repeated feature) are separate entries, as in Vowpal Wabbit.
 //!
+//! # One column per namespace
+//!
+//! With `namespaces`, each listed namespace letter gets its own sparse column instead, named by
+//! the letter (`"default"` for the default namespace), so that a learner's namespace crosses
+//! (`interactions=[("A", "B")]`) are Vowpal Wabbit's `-q AB`. A learner hashes entry `index` of a
+//! column named `name` to `index + hash_feature_name(name, 0)` (see
+//! `LearnerConfig::namespace_seed`), so the column stores Vowpal Wabbit's whole 32-bit feature
+//! hash minus that seed (wrapping): the learner then lands every feature, and every cross of two
+//! features, on Vowpal Wabbit's slot. A numbered feature `|A 5` of a namespace named `A` has index
+//! 5. A feature of a namespace that is not listed is an error naming the line. Within a column the
+//! entries keep file order as above.
+//!
 //! Malformed lines are [`PolyError::Parse`](crate::error::PolyError::Parse) errors with the
 //! 1-based line number, the reason and the line itself. After an error the reader should be
 //! dropped.
@@ -55,22 +67,30 @@ use crate::sparse::SparseMatrix;
 /// Vowpal Wabbit's default table size exponent (`-b 18`).
 pub const DEFAULT_BITS: u32 = 18;
 
-/// How to hash the features of a Vowpal Wabbit file (from the caller's options by serde; absent
-/// fields take defaults).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Deserialize)]
+/// How to hash the features of a Vowpal Wabbit file and lay them out (from the caller's options
+/// by serde; absent fields take defaults).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct VwOptions {
-    /// Indices keep the low `bits` bits of the hash (1..=32; Vowpal Wabbit's `-b`).
+    /// Indices keep the low `bits` bits of the hash (1..=32; Vowpal Wabbit's `-b`). Not used
+    /// with `namespaces`, whose columns keep the whole hash.
     pub bits: u32,
     /// Hash seed (Vowpal Wabbit's `--hash_seed`).
     pub seed: u32,
+    /// `None`: one `features` column and the namespace letter of each entry. `Some(names)`: one
+    /// sparse column per namespace letter, in this order, named by it (`"default"` for the
+    /// default namespace), indices relative to the column's learner seed (module docs).
+    pub namespaces: Option<Vec<String>>,
 }
 
 impl Default for VwOptions {
     fn default() -> Self {
-        Self { bits: DEFAULT_BITS, seed: 0 }
+        Self { bits: DEFAULT_BITS, seed: 0, namespaces: None }
     }
 }
+
+/// The column name of the default namespace in the namespace-columns layout.
+pub const DEFAULT_NAMESPACE_COLUMN: &str = "default";
 
 /// A batch of examples: header fields per row, and the features in CSR layout, in file order.
 #[derive(Clone, Debug, PartialEq)]
@@ -82,7 +102,7 @@ pub struct VwBatch {
     pub tags: Vec<Option<String>>,
     /// Row `r` owns entries `offsets[r]..offsets[r + 1]`; starts at 0, one more than the rows.
     pub offsets: Vec<i64>,
-    /// Masked feature hashes.
+    /// Feature hashes: masked to `bits`, or whole with `namespaces`.
     pub indices: Vec<u32>,
     pub values: Vec<f64>,
     /// The namespace letter of each entry (`b' '` for the default namespace).
@@ -121,18 +141,22 @@ pub struct VwReader {
 impl VwReader {
     /// Opens the (plain or gzip) file at `path`. Fails on `bits` outside 1..=32.
     pub fn open(path: &Path, options: VwOptions) -> PolyResult<Self> {
-        check_options(options)?;
+        check_options(&options)?;
         Ok(Self::new(LineReader::open(path)?, options))
     }
 
     /// Reads from `source` (plain or gzip bytes); `name` stands for the file in error messages.
     pub fn from_reader(name: &str, source: TextSource, options: VwOptions) -> PolyResult<Self> {
-        check_options(options)?;
+        check_options(&options)?;
         Ok(Self::new(LineReader::from_reader(name, source)?, options))
     }
 
     fn new(lines: LineReader, options: VwOptions) -> Self {
-        let parser = ExampleParser { path: lines.name().to_owned(), options };
+        let mut column_of = [None; 256];
+        for (k, name) in options.namespaces.iter().flatten().enumerate() {
+            column_of[usize::from(namespace_letter(name))] = Some(k);
+        }
+        let parser = ExampleParser { path: lines.name().to_owned(), options, column_of };
         Self { lines, parser }
     }
 
@@ -165,33 +189,68 @@ pub fn read_all(path: &Path, options: VwOptions) -> PolyResult<VwBatch> {
     VwReader::open(path, options)?.read_to_end()
 }
 
-impl From<VwBatch> for Table {
-    /// Columns `label`, `weight`, `base`, `tag`, `features` and `namespace` (the namespace letter
-    /// of each stored feature, aligned with `features`).
-    fn from(batch: VwBatch) -> Table {
-        let namespaces =
-            ColumnData::ByteList { offsets: batch.offsets.clone(), values: batch.namespaces };
-        let features =
-            SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
-        let columns = vec![
+impl ExampleParser {
+    /// The batch as columns `label`, `weight`, `base`, `tag`, then either `features` and
+    /// `namespace` (the namespace letter of each stored feature, aligned with `features`) or one
+    /// sparse column per listed namespace.
+    fn table(&self, batch: VwBatch) -> Table {
+        let mut columns = vec![
             ("label".to_owned(), ColumnData::NullableFloat64(batch.labels)),
             ("weight".to_owned(), ColumnData::Float64(batch.importance)),
             ("base".to_owned(), ColumnData::Float64(batch.base)),
             ("tag".to_owned(), ColumnData::NullableText(batch.tags)),
-            ("features".to_owned(), ColumnData::Sparse(features)),
-            ("namespace".to_owned(), namespaces),
         ];
+        let Some(names) = &self.options.namespaces else {
+            let namespaces =
+                ColumnData::ByteList { offsets: batch.offsets.clone(), values: batch.namespaces };
+            let (offsets, indices, values) = (batch.offsets, batch.indices, batch.values);
+            columns.push((
+                "features".to_owned(),
+                ColumnData::Sparse(SparseMatrix { offsets, indices, values }),
+            ));
+            columns.push(("namespace".to_owned(), namespaces));
+            return Table { columns };
+        };
+        let seeds: Vec<u32> =
+            names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
+        let mut split: Vec<SparseMatrix<u32, f64>> = names
+            .iter()
+            .map(|_| SparseMatrix { offsets: vec![0], indices: Vec::new(), values: Vec::new() })
+            .collect();
+        for row in batch.offsets.windows(2) {
+            for entry in row[0] as usize..row[1] as usize {
+                // The parser let only listed letters through.
+                if let Some(k) = self.column_of[usize::from(batch.namespaces[entry])] {
+                    split[k].indices.push(batch.indices[entry].wrapping_sub(seeds[k]));
+                    split[k].values.push(batch.values[entry]);
+                }
+            }
+            for column in &mut split {
+                column.offsets.push(column.indices.len() as i64);
+            }
+        }
+        columns.extend(names.iter().cloned().zip(split.into_iter().map(ColumnData::Sparse)));
         Table { columns }
+    }
+}
+
+/// The namespace letter a column name stands for (checked by `check_options`).
+fn namespace_letter(name: &str) -> u8 {
+    if name == DEFAULT_NAMESPACE_COLUMN {
+        b' '
+    } else {
+        name.as_bytes()[0]
     }
 }
 
 impl TableSource for VwReader {
     fn next_table(&mut self, max_rows: usize) -> PolyResult<Option<Table>> {
-        Ok(self.next_batch(max_rows)?.map(Table::from))
+        Ok(self.next_batch(max_rows)?.map(|batch| self.parser.table(batch)))
     }
 
     fn read_rest(self: Box<Self>) -> PolyResult<Table> {
-        Ok(Table::from(self.read_to_end()?))
+        let parser = self.parser.clone();
+        Ok(parser.table(self.read_to_end()?))
     }
 }
 
@@ -203,22 +262,54 @@ impl RecordReader for VwReader {
         VwReader::open(path, options)
     }
 
-    fn schema(_: &VwOptions) -> Vec<(String, ColumnKind)> {
+    fn schema(options: &VwOptions) -> Vec<(String, ColumnKind)> {
         let kinds = [
             ("label", ColumnKind::NullableFloat64),
             ("weight", ColumnKind::Float64),
             ("base", ColumnKind::Float64),
             ("tag", ColumnKind::NullableText),
-            ("features", ColumnKind::Sparse),
-            ("namespace", ColumnKind::ByteList),
         ];
-        kinds.into_iter().map(|(name, kind)| (name.to_owned(), kind)).collect()
+        let mut schema: Vec<(String, ColumnKind)> =
+            kinds.into_iter().map(|(name, kind)| (name.to_owned(), kind)).collect();
+        match &options.namespaces {
+            None => {
+                schema.push(("features".to_owned(), ColumnKind::Sparse));
+                schema.push(("namespace".to_owned(), ColumnKind::ByteList));
+            }
+            Some(names) => {
+                schema.extend(names.iter().map(|name| (name.clone(), ColumnKind::Sparse)));
+            }
+        }
+        schema
     }
 }
 
-fn check_options(options: VwOptions) -> PolyResult<()> {
+fn check_options(options: &VwOptions) -> PolyResult<()> {
     if !(1..=MAX_HASH_BITS).contains(&options.bits) {
         return crate::invalid!("bits must be between 1 and {MAX_HASH_BITS}, got {}", options.bits);
+    }
+    if let Some(names) = &options.namespaces {
+        if names.is_empty() {
+            return crate::invalid!("namespaces is empty: list the namespace letters to read");
+        }
+        let mut seen = [false; 256];
+        for name in names {
+            if name.len() != 1 && name != DEFAULT_NAMESPACE_COLUMN {
+                return crate::invalid!(
+                    "namespace {name:?} is not one letter: namespaces are named by their first \
+                     letter (\"{DEFAULT_NAMESPACE_COLUMN}\" for the default namespace)"
+                );
+            }
+            if name == " " {
+                return crate::invalid!(
+                    "the default namespace's column is named \"{DEFAULT_NAMESPACE_COLUMN}\", not \" \""
+                );
+            }
+            let letter = usize::from(namespace_letter(name));
+            if std::mem::replace(&mut seen[letter], true) {
+                return crate::invalid!("namespace {name:?} is listed twice");
+            }
+        }
     }
     Ok(())
 }
@@ -231,9 +322,12 @@ struct Header<'a> {
     tag: Option<&'a [u8]>,
 }
 
+#[derive(Clone)]
 struct ExampleParser {
     path: String,
     options: VwOptions,
+    /// With `options.namespaces`: the column of each namespace letter (`None`: not listed).
+    column_of: [Option<usize>; 256],
 }
 
 impl ExampleParser {
@@ -290,6 +384,16 @@ impl ExampleParser {
             None => (declaration, 1.0),
         };
         let letter = name.first().copied().unwrap_or(b' ');
+        let bits = match self.options.namespaces {
+            None => self.options.bits,
+            Some(_) if self.column_of[usize::from(letter)].is_some() => MAX_HASH_BITS,
+            Some(ref names) => {
+                return Err(format!(
+                    "namespace {:?} is not among the namespaces read ({names:?})",
+                    if letter == b' ' { DEFAULT_NAMESPACE_COLUMN.to_owned() } else { show(name) }
+                ))
+            }
+        };
         let namespace_hash = hash_feature_name(name, self.options.seed);
         let mut anonymous: u32 = 0;
         for feature in tokens(features, is_space) {
@@ -312,7 +416,7 @@ impl ExampleParser {
                 ));
             }
             if value != 0.0 {
-                batch.indices.push(mask(hash, self.options.bits) as u32);
+                batch.indices.push(mask(hash, bits) as u32);
                 batch.values.push(value);
                 batch.namespaces.push(letter);
             }
@@ -420,7 +524,68 @@ mod tests {
     }
 
     /// Index of `feature` in the namespace called `namespace`, computed with crate::hashing.
-    fn index(namespace: &str, feature: &str, options: VwOptions) -> u32 {
+    #[test]
+    fn namespace_columns_keep_the_whole_hash_relative_to_the_learners_seed() {
+        let text = "1 |Animal x:2 5 |B y\n-1 |B z :3 |Apple w\n0 | d\n";
+        let names = vec!["A".to_owned(), "B".to_owned(), "default".to_owned()];
+        let options = VwOptions { namespaces: Some(names.clone()), ..VwOptions::default() };
+        let reader = reader_of(text.as_bytes(), options.clone());
+        let parser = reader.parser.clone();
+        let table = parser.table(reader.read_to_end().unwrap());
+        let schema: Vec<String> = table.columns.iter().map(|(name, _)| name.clone()).collect();
+        assert_eq!(schema, ["label", "weight", "base", "tag", "A", "B", "default"]);
+        assert_eq!(VwReader::schema(&options).len(), 7);
+        // What a learner adds back: the seed of the column's name.
+        let learner_hash =
+            |column: &str, index: u32| index.wrapping_add(hash_feature_name(column.as_bytes(), 0));
+        let vw_hash = |namespace: &str, feature: &str| {
+            hash_feature_name(feature.as_bytes(), hash_feature_name(namespace.as_bytes(), 0))
+        };
+        let column = |name: &str| match &table.columns.iter().find(|(n, _)| n == name).unwrap().1 {
+            ColumnData::Sparse(matrix) => matrix.clone(),
+            other => panic!("{other:?}"),
+        };
+        let a = column("A");
+        assert_eq!(a.offsets, [0, 2, 3, 3]);
+        assert_eq!(learner_hash("A", a.indices[0]), vw_hash("Animal", "x"));
+        assert_eq!(learner_hash("A", a.indices[1]), vw_hash("Animal", "5"));
+        assert_eq!(learner_hash("A", a.indices[2]), vw_hash("Apple", "w"));
+        assert_eq!(a.values, [2.0, 1.0, 1.0]);
+        let b = column("B");
+        assert_eq!(b.offsets, [0, 1, 3, 3]);
+        // A numbered feature of a namespace named by its letter is its number; the anonymous
+        // feature `:3` is the namespace hash + 0.
+        assert_eq!(learner_hash("B", b.indices[2]), hash_feature_name(b"B", 0));
+        assert_eq!(column("default").offsets, [0, 0, 0, 1]);
+        assert_eq!(learner_hash("default", column("default").indices[0]), vw_hash("", "d"));
+        let numbered = reader_of(
+            b"1 |A 5\n",
+            VwOptions { namespaces: Some(vec!["A".into()]), ..VwOptions::default() },
+        );
+        let parser = numbered.parser.clone();
+        let table = parser.table(numbered.read_to_end().unwrap());
+        assert!(matches!(&table.columns[4].1, ColumnData::Sparse(m) if m.indices == [5]));
+    }
+
+    #[test]
+    fn namespace_columns_reject_unlisted_namespaces_and_bad_names() {
+        let options = VwOptions { namespaces: Some(vec!["A".into()]), ..VwOptions::default() };
+        let err = read("1 |A x\n1 |A y |Bee z\n", options).unwrap_err().to_string();
+        assert!(err.contains("line 2") && err.contains("\"Bee\" is not among"), "{err}");
+        for (names, message) in [
+            (vec![], "empty"),
+            (vec!["AB".to_owned()], "not one letter"),
+            (vec!["A".to_owned(), "A".to_owned()], "listed twice"),
+            (vec![" ".to_owned()], "named \"default\""),
+        ] {
+            let options = VwOptions { namespaces: Some(names), ..VwOptions::default() };
+            let err = VwReader::from_reader("mem.vw", source(Vec::new()), options);
+            let err = err.err().unwrap().to_string();
+            assert!(err.contains(message), "{err}");
+        }
+    }
+
+    fn index(namespace: &str, feature: &str, options: &VwOptions) -> u32 {
         let namespace_hash = hash_feature_name(namespace.as_bytes(), options.seed);
         mask(hash_feature_name(feature.as_bytes(), namespace_hash), options.bits) as u32
     }
@@ -488,18 +653,18 @@ mod tests {
         assert_eq!(
             row(&batch, 0),
             vec![
-                (b'a', index("a", "x", options), 2.0),
-                (b'a', index("a", "y", options), 1.0),
-                (b'b', index("b", "z", options), 2.0),
-                (b'b', index("b", "123", options), 0.5),
-                (b'c', index("c", "v", options), -3.0),
+                (b'a', index("a", "x", &options), 2.0),
+                (b'a', index("a", "y", &options), 1.0),
+                (b'b', index("b", "z", &options), 2.0),
+                (b'b', index("b", "123", &options), 0.5),
+                (b'c', index("c", "v", &options), -3.0),
             ]
         );
         // Long namespace names: the letter is the first byte, the hash uses the whole name.
         let batch = read_default("1 |apple x |avocado x\n");
         let entries = row(&batch, 0);
-        assert_eq!(entries[0], (b'a', index("apple", "x", options), 1.0));
-        assert_eq!(entries[1], (b'a', index("avocado", "x", options), 1.0));
+        assert_eq!(entries[0], (b'a', index("apple", "x", &options), 1.0));
+        assert_eq!(entries[1], (b'a', index("avocado", "x", &options), 1.0));
         assert_ne!(entries[0].1, entries[1].1);
         // A zero scale drops the whole namespace.
         assert_eq!(row(&read_default("1 |a:0 x y |b z\n"), 0).len(), 1);
@@ -511,9 +676,9 @@ mod tests {
         let batch = read_default("1 | a b:3\n2 |\tc\n3 |\n4|   \n");
         assert_eq!(
             row(&batch, 0),
-            vec![(b' ', index("", "a", options), 1.0), (b' ', index("", "b", options), 3.0)]
+            vec![(b' ', index("", "a", &options), 1.0), (b' ', index("", "b", &options), 3.0)]
         );
-        assert_eq!(row(&batch, 1), vec![(b' ', index("", "c", options), 1.0)]);
+        assert_eq!(row(&batch, 1), vec![(b' ', index("", "c", &options), 1.0)]);
         assert_eq!(batch.offsets[2..], [3, 3, 3]);
     }
 
@@ -524,11 +689,11 @@ mod tests {
         let batch = read_default("1 | 123 7:2\n");
         assert_eq!(row(&batch, 0), vec![(b' ', 123, 1.0), (b' ', 7, 2.0)]);
         // Named namespace: murmur3 of the names, the namespace hash seeding the feature hash.
-        let options = VwOptions { bits: 32, seed: 0 };
+        let options = VwOptions { bits: 32, seed: 0, namespaces: None };
         let batch = read("1 |user alice\n", options).unwrap();
         assert_eq!(batch.indices, vec![murmur3_32(b"alice", murmur3_32(b"user", 0))]);
         // With a seed, the default namespace hash is murmur3("", seed) (Vowpal Wabbit's rule).
-        let options = VwOptions { bits: 32, seed: 42 };
+        let options = VwOptions { bits: 32, seed: 42, namespaces: None };
         let batch = read("1 | 5 x |n y\n", options).unwrap();
         let default_hash = murmur3_32(b"", 42);
         assert_eq!(
@@ -540,13 +705,13 @@ mod tests {
             ]
         );
         // Masking keeps the low bits.
-        let narrow = VwOptions { bits: 4, seed: 0 };
+        let narrow = VwOptions { bits: 4, seed: 0, namespaces: None };
         assert_eq!(read("1 | 123\n", narrow).unwrap().indices, vec![123 & 0xf]);
     }
 
     #[test]
     fn anonymous_features_are_numbered_per_namespace() {
-        let options = VwOptions { bits: 32, seed: 0 };
+        let options = VwOptions { bits: 32, seed: 0, namespaces: None };
         let batch = read("1 |n :2 x :0 :3 |m :1\n", options).unwrap();
         let n = hash_feature_name(b"n", 0);
         let m = hash_feature_name(b"m", 0);
@@ -558,18 +723,19 @@ mod tests {
     fn rows_keep_file_order_duplicates_and_namespaces_apart() {
         let options = VwOptions::default();
         let batch = read_default("1 |b z y z |a z\n");
-        let z_b = index("b", "z", options);
+        let z_b = index("b", "z", &options);
         assert_eq!(
             row(&batch, 0),
             vec![
                 (b'b', z_b, 1.0),
-                (b'b', index("b", "y", options), 1.0),
+                (b'b', index("b", "y", &options), 1.0),
                 (b'b', z_b, 1.0),
-                (b'a', index("a", "z", options), 1.0),
+                (b'a', index("a", "z", &options), 1.0),
             ]
         );
         // With one bit everything collides; nothing is merged.
-        let batch = read("1 |a p q r s\n", VwOptions { bits: 1, seed: 0 }).unwrap();
+        let batch =
+            read("1 |a p q r s\n", VwOptions { bits: 1, seed: 0, namespaces: None }).unwrap();
         assert_eq!(batch.indices.len(), 4);
         assert!(batch.indices.iter().all(|&i| i <= 1));
     }
@@ -580,7 +746,7 @@ mod tests {
         let plain = read_default(text);
         assert_eq!(plain.labels, vec![Some(1.0), Some(-1.0)]);
         assert_eq!(plain.first_line, 3);
-        assert_eq!(row(&plain, 0), vec![(b'a', index("a", "x", VwOptions::default()), 2.0)]);
+        assert_eq!(row(&plain, 0), vec![(b'a', index("a", "x", &VwOptions::default()), 2.0)]);
         let packed = reader_of(&gzip(text.as_bytes()), VwOptions::default()).read_to_end().unwrap();
         assert_eq!(packed, plain);
     }
@@ -588,13 +754,14 @@ mod tests {
     #[test]
     fn bits_are_checked() {
         for bits in [0, 33] {
-            let options = VwOptions { bits, seed: 0 };
-            let err = VwReader::from_reader("mem.vw", source(Vec::new()), options).err().unwrap();
+            let options = VwOptions { bits, seed: 0, namespaces: None };
+            let err =
+                VwReader::from_reader("mem.vw", source(Vec::new()), options.clone()).err().unwrap();
             assert!(matches!(&err, PolyError::InvalidInput(m) if m.contains("bits")), "{err}");
             assert!(read_all(Path::new("/nonexistent.vw"), options).is_err());
         }
-        assert!(read("1 | a\n", VwOptions { bits: 32, seed: 0 }).is_ok());
-        assert!(read("1 | a\n", VwOptions { bits: 1, seed: 0 }).is_ok());
+        assert!(read("1 | a\n", VwOptions { bits: 32, seed: 0, namespaces: None }).is_ok());
+        assert!(read("1 | a\n", VwOptions { bits: 1, seed: 0, namespaces: None }).is_ok());
         let err = read_all(Path::new("/nonexistent/pp/data.vw"), VwOptions::default()).unwrap_err();
         assert!(matches!(err, PolyError::Io { .. }), "{err}");
     }
