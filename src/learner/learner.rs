@@ -260,10 +260,10 @@ pub struct FitReport {
     pub stopped_early: bool,
 }
 
-/// Reused per-thread scratch for predicting.
+/// Reused buffers for learning.
 #[derive(Clone, Debug)]
 struct Scratch {
-    example: ExampleBuffer,
+    /// The expansion of [`Learner::learn`]'s example.
     features: ExpandedFeatures,
     /// The example being learned and the next one, of [`Learner::learn_rows`].
     staged: [Staged; 2],
@@ -272,7 +272,6 @@ struct Scratch {
 impl Scratch {
     fn new(bits: u32) -> Self {
         Scratch {
-            example: ExampleBuffer::new(),
             features: ExpandedFeatures::new(bits),
             staged: [Staged::new(bits), Staged::new(bits)],
         }
@@ -831,13 +830,19 @@ impl<E: Expansion> Learner<E> {
         out.clear();
         out.resize(n, 0.0);
         const BLOCK: usize = 4096;
+        // One example ahead, as in `learn_rows`: the next row's slots are prefetched while
+        // the current one is scored.
         let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
-            let mut scratch = Scratch::new(self.config.bits);
+            let bits = self.config.bits;
+            let mut staged = [Staged::new(bits), Staged::new(bits)];
+            let first = block * BLOCK;
+            self.stage(batch, first, &mut staged[0])?;
+            let n = chunk.len();
             for (offset, slot) in chunk.iter_mut().enumerate() {
-                let row = block * BLOCK + offset;
-                let example = batch.example(row, &self.seeds, &mut scratch.example)?;
-                self.expansion.check(&example, batch.first_row + row)?;
-                *slot = self.predict_with(&example, &mut scratch.features);
+                if offset + 1 < n {
+                    self.stage(batch, first + offset + 1, &mut staged[(offset + 1) % 2])?;
+                }
+                *slot = self.finalize(self.raw_score(&staged[offset % 2].features));
             }
             Ok(())
         };
