@@ -1,0 +1,169 @@
+//! The learner's step on a large hashed table against the memory-latency floor (issue 21).
+//!
+//! Data: eat-rate-like rows of 12 one-hot namespaces (two of 1,000 values, ten of 10,000), the
+//! cross of the first two (`-q AB`), the constant: 14 features per example; logistic loss, Vowpal
+//! Wabbit's default rule, one thread, `bits` 24 (256 MiB table) and 28 (4 GiB).
+//!
+//! * `step` — `Learner::learn_batch` over 200k rows (the table warm from earlier iterations);
+//! * `floor_uniform` — the memory floor of the issue: per example, 14 slots drawn uniformly from
+//!   the same table, each read (the prediction) then written (the update), the next example's
+//!   slots prefetched; no learning arithmetic;
+//! * `floor_same_slots` — the same loop over the learner's own slots (most of eat-rate's
+//!   features have a few thousand values and stay in cache, so this floor is much lower).
+//!
+//! Throughput is in examples; step / floor is the ratio the README quotes.
+//! Run: `cargo bench --bench large_hashed` (needs about 9 GiB for bits 28).
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use polars_poly::learner::loss::Logistic;
+use polars_poly::learner::{
+    Batch, ExampleBuffer, ExpandedFeatures, Expansion, Interactions, Learner, LearnerConfig, Loss,
+    NamespaceRows,
+};
+use polars_poly::memory::prefetch;
+use polars_poly::sparse::SparseRows;
+
+const FIELDS: usize = 12;
+const ROWS: usize = 200_000;
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 =
+            self.0.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        self.0 >> 17
+    }
+}
+
+/// Per field: CSR offsets, value ids (hashed apart per field), one-hot values; and labels.
+type Columns = Vec<(Vec<i64>, Vec<u32>, Vec<f32>)>;
+
+fn eat_rate_like(rows: usize) -> (Columns, Vec<f64>) {
+    let mut rng = Rng(7);
+    let mut columns: Columns = vec![(vec![0i64], Vec::new(), Vec::new()); FIELDS];
+    let mut labels = Vec::with_capacity(rows);
+    for _ in 0..rows {
+        let mut kinds = [0u64; 2];
+        for (field, column) in columns.iter_mut().enumerate() {
+            let id = rng.next() % if field < 2 { 1_000 } else { 10_000 };
+            if field < 2 {
+                kinds[field] = id % 2;
+            }
+            column.1.push((id as u32).wrapping_mul(2_654_435_761) >> 8);
+            column.2.push(1.0);
+            column.0.push(column.1.len() as i64);
+        }
+        labels.push(if kinds[0] == kinds[1] { 1.0 } else { -1.0 });
+    }
+    (columns, labels)
+}
+
+fn config(bits: u32) -> LearnerConfig {
+    LearnerConfig {
+        bits,
+        loss: Loss::Logistic(Logistic),
+        namespaces: (0..FIELDS).map(|k| ((b'A' + k as u8) as char).to_string()).collect(),
+        ..LearnerConfig::default()
+    }
+}
+
+fn expansion() -> Interactions {
+    Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() }
+}
+
+/// Reads then updates every example's slots (stride 4 like the learner's table), the next
+/// example's slots prefetched; returns a checksum so nothing is optimized away.
+fn touch(table: &mut [f32], slots: &[u32], per_example: usize) -> f32 {
+    let mut checksum = 0.0f32;
+    let examples = slots.len() / per_example;
+    for e in 0..examples {
+        let next = (e + 1).min(examples - 1) * per_example;
+        for &slot in &slots[next..next + per_example] {
+            prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
+        }
+        let mine = &slots[e * per_example..(e + 1) * per_example];
+        let sum: f32 = mine.iter().map(|&s| table[s as usize * 4]).sum();
+        let step = 1e-3 - 1e-6 * sum;
+        for &slot in mine {
+            table[slot as usize * 4] += step;
+        }
+        checksum += sum;
+    }
+    checksum
+}
+
+/// Builds and expands every row as the learner does, handing each expansion to `sink`.
+fn expand_all(
+    namespaces: &[&dyn NamespaceRows],
+    labels: &[f64],
+    bits: u32,
+    mut sink: impl FnMut(&ExpandedFeatures),
+) {
+    let mut buffer = ExampleBuffer::new();
+    let mut features = ExpandedFeatures::new(bits);
+    let seeds: Vec<u64> = (0..FIELDS).map(|k| config(bits).namespace_seed(k)).collect();
+    for (row, &label) in labels.iter().enumerate() {
+        buffer.clear();
+        for (ns, &seed) in namespaces.iter().zip(&seeds) {
+            ns.push_into(row, seed, &mut buffer).expect("valid row");
+        }
+        let example = buffer.finish(label, 1.0, row).expect("valid example");
+        features.clear();
+        expansion().expand(&example, &mut features);
+        sink(&features);
+    }
+}
+
+fn bench(c: &mut Criterion) {
+    let (columns, labels) = eat_rate_like(ROWS);
+    let rows: Vec<SparseRows<'_, u32, f32>> = columns
+        .iter()
+        .map(|(offsets, ids, values)| SparseRows::new(offsets, ids, values).expect("valid rows"))
+        .collect();
+    let namespaces: Vec<&dyn NamespaceRows> =
+        rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&namespaces, &labels, None).expect("valid batch");
+    let mut group = c.benchmark_group("large_hashed");
+    group.throughput(Throughput::Elements(ROWS as u64));
+    for bits in [24u32, 28] {
+        let mut learner = Learner::new(config(bits), expansion()).expect("valid config");
+        learner.learn_batch(&batch).expect("learns");
+        group.bench_with_input(BenchmarkId::new("step", bits), &bits, |b, _| {
+            b.iter(|| learner.learn_batch(&batch).expect("learns"))
+        });
+        group.bench_with_input(BenchmarkId::new("build_and_expand_only", bits), &bits, |b, _| {
+            b.iter(|| {
+                let mut total = 0usize;
+                expand_all(&namespaces, &labels, bits, |features| total += features.len());
+                total
+            })
+        });
+        // The learner's own slots, in order.
+        let mut same = Vec::new();
+        expand_all(&namespaces, &labels, bits, |features| same.extend_from_slice(features.slots()));
+        let per_example = same.len() / ROWS;
+        assert_eq!(per_example * ROWS, same.len(), "every example has the same count");
+        drop(learner);
+        let mut table = vec![0.0f32; 4usize << bits];
+        polars_poly::memory::advise_huge_pages(&mut table);
+        table.iter_mut().step_by(1 << 10).for_each(|v| *v = 1e-9);
+        let mut rng = Rng(11);
+        let uniform: Vec<u32> =
+            (0..same.len()).map(|_| (rng.next() & ((1 << bits) - 1)) as u32).collect();
+        group.bench_with_input(BenchmarkId::new("floor_uniform", bits), &bits, |b, _| {
+            b.iter(|| touch(&mut table, &uniform, per_example))
+        });
+        group.bench_with_input(BenchmarkId::new("floor_same_slots", bits), &bits, |b, _| {
+            b.iter(|| touch(&mut table, &same, per_example))
+        });
+    }
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().sample_size(10).measurement_time(std::time::Duration::from_secs(3));
+    targets = bench
+}
+criterion_main!(benches);
