@@ -215,7 +215,9 @@ fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
     let data = single_monomial(9_000, 10, 0.1, 8);
     let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
-    let new = || Learner::new(squared_config(), Apple::new(AppleConfig::default()).unwrap());
+    // bits 22: a 64 MiB table, large enough for the learner to look ahead.
+    let config = LearnerConfig { bits: 22, ..squared_config() };
+    let new = || Learner::new(config.clone(), Apple::new(AppleConfig::default()).unwrap());
     let mut batched = new().unwrap();
     batched.learn_batch(&Batch::new(&ns, &data.labels, None).unwrap()).unwrap();
     assert_eq!(batched.expansion().progress().expansions, 4, "apple grows during the batch");
@@ -223,7 +225,7 @@ fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
     let mut buffer = crate::learner::ExampleBuffer::new();
     for (row, &label) in data.labels.iter().enumerate() {
         buffer.clear();
-        rows.push_into(row, squared_config().namespace_seed(0), &mut buffer).unwrap();
+        rows.push_into(row, config.namespace_seed(0), &mut buffer).unwrap();
         single.learn(&buffer.finish(label, 1.0, row).unwrap(), row).unwrap();
     }
     assert_eq!(batched.expansion().parents(), single.expansion().parents());

@@ -216,6 +216,7 @@ fn options_are_checked() {
 /// reach the next example: batch learning equals learning the rows one at a time.
 #[test]
 fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
+    // config's bits 22 (a 64 MiB table) is large enough for the learner to look ahead.
     let data = eat_rate(60_000, 100, 4, 0.0, 3);
     let rows: Vec<SparseRows<'_, u32, f32>> = data
         .columns

@@ -22,6 +22,10 @@ use crate::error::PolyResult;
 use crate::hashing::hash_feature_name;
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
+/// Weight tables larger than this are prefetched example by example (smaller ones stay in the
+/// cache: `bits` 18 is 4 MiB at 16 bytes a slot).
+const PREFETCH_ABOVE_BYTES: u128 = 16 << 20;
+
 /// Largest supported `bits`: slots are u32.
 pub const MAX_BITS: u32 = 32;
 
@@ -655,9 +659,15 @@ impl<E: Expansion> Learner<E> {
                 return Ok((0.0, 0.0));
             };
             self.stage(batch, first, &mut current)?;
+            // Without prefetching, looking ahead gains nothing and costs cache room.
+            let ahead = self.prefetches();
             loop {
                 // Staging errors wait until the current example is learned.
-                let staged = rows.next().map(|row| self.stage(batch, row, &mut next));
+                let upcoming = rows.next();
+                let staged = match upcoming {
+                    Some(row) if ahead => Some(self.stage(batch, row, &mut next)),
+                    _ => None,
+                };
                 if current.generation != self.expansion.generation() {
                     self.expand_staged(&mut current);
                 }
@@ -669,11 +679,14 @@ impl<E: Expansion> Learner<E> {
                 } else {
                     self.learn_example(&example, &current.features)?;
                 }
-                match staged {
-                    None => return Ok((holdout_loss, holdout_weight)),
-                    Some(result) => result?,
+                match (upcoming, staged) {
+                    (None, _) => return Ok((holdout_loss, holdout_weight)),
+                    (Some(_), Some(result)) => {
+                        result?;
+                        std::mem::swap(&mut current, &mut next);
+                    }
+                    (Some(row), None) => self.stage(batch, row, &mut current)?,
                 }
-                std::mem::swap(&mut current, &mut next);
             }
         })();
         if current.features.mask() != self.weights.mask() {
@@ -691,7 +704,7 @@ impl<E: Expansion> Learner<E> {
         (staged.label, staged.weight, staged.row) = (example.label, example.weight, row);
         self.expand_staged(staged);
         let data = self.weights.data();
-        if !data.is_empty() {
+        if self.prefetches() && !data.is_empty() {
             let stride = self.weights.stride();
             for &slot in staged.features.slots() {
                 // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
@@ -699,6 +712,12 @@ impl<E: Expansion> Learner<E> {
             }
         }
         Ok(())
+    }
+
+    /// Whether examples are staged ahead and their slots prefetched: only for tables larger
+    /// than the cache (one that fits gains nothing, and prefetching costs).
+    fn prefetches(&self) -> bool {
+        self.weights.size_bytes() > PREFETCH_ABOVE_BYTES
     }
 
     /// (Re-)expands a staged example with the enumerator as it is now.
@@ -836,13 +855,16 @@ impl<E: Expansion> Learner<E> {
             let bits = self.config.bits;
             let mut staged = [Staged::new(bits), Staged::new(bits)];
             let first = block * BLOCK;
+            let ahead = usize::from(self.prefetches());
             self.stage(batch, first, &mut staged[0])?;
             let n = chunk.len();
             for (offset, slot) in chunk.iter_mut().enumerate() {
-                if offset + 1 < n {
+                if ahead == 0 && offset > 0 {
+                    self.stage(batch, first + offset, &mut staged[0])?;
+                } else if ahead == 1 && offset + 1 < n {
                     self.stage(batch, first + offset + 1, &mut staged[(offset + 1) % 2])?;
                 }
-                *slot = self.finalize(self.raw_score(&staged[offset % 2].features));
+                *slot = self.finalize(self.raw_score(&staged[ahead * (offset % 2)].features));
             }
             Ok(())
         };
