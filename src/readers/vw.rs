@@ -56,6 +56,8 @@
 
 use std::path::Path;
 
+use rayon::prelude::*;
+
 use super::lines::{LineReader, TextSource};
 use super::{
     parse_error, parse_f64, show, tokens, ColumnData, ColumnKind, RecordReader, Table, TableSource,
@@ -130,7 +132,27 @@ impl VwBatch {
     pub fn n_rows(&self) -> usize {
         self.labels.len()
     }
+
+    /// Appends the rows of `other` (the lines that follow this batch's).
+    fn append(&mut self, other: VwBatch) {
+        if self.labels.is_empty() {
+            self.first_line = other.first_line;
+        }
+        let shift = self.indices.len() as i64;
+        self.offsets.extend(other.offsets[1..].iter().map(|&offset| offset + shift));
+        self.labels.extend(other.labels);
+        self.importance.extend(other.importance);
+        self.base.extend(other.base);
+        self.tags.extend(other.tags);
+        self.indices.extend(other.indices);
+        self.values.extend(other.values);
+        self.namespaces.extend(other.namespaces);
+    }
 }
+
+/// Lines read per block, and per piece parsed by one thread.
+const BLOCK_LINES: usize = 1 << 16;
+const PIECE_LINES: usize = 1 << 12;
 
 /// Reads a Vowpal Wabbit text file batch by batch, in memory bounded by the batch size.
 pub struct VwReader {
@@ -174,11 +196,40 @@ impl VwReader {
         self.read_rows(usize::MAX)
     }
 
+    /// Reads blocks of lines and parses each block's pieces in parallel (hashing every feature
+    /// name is most of the work), appending them in file order. The first malformed line in file
+    /// order is the error.
     fn read_rows(&mut self, max_rows: usize) -> PolyResult<VwBatch> {
         let mut batch = VwBatch::new();
+        let (mut text, mut lines) = (Vec::new(), Vec::new());
         while batch.n_rows() < max_rows {
-            let Some(line) = self.lines.next_line()? else { break };
-            self.parser.parse_line(line.number, line.text, &mut batch)?;
+            text.clear();
+            lines.clear();
+            // Blank lines add no rows, so a block never holds more rows than are wanted.
+            let wanted = (max_rows - batch.n_rows()).min(BLOCK_LINES);
+            while lines.len() < wanted {
+                let Some(line) = self.lines.next_line()? else { break };
+                let start = text.len();
+                text.extend_from_slice(line.text);
+                lines.push((line.number, start..text.len()));
+            }
+            if lines.is_empty() {
+                break;
+            }
+            let parser = &self.parser;
+            let pieces: Vec<PolyResult<VwBatch>> = lines
+                .par_chunks(PIECE_LINES)
+                .map(|piece| {
+                    let mut parsed = VwBatch::new();
+                    for (number, span) in piece {
+                        parser.parse_line(*number, &text[span.clone()], &mut parsed)?;
+                    }
+                    Ok(parsed)
+                })
+                .collect();
+            for piece in pieces {
+                batch.append(piece?);
+            }
         }
         Ok(batch)
     }
@@ -524,6 +575,45 @@ mod tests {
     }
 
     /// Index of `feature` in the namespace called `namespace`, computed with crate::hashing.
+    /// Blocks are parsed in parallel pieces: the result is the line-by-line parse, and the
+    /// error is the first malformed line of the file, whichever piece finishes first.
+    #[test]
+    fn parallel_parsing_equals_line_by_line() {
+        let mut text = String::new();
+        for k in 0..(BLOCK_LINES + 3 * PIECE_LINES + 17) {
+            if k % 1000 == 999 {
+                text.push_str("  \n");
+            } else {
+                text.push_str(&format!(
+                    "{} {} |a x{} y:{k} |b z{}\n",
+                    k % 2,
+                    1 + k % 3,
+                    k % 97,
+                    k % 5
+                ));
+            }
+        }
+        let options = VwOptions::default();
+        let parallel = read(&text, options.clone()).unwrap();
+        let parser = reader_of(b"", options.clone()).parser;
+        let mut serial = VwBatch::new();
+        for (k, line) in text.lines().enumerate() {
+            parser.parse_line(k as u64 + 1, line.as_bytes(), &mut serial).unwrap();
+        }
+        assert_eq!(parallel, serial);
+        let batches: Vec<VwBatch> = {
+            let mut reader = reader_of(text.as_bytes(), options.clone());
+            std::iter::from_fn(|| reader.next_batch(50_000).unwrap()).collect()
+        };
+        assert_eq!(batches.iter().map(VwBatch::n_rows).sum::<usize>(), serial.n_rows());
+        assert_eq!(batches[1].first_line, 50_051, "50,000 rows and 50 blank lines before");
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[PIECE_LINES + 5] = "1 |a x:bad";
+        lines[3 * PIECE_LINES + 1] = "1 |a y:worse";
+        let err = read(&(lines.join("\n") + "\n"), options).unwrap_err().to_string();
+        assert!(err.contains(&format!("line {}", PIECE_LINES + 6)) && err.contains("bad"), "{err}");
+    }
+
     #[test]
     fn namespace_columns_keep_the_whole_hash_relative_to_the_learners_seed() {
         let text = "1 |Animal x:2 5 |B y\n-1 |B z :3 |Apple w\n0 | d\n";
