@@ -73,6 +73,9 @@ def main() -> None:
                     results[name][side].append(seconds)
     ratios = []
     for name, sides in results.items():
+        if not (sides["base"] and sides["new"]):
+            print(f"{name:55s} only on one side: {dict(sides)}")
+            continue
         base, new = statistics.median(sides["base"]), statistics.median(sides["new"])
         ratios.append(new / base)
         print(
