@@ -51,12 +51,15 @@ fn config(n_fields: usize) -> LearnerConfig {
     }
 }
 
+/// One sparse column per field.
+fn sparse_rows(data: &Fields) -> Vec<SparseRows<'_, u32, f32>> {
+    let rows = data.columns.iter();
+    rows.map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
+        .collect()
+}
+
 fn fit(data: &Fields, field_config: FieldAppleConfig) -> Learner<FieldApple> {
-    let rows: Vec<SparseRows<'_, u32, f32>> = data
-        .columns
-        .iter()
-        .map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
-        .collect();
+    let rows = sparse_rows(data);
     let namespaces: Vec<&dyn NamespaceRows> =
         rows.iter().map(|r| r as &dyn NamespaceRows).collect();
     let batch = Batch::new(&namespaces, &data.labels, None).unwrap();
@@ -218,11 +221,7 @@ fn options_are_checked() {
 fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
     // config's bits 22 (a 64 MiB table) is large enough for the learner to look ahead.
     let data = eat_rate(60_000, 100, 4, 0.0, 3);
-    let rows: Vec<SparseRows<'_, u32, f32>> = data
-        .columns
-        .iter()
-        .map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
-        .collect();
+    let rows = sparse_rows(&data);
     let namespaces: Vec<&dyn NamespaceRows> =
         rows.iter().map(|r| r as &dyn NamespaceRows).collect();
     let new = || {
