@@ -22,10 +22,6 @@ use crate::error::PolyResult;
 use crate::hashing::hash_feature_name;
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
-/// Weight tables larger than this are prefetched example by example (smaller ones stay in the
-/// cache: `bits` 18 is 4 MiB at 16 bytes a slot).
-const PREFETCH_ABOVE_BYTES: u128 = 16 << 20;
-
 /// At most this many slots of the next example are prefetched.
 const PREFETCH_SLOTS: usize = 16;
 
@@ -653,7 +649,6 @@ impl<E: Expansion> Learner<E> {
         mut rows: impl Iterator<Item = usize>,
         is_holdout: impl Fn(usize) -> bool,
     ) -> PolyResult<(f64, f64)> {
-        let bits = self.config.bits;
         let [mut current, mut next] =
             std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
         let result = (|| {
@@ -692,9 +687,6 @@ impl<E: Expansion> Learner<E> {
                 }
             }
         })();
-        if current.features.mask() != self.weights.mask() {
-            (current, next) = (Staged::new(bits), Staged::new(bits));
-        }
         self.scratch.staged = [current, next];
         result
     }
@@ -722,7 +714,7 @@ impl<E: Expansion> Learner<E> {
     /// Whether examples are staged ahead and their slots prefetched: only for tables larger
     /// than the cache (one that fits gains nothing, and prefetching costs).
     fn prefetches(&self) -> bool {
-        self.weights.size_bytes() > PREFETCH_ABOVE_BYTES
+        self.weights.is_large()
     }
 
     /// (Re-)expands a staged example with the enumerator as it is now.
@@ -858,18 +850,20 @@ impl<E: Expansion> Learner<E> {
         // the current one is scored.
         let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
             let bits = self.config.bits;
-            let mut staged = [Staged::new(bits), Staged::new(bits)];
-            let first = block * BLOCK;
-            let ahead = usize::from(self.prefetches());
-            self.stage(batch, first, &mut staged[0])?;
-            let n = chunk.len();
+            let (mut current, mut next) = (Staged::new(bits), Staged::new(bits));
+            let (first, n, ahead) = (block * BLOCK, chunk.len(), self.prefetches());
+            self.stage(batch, first, &mut current)?;
             for (offset, slot) in chunk.iter_mut().enumerate() {
-                if ahead == 0 && offset > 0 {
-                    self.stage(batch, first + offset, &mut staged[0])?;
-                } else if ahead == 1 && offset + 1 < n {
-                    self.stage(batch, first + offset + 1, &mut staged[(offset + 1) % 2])?;
+                let upcoming = (offset + 1 < n).then_some(first + offset + 1);
+                if let (Some(row), true) = (upcoming, ahead) {
+                    self.stage(batch, row, &mut next)?;
                 }
-                *slot = self.finalize(self.raw_score(&staged[ahead * (offset % 2)].features));
+                *slot = self.finalize(self.raw_score(&current.features));
+                match (upcoming, ahead) {
+                    (Some(_), true) => std::mem::swap(&mut current, &mut next),
+                    (Some(row), false) => self.stage(batch, row, &mut current)?,
+                    (None, _) => {}
+                }
             }
             Ok(())
         };

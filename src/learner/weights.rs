@@ -39,10 +39,9 @@ pub(crate) const RATE: usize = 3;
 /// only makes the density estimate coarser.
 const SLOTS_PER_PAGE_SHIFT: u32 = 8;
 
-/// Tables up to this size stay where they are when asked for huge pages: the TLB's few thousand
-/// 4 KiB entries already reach most of them, and the move (a fresh allocation, its page faults
-/// and the copy) cost 5% of a short apple run on a 4 MiB table.
-const MOVE_ABOVE_BYTES: u128 = 16 << 20;
+/// Above this size a table outgrows the cache and the reach of the TLB's few thousand 4 KiB
+/// entries (`bits` 18 is 4 MiB at 16 bytes a slot): see [`WeightTable::is_large`].
+const LARGE_TABLE_BYTES: u128 = 16 << 20;
 
 /// Plain data for which the all-zero bit pattern is a valid value (zero).
 ///
@@ -186,31 +185,45 @@ impl WeightTable {
     /// of the pages: advising the table in place would leave it on 4 KiB pages. So a touched
     /// table moves to a fresh allocation advised before its first touch, copying only the pages
     /// touched so far (an eighth of the table). Without memory for the copy it stays in place,
-    /// and so do tables of at most [`MOVE_ABOVE_BYTES`], which 4 KiB pages already cover.
+    /// and so does a table that is not [`WeightTable::is_large`] (4 KiB pages already cover it;
+    /// the move cost 5% of a short apple run on a 4 MiB table).
     pub(crate) fn use_huge_pages(&mut self) {
         if self.huge_pages || !self.is_allocated() {
             return;
         }
         self.huge_pages = true;
         let touched = std::mem::take(&mut self.touched);
-        if self.n_touched > 0 && self.size_bytes() > MOVE_ABOVE_BYTES {
-            if let Some(mut fresh) = zeroed_vec::<f32>(self.data.len()) {
-                crate::memory::advise_huge_pages(&mut fresh);
-                let page_len = self.stride << SLOTS_PER_PAGE_SHIFT;
-                for (k, &word) in touched.iter().enumerate() {
-                    let mut bits = word;
-                    while bits != 0 {
-                        let start = (64 * k + bits.trailing_zeros() as usize) * page_len;
-                        let end = (start + page_len).min(self.data.len());
-                        fresh[start..end].copy_from_slice(&self.data[start..end]);
-                        bits &= bits - 1;
-                    }
-                }
-                self.data = fresh;
-                return;
+        match self.moved_to_fresh_pages(&touched) {
+            Some(fresh) => self.data = fresh,
+            None => crate::memory::advise_huge_pages(&mut self.data),
+        }
+    }
+
+    /// A copy of the table's `touched` pages in a fresh allocation advised for huge pages before
+    /// its first touch; `None` when moving does not pay or there is no memory for it.
+    fn moved_to_fresh_pages(&self, touched: &[u64]) -> Option<Vec<f32>> {
+        if self.n_touched == 0 || !self.is_large() {
+            return None;
+        }
+        let mut fresh = zeroed_vec::<f32>(self.data.len())?;
+        crate::memory::advise_huge_pages(&mut fresh);
+        let page_len = self.stride << SLOTS_PER_PAGE_SHIFT;
+        for (k, &word) in touched.iter().enumerate() {
+            let mut bits = word;
+            while bits != 0 {
+                let start = (64 * k + bits.trailing_zeros() as usize) * page_len;
+                let end = (start + page_len).min(self.data.len());
+                fresh[start..end].copy_from_slice(&self.data[start..end]);
+                bits &= bits - 1;
             }
         }
-        crate::memory::advise_huge_pages(&mut self.data);
+        Some(fresh)
+    }
+
+    /// Whether the table is larger than the cache and the 4 KiB TLB's reach: then each feature
+    /// is a likely miss, worth prefetching, and its pages are worth moving to huge ones.
+    pub fn is_large(&self) -> bool {
+        self.size_bytes() > LARGE_TABLE_BYTES
     }
 
     /// Whether the table has asked for huge pages (see `WeightTable::touch`).

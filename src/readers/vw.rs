@@ -300,8 +300,9 @@ impl TableSource for VwReader {
     }
 
     fn read_rest(self: Box<Self>) -> PolyResult<Table> {
-        let parser = self.parser.clone();
-        Ok(parser.table(self.read_to_end()?))
+        let mut reader = *self;
+        let batch = reader.read_rows(usize::MAX)?;
+        Ok(reader.parser.table(batch))
     }
 }
 
