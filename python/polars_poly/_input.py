@@ -96,9 +96,24 @@ def frame_columns(
                 "polars_poly.hash_features)"
             )
     if not names:
-        raise ValueError(
-            "the frame has no sparse or numeric feature columns (hash strings and token lists "
-            "into a sparse column with polars_poly.hash_features)"
+        others = {n: d for n, d in schema.items() if n not in exclude}
+        described = ", ".join(f"{n!r} ({d})" for n, d in others.items())
+        raise (ColumnTypeError if others else ValueError)(
+            "the frame has no sparse or numeric feature columns"
+            + (f", only {described}" if others else "")
+            + " (hash strings, categoricals and token lists into a sparse column with "
+            "polars_poly.hash_features)"
+        )
+    wrong = {
+        n: schema[n]
+        for n in names
+        if not (is_sparse_dtype(schema[n]) or schema[n].is_numeric() or schema[n] == pl.Boolean)
+    }
+    if wrong:
+        described = ", ".join(f"{n!r} ({d})" for n, d in wrong.items())
+        raise ColumnTypeError(
+            f"feature column(s) {described} are neither sparse nor numeric (hash strings, "
+            "categoricals and token lists into a sparse column with polars_poly.hash_features)"
         )
     sparse = [is_sparse_dtype(schema[n]) for n in names]
     if any(sparse) and not all(sparse):

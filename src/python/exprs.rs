@@ -7,6 +7,7 @@ use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_dtype, sparse_series, to_polars_error};
+use super::guard::guarded_expr;
 use crate::hashing;
 use crate::hashing::columns::FeatureColumn;
 use crate::sparse::columns_to_sparse;
@@ -15,15 +16,69 @@ fn first_name(inputs: &[Field]) -> PlSmallStr {
     inputs.first().map_or_else(|| PlSmallStr::from_static("features"), |f| f.name().clone())
 }
 
-fn sparse_u32_f64_output(inputs: &[Field]) -> PolarsResult<Field> {
+/// Numbers of every width, Decimal included, and booleans: the columns that are values.
+fn is_number(dtype: &DataType) -> bool {
+    dtype.is_numeric() || dtype.is_bool()
+}
+
+/// Strings and the dtypes that are strings with a dictionary (Categorical, Enum).
+fn is_text(dtype: &DataType) -> bool {
+    matches!(dtype, DataType::String | DataType::Categorical(..) | DataType::Enum(..))
+}
+
+/// A bag of tokens: a list or an array of text.
+fn is_tokens(dtype: &DataType) -> bool {
+    match dtype {
+        DataType::List(inner) | DataType::Array(inner, _) => is_text(inner),
+        _ => false,
+    }
+}
+
+/// The plan-time check of every input column's dtype (before any batch runs): the error names
+/// the expression, the column and its dtype.
+fn check_dtypes(
+    inputs: &[Field],
+    expression: &str,
+    accepts: fn(&DataType) -> bool,
+    expected: &str,
+) -> PolarsResult<()> {
+    for field in inputs {
+        let dtype = field.dtype();
+        if !accepts(dtype) {
+            polars_bail!(
+                SchemaMismatch: "{expression}: column {:?} has dtype {dtype}; {expected}",
+                field.name()
+            );
+        }
+    }
+    Ok(())
+}
+
+const TO_SPARSE_TAKES: &str = "to_sparse takes numeric, decimal and boolean columns (use \
+                               hash_features for strings, categoricals and token lists)";
+const HASH_FEATURES_TAKES: &str = "hash_features takes numeric, decimal, boolean, string, \
+                                   categorical and enum columns, and lists or arrays of strings";
+
+fn to_sparse_output(inputs: &[Field]) -> PolarsResult<Field> {
+    check_dtypes(inputs, "to_sparse", is_number, TO_SPARSE_TAKES)?;
+    Ok(Field::new(first_name(inputs), sparse_dtype(DataType::UInt32, DataType::Float64)))
+}
+
+fn hash_features_output(inputs: &[Field]) -> PolarsResult<Field> {
+    check_dtypes(
+        inputs,
+        "hash_features",
+        |dtype| is_number(dtype) || is_text(dtype) || is_tokens(dtype),
+        HASH_FEATURES_TAKES,
+    )?;
     Ok(Field::new(first_name(inputs), sparse_dtype(DataType::UInt32, DataType::Float64)))
 }
 
 fn numeric_as_f64(series: &Series) -> PolarsResult<Float64Chunked> {
     let dtype = series.dtype();
-    if !(dtype.is_primitive_numeric() || dtype.is_bool()) {
+    if !is_number(dtype) {
         polars_bail!(
-            InvalidOperation: "to_sparse: column {:?} has dtype {dtype}; only numeric and boolean columns can become sparse features (use hash_features for strings)",
+            SchemaMismatch: "to_sparse: column {:?} has dtype {dtype}; {TO_SPARSE_TAKES}",
             series.name()
         );
     }
@@ -31,8 +86,12 @@ fn numeric_as_f64(series: &Series) -> PolarsResult<Float64Chunked> {
 }
 
 /// Numeric columns -> one sparse column: column i becomes index i; zeros and nulls are left out.
-#[polars_expr(output_type_func=sparse_u32_f64_output)]
+#[polars_expr(output_type_func=to_sparse_output)]
 fn to_sparse(inputs: &[Series]) -> PolarsResult<Series> {
+    guarded_expr("to_sparse", || to_sparse_body(inputs))
+}
+
+fn to_sparse_body(inputs: &[Series]) -> PolarsResult<Series> {
     let columns: Vec<Float64Chunked> =
         inputs.iter().map(numeric_as_f64).collect::<PolarsResult<_>>()?;
     let names: Vec<&str> = inputs.iter().map(|s| s.name().as_str()).collect();
@@ -69,25 +128,32 @@ fn token_arrays(series: &Series) -> PolarsResult<(ListArray<i64>, Utf8ViewArray)
     Ok((array.clone(), tokens.clone()))
 }
 
+/// Categoricals and enums hash as the strings they stand for, arrays of strings as lists.
 fn column_arrays(series: &Series) -> PolarsResult<ColumnArrays> {
     let dtype = series.dtype();
-    if dtype.is_primitive_numeric() || dtype.is_bool() {
+    if is_number(dtype) {
         let values = series.cast(&DataType::Float64)?.f64()?.rechunk().into_owned();
         Ok(ColumnArrays::Numeric(values))
-    } else if matches!(dtype, DataType::String) {
-        Ok(ColumnArrays::Text(series.str()?.rechunk().into_owned()))
-    } else if matches!(dtype, DataType::List(inner) if **inner == DataType::String) {
-        let (lists, tokens) = token_arrays(series)?;
+    } else if is_text(dtype) {
+        let texts = series.cast(&DataType::String)?;
+        Ok(ColumnArrays::Text(texts.str()?.rechunk().into_owned()))
+    } else if is_tokens(dtype) {
+        let lists = series.cast(&DataType::List(Box::new(DataType::String)))?;
+        let (lists, tokens) = token_arrays(&lists)?;
         Ok(ColumnArrays::Tokens(lists, tokens))
     } else {
-        polars_bail!(InvalidOperation: "hash_features: column {:?} has dtype {dtype}; expected numeric, boolean, string or list of strings (cast categoricals to pl.String first)", series.name())
+        polars_bail!(SchemaMismatch: "hash_features: column {:?} has dtype {dtype}; {HASH_FEATURES_TAKES}", series.name())
     }
 }
 
 /// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style; the hashing is
 /// the engine's [`hashing::columns::hash_columns`].
-#[polars_expr(output_type_func=sparse_u32_f64_output)]
+#[polars_expr(output_type_func=hash_features_output)]
 fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
+    guarded_expr("hash_features", || hash_features_body(inputs, kwargs))
+}
+
+fn hash_features_body(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
     let arrays: Vec<ColumnArrays> =
         inputs.iter().map(column_arrays).collect::<PolarsResult<_>>()?;
     let columns: Vec<FeatureColumn<'_>> = inputs
