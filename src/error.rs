@@ -19,6 +19,13 @@ pub enum PolyError {
     /// A size computation (output width, offsets) does not fit the integer type.
     #[error("{0}")]
     Overflow(String),
+    /// More memory than the process can get (checked before allocating, see
+    /// [`crate::memory::check_fits`]).
+    #[error("{0}")]
+    OutOfMemory(String),
+    /// The caller asked the operation to stop (Ctrl-C, see [`crate::interrupt`]).
+    #[error("interrupted")]
+    Interrupted,
     /// The operating system refused a file operation.
     #[error("{path}: {reason}")]
     Io { path: String, reason: String, kind: IoKind },

@@ -5,15 +5,81 @@
 //! a kernel that writes at memory speed. Asking for transparent huge pages (2 MiB) makes faults
 //! 512 times rarer; numpy does the same for its large arrays, so this is also what makes our
 //! writes comparable with a numpy-allocated buffer.
+//!
+//! Sizes the input decides are checked against the memory the process can still get
+//! ([`check_fits`]) before anything is allocated: on Linux an allocation larger than the machine
+//! either aborts the process (Rust's allocation failure is not an error) or, worse, is granted
+//! and filled until the kernel kills the process. A clear `MemoryError` naming the size is what
+//! the caller can act on.
 
 use crate::error::{PolyError, PolyResult};
 
 /// Below this size huge pages cannot help (they need a 2 MiB aligned span).
 const HUGE_PAGE_BYTES: usize = 1 << 21;
 
+/// Bytes this process can still allocate, where known: the system's available memory
+/// (`MemAvailable`), and no more than what is left under an address-space limit (`ulimit -v`).
+pub fn available_bytes() -> Option<u64> {
+    #[cfg(target_os = "linux")]
+    {
+        let field = |text: &str, name: &str| -> Option<u64> {
+            let line = text.lines().find(|l| l.starts_with(name))?;
+            let kib: u64 = line[name.len()..].trim().trim_end_matches("kB").trim().parse().ok()?;
+            kib.checked_mul(1024)
+        };
+        let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+        let mut available = field(&meminfo, "MemAvailable:")?;
+        let mut limit = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+        // SAFETY: getrlimit writes the limit into the struct we own and reads nothing else.
+        let limited = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut limit) } == 0
+            && limit.rlim_cur != libc::RLIM_INFINITY;
+        if limited {
+            let status = std::fs::read_to_string("/proc/self/status").ok()?;
+            let used = field(&status, "VmSize:")?;
+            available = available.min(limit.rlim_cur.saturating_sub(used));
+        }
+        Some(available)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        None
+    }
+}
+
+/// Fails with [`PolyError::OutOfMemory`] naming `what`, its size and `fix` when `bytes` is more
+/// than the process can still allocate ([`available_bytes`]; no check where that is unknown).
+pub fn check_fits(bytes: u128, what: &str, fix: &str) -> PolyResult<()> {
+    match available_bytes() {
+        Some(available) if bytes > u128::from(available) => Err(PolyError::OutOfMemory(format!(
+            "{what} needs {}, but only {} of memory is available; {fix}",
+            human_bytes(bytes),
+            human_bytes(u128::from(available))
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// `bytes` in GiB, MiB or KiB, whichever reads best.
+pub fn human_bytes(bytes: u128) -> String {
+    const KIB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b >= KIB * KIB * KIB {
+        format!("{:.1} GiB", b / (KIB * KIB * KIB))
+    } else if b >= KIB * KIB {
+        format!("{:.1} MiB", b / (KIB * KIB))
+    } else {
+        format!("{:.1} KiB", b / KIB)
+    }
+}
+
 /// An empty `Vec` with room for exactly `len` elements, whose memory the kernel is asked to back
 /// with transparent huge pages. An allocation failure is an error, not an abort.
 pub fn output_buffer<T>(len: usize, what: &str) -> PolyResult<Vec<T>> {
+    check_fits(
+        len as u128 * size_of::<T>() as u128,
+        &format!("the {what} ({len} entries)"),
+        "use a lower degree, fewer features or fewer rows at a time",
+    )?;
     let mut buffer = Vec::new();
     buffer.try_reserve_exact(len).map_err(|_| {
         PolyError::Overflow(format!(
@@ -75,6 +141,19 @@ mod tests {
         let buffer = output_buffer::<u64>(3 << 20, "test").unwrap();
         assert!(buffer.is_empty());
         assert!(buffer.capacity() >= 3 << 20);
+    }
+
+    #[test]
+    fn sizes_beyond_the_machine_are_memory_errors_naming_the_size() {
+        let available = available_bytes().expect("Linux reports MemAvailable");
+        assert!(available > 0);
+        assert!(check_fits(1 << 20, "a small table", "no fix").is_ok());
+        let err = check_fits(u128::from(available) * 4 + (1 << 40), "a DoS model", "use less")
+            .unwrap_err();
+        assert!(matches!(err, PolyError::OutOfMemory(_)), "{err:?}");
+        let message = err.to_string();
+        assert!(message.starts_with("a DoS model needs ") && message.ends_with("; use less"));
+        assert!(message.contains("GiB"), "{message}");
     }
 
     #[test]

@@ -17,7 +17,9 @@ use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
 use crate::hashing::CONSTANT_FEATURE;
-use crate::learner::expansion::{Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES};
+use crate::learner::expansion::{
+    check_scratch_fits, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
+};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model). The serde form is the options the Python layer
@@ -334,7 +336,7 @@ impl Expansion for Apple {
                 self.parents.len()
             );
         }
-        Ok(())
+        check_scratch_fits(bound, row)
     }
 
     fn begin_run(&mut self, examples: u64) {

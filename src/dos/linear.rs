@@ -18,6 +18,11 @@ impl LinearPa {
     /// The zero model (the paper initializes the linear model at the origin).
     pub fn new(n_features: usize, variant: PaVariant) -> PolyResult<Self> {
         check_n_features(n_features)?;
+        crate::memory::check_fits(
+            2 * (n_features as u128 + 1) * 8,
+            &format!("a linear model with n_features={n_features} (and its average)"),
+            "use fewer features (hash them into fewer bits)",
+        )?;
         Ok(Self { variant: variant.validate()?, weights: vec![0.0; n_features + 1] })
     }
 

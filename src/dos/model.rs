@@ -151,6 +151,12 @@ impl<T: Real> DosModel<T> {
                     "a DoS model with n_features={n_features} and rank={rank} does not fit memory"
                 ))
             })?;
+        // The model and, once training starts, its running average.
+        crate::memory::check_fits(
+            2 * len as u128 * std::mem::size_of::<T>() as u128,
+            &format!("a DoS model with n_features={n_features} and rank={rank} (and its average)"),
+            "use fewer features (hash them into fewer bits) or a lower rank",
+        )?;
         Ok(Self { n_features, rank, variant, params: vec![T::default(); len] })
     }
 

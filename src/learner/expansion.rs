@@ -105,6 +105,21 @@ impl Learned<'_> {
 /// Most features one example may expand to (2^28: 2 GiB of scratch buffer).
 pub const MAX_EXPANDED_FEATURES: u64 = 1 << 28;
 
+/// Checks that the scratch buffers of an example expanding to `count` features (row `row`) fit
+/// in memory (only asked for the rare huge examples).
+pub(crate) fn check_scratch_fits(count: u64, row: usize) -> PolyResult<()> {
+    const CHECKED_FROM: u64 = 1 << 22;
+    if count < CHECKED_FROM {
+        return Ok(());
+    }
+    // A slot and a value per feature, in the current and the staged example's buffers.
+    crate::memory::check_fits(
+        u128::from(count) * 16,
+        &format!("row {row}, which expands to {count} features,"),
+        "use a lower degree or fewer features per example",
+    )
+}
+
 /// The polynomial baselines plus namespace crosses: all monomials of the feature set up to
 /// `degree` (1 = linear; 2 = linear + all x_i·x_j, i <= j; 3 = also all x_i·x_j·x_l,
 /// i <= j <= l), plus, for each namespace pair `(a, b)`, every product of a feature of `a` with
@@ -173,7 +188,7 @@ impl Expansion for Interactions {
     fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
         let n = example.n_features() as u64;
         match self.checked_count(n, |k| example.namespace(k).hashes.len() as u64) {
-            Some(count) if count <= MAX_EXPANDED_FEATURES => Ok(()),
+            Some(count) if count <= MAX_EXPANDED_FEATURES => check_scratch_fits(count, row),
             count => crate::invalid!(
                 "row {row}: {n} features expand to {} terms (degree {}), more than the limit of \
                  {MAX_EXPANDED_FEATURES} per example; use a lower degree or fewer features",

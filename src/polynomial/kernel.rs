@@ -206,6 +206,7 @@ impl ExpansionPlan {
             let mut canonical = true;
             let counts = range
                 .map(|r| {
+                    crate::interrupt::check()?;
                     let (indices, values) = rows.row(r);
                     let nnz = if is_canonical(indices, values, Some(n_features)) {
                         indices.len()
@@ -332,6 +333,7 @@ impl ExpansionPlan {
             let mut scratch = RowScratch::default();
             let mut cursor = 0;
             for r in range {
+                crate::interrupt::check()?;
                 if !self.verified {
                     if !row.load_if_canonical(rows, r, self.n_features) {
                         return Err(FillStop::NotCanonical(r));
@@ -747,7 +749,9 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
         let mut entries: Vec<(u64, f64)> = Vec::new();
         let mut part = SparseMatrix::<u64, f64>::with_capacity(range.len(), 0);
         for r in range {
+            crate::interrupt::check()?;
             row.load(rows, r, None, false)?;
+            check_hashed_row_fits(row.indices.len() as u64, spec, rows.row_number(r))?;
             entries.clear();
             if spec.include_bias {
                 entries.push((mask(CONSTANT_FEATURE, bits), 1.0));
@@ -802,6 +806,21 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
         out.values.extend_from_slice(&part.values);
     }
     Ok(out)
+}
+
+/// Checks that the monomials of a row with `nnz` nonzeros (row `row`) fit in memory before the
+/// hashed expansion lists them (a column and a value each; only asked for huge rows).
+fn check_hashed_row_fits(nnz: u64, spec: &ExpansionSpec, row: usize) -> PolyResult<()> {
+    const CHECKED_FROM: u64 = 1 << 22;
+    let count = row_output_len(nnz, spec)?;
+    if count < CHECKED_FROM {
+        return Ok(());
+    }
+    crate::memory::check_fits(
+        u128::from(count) * 16,
+        &format!("row {row} ({nnz} nonzeros, {count} monomials before hashing)"),
+        "use a lower degree or fewer features per row",
+    )
 }
 
 /// Appends the hashed degree-`k` monomials of a row, position `q` onward from entry `from`.

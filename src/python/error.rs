@@ -5,13 +5,16 @@
 //! | [`PolyError::InvalidInput`], [`PolyError::Parse`] | `ValueError` |
 //! | [`PolyError::WrongType`] | `TypeError` |
 //! | [`PolyError::Overflow`] | `OverflowError` |
+//! | [`PolyError::OutOfMemory`] | `MemoryError` |
+//! | [`PolyError::Interrupted`] | `KeyboardInterrupt` |
 //! | [`PolyError::Io`] | `FileNotFoundError`, `PermissionError` or `OSError` by its kind |
 //!
 //! Polars errors met while reading a caller's columns are value errors of that input.
 
 use polars::prelude::PolarsError;
 use pyo3::exceptions::{
-    PyFileNotFoundError, PyOSError, PyOverflowError, PyPermissionError, PyTypeError, PyValueError,
+    PyFileNotFoundError, PyKeyboardInterrupt, PyMemoryError, PyOSError, PyOverflowError,
+    PyPermissionError, PyTypeError, PyValueError,
 };
 use pyo3::PyErr;
 
@@ -24,6 +27,8 @@ pub fn py_error(err: PolyError) -> PyErr {
         PolyError::InvalidInput(_) | PolyError::Parse { .. } => PyValueError::new_err(message),
         PolyError::WrongType(_) => PyTypeError::new_err(message),
         PolyError::Overflow(_) => PyOverflowError::new_err(message),
+        PolyError::OutOfMemory(_) => PyMemoryError::new_err(message),
+        PolyError::Interrupted => PyKeyboardInterrupt::new_err(message),
         PolyError::Io { kind: IoKind::NotFound, .. } => PyFileNotFoundError::new_err(message),
         PolyError::Io { kind: IoKind::PermissionDenied, .. } => PyPermissionError::new_err(message),
         PolyError::Io { kind: IoKind::Other, .. } => PyOSError::new_err(message),
