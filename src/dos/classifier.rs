@@ -55,8 +55,11 @@ macro_rules! with_family {
 }
 
 impl PaVariant {
-    /// The variant called `name` (`"pa"`, `"pa1"`, `"pa2"`) with aggressiveness `c`.
+    /// The variant called `name` (`"pa"`, `"pa1"`, `"pa2"`) with aggressiveness `c`. `c` is
+    /// checked for every variant: plain PA ignores it, but a C of 0, -1 or NaN is a mistake to
+    /// report, not to drop silently.
     pub fn parse(name: &str, c: f64) -> PolyResult<Self> {
+        PaVariant::PaI { c }.validate()?;
         let variant = match name {
             "pa" => PaVariant::Pa,
             "pa1" => PaVariant::PaI { c },

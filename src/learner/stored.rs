@@ -24,7 +24,7 @@ use super::expansion::{Expansion, Interactions};
 use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::{Loss, LossParams};
 use super::update::{trunc_weight, GdState, UpdateRule};
-use super::weights::{WeightTable, RATE};
+use super::weights::{WeightTable, G2, NORM, RATE};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 
@@ -129,6 +129,27 @@ pub(crate) fn read_training(
         weight: r.f64("loss weight")?,
         feature_updates: r.u64("feature updates")?,
     };
+    // A checksum proves the bytes are the ones written, not that a writer wrote sane values: a
+    // loaded model must predict finite numbers and train on.
+    for (name, value) in [
+        ("t", state.t),
+        ("total_weight", state.total_weight),
+        ("normalized_sum_norm_x", state.normalized_sum_norm_x),
+        ("loss weight", progress.weight),
+    ] {
+        if !(value.is_finite() && value >= 0.0) {
+            return Err(bad(format!("{name} is {value}; it must be finite and >= 0")));
+        }
+    }
+    if !progress.weighted_loss.is_finite() {
+        return Err(bad(format!("the weighted loss is {}", progress.weighted_loss)));
+    }
+    if !(labels.min.is_finite() && labels.max.is_finite() && labels.min <= labels.max) {
+        return Err(bad(format!(
+            "the label range [{}, {}] is not a finite interval",
+            labels.min, labels.max
+        )));
+    }
     Ok((state, labels, progress))
 }
 
@@ -233,6 +254,16 @@ pub(crate) fn read_weights(
     }
     if table.data().iter().any(|v| !v.is_finite()) {
         return Err(bad("a stored weight is not finite"));
+    }
+    if stride == 4 {
+        // Squared-gradient sums (stored minus initial_t, so 0 when fresh, see weights.rs) only
+        // grow and normalizers are magnitudes: a negative one would make rates NaN.
+        if let Some(slot) = table.data().chunks_exact(4).position(|s| s[G2] < 0.0 || s[NORM] < 0.0)
+        {
+            return Err(bad(format!(
+                "slot {slot} has a negative squared-gradient sum or normalizer"
+            )));
+        }
     }
     Ok(table)
 }

@@ -177,12 +177,21 @@ impl<'a> ReadSections<'a> {
     }
 }
 
-/// Writes `bytes` to `path`.
+/// Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed into
+/// place, so that a save that fails part way (disk full, a file-size limit, Ctrl-C) leaves the
+/// file that was at `path` as it was.
 pub fn write_file(bytes: &[u8], path: &Path) -> PolyResult<()> {
     let io = |e: std::io::Error| PolyError::io(path.display(), "cannot write", &e);
-    let mut file = std::fs::File::create(path).map_err(io)?;
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut file =
+        tempfile::Builder::new().prefix(".polars-poly-save-").tempfile_in(folder).map_err(io)?;
     file.write_all(bytes).map_err(io)?;
-    file.sync_all().map_err(io)
+    file.as_file().sync_all().map_err(io)?;
+    file.persist(path).map_err(|e| io(e.error))?;
+    Ok(())
 }
 
 /// Reads `path`'s bytes.

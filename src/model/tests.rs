@@ -90,6 +90,60 @@ proptest! {
     }
 }
 
+/// `bytes` with its checksum (the last 4 bytes) made valid again after a mutation.
+fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let body = bytes.len() - 4;
+    let crc = crc32fast::hash(&bytes[..body]);
+    bytes[body..].copy_from_slice(&crc.to_le_bytes());
+    bytes
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+    /// A checksum proves only that the bytes are the ones written: a file mutated by a writer
+    /// (a byte changed, or 8 bytes set to a hostile f64) and sealed again is either rejected or
+    /// loads to a model that predicts, and trains on, finite numbers without panicking.
+    #[test]
+    fn resealed_mutated_files_are_rejected_or_usable(
+        position in 0usize..10_000,
+        flip in 1u8..=255,
+        hostile in prop::sample::select(vec![f64::NAN, f64::INFINITY, -1.0, -1e300, 1e300, 0.0]),
+        as_f64 in any::<bool>(),
+        logistic in any::<bool>(),
+    ) {
+        let loss = if logistic { Loss::Logistic(Logistic) } else { Loss::Squared(Squared) };
+        let data = stream(40, 3, logistic);
+        let (offsets, indices, values, labels) = rows_of(&data);
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let batch = Batch::new(&ns, &labels, None).unwrap();
+        let mut learner = Learner::new(
+            config(loss, UpdateRule::VW_DEFAULT),
+            FeatureSet::from(Interactions::quadratic()),
+        )
+        .unwrap();
+        learner.learn_batch(&batch).unwrap();
+        let mut bytes = model_io::to_bytes(&learner, "");
+        let at = position % (bytes.len() - 4);
+        if as_f64 && at + 8 <= bytes.len() - 4 {
+            bytes[at..at + 8].copy_from_slice(&hostile.to_le_bytes());
+        } else {
+            bytes[at] ^= flip;
+        }
+        if let Ok((mut loaded, _)) = model_io::from_bytes(&resealed(bytes)) {
+            let mut predictions = Vec::new();
+            loaded.predict_batch(&batch, &mut predictions).unwrap();
+            prop_assert!(predictions.iter().all(|p| p.is_finite()));
+            if loaded.learn_batch(&batch).is_ok() {
+                loaded.predict_batch(&batch, &mut predictions).unwrap();
+                prop_assert!(predictions.iter().all(|p| p.is_finite()));
+                prop_assert!(loaded.weights().data().iter().all(|w| w.is_finite()));
+                prop_assert!(loaded.progressive_loss().is_none_or(f64::is_finite));
+            }
+        }
+    }
+}
+
 #[test]
 fn model_file_errors_say_what_is_wrong() {
     let learner = Learner::new(
