@@ -11,6 +11,7 @@ pub mod dos;
 pub mod error;
 pub mod field_apple;
 pub mod hashing;
+pub mod interrupt;
 pub mod learner;
 pub mod memory;
 pub mod model;

@@ -230,6 +230,8 @@ impl<M: BinaryLearner> Multiclass<M> {
         let mut by_class = vec![Vec::new(); self.n_classes];
         let mut start = 0;
         while start < batch.len() {
+            // Interrupted, the models keep the chunks learned so far (see crate::interrupt).
+            crate::interrupt::check()?;
             let mut end = batch.len().min(start + CHUNK);
             if let Some(k) = self.interval {
                 let to_snapshot = k - self.seen % k;

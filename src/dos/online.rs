@@ -198,16 +198,22 @@ impl<M: BinaryLearner> OnlineBinary<M> {
             .map(|(row, &l)| Sign::from_i8(l, row))
             .collect::<Result<Vec<_>, _>>()?;
         let mut stats = TrainStats::default();
+        let mut stopped = Ok(());
         for (i, &y) in signs.iter().enumerate() {
+            // Interrupted, the model keeps the examples learned so far (see crate::interrupt).
+            if let Err(err) = crate::interrupt::check() {
+                stopped = Err(err);
+                break;
+            }
             stats.record(self.model.learn(batch.example(i), y));
+            stats.examples += 1;
             self.seen += 1;
             if self.interval.is_some_and(|k| self.seen % k == 0) {
                 self.average.add(&self.model);
             }
         }
-        stats.examples = signs.len() as u64;
         self.stats = self.stats.merge(stats);
-        Ok(stats)
+        stopped.map(|()| stats)
     }
 
     /// Folds the current model into the running average now (e.g. at the end of training).

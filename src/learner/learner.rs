@@ -660,6 +660,7 @@ impl<E: Expansion> Learner<E> {
             // Without prefetching, looking ahead gains nothing and costs cache room.
             let ahead = self.prefetches();
             loop {
+                crate::interrupt::check()?;
                 // Staging errors wait until the current example is learned.
                 let upcoming = rows.next();
                 let staged = match upcoming {
@@ -849,6 +850,7 @@ impl<E: Expansion> Learner<E> {
         // One example ahead, as in `learn_rows`: the next row's slots are prefetched while
         // the current one is scored.
         let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
+            crate::interrupt::check()?;
             let bits = self.config.bits;
             let (mut current, mut next) = (Staged::new(bits), Staged::new(bits));
             let (first, n, ahead) = (block * BLOCK, chunk.len(), self.prefetches());

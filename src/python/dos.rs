@@ -14,6 +14,7 @@ use pyo3::types::PyBytes;
 use pyo3_polars::PySeries;
 
 use super::error::{poisoned, polars_py_error, py_error};
+use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{rechunked, Columns};
 use super::scoring::class_ids;
@@ -47,11 +48,13 @@ impl PyPaCore {
     ) -> PyResult<T> {
         let series = rechunked(features);
         py.detach(|| {
-            let columns = Columns::new(&series).map_err(polars_py_error)?;
-            let mut classifier = self.inner.write().map_err(poisoned)?;
-            let batch =
-                columns.example_batch(classifier.n_features(), first_row).map_err(py_error)?;
-            f(&mut classifier, &batch)
+            guarded(|| {
+                let columns = Columns::new(&series).map_err(polars_py_error)?;
+                let mut classifier = self.inner.write().map_err(poisoned)?;
+                let batch =
+                    columns.example_batch(classifier.n_features(), first_row).map_err(py_error)?;
+                f(&mut classifier, &batch)
+            })
         })
     }
 }
@@ -102,8 +105,9 @@ impl PyPaCore {
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
         let series = rechunked(features);
-        let ids =
-            py.detach(|| class_ids(&self.inner, &series, use_average)).map_err(polars_py_error)?;
+        let ids = py.detach(|| {
+            guarded(|| class_ids(&self.inner, &series, use_average).map_err(polars_py_error))
+        })?;
         let ids = ids.u32().map_err(polars_py_error)?;
         if ids.null_count() > 0 {
             return Err(PyValueError::new_err("a feature row is null; drop or fill it"));
@@ -127,16 +131,20 @@ impl PyPaCore {
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
     fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.detach(|| -> PyResult<Vec<u8>> {
-            let classifier = self.inner.read().map_err(poisoned)?;
-            Ok(ModelRef::PassiveAggressive(&classifier).to_bytes(estimator))
+            guarded(|| {
+                let classifier = self.inner.read().map_err(poisoned)?;
+                Ok(ModelRef::PassiveAggressive(&classifier).to_bytes(estimator))
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
         py.detach(|| {
-            let classifier = self.inner.read().map_err(poisoned)?;
-            ModelRef::PassiveAggressive(&classifier).save(estimator, &path).map_err(py_error)
+            guarded(|| {
+                let classifier = self.inner.read().map_err(poisoned)?;
+                ModelRef::PassiveAggressive(&classifier).save(estimator, &path).map_err(py_error)
+            })
         })
     }
 

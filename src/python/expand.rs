@@ -10,6 +10,7 @@ use pyo3_polars::PySeries;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_chunks, sparse_dtype, sparse_series, to_polars_error};
+use super::guard::{guarded, guarded_expr};
 use crate::error::PolyError;
 use crate::polynomial::{self as expand, ExpansionSpec};
 use crate::sparse::{SparseIndex, SparseMatrix, SparseRows, SparseValue};
@@ -94,6 +95,10 @@ const PARALLEL_MIN_ROWS: usize = 1 << 14;
 /// Polynomial expansion of a sparse column (elementwise; Polars runs chunks in parallel).
 #[polars_expr(output_type_func=expanded_output)]
 fn expand(inputs: &[Series], kwargs: ExpandOptions) -> PolarsResult<Series> {
+    guarded_expr("expand", || expand_body(inputs, kwargs))
+}
+
+fn expand_body(inputs: &[Series], kwargs: ExpandOptions) -> PolarsResult<Series> {
     // Streaming queries hand us morsels and spread them over Polars' threads; a big in-memory
     // column arrives whole, so its rows are spread over our threads (the caller's thread waits).
     let parallel = inputs[0].len() >= PARALLEL_MIN_ROWS;
@@ -112,9 +117,12 @@ fn expand_series(
 ) -> PyResult<PySeries> {
     let options = ExpandOptions::from_dict(options)?;
     let series: Series = series.into();
-    let out = py
-        .detach(|| expand_series_impl(&series, options, parallel))
-        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let out = py.detach(|| {
+        guarded(|| {
+            expand_series_impl(&series, options, parallel)
+                .map_err(|e| PyValueError::new_err(e.to_string()))
+        })
+    })?;
     Ok(PySeries(out))
 }
 
@@ -140,12 +148,18 @@ fn expand_to_csr<'py>(
     let series: Series = series.into();
     let series = series.rechunk();
     let expanded = py.detach(|| -> Result<_, PyErr> {
-        let chunks = sparse_chunks(&series).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let Some(chunk) = chunks.first() else {
-            return Ok(Expanded::Int64(SparseMatrix { offsets: vec![0], ..Default::default() }));
-        };
-        with_rows!(&chunk.rows, |rows| expand_rows_to_csr(rows, options, parallel))
-            .map_err(py_error)
+        guarded(|| {
+            let chunks =
+                sparse_chunks(&series).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            let Some(chunk) = chunks.first() else {
+                return Ok(Expanded::Int64(SparseMatrix {
+                    offsets: vec![0],
+                    ..Default::default()
+                }));
+            };
+            with_rows!(&chunk.rows, |rows| expand_rows_to_csr(rows, options, parallel))
+                .map_err(py_error)
+        })
     })?;
     Ok(expanded.into_numpy(py))
 }

@@ -11,6 +11,7 @@ use pyo3::types::PyBytes;
 use pyo3_polars::PySeries;
 
 use super::error::{poisoned, polars_py_error as polars_py, py_error};
+use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{empty_rows, labels_of, rechunked, reject_null_rows, Columns};
 use super::scoring::online_predict;
@@ -72,19 +73,21 @@ impl PyLearner {
         let weights =
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
-            let columns = Columns::new(&series).map_err(polars_py)?;
-            reject_null_rows(&columns, &series, first_row)?;
-            let offsets = [0i64];
-            let empty = empty_rows(&offsets).map_err(polars_py)?;
-            let namespaces = columns.namespaces(&empty);
-            let labels = labels.cont_slice().map_err(polars_py)?;
-            let weights =
-                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
-            let batch = Batch::new(&namespaces, labels, weights)
-                .map_err(py_error)?
-                .with_first_row(first_row);
-            let mut learner = self.inner.write().map_err(poisoned)?;
-            learner.learn_batch(&batch).map_err(py_error)
+            guarded(|| {
+                let columns = Columns::new(&series).map_err(polars_py)?;
+                reject_null_rows(&columns, &series, first_row)?;
+                let offsets = [0i64];
+                let empty = empty_rows(&offsets).map_err(polars_py)?;
+                let namespaces = columns.namespaces(&empty);
+                let labels = labels.cont_slice().map_err(polars_py)?;
+                let weights =
+                    weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+                let batch = Batch::new(&namespaces, labels, weights)
+                    .map_err(py_error)?
+                    .with_first_row(first_row);
+                let mut learner = self.inner.write().map_err(poisoned)?;
+                learner.learn_batch(&batch).map_err(py_error)
+            })
         })
     }
 
@@ -111,18 +114,20 @@ impl PyLearner {
         let options =
             FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
         py.detach(|| {
-            let columns = Columns::new(&series).map_err(polars_py)?;
-            reject_null_rows(&columns, &series, 0)?;
-            let offsets = [0i64];
-            let empty = empty_rows(&offsets).map_err(polars_py)?;
-            let namespaces = columns.namespaces(&empty);
-            let labels = labels.cont_slice().map_err(polars_py)?;
-            let weights =
-                weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
-            let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?;
-            let mut learner = self.inner.write().map_err(poisoned)?;
-            let report = learner.fit(&batch, &options).map_err(py_error)?;
-            Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
+            guarded(|| {
+                let columns = Columns::new(&series).map_err(polars_py)?;
+                reject_null_rows(&columns, &series, 0)?;
+                let offsets = [0i64];
+                let empty = empty_rows(&offsets).map_err(polars_py)?;
+                let namespaces = columns.namespaces(&empty);
+                let labels = labels.cont_slice().map_err(polars_py)?;
+                let weights =
+                    weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+                let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?;
+                let mut learner = self.inner.write().map_err(poisoned)?;
+                let report = learner.fit(&batch, &options).map_err(py_error)?;
+                Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
+            })
         })
     }
 
@@ -130,24 +135,29 @@ impl PyLearner {
     /// Null rows give null.
     fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
         let series = rechunked(features);
-        let out =
-            py.detach(|| online_predict(&self.inner, &series, "score", true)).map_err(polars_py)?;
+        let out = py.detach(|| {
+            guarded(|| online_predict(&self.inner, &series, "score", true).map_err(polars_py))
+        })?;
         Ok(PySeries(out))
     }
 
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
     fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.detach(|| -> PyResult<Vec<u8>> {
-            let learner = self.inner.read().map_err(poisoned)?;
-            Ok(ModelRef::Online(&learner).to_bytes(estimator))
+            guarded(|| {
+                let learner = self.inner.read().map_err(poisoned)?;
+                Ok(ModelRef::Online(&learner).to_bytes(estimator))
+            })
         })?;
         Ok(PyBytes::new(py, &bytes))
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
         py.detach(|| {
-            let learner = self.inner.read().map_err(poisoned)?;
-            ModelRef::Online(&learner).save(estimator, &path).map_err(py_error)
+            guarded(|| {
+                let learner = self.inner.read().map_err(poisoned)?;
+                ModelRef::Online(&learner).save(estimator, &path).map_err(py_error)
+            })
         })
     }
 

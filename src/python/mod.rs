@@ -7,6 +7,7 @@ mod dos;
 pub mod error;
 mod expand;
 mod exprs;
+mod guard;
 mod handles;
 mod input;
 mod learner;

@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 
 use super::dos::PyPaCore;
 use super::error::py_error;
+use super::guard::guarded;
 use super::learner::PyLearner;
 use crate::model::Model;
 
@@ -21,14 +22,14 @@ fn wrap(py: Python<'_>, (model, estimator): (Model, String)) -> PyResult<(Py<PyA
 /// (model, estimator text) of the model file at `path`.
 #[pyfunction]
 fn load_model(py: Python<'_>, path: PathBuf) -> PyResult<(Py<PyAny>, String)> {
-    let stored = py.detach(|| Model::load(&path)).map_err(py_error)?;
+    let stored = py.detach(|| guarded(|| Model::load(&path).map_err(py_error)))?;
     wrap(py, stored)
 }
 
 /// (model, estimator text) of model-file bytes.
 #[pyfunction]
 fn model_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(Py<PyAny>, String)> {
-    let stored = py.detach(|| Model::from_bytes(data)).map_err(py_error)?;
+    let stored = py.detach(|| guarded(|| Model::from_bytes(data).map_err(py_error)))?;
     wrap(py, stored)
 }
 

@@ -13,6 +13,7 @@ use pyo3_polars::PyDataFrame;
 
 use super::arrow_io::{list_series, sparse_series};
 use super::error::{polars_py_error, py_error};
+use super::guard::guarded;
 use crate::error::PolyError;
 use crate::readers::{ColumnData, Format, Table, TableSource};
 
@@ -62,7 +63,7 @@ fn read(
     options: &Bound<'_, PyAny>,
 ) -> PyResult<PyDataFrame> {
     let reader = open(format, &path, options)?;
-    let table = py.detach(|| reader.read_rest()).map_err(py_error)?;
+    let table = py.detach(|| guarded(|| reader.read_rest().map_err(py_error)))?;
     Ok(PyDataFrame(table_frame(table).map_err(polars_py_error)?))
 }
 
@@ -104,11 +105,12 @@ impl Batches {
 
     fn __next__(&self, py: Python<'_>) -> PyResult<Option<PyDataFrame>> {
         // The lock is taken without the GIL: a thread holding it may be waiting for the GIL.
-        let table = py
-            .detach(|| {
-                self.reader.lock().map_err(|_| poisoned_reader())?.next_table(self.batch_rows)
+        let table = py.detach(|| {
+            guarded(|| {
+                let mut reader = self.reader.lock().map_err(|_| py_error(poisoned_reader()))?;
+                reader.next_table(self.batch_rows).map_err(py_error)
             })
-            .map_err(py_error)?;
+        })?;
         table.map(|table| table_frame(table).map(PyDataFrame).map_err(polars_py_error)).transpose()
     }
 

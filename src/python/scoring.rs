@@ -11,6 +11,7 @@ use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
 use super::arrow_io::to_polars_error;
+use super::guard::guarded_expr;
 use super::handles::{lookup, Shared};
 use super::input::{empty_rows, with_nulls, Columns};
 use crate::dos::PaClassifier;
@@ -83,6 +84,10 @@ fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Fi
 /// The model's predictions of sparse feature columns, elementwise.
 #[polars_expr(output_type_func_with_kwargs=prediction_output)]
 fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
+    guarded_expr("model_predict", || model_predict_body(inputs, kwargs))
+}
+
+fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
     let model = lookup(kwargs.handle).ok_or_else(|| {
         polars_err!(ComputeError: "model handle {} is no longer alive: the estimator was garbage-collected or refitted; build the expression again from the fitted model", kwargs.handle)
     })?;

@@ -154,6 +154,7 @@ impl LibsvmReader {
         let mut batch = LibsvmBatch::new(self.parser.any_qid);
         let mut last_line = 0;
         while batch.n_rows() < max_rows {
+            crate::interrupt::check()?;
             let Some(line) = self.lines.next_line()? else { break };
             last_line = line.number;
             self.parser.parse_line(line.number, line.text, &mut batch)?;

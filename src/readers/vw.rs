@@ -203,6 +203,7 @@ impl VwReader {
         let mut batch = VwBatch::new();
         let (mut text, mut lines) = (Vec::new(), Vec::new());
         while batch.n_rows() < max_rows {
+            crate::interrupt::check()?;
             text.clear();
             lines.clear();
             // Blank lines add no rows, so a block never holds more rows than are wanted.
@@ -220,6 +221,7 @@ impl VwReader {
             let pieces: Vec<PolyResult<VwBatch>> = lines
                 .par_chunks(PIECE_LINES)
                 .map(|piece| {
+                    crate::interrupt::check()?;
                     let mut parsed = VwBatch::new();
                     for (number, span) in piece {
                         parser.parse_line(*number, &text[span.clone()], &mut parsed)?;

@@ -1,0 +1,113 @@
+//! What every call into the engine goes through: Ctrl-C, and panics.
+//!
+//! **Ctrl-C.** Python runs its SIGINT handler only between bytecodes, so a Rust call that
+//! releases the GIL for a minute would otherwise ignore Ctrl-C for that minute. While a long call
+//! runs on the main thread, SIGINT instead requests a stop from the engine
+//! ([`crate::interrupt`]), whose loops check for it every example, row or line; the call then
+//! raises `KeyboardInterrupt` and Python's own handler is back in place. Calls on other threads
+//! change nothing: Python delivers Ctrl-C only to its main thread.
+//!
+//! **Panics.** Bad input is an error, never a panic; a panic left is a bug. It becomes a
+//! `RuntimeError` that says so (not PyO3's `PanicException`, which `except Exception` misses, nor
+//! Polars' "the plugin panicked", which names nothing).
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use polars::prelude::{polars_err, PolarsResult};
+use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
+use pyo3::PyResult;
+
+use crate::interrupt;
+
+/// Runs `op` (an engine call from Python) with Ctrl-C requesting a stop: `KeyboardInterrupt` when
+/// it did, whatever `op` returned; a panic becomes a `RuntimeError` (see the module docs).
+pub fn guarded<T>(op: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
+    let watch = Watch::start();
+    let result = catch_unwind(AssertUnwindSafe(op));
+    let stopped = watch.is_some() && interrupt::requested();
+    drop(watch);
+    if stopped {
+        return Err(PyKeyboardInterrupt::new_err("interrupted (Ctrl-C)"));
+    }
+    result.unwrap_or_else(|panic| Err(PyRuntimeError::new_err(bug_report(&*panic))))
+}
+
+/// A plugin expression's body, its panic turned into an error that says it is a bug.
+pub fn guarded_expr<T>(expression: &str, op: impl FnOnce() -> PolarsResult<T>) -> PolarsResult<T> {
+    catch_unwind(AssertUnwindSafe(op)).unwrap_or_else(|panic| {
+        Err(polars_err!(ComputeError: "{expression}: {}", bug_report(&*panic)))
+    })
+}
+
+/// The message of a caught panic.
+fn bug_report(panic: &(dyn std::any::Any + Send)) -> String {
+    let message = panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "(no message)".to_owned());
+    format!(
+        "internal error in polars-poly (a bug, please report it with the input that caused \
+         it): {message}"
+    )
+}
+
+/// Our SIGINT handler, installed for one call; dropping it puts the previous handler back.
+struct Watch {
+    #[cfg(target_os = "linux")]
+    previous: libc::sigaction,
+}
+
+extern "C" fn on_sigint(_signal: libc::c_int) {
+    // An atomic store: async-signal-safe.
+    interrupt::request();
+}
+
+impl Watch {
+    /// `None` off the main thread, off Linux, and when SIGINT is ignored (then nothing changes).
+    fn start() -> Option<Self> {
+        #[cfg(target_os = "linux")]
+        {
+            // SAFETY: gettid and getpid only read the calling thread's ids.
+            let main_thread = unsafe { libc::gettid() == libc::getpid() };
+            if !main_thread {
+                return None;
+            }
+            interrupt::clear();
+            // SAFETY: sigaction structs are plain data for which all-zero is valid; installing
+            // a handler that only performs an atomic store is sound, and the previous one is
+            // kept to be restored.
+            unsafe {
+                let mut ours: libc::sigaction = std::mem::zeroed();
+                ours.sa_sigaction = on_sigint as *const () as libc::sighandler_t;
+                libc::sigemptyset(&mut ours.sa_mask);
+                let mut previous: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(libc::SIGINT, &ours, &mut previous) != 0 {
+                    return None;
+                }
+                let watch = Watch { previous };
+                if watch.previous.sa_sigaction == libc::SIG_IGN {
+                    // Ctrl-C is ignored on purpose: keep it so (the drop restores SIG_IGN).
+                    return None;
+                }
+                Some(watch)
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            None
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        #[cfg(target_os = "linux")]
+        // SAFETY: restores the handler that was installed before `start`.
+        unsafe {
+            libc::sigaction(libc::SIGINT, &self.previous, std::ptr::null_mut());
+        }
+        // Loops run outside a watch (plugin expressions) must not see this call's request.
+        interrupt::clear();
+    }
+}

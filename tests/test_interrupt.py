@@ -1,0 +1,116 @@
+"""Ctrl-C stops every long operation within a second (issue 22).
+
+Each long operation runs in a child Python process; a second after it starts, the child gets
+SIGINT. It must exit with ``KeyboardInterrupt`` within ``LATENCY_LIMIT`` seconds, before its
+work would have finished. Run with ``-s`` to see the latency of each operation (the table in
+docs/reliability.md).
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+LATENCY_LIMIT = 1.0
+
+# Each workload prints "ready" right before its long call; every one runs for several seconds
+# when left alone (checked by test_workloads_run_long_when_left_alone).
+SETUP = """
+import sys, time, numpy as np, scipy.sparse as sp, polars as pl, polars_poly as pp
+rng = np.random.default_rng(0)
+def data(n, d, density):
+    X = sp.random(n, d, density=density, format="csr", random_state=0, dtype=np.float64)
+    return X, rng.standard_normal(n)
+"""
+WORKLOADS = {
+    "SGDRegressor.fit (cubic, 4 passes)": """
+X, y = data(200_000, 60, 0.3)
+m = pp.SGDRegressor(expansion="cubic", passes=4, n_iter_no_change=0)
+print("ready", flush=True); m.fit(X, y)
+""",
+    "SGDRegressor.predict (cubic)": """
+X, y = data(200_000, 60, 0.3)
+m = pp.SGDRegressor(expansion="cubic").fit(X[:1000], y[:1000])
+X = sp.vstack([X] * 8).tocsr()
+print("ready", flush=True); m.predict(X)
+""",
+    "expand_csr (degree 3, hashed)": """
+# Hashed into few columns: seconds of work, a small output.
+X, y = data(20_000, 60, 1.0)
+print("ready", flush=True); pp.expand_csr(X, degree=3, bits=10)
+""",
+    "DoSClassifier.fit": """
+X, y = data(300_000, 500, 0.05)
+X, y = sp.vstack([X] * 4).tocsr(), np.tile(np.sign(y), 4)
+# One batch: a single Rust call of several seconds.
+m = pp.DoSClassifier(rank=64, n_features=500, batch_size=2_000_000)
+print("ready", flush=True); m.fit(X, y)
+""",
+    "read_libsvm": """
+print("ready", flush=True); pp.read_libsvm(sys.argv[1])
+""",
+    "read_vw": """
+print("ready", flush=True); pp.read_vw(sys.argv[2])
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def text_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
+    """A LIBSVM and a Vowpal Wabbit file of 1.6M lines (seconds to read)."""
+    folder = tmp_path_factory.mktemp("interrupt")
+    features = " ".join(f"{j}:0.{j % 9 + 1}" for j in range(1, 40, 2))
+    svm, vw = folder / "big.svm", folder / "big.vw"
+    svm.write_text(f"1 {features}\n-1 {features}\n" * 800_000)
+    vw.write_text(f"1 |f {features}\n-1 |g {features}\n" * 800_000)
+    return svm, vw
+
+
+def run(workload: str, files: tuple[Path, Path], interrupt_after: float | None) -> tuple:
+    """Runs a workload in a child; returns (seconds from SIGINT to exit or None, stdout,
+    stderr, return code)."""
+    child = subprocess.Popen(
+        [sys.executable, "-c", SETUP + WORKLOADS[workload], str(files[0]), str(files[1])],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "ready"
+    latency = None
+    if interrupt_after is not None:
+        time.sleep(interrupt_after)
+        child.send_signal(signal.SIGINT)
+        sent = time.perf_counter()
+        child.wait(timeout=60)
+        latency = time.perf_counter() - sent
+    out, err = child.communicate(timeout=120)
+    return latency, out, err, child.returncode
+
+
+@pytest.mark.parametrize("workload", list(WORKLOADS))
+def test_ctrl_c_stops_long_operations_within_a_second(
+    workload: str, text_files: tuple[Path, Path]
+) -> None:
+    latency, out, err, code = run(workload, text_files, interrupt_after=1.0)
+    print(f"\n{workload}: Ctrl-C latency {latency:.3f} s")
+    assert "KeyboardInterrupt" in err, err[-2000:]
+    assert code != 0
+    assert latency is not None and latency < LATENCY_LIMIT, f"{workload}: {latency:.2f} s"
+
+
+@pytest.mark.parametrize(
+    "workload", ["read_libsvm", "DoSClassifier.fit", "expand_csr (degree 3, hashed)"]
+)
+def test_workloads_run_long_when_left_alone(workload: str, text_files: tuple[Path, Path]) -> None:
+    # The interrupted runs above stopped early, not because the work was done: uninterrupted,
+    # the quickest workloads take well over the 1 s before the interrupt.
+    start = time.perf_counter()
+    _, _, err, code = run(workload, text_files, interrupt_after=None)
+    assert code == 0, err[-2000:]
+    assert time.perf_counter() - start > 1.5
