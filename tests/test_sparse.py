@@ -190,7 +190,7 @@ def test_hash_features_errors() -> None:
         pp.hash_features("a", bits=0)
     with pytest.raises(pl.exceptions.ComputeError, match='column "a", row 0: non-finite value inf'):
         pl.DataFrame({"a": [float("inf")]}).select(pp.hash_features("a"))
-    with pytest.raises(pl.exceptions.ComputeError, match="cast categoricals"):
+    with pytest.raises(pl.exceptions.ComputeError, match=r"column \"d\" has dtype date"):
         pl.DataFrame({"d": [datetime.date(2020, 1, 1)]}).select(pp.hash_features("d"))
 
 
@@ -217,5 +217,5 @@ def test_hash_features_token_lists_count_each_token() -> None:
         [],
     ]
     assert [[(e["index"], e["value"]) for e in row] for row in got] == expected
-    with pytest.raises(pl.exceptions.ComputeError, match="list of strings"):
+    with pytest.raises(pl.exceptions.ComputeError, match="lists or arrays of strings"):
         pl.DataFrame({"x": [[1, 2]]}).select(pp.hash_features("x"))

@@ -226,14 +226,15 @@ def hash_features(
 ) -> pl.Expr:
     """Arbitrary columns hashed into one sparse column of ``2**bits`` features, VW style.
 
-    A numeric or boolean column ``c`` contributes ``(h(c), value)``; a string column ``c``
-    contributes ``(h(value) seeded by h(c), 1.0)``; a list-of-strings column ``c`` (a bag of
+    A numeric, decimal or boolean column ``c`` contributes ``(h(c), value)``; a string,
+    categorical or enum column ``c`` contributes ``(h(value) seeded by h(c), 1.0)`` (a
+    categorical hashes exactly as its string); a list or array of strings ``c`` (a bag of
     tokens, e.g. ``pl.col("text").str.split(" ")``) contributes ``(h(token) seeded by h(c),
     1.0)`` for each token, so a repeated token counts its occurrences. ``h`` is MurmurHash3
     x86_32 with Vowpal Wabbit's rule for all-digit names (value + seed), masked to the low
     ``bits`` bits; the rules are documented in docs/sparse.md ("Hashing"), stable across
-    versions. Nulls are left out; colliding features are summed.
-    Categorical columns must be cast to ``pl.String`` first.
+    versions. Nulls are left out; colliding features are summed. Other dtypes are refused when
+    the query is planned, naming the column (the README's dtype table).
 
     Examples
     --------

@@ -1,0 +1,227 @@
+"""Reliability (issue 22): every Polars dtype is supported or refused by name before any batch
+runs, sizes beyond the machine are ``MemoryError``s, saves are atomic, models are independent
+across threads. Ctrl-C has its own file (test_interrupt.py); mutated model files are
+property-tested in Rust (src/model/tests.rs)."""
+
+from __future__ import annotations
+
+import decimal
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+import scipy.sparse as sp
+from polars.exceptions import ComputeError
+
+N = 6
+
+
+def _series() -> dict[str, tuple[pl.Series, str, str]]:
+    """name -> (column, what to_sparse does, what hash_features does): "number" (like the column
+    cast to Float64), "text" (like the column cast to String), "tokens" (like List(String)) or
+    "refused"."""
+    strings = ["a", "b", "a", "c", None, "b"]
+    return {
+        "Boolean": (pl.Series([True, False, True, None, False, True]), "number", "number"),
+        **{
+            name: (pl.Series([1, 0, 3, None, 5, 2], dtype=dtype), "number", "number")
+            for name, dtype in [
+                ("Int8", pl.Int8),
+                ("Int16", pl.Int16),
+                ("Int32", pl.Int32),
+                ("Int64", pl.Int64),
+                ("Int128", pl.Int128),
+                ("UInt8", pl.UInt8),
+                ("UInt16", pl.UInt16),
+                ("UInt32", pl.UInt32),
+                ("UInt64", pl.UInt64),
+                ("Float32", pl.Float32),
+                ("Float64", pl.Float64),
+            ]
+        },
+        "Decimal": (
+            pl.Series(
+                [decimal.Decimal(v) for v in ["1.5", "0", "2.25", "-3", "0.01", "7"]],
+                dtype=pl.Decimal(10, 2),
+            ),
+            "number",
+            "number",
+        ),
+        "String": (pl.Series(strings), "refused", "text"),
+        "Categorical": (pl.Series(strings, dtype=pl.Categorical), "refused", "text"),
+        "Enum": (pl.Series(strings, dtype=pl.Enum(["a", "b", "c"])), "refused", "text"),
+        "List(String)": (
+            pl.Series([["a", "b"], [], None, ["c"], ["a", "a"], ["b"]]),
+            "refused",
+            "tokens",
+        ),
+        "Array(String)": (
+            pl.Series(
+                [["a", "b"], ["c", "a"], None, ["c", "c"], ["a", "b"], ["b", "b"]],
+                dtype=pl.Array(pl.String, 2),
+            ),
+            "refused",
+            "tokens",
+        ),
+        "List(Float64)": (pl.Series([[1.0], [], None, [2.0], [3.0], [0.0]]), "refused", "refused"),
+        "Array(Float64)": (
+            pl.Series([[1.0, 2.0]] * N, dtype=pl.Array(pl.Float64, 2)),
+            "refused",
+            "refused",
+        ),
+        "Struct": (pl.Series([{"a": i} for i in range(N)]), "refused", "refused"),
+        "Binary": (pl.Series([b"a"] * N), "refused", "refused"),
+        "Date": (pl.Series(range(N)).cast(pl.Date), "refused", "refused"),
+        "Datetime": (pl.Series(range(N)).cast(pl.Datetime("us")), "refused", "refused"),
+        "Duration": (pl.Series(range(N)).cast(pl.Duration("us")), "refused", "refused"),
+        "Time": (pl.Series(range(N)).cast(pl.Time), "refused", "refused"),
+        "Null": (pl.Series([None] * N, dtype=pl.Null), "refused", "refused"),
+    }
+
+
+DTYPES = _series()
+REFERENCE_CAST = {"number": pl.Float64, "text": pl.String, "tokens": pl.List(pl.String)}
+README_WORDS = {"value": "number", "hashed string": "text", "hashed tokens": "tokens"}
+
+
+def test_the_readme_dtype_table_is_what_the_tests_enforce() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = readme.split("| dtypes | `to_sparse` | `hash_features` |")[1].split("\n\n")[0]
+    documented = {}
+    for line in table.strip().splitlines()[1:]:
+        names, to_sparse, hashed = (cell.strip() for cell in line.strip("|").split("|"))
+        for name in names.split(", "):
+            documented[name] = (
+                README_WORDS.get(to_sparse, to_sparse),
+                README_WORDS.get(hashed, hashed),
+            )
+    assert documented == {name: (a, b) for name, (_, a, b) in DTYPES.items()}
+
+
+@pytest.mark.parametrize("name", list(DTYPES))
+@pytest.mark.parametrize("expression", ["to_sparse", "hash_features"])
+def test_every_dtype_is_supported_or_refused_by_name_before_any_batch(
+    name: str, expression: str
+) -> None:
+    column, to_sparse_does, hash_does = DTYPES[name]
+    frame = pl.DataFrame({"x": column})
+    make = getattr(pp, expression)
+    does = to_sparse_does if expression == "to_sparse" else hash_does
+    if does == "refused":
+        # Refused at planning time (the schema), eagerly, lazily and streaming, naming the
+        # column and its dtype: never "the plugin panicked".
+        query = frame.lazy().select(make("x"))
+        for run in [
+            query.collect_schema,
+            lambda: frame.select(make("x")),
+            lambda: query.collect(engine="streaming"),
+        ]:
+            with pytest.raises(ComputeError) as error:
+                run()
+            message = str(error.value)
+            assert 'column "x" has dtype' in message, message
+            assert "panicked" not in message
+    else:
+        # Supported: exactly what the column cast to its reference dtype gives.
+        got = frame.select(make("x"))
+        reference = frame.select(make(pl.col("x").cast(REFERENCE_CAST[does])))
+        assert got.equals(reference), (got, reference)
+        streamed = frame.lazy().select(make("x")).collect(engine="streaming")
+        assert streamed.equals(reference)
+
+
+def test_categoricals_train_like_the_strings_they_stand_for() -> None:
+    rng = np.random.default_rng(0)
+    words = rng.choice(["red", "green", "blue", "cyan"], 400)
+    y = np.where(np.isin(words, ["red", "cyan"]), 1.0, -1.0)
+    scores = []
+    for dtype in [pl.String, pl.Categorical, pl.Enum(["red", "green", "blue", "cyan"])]:
+        frame = pl.DataFrame({"color": pl.Series(words, dtype=dtype)})
+        X = frame.select(pp.hash_features("color", bits=12))
+        scores.append(pp.SGDClassifier(bits=12).fit(X, y).decision_function(X))
+    np.testing.assert_array_equal(scores[0], scores[1])
+    np.testing.assert_array_equal(scores[0], scores[2])
+
+
+def test_estimators_name_feature_columns_of_no_feature_type() -> None:
+    frame = pl.DataFrame({"c": pl.Series(["a", "b"] * 5, dtype=pl.Categorical)})
+    with pytest.raises(TypeError, match=r"'c' \(Categorical\)"):
+        pp.SGDRegressor().fit(frame, np.ones(10))
+
+
+def test_sizes_beyond_the_machine_are_memory_errors_naming_the_size() -> None:
+    X = sp.random(50, 20, density=0.3, format="csr", random_state=0)
+    wide = sp.csr_matrix((X.data, X.indices, X.indptr), shape=(50, 2**31))
+    y = np.sign(np.random.default_rng(0).standard_normal(50))
+    with pytest.raises(MemoryError, match=r"n_features=2147483648 and rank=4 .* needs 128\.0 GiB"):
+        pp.DoSClassifier(rank=4, n_features=2**31).fit(wide, y)
+    with pytest.raises(MemoryError, match=r"n_features=2147483648 .* needs 32\.0 GiB"):
+        pp.PassiveAggressiveClassifier().fit(wide, y)
+    one_long_row = sp.csr_matrix(np.ones((1, 3000)))
+    with pytest.raises(MemoryError, match=r"row 0 \(3000 nonzeros, 4509005501 monomials"):
+        pp.expand_csr(one_long_row, degree=3, bits=20)
+    with pytest.raises(MemoryError, match=r"expanded indices .* needs .* GiB"):
+        pp.expand_csr(sp.csr_matrix(np.ones((2000, 3000))), degree=3)
+
+
+def test_a_save_that_fails_part_way_leaves_the_previous_file(tmp_path: Path) -> None:
+    # A file-size limit makes the second save fail after writing part of the model (the
+    # audit's "disk full"); the model saved first must still load and predict the same.
+    script = textwrap.dedent(
+        """
+        import resource, signal, sys, numpy as np, scipy.sparse as sp, polars_poly as pp
+        X = sp.random(300, 40, density=0.2, format="csr", random_state=0)
+        y = np.random.default_rng(0).standard_normal(300)
+        small = pp.SGDRegressor(bits=10).fit(X, y)
+        small.save(sys.argv[1])
+        big = pp.SGDRegressor(bits=18, expansion="quadratic").fit(X, y)
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (8_000, 8_000))
+        try:
+            big.save(sys.argv[1])
+        except OSError as error:
+            print("save failed:", error)
+        else:
+            raise SystemExit("the save should have failed")
+        np.save(sys.argv[2], small.predict(X))
+        """
+    )
+    model, expected = tmp_path / "model.pp", tmp_path / "expected.npy"
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(model), str(expected)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "save failed" in done.stdout
+    X = sp.random(300, 40, density=0.2, format="csr", random_state=0)
+    np.testing.assert_array_equal(pp.load_model(model).predict(X), np.load(expected))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["expected.npy", "model.pp"]
+
+
+def test_models_on_four_threads_equal_sequential_runs() -> None:
+    rng = np.random.default_rng(3)
+    data = []
+    for k in range(4):
+        X = sp.random(3000, 50, density=0.1, format="csr", random_state=k)
+        data.append((X, np.sign(rng.standard_normal(3000))))
+
+    def work(k: int) -> tuple[np.ndarray, np.ndarray]:
+        X, y = data[k]
+        sgd = pp.SGDClassifier(expansion="quadratic", passes=2, random_state=k).fit(X, y)
+        dos = pp.DoSClassifier(rank=4, random_state=k).fit(X, y)
+        return sgd.decision_function(X), dos.decision_function(X)
+
+    sequential = [work(k) for k in range(4)]
+    with ThreadPoolExecutor(4) as pool:
+        threaded = list(pool.map(work, range(4)))
+    for (a, b), (c, d) in zip(sequential, threaded, strict=True):
+        np.testing.assert_array_equal(a, c)
+        np.testing.assert_array_equal(b, d)
