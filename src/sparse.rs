@@ -123,6 +123,19 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         self.offsets.len() - 1
     }
 
+    /// Whether every entry of the rows is plain: a non-negative index and a value whose square is
+    /// finite in single precision (the learners' precision). One vectorizable pass, so that a
+    /// learner can refuse a batch before learning any of it; the row at fault is found by the
+    /// (slower) row-by-row path only when this says no.
+    pub fn entries_are_plain(&self) -> bool {
+        const SQRT_F32_MAX: f64 = 1.844_674_3e19;
+        let (start, end) = (self.offsets[0] as usize, self.offsets[self.n_rows()] as usize);
+        // NaN fails `<=` too.
+        let in_range =
+            self.values[start..end].iter().filter(|v| v.to_f64().abs() <= SQRT_F32_MAX).count();
+        in_range == end - start && self.indices[start..end].iter().all(|i| i.to_u64().is_some())
+    }
+
     /// Total number of stored entries over all rows.
     pub fn n_entries(&self) -> usize {
         (self.offsets[self.n_rows()] - self.offsets[0]) as usize

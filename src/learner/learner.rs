@@ -139,6 +139,8 @@ pub trait NamespaceRows: Sync {
     fn n_rows(&self) -> usize;
     /// Adds row `row` to `out` as the next namespace, hashed with `seed`.
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
+    /// See [`SparseRows::entries_are_plain`].
+    fn entries_are_plain(&self) -> bool;
 }
 
 impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
@@ -148,6 +150,10 @@ impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
 
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
         out.push_row(seed, self, row)
+    }
+
+    fn entries_are_plain(&self) -> bool {
+        SparseRows::entries_are_plain(self)
     }
 }
 
@@ -464,7 +470,7 @@ impl<E: Expansion> Learner<E> {
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         features.clear();
         self.expansion.expand(example, &mut features);
-        let result = self.learn_example(example, &features);
+        let result = self.learn_example(example, &features, row);
         self.scratch.features = features;
         result
     }
@@ -475,8 +481,9 @@ impl<E: Expansion> Learner<E> {
         &mut self,
         example: &Example<'_>,
         features: &ExpandedFeatures,
+        row: usize,
     ) -> PolyResult<f64> {
-        let p = self.learn_checked(features, example.label, example.weight)?;
+        let p = self.learn_checked(features, example.label, example.weight, row)?;
         let learned = Learned {
             prediction: p,
             label: example.label,
@@ -509,19 +516,47 @@ impl<E: Expansion> Learner<E> {
                 self.config.bits
             );
         }
-        self.learn_checked(features, label, weight)
+        self.learn_checked(features, label, weight, 0)
     }
 
-    /// [`Learner::learn_expanded`] after its checks.
+    /// [`Learner::learn_expanded`] after its checks. `row` numbers the example in errors.
+    ///
+    /// Numbers that overflow (a feature whose square is beyond f32, a label or importance weight
+    /// whose loss or gradient is infinite) are errors naming the row, checked before the model
+    /// changes: left alone they turn the weights into NaN, and every later prediction into a
+    /// silent 0.
     fn learn_checked(
         &mut self,
         features: &ExpandedFeatures,
         label: f64,
         weight: f64,
+        row: usize,
     ) -> PolyResult<f64> {
+        let labels_before = self.labels;
         if self.config.loss.fixed_range().is_none() {
             self.labels.min = self.labels.min.min(label);
             self.labels.max = self.labels.max.max(label);
+        }
+        let raw = self.raw_score(features);
+        let p = self.finalize(raw);
+        let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
+        let grad_squared = (weight * derivative * derivative) as f32;
+        if !raw.is_finite() || !loss.is_finite() || !grad_squared.is_finite() {
+            self.labels = labels_before;
+            return crate::invalid!(
+                "row {row}: learning overflows (score {raw:e}, loss {loss:e}, squared gradient \
+                 {grad_squared:e} with label {label:e} and importance weight {weight:e}); scale \
+                 the labels, weights or features down"
+            );
+        }
+        // A max over the values vectorizes; the offending value is looked up only on failure.
+        let largest = features.values().iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        if !(largest * largest).is_finite() {
+            self.labels = labels_before;
+            return crate::invalid!(
+                "row {row}: an expanded feature has value {largest:e} in magnitude, whose square \
+                 overflows single precision; scale the features down (or use a lower degree)"
+            );
         }
         self.weights.ensure_allocated()?;
         self.weights.touch(features.slots());
@@ -534,8 +569,6 @@ impl<E: Expansion> Learner<E> {
                 stride,
             );
         }
-        let p = self.finalize(self.raw_score(features));
-        let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         self.progress.examples += 1;
         self.progress.weighted_loss += loss * weight;
         self.progress.weight += weight;
@@ -549,7 +582,6 @@ impl<E: Expansion> Learner<E> {
         }
         let config = &self.config;
         let rule = config.rule;
-        let grad_squared = (weight * derivative * derivative) as f32;
         let stride = self.weights.stride();
         let data = self.weights.data_mut();
         let mut multiplier = 1.0f32;
@@ -616,8 +648,15 @@ impl<E: Expansion> Learner<E> {
             step /= self.state.contraction;
             self.state.gravity += eta_bar * config.l1;
         }
-        if step.is_finite() && step != 0.0 {
-            update::apply_update(data, stride, features, (step as f32) * multiplier);
+        let step = (step as f32) * multiplier;
+        if !step.is_finite() {
+            return crate::invalid!(
+                "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
+                 features down"
+            );
+        }
+        if step != 0.0 {
+            update::apply_update(data, stride, features, step);
         }
         if self.state.contraction < 1e-9 || self.state.gravity > 1e3 {
             update::sync_weights(data, stride, &mut self.state);
@@ -626,10 +665,13 @@ impl<E: Expansion> Learner<E> {
     }
 
     /// One online pass over a batch in row order; returns the progressive predictions' losses
-    /// summed with their importance weights (`Σ w·loss`, `Σ w`). Stops at the first invalid row
-    /// (rows before it have been learned).
+    /// summed with their importance weights (`Σ w·loss`, `Σ w`). Labels, weights and feature
+    /// entries are checked first: a batch with a bad one is refused whole. Errors that only
+    /// learning meets (an example too large to expand, an update that overflows) stop the batch
+    /// at that row, the rows before it learned.
     pub fn learn_batch(&mut self, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
         self.check_batch_labels(batch)?;
+        self.check_batch_entries(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
         self.learn_rows(batch, 0..batch.n_rows(), |_| false)?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
@@ -676,7 +718,7 @@ impl<E: Expansion> Learner<E> {
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
                     holdout_weight += example.weight;
                 } else {
-                    self.learn_example(&example, &current.features)?;
+                    self.learn_example(&example, &current.features, batch.first_row + current.row)?;
                 }
                 match (upcoming, staged) {
                     (None, _) => return Ok((holdout_loss, holdout_weight)),
@@ -729,6 +771,28 @@ impl<E: Expansion> Learner<E> {
         staged.generation = self.expansion.generation();
     }
 
+    /// Feature values and indices checked before any row is learned (NaN, infinity, a value
+    /// beyond single precision, a negative index), so that a bad entry does not leave a
+    /// half-learned batch; the error is the one learning would have met, naming the row.
+    fn check_batch_entries(&self, batch: &Batch<'_>) -> PolyResult<()> {
+        if batch.namespaces.iter().all(|ns| ns.entries_are_plain()) {
+            return Ok(());
+        }
+        let mut buffer = ExampleBuffer::new();
+        for row in 0..batch.n_rows() {
+            let example = batch.example(row, &self.seeds, &mut buffer)?;
+            let largest = example.features().1.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+            if !(largest * largest).is_finite() {
+                return crate::invalid!(
+                    "row {}: a feature has value {largest:e} in magnitude, whose square \
+                     overflows single precision; scale the features down",
+                    batch.first_row + row
+                );
+            }
+        }
+        Ok(())
+    }
+
     /// Labels and weights checked before any row is learned, so that a bad label does not leave
     /// a half-trained model.
     fn check_batch_labels(&self, batch: &Batch<'_>) -> PolyResult<()> {
@@ -771,6 +835,7 @@ impl<E: Expansion> Learner<E> {
             );
         }
         self.check_batch_labels(batch)?;
+        self.check_batch_entries(batch)?;
         let n = batch.n_rows();
         let period = if options.passes > 1 { options.holdout_period } else { 0 };
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;

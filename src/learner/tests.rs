@@ -394,7 +394,7 @@ fn bad_input_errors_name_row_and_value() {
     let batch = Batch::new(&ns, &labels, None).unwrap();
     let err = clf.learn_batch(&batch).unwrap_err().to_string();
     assert!(err.contains("row 1") && err.contains("inf"), "{err}");
-    assert_eq!(clf.progress().examples, 1, "the rows before a bad row are learned");
+    assert_eq!(clf.progress().examples, 0, "a batch with a bad entry is refused whole");
     let nan_labels = [1.0, f64::NAN, 1.0];
     let mut reg = Learner::new(LearnerConfig::default(), Interactions::linear()).unwrap();
     let err =
@@ -415,6 +415,41 @@ fn bad_input_errors_name_row_and_value() {
         )
         .unwrap_err();
     assert!(err.to_string().contains("passes"), "{err}");
+}
+
+/// Numbers that overflow are errors naming the row, and the model is as it was before that
+/// example (the audit found NaN weights and predictions of exactly 0 everywhere instead).
+#[test]
+fn overflowing_examples_are_errors_that_leave_the_model_unchanged() {
+    let huge = [2e19f64, 1e30, 1.0];
+    for (case, rule, degree, loss, value, label, weight) in [
+        ("feature square", UpdateRule::VW_DEFAULT, 1, Loss::Squared(Squared), 1e30, 1.0, 1.0),
+        ("cubic term", UpdateRule::VW_DEFAULT, 3, Loss::Squared(Squared), 1e8, 1.0, 1.0),
+        ("label", UpdateRule::VW_DEFAULT, 1, Loss::Squared(Squared), 1.0, 1e300, 1.0),
+        ("weight", UpdateRule::VW_DEFAULT, 1, Loss::Squared(Squared), 1.0, 1.0, 1e300),
+        ("logistic", UpdateRule::VW_DEFAULT, 1, Loss::Logistic(Logistic), huge[1], 1.0, 1.0),
+        ("plain sgd", UpdateRule::SGD, 1, Loss::Squared(Squared), huge[0], 1.0, 1.0),
+    ] {
+        let config = LearnerConfig { loss, rule, ..LearnerConfig::default() };
+        let mut learner =
+            Learner::new(config, Interactions { degree, ..Interactions::linear() }).unwrap();
+        let good = ([0i64, 2], [0u32, 1], [1.0f64, -0.5]);
+        let rows = SparseRows::new(&good.0, &good.1, &good.2).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let one = [1.0];
+        learner.learn_batch(&Batch::new(&ns, &one, None).unwrap()).unwrap();
+        let before = learner.clone();
+        let bad = ([0i64, 2], [0u32, 1], [value, 1.0]);
+        let rows = SparseRows::new(&bad.0, &bad.1, &bad.2).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&rows];
+        let (labels, weights) = ([label], [weight]);
+        let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap().with_first_row(7);
+        let err = learner.learn_batch(&batch).unwrap_err().to_string();
+        assert!(err.starts_with("row 7: ") && err.contains("overflow"), "{case}: {err}");
+        assert_eq!(learner.weights().data(), before.weights().data(), "{case}");
+        assert_eq!(learner.progress(), before.progress(), "{case}");
+        assert_eq!(learner.label_range(), before.label_range(), "{case}");
+    }
 }
 
 #[test]
