@@ -13,6 +13,7 @@ use crate::error::PolyError;
 use crate::sparse::{SparseMatrix, SparseRows};
 
 /// One Arrow chunk of a sparse column, typed by its (index, value) physical types.
+#[derive(Clone, Copy)]
 pub enum RowsChunk<'a> {
     U32F32(SparseRows<'a, u32, f32>),
     U32F64(SparseRows<'a, u32, f64>),
@@ -20,6 +21,20 @@ pub enum RowsChunk<'a> {
     U64F64(SparseRows<'a, u64, f64>),
     I32F64(SparseRows<'a, i32, f64>),
     I64F64(SparseRows<'a, i64, f64>),
+}
+
+impl RowsChunk<'_> {
+    /// The same rows, numbered from `first_row` in error messages.
+    pub fn with_first_row(self, first_row: usize) -> Self {
+        match self {
+            RowsChunk::U32F32(rows) => RowsChunk::U32F32(rows.with_first_row(first_row)),
+            RowsChunk::U32F64(rows) => RowsChunk::U32F64(rows.with_first_row(first_row)),
+            RowsChunk::U64F32(rows) => RowsChunk::U64F32(rows.with_first_row(first_row)),
+            RowsChunk::U64F64(rows) => RowsChunk::U64F64(rows.with_first_row(first_row)),
+            RowsChunk::I32F64(rows) => RowsChunk::I32F64(rows.with_first_row(first_row)),
+            RowsChunk::I64F64(rows) => RowsChunk::I64F64(rows.with_first_row(first_row)),
+        }
+    }
 }
 
 /// Runs `$body` with `$rows` bound to the concrete `SparseRows` of a [`RowsChunk`].
@@ -103,6 +118,19 @@ fn primitive<'a, T: NativeType>(
 }
 
 /// Borrows every chunk of a sparse column as engine rows.
+/// The chunks of a sparse Series, their rows numbered from `first_row` in error messages (the
+/// Series' row 0 is the caller's row `first_row`, e.g. a batch of a longer stream).
+pub fn sparse_chunks_from(series: &Series, first_row: usize) -> PolarsResult<Vec<SparseChunk<'_>>> {
+    let mut chunks = sparse_chunks(series)?;
+    let mut next = first_row;
+    for chunk in &mut chunks {
+        let n_rows = with_rows!(&chunk.rows, |rows| rows.n_rows());
+        chunk.rows = chunk.rows.with_first_row(next);
+        next += n_rows;
+    }
+    Ok(chunks)
+}
+
 pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
     let (index_dtype, value_dtype) = sparse_dtypes(series.field().as_ref())?;
     let name = series.name().as_str();

@@ -49,10 +49,9 @@ impl PyPaCore {
         let series = rechunked(features);
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series).map_err(polars_py_error)?;
+                let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
                 let mut classifier = self.inner.write().map_err(poisoned)?;
-                let batch =
-                    columns.example_batch(classifier.n_features(), first_row).map_err(py_error)?;
+                let batch = columns.example_batch(classifier.n_features()).map_err(py_error)?;
                 f(&mut classifier, &batch)
             })
         })

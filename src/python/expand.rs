@@ -95,7 +95,7 @@ const PARALLEL_MIN_ROWS: usize = 1 << 14;
 /// Polynomial expansion of a sparse column (elementwise; Polars runs chunks in parallel).
 #[polars_expr(output_type_func=expanded_output)]
 fn expand(inputs: &[Series], kwargs: ExpandOptions) -> PolarsResult<Series> {
-    guarded_expr("expand", || expand_body(inputs, kwargs))
+    guarded_expr("expand", inputs, || expand_body(inputs, kwargs))
 }
 
 fn expand_body(inputs: &[Series], kwargs: ExpandOptions) -> PolarsResult<Series> {

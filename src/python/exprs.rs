@@ -88,7 +88,7 @@ fn numeric_as_f64(series: &Series) -> PolarsResult<Float64Chunked> {
 /// Numeric columns -> one sparse column: column i becomes index i; zeros and nulls are left out.
 #[polars_expr(output_type_func=to_sparse_output)]
 fn to_sparse(inputs: &[Series]) -> PolarsResult<Series> {
-    guarded_expr("to_sparse", || to_sparse_body(inputs))
+    guarded_expr("to_sparse", inputs, || to_sparse_body(inputs))
 }
 
 fn to_sparse_body(inputs: &[Series]) -> PolarsResult<Series> {
@@ -150,7 +150,7 @@ fn column_arrays(series: &Series) -> PolarsResult<ColumnArrays> {
 /// the engine's [`hashing::columns::hash_columns`].
 #[polars_expr(output_type_func=hash_features_output)]
 fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
-    guarded_expr("hash_features", || hash_features_body(inputs, kwargs))
+    guarded_expr("hash_features", inputs, || hash_features_body(inputs, kwargs))
 }
 
 fn hash_features_body(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {

@@ -13,7 +13,7 @@
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use polars::prelude::{polars_err, PolarsResult};
+use polars::prelude::{polars_err, PolarsError, PolarsResult, Series};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
 use pyo3::PyResult;
 
@@ -32,11 +32,30 @@ pub fn guarded<T>(op: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
     result.unwrap_or_else(|panic| Err(PyRuntimeError::new_err(bug_report(&*panic))))
 }
 
-/// A plugin expression's body, its panic turned into an error that says it is a bug.
-pub fn guarded_expr<T>(expression: &str, op: impl FnOnce() -> PolarsResult<T>) -> PolarsResult<T> {
-    catch_unwind(AssertUnwindSafe(op)).unwrap_or_else(|panic| {
-        Err(polars_err!(ComputeError: "{expression}: {}", bug_report(&*panic)))
-    })
+/// A plugin expression's body over `inputs`, its panic turned into an error that says it is a
+/// bug.
+///
+/// Polars hands an expression its input in batches (always in lazy and streaming queries), and
+/// a plugin cannot know where its batch starts in the whole input: an error naming a row says
+/// that the number counts from the batch's first row, rather than letting it pass for the row
+/// of the input.
+pub fn guarded_expr<T>(
+    expression: &str,
+    inputs: &[Series],
+    op: impl FnOnce() -> PolarsResult<T>,
+) -> PolarsResult<T> {
+    match catch_unwind(AssertUnwindSafe(op)) {
+        Ok(Err(PolarsError::ComputeError(message))) if message.contains("row ") => {
+            let n_rows = inputs.first().map_or(0, |s| s.len());
+            Err(polars_err!(
+                ComputeError: "{message} [row numbers count from the first row of the \
+                {n_rows}-row batch Polars passed to {expression}; lazy and streaming queries \
+                split their input into such batches]"
+            ))
+        }
+        Ok(result) => result,
+        Err(panic) => Err(polars_err!(ComputeError: "{expression}: {}", bug_report(&*panic))),
+    }
 }
 
 /// The message of a caught panic.

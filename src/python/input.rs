@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use super::arrow_io::{sparse_chunks, to_polars_error, RowsChunk, SparseChunk};
+use super::arrow_io::{sparse_chunks_from, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
 use crate::learner::NamespaceRows;
@@ -32,14 +32,19 @@ pub struct Columns<'a> {
 }
 
 impl<'a> Columns<'a> {
-    pub fn new(series: &'a [Series]) -> PolarsResult<Self> {
+    /// The columns' rows, numbered from `first_row` in error messages (the series hold a batch
+    /// of a longer input whose row `first_row` is their row 0).
+    pub fn new(series: &'a [Series], first_row: usize) -> PolarsResult<Self> {
         let n_rows = series.first().map_or(0, |s| s.len());
         for s in series {
             if s.len() != n_rows {
                 polars_bail!(ShapeMismatch: "feature column {:?} has {} rows but {:?} has {n_rows}", s.name(), s.len(), series[0].name());
             }
         }
-        let chunks = series.iter().map(sparse_chunks).collect::<PolarsResult<Vec<_>>>()?;
+        let chunks = series
+            .iter()
+            .map(|s| sparse_chunks_from(s, first_row))
+            .collect::<PolarsResult<Vec<_>>>()?;
         Ok(Columns { chunks, n_rows })
     }
 
@@ -71,9 +76,8 @@ impl<'a> Columns<'a> {
             .collect()
     }
 
-    /// The one column's rows as a passive-aggressive batch of width `n_features`; `first_row`
-    /// numbers the rows in errors.
-    pub fn example_batch(&self, n_features: usize, first_row: usize) -> PolyResult<ExampleBatch> {
+    /// The one column's rows as a passive-aggressive batch of width `n_features`.
+    pub fn example_batch(&self, n_features: usize) -> PolyResult<ExampleBatch> {
         if self.chunks.len() != 1 {
             return crate::invalid!(
                 "the classifier takes one sparse feature column, got {}",
@@ -81,10 +85,9 @@ impl<'a> Columns<'a> {
             );
         }
         match self.chunks[0].first() {
-            Some(chunk) => with_rows!(&chunk.rows, |rows| ExampleBatch::from_sparse(
-                &rows.with_first_row(first_row),
-                n_features
-            )),
+            Some(chunk) => {
+                with_rows!(&chunk.rows, |rows| ExampleBatch::from_sparse(rows, n_features))
+            }
             None => ExampleBatch::new(n_features),
         }
     }

@@ -74,7 +74,7 @@ impl PyLearner {
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series).map_err(polars_py)?;
+                let columns = Columns::new(&series, first_row).map_err(polars_py)?;
                 reject_null_rows(&columns, &series, first_row)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;
@@ -115,7 +115,7 @@ impl PyLearner {
             FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series).map_err(polars_py)?;
+                let columns = Columns::new(&series, 0).map_err(polars_py)?;
                 reject_null_rows(&columns, &series, 0)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;

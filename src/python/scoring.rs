@@ -34,7 +34,7 @@ pub fn online_predict(
     output: &str,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let columns = Columns::new(series)?;
+    let columns = Columns::new(series, 0)?;
     let offsets = [0i64];
     let empty = empty_rows(&offsets)?;
     let namespaces = columns.namespaces(&empty);
@@ -61,9 +61,9 @@ pub fn class_ids(
     series: &[Series],
     use_average: bool,
 ) -> PolarsResult<Series> {
-    let columns = Columns::new(series)?;
+    let columns = Columns::new(series, 0)?;
     let classifier = model.read().map_err(poisoned)?;
-    let batch = columns.example_batch(classifier.n_features(), 0).map_err(to_polars_error)?;
+    let batch = columns.example_batch(classifier.n_features()).map_err(to_polars_error)?;
     let ids = classifier.predict(&batch, use_average).map_err(to_polars_error)?;
     Ok(with_nulls::<UInt32Type>(&columns, output_name(series), ids))
 }
@@ -84,7 +84,7 @@ fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Fi
 /// The model's predictions of sparse feature columns, elementwise.
 #[polars_expr(output_type_func_with_kwargs=prediction_output)]
 fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
-    guarded_expr("model_predict", || model_predict_body(inputs, kwargs))
+    guarded_expr("model_predict", inputs, || model_predict_body(inputs, kwargs))
 }
 
 fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
