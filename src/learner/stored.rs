@@ -12,8 +12,12 @@
 //!   `feature_updates u64`;
 //! * weights: `stride u8` (1 or 4), encoding `u8` (0 none: never trained; 1 dense:
 //!   `stride·2^bits` `f32`; 2 sparse: count `u64` then per nonzero slot `slot u32` and its
-//!   `stride` `f32`s). Stored weights include the lazy L1/L2 state (folded in on writing); the
-//!   spare rate value of a slot is scratch and is written as 0.
+//!   `stride` `f32`s). The spare rate value of a slot is scratch and is written as 0;
+//! * (format version 4 on) the lazy L1/L2 state: `gravity`, `contraction` (`f64`), with the
+//!   weights above stored as the learner holds them. Version 3 and older folded that state into
+//!   the weights on writing, which loses what L1 truncation hides: a weight held at 0 by the
+//!   truncation forgot how far below the threshold it was, and training on after loading drifted
+//!   from training on without saving.
 //!
 //! Interactions section: `degree u8`, `constant u8`, pair count `u32` then pairs (`u32`, `u32`).
 //!
@@ -28,23 +32,44 @@ use super::weights::{WeightTable, G2, NORM, RATE};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 
+/// The first format version that stores the lazy L1/L2 state (see the module docs).
+const LAZY_SCALES_VERSION: u32 = 4;
+
 /// Most namespaces or namespace pairs a stored model may declare (far above any real model;
 /// bounds what a corrupted count can allocate).
 const MAX_STORED_COUNT: u32 = 1 << 20;
 
 impl<E: Expansion> Learner<E> {
-    /// Writes the learner's section (see the module docs).
+    /// Writes the learner's section (see the module docs; the current format version).
     pub fn write_section(&self, w: &mut ByteWriter) {
         write_config(w, self.config());
         write_training(w, self);
-        write_weights(w, self.weights(), self.state());
+        write_weights(w, self.weights(), &GdState::new(0.0));
+        w.f64(self.state().gravity);
+        w.f64(self.state().contraction);
     }
 
-    /// Reads a learner's section, with `expansion` as its feature enumerator.
-    pub fn read_section(r: &mut ByteReader<'_>, expansion: E) -> PolyResult<Self> {
+    /// Reads a learner's section of a file of format `version` (3 or later), with `expansion`
+    /// as its feature enumerator.
+    pub fn read_section(r: &mut ByteReader<'_>, expansion: E, version: u32) -> PolyResult<Self> {
         let config = read_config(r)?;
-        let (state, labels, progress) = read_training(r, config.initial_t)?;
+        let (mut state, labels, progress) = read_training(r, config.initial_t)?;
         let table = read_weights(r, config.bits, config.rule)?;
+        if version >= LAZY_SCALES_VERSION {
+            (state.gravity, state.contraction) = (r.f64("gravity")?, r.f64("contraction")?);
+            if !(state.gravity.is_finite() && state.gravity >= 0.0) {
+                return Err(bad(format!(
+                    "gravity is {}; it must be finite and >= 0",
+                    state.gravity
+                )));
+            }
+            if !(state.contraction.is_finite() && state.contraction > 0.0) {
+                return Err(bad(format!(
+                    "contraction is {}; it must be finite and > 0",
+                    state.contraction
+                )));
+            }
+        }
         Learner::from_parts(config, expansion, table, state, labels, progress)
             .map_err(|e| bad(e.to_string()))
     }
@@ -153,7 +178,8 @@ pub(crate) fn read_training(
     Ok((state, labels, progress))
 }
 
-/// Weights with the lazy L1/L2 state folded in, dense or sparse, whichever is smaller.
+/// Weights with the lazy L1/L2 state `state` folded in (none: the state is written beside
+/// them), dense or sparse, whichever is smaller.
 fn write_weights(w: &mut ByteWriter, table: &WeightTable, state: &GdState) {
     let stride = table.stride();
     w.u8(stride as u8);

@@ -1,12 +1,13 @@
 //! The model file: one versioned, checksummed container for every estimator. Each component
 //! writes and reads its own section ([`crate::codec`]); this module only frames them.
 //!
-//! All numbers little-endian. Layout (version 3):
+//! All numbers little-endian. Layout (versions 3 and 4; 4 adds the learner's lazy L1/L2 state
+//! to its section, see [`crate::learner::stored`]):
 //!
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `b"PPLEARN\0"` |
-//! | 4 | format version `u32` (= 3) |
+//! | 4 | format version `u32` (= 4) |
 //! | 8 | payload length `u64` |
 //! | n | payload: section count `u32`, then per section its name (`u32` length + UTF-8), its length `u64` and its bytes |
 //! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
@@ -31,7 +32,9 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 3;
+pub const FORMAT_VERSION: u32 = 4;
+/// The first version of the sectioned layout (older ones: [`super::legacy`]).
+pub const SECTIONED_VERSION: u32 = 3;
 pub(crate) const HEADER: usize = 8 + 4 + 8;
 /// Most sections a file may declare (bounds what a corrupted count can allocate).
 const MAX_SECTIONS: u32 = 64;
@@ -82,7 +85,7 @@ pub(crate) struct Checked<'a> {
     pub payload: &'a [u8],
 }
 
-/// Checks magic, version (`1..=3`), length and checksum (see the module docs).
+/// Checks magic, version (`1..=4`), length and checksum (see the module docs).
 pub(crate) fn check(bytes: &[u8]) -> PolyResult<Checked<'_>> {
     if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
         return Err(bad(format!(
@@ -124,7 +127,7 @@ pub(crate) fn check(bytes: &[u8]) -> PolyResult<Checked<'_>> {
     Ok(Checked { version, payload: &bytes[HEADER..body] })
 }
 
-/// The sections of a version-3 payload, by name.
+/// The sections of a sectioned (version 3 or later) payload, by name.
 pub(crate) struct ReadSections<'a> {
     sections: Vec<(String, &'a [u8], usize)>,
 }

@@ -89,7 +89,7 @@ impl Model {
     /// A model and its estimator text from a model file's bytes (any supported version).
     pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Model, String)> {
         let Checked { version, payload } = file::check(bytes)?;
-        if version < file::FORMAT_VERSION {
+        if version < file::SECTIONED_VERSION {
             let (learner, metadata) = legacy::read(version, payload)?;
             return Ok((Model::Online(learner), metadata));
         }
@@ -100,7 +100,7 @@ impl Model {
                 let kind = r.string("feature enumerator")?;
                 FeatureSet::read_section(&kind, r)
             })?;
-            Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features))?)
+            Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features, version))?)
         } else if sections.has(PASSIVE_AGGRESSIVE) {
             Model::PassiveAggressive(sections.read(PASSIVE_AGGRESSIVE, PaClassifier::read_section)?)
         } else {
