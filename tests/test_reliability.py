@@ -225,3 +225,66 @@ def test_models_on_four_threads_equal_sequential_runs() -> None:
     for (a, b), (c, d) in zip(sequential, threaded, strict=True):
         np.testing.assert_array_equal(a, c)
         np.testing.assert_array_equal(b, d)
+
+
+@pytest.mark.parametrize(
+    ("case", "make", "scale_x", "scale_y", "weight"),
+    [
+        ("cubic on X * 1e8", lambda: pp.SGDRegressor(expansion="cubic"), 1e8, 1.0, 1.0),
+        ("labels * 1e300", pp.SGDRegressor, 1.0, 1e300, 1.0),
+        ("logistic on X * 1e30", pp.SGDClassifier, 1e30, 1.0, 1.0),
+        ("weights of 1e300", pp.SGDRegressor, 1.0, 1.0, 1e300),
+    ],
+)
+def test_overflow_is_an_error_naming_the_row_not_a_silent_zero_model(
+    case: str, make, scale_x: float, scale_y: float, weight: float
+) -> None:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((200, 5))
+    y = np.sign(X[:, 0]) * scale_y
+    with pytest.raises(ValueError, match=r"row \d+: .*overflow"):
+        make().fit(X * scale_x, y, sample_weight=np.full(200, weight))
+
+
+def test_a_failing_partial_fit_learns_nothing_from_its_batch() -> None:
+    rng = np.random.default_rng(1)
+    X, y = rng.standard_normal((300, 4)), rng.standard_normal(300)
+    model = pp.SGDRegressor().partial_fit(X[:100], y[:100])
+    before = model.predict(X)
+    bad = X[100:200].copy()
+    bad[57, 2] = np.nan
+    with pytest.raises(ValueError, match="row 57"):
+        model.partial_fit(bad, y[100:200])
+    np.testing.assert_array_equal(model.predict(X), before)
+
+    # A frame's sparse column: the same, checked by the engine before it learns any row.
+    def frame(rows: np.ndarray) -> pl.DataFrame:
+        entries = [[{"index": j, "value": float(v)} for j, v in enumerate(r)] for r in rows]
+        return pl.DataFrame({"x": entries}, schema={"x": pp.sparse_dtype()})
+
+    model = pp.SGDRegressor().partial_fit(frame(X[:100]), y[:100])
+    before = model.predict(frame(X))
+    # Rows count over the whole stream of partial_fit calls: 100 before this batch.
+    with pytest.raises(ValueError, match="row 157: feature 2 has non-finite value NaN"):
+        model.partial_fit(frame(bad), y[100:200])
+    np.testing.assert_array_equal(model.predict(frame(X)), before)
+
+
+@pytest.mark.parametrize("batch_size", [64, 100, 1000])
+def test_lazy_training_errors_name_the_row_of_the_whole_input(batch_size: int) -> None:
+    rows = [[{"index": 0, "value": float(i)}] for i in range(400)]
+    rows[150][0]["value"] = float("nan")
+    frame = pl.DataFrame(
+        {"x": rows, "y": np.ones(400)}, schema={"x": pp.sparse_dtype(), "y": pl.Float64}
+    )
+    with pytest.raises(ValueError, match=r"^row 150: feature 0 has non-finite value NaN"):
+        pp.SGDRegressor(batch_size=batch_size).fit(frame.lazy(), "y")
+
+
+def test_plugin_row_errors_say_their_numbers_count_from_the_batch() -> None:
+    # A plugin cannot know where Polars' batch starts in the whole input; its row numbers must
+    # not pass for the input's.
+    values = np.arange(300_000, dtype=float)
+    values[250_000] = np.nan
+    with pytest.raises(ComputeError, match=r"row \d+: non-finite value NaN \[row numbers count"):
+        pl.LazyFrame({"a": values}).select(pp.to_sparse("a")).collect(engine="streaming")
