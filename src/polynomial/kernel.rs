@@ -52,6 +52,19 @@ impl CanonicalRow {
         Ok(())
     }
 
+    /// Fails, naming row `row`, when a product of `degree` of the row's values could overflow f64
+    /// (its largest value to the power `degree` does): the output would hold infinities.
+    fn check_products_finite(&self, degree: u32, row: usize) -> PolyResult<()> {
+        let largest = self.values.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        if degree > 1 && !largest.powi(degree as i32).is_finite() {
+            return crate::invalid!(
+                "row {row}: a value of magnitude {largest:e} overflows double precision in \
+                 degree-{degree} products; scale the features down"
+            );
+        }
+        Ok(())
+    }
+
     /// Loads row `row` if it is canonical, checking while converting (one pass instead of a
     /// check and a copy). Returns false, the row partly loaded, if it is not.
     fn load_if_canonical<I: SparseIndex, V: SparseValue>(
@@ -341,6 +354,7 @@ impl ExpansionPlan {
                 } else {
                     row.load(rows, r, Some(self.n_features), self.all_canonical)?;
                 }
+                row.check_products_finite(self.spec.max_degree, rows.row_number(r))?;
                 let end = (self.offsets[r + 1] - self.offsets[r]) as usize + cursor;
                 if end > out_indices.len()
                     || lengths.get(row.indices.len())? as usize + cursor != end
@@ -752,6 +766,7 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
             crate::interrupt::check()?;
             row.load(rows, r, None, false)?;
             check_hashed_row_fits(row.indices.len() as u64, spec, rows.row_number(r))?;
+            row.check_products_finite(spec.max_degree, rows.row_number(r))?;
             entries.clear();
             if spec.include_bias {
                 entries.push((mask(CONSTANT_FEATURE, bits), 1.0));
@@ -1002,6 +1017,35 @@ mod tests {
         };
         let err = expand(&rows, 5, &spec, true).unwrap_err().to_string();
         assert!(err.contains("row 305: feature index 8 is out of range for n_features=5"), "{err}");
+    }
+
+    #[test]
+    fn products_that_overflow_are_errors_naming_the_row_not_infinities() {
+        let (offsets, indices) = ([0i64, 2, 4], [0u32, 1, 0, 1]);
+        let values = [1.0f64, 2.0, 3.0, 1e300];
+        let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+        for max_degree in [2, 3] {
+            let spec = ExpansionSpec {
+                min_degree: 1,
+                max_degree,
+                interaction_only: false,
+                include_bias: false,
+            };
+            for parallel in [false, true] {
+                let err = expand(&rows, 2, &spec, parallel).unwrap_err().to_string();
+                assert!(err.starts_with("row 1: a value of magnitude 1e300"), "{err}");
+                let err = expand_hashed(&rows, &spec, 10, 0, parallel).unwrap_err().to_string();
+                assert!(err.contains(&format!("degree-{max_degree} products")), "{err}");
+            }
+        }
+        // Degree 1 multiplies nothing: the value passes through.
+        let linear = ExpansionSpec {
+            min_degree: 1,
+            max_degree: 1,
+            interaction_only: false,
+            include_bias: false,
+        };
+        assert_eq!(expand(&rows, 2, &linear, false).unwrap().values, values);
     }
 
     #[test]
