@@ -202,6 +202,12 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     def _start(self, X: Any, classes: Any) -> pl.Series:
         check_options(self)
+        if classes is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        if np.iscomplexobj(classes):
+            raise ValueError("Complex data not supported: class labels are complex numbers")
         all_classes = np.unique(np.asarray(classes))
         if len(all_classes) < 2:
             raise ValueError(f"need at least 2 classes to fit, got {list(all_classes)!r}")

@@ -1,0 +1,154 @@
+"""The bad-input matrix (issue 22): every estimator's fit and predict and the CSR expansion,
+each given each kind of bad input, raise the expected exception with a message naming what is
+wrong (the row, where a row is at fault), never a panic, an internal error or a silent result.
+Cells where the input is in fact acceptable are listed as such, so a change of behaviour in any
+cell fails here."""
+
+from __future__ import annotations
+
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+import scipy.sparse as sp
+
+RNG = np.random.default_rng(0)
+X = RNG.standard_normal((40, 4))
+Y_SIGN = np.sign(RNG.standard_normal(40))
+Y_REAL = RNG.standard_normal(40)
+
+
+def _with(row: int, col: int, value: float) -> np.ndarray:
+    Z = X.copy()
+    Z[row, col] = value
+    return Z
+
+
+# name -> (input, {entry kind: expectation}); an expectation is "ok" or (exception, regex).
+# Entry kinds: "fit", "predict" (of a model fitted on X), "expand" (expand_csr, degree 2).
+ValueErr, TypeErr = ValueError, TypeError
+BAD_X: dict[str, tuple[Any, dict[str, Any]]] = {
+    "NaN": (_with(3, 1, np.nan), {"*": (ValueErr, r"row 3")}),
+    "infinity": (_with(5, 2, np.inf), {"*": (ValueErr, r"row 5")}),
+    "1e300": (
+        _with(5, 2, 1e300),
+        {"*": (ValueErr, r"row 5"), "expand": (ValueErr, r"row 5: .*overflow")},
+    ),
+    "complex": (X + 1j, {"*": ((ValueErr, TypeErr), r"[Cc]omplex")}),
+    "strings": (X.astype(str), {"*": (TypeErr, r"numeric")}),
+    "3-D": (X.reshape(40, 2, 2), {"*": (ValueErr, r"2-D array, got 3")}),
+    "1-D": (X[:, 0], {"*": (ValueErr, r"2[-D]* ?[Dd]?.*array.*1")}),
+    "no rows": (
+        X[:0],
+        {
+            "fit": (ValueErr, r"0 sample|at least 2 classes"),
+            # scikit-learn refuses to predict 0 samples; the PA family returns 0 predictions.
+            "predict": (ValueErr, r"0 sample"),
+            "predict:DoSClassifier": "ok",
+            "predict:PassiveAggressiveClassifier": "ok",
+            "expand": "ok",
+        },
+    ),
+    "no columns": (
+        X[:, :0],
+        {"fit": (ValueErr, r"0 feature"), "predict": (ValueErr, r"feature"), "expand": "ok"},
+    ),
+    "None": (None, {"*": (ValueErr, r"2-D array, got 0")}),
+    "CSR with NaN": (sp.csr_matrix(_with(3, 1, np.nan)), {"*": (ValueErr, r"row 3")}),
+    "frame of strings": (
+        pl.DataFrame({"a": ["x"] * 40}),
+        {
+            "*": (TypeErr, r"'a' \(String\)|fitted on a matrix"),
+            "expand": (TypeErr, r"numeric|sparse"),
+        },
+    ),
+    # Acceptable inputs (converted as scikit-learn converts them).
+    "booleans": (X > 0, {"*": "ok"}),
+    "int8": ((X * 10).astype(np.int8), {"*": "ok"}),
+    "COO matrix": (sp.coo_matrix(X), {"*": "ok"}),
+    "list of lists": (X.tolist(), {"*": "ok"}),
+    "object floats": (
+        X.astype(object),
+        {"*": "ok", "expand": (TypeErr, r"numeric array, got dtype object")},
+    ),
+}
+BAD_Y: dict[str, tuple[Any, Any, Any]] = {
+    # name -> (y, regressors' expectation, classifiers' expectation)
+    "NaN": (
+        np.where(np.arange(40) == 7, np.nan, Y_SIGN),
+        (ValueErr, r"row 7"),
+        (ValueErr, r"row 7"),
+    ),
+    "infinity": (
+        np.where(np.arange(40) == 7, np.inf, Y_SIGN),
+        (ValueErr, r"row 7"),
+        (ValueErr, r"row 7"),
+    ),
+    "too short": (Y_SIGN[:30], (ValueErr, r"40 rows .*30"), (ValueErr, r"40 rows .*30")),
+    "2-D": (
+        np.c_[Y_SIGN, Y_SIGN],
+        (ValueErr, r"1-D|1-dimensional"),
+        (ValueErr, r"1-D|1-dimensional"),
+    ),
+    "None": (None, (ValueErr, r"requires y"), (ValueErr, r"requires y")),
+    "complex": (Y_SIGN + 1j, (ValueErr, r"[Cc]omplex|numeric"), (ValueErr, r"[Cc]omplex")),
+    "strings": (Y_SIGN.astype(str), (ValueErr, r"label type|numeric"), "ok"),
+}
+ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, bool]] = {
+    "SGDRegressor": (lambda: pp.SGDRegressor(), Y_REAL, False),
+    "SGDClassifier": (lambda: pp.SGDClassifier(), Y_SIGN, False),
+    "DoSClassifier": (lambda: pp.DoSClassifier(rank=2), Y_SIGN, True),
+    "PassiveAggressiveClassifier": (lambda: pp.PassiveAggressiveClassifier(), Y_SIGN, True),
+}
+
+
+def _check(run: Callable[[], Any], expected: Any) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        if expected == "ok":
+            run()
+            return
+        kinds, pattern = expected
+        try:
+            run()
+        except BaseException as error:  # noqa: BLE001 - a panic is a BaseException
+            message = str(error)
+            assert isinstance(error, kinds), f"{type(error).__name__}: {message}"
+            assert re.search(pattern, message), message
+            assert "panicked" not in message and "internal error" not in message, message
+        else:
+            raise AssertionError(f"no error; expected {kinds} matching {pattern!r}")
+
+
+def _expectation(table: dict[str, Any], kind: str, estimator: str = "") -> Any:
+    return table.get(f"{kind}:{estimator}", table.get(kind, table.get("*")))
+
+
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+@pytest.mark.parametrize("bad", list(BAD_X))
+def test_fit_and_predict_on_bad_features(estimator: str, bad: str) -> None:
+    make, y, _ = ESTIMATORS[estimator]
+    value, table = BAD_X[bad]
+    n = np.shape(value)[0] if value is not None and np.ndim(value) else 40
+    _check(lambda: make().fit(value, y[:n]), _expectation(table, "fit", estimator))
+    model = make().fit(X, y)
+    _check(lambda: model.predict(value), _expectation(table, "predict", estimator))
+
+
+@pytest.mark.parametrize("bad", list(BAD_X))
+def test_expand_csr_on_bad_features(bad: str) -> None:
+    value, table = BAD_X[bad]
+    _check(lambda: pp.expand_csr(value, degree=2), _expectation(table, "expand"))
+
+
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+@pytest.mark.parametrize("bad", list(BAD_Y))
+def test_fit_on_bad_labels(estimator: str, bad: str) -> None:
+    make, _, classifier = ESTIMATORS[estimator]
+    y, for_regressors, for_classifiers = BAD_Y[bad]
+    _check(lambda: make().fit(X, y), for_classifiers if classifier else for_regressors)
