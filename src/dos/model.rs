@@ -203,14 +203,16 @@ impl<T: Real> DosModel<T> {
     }
 
     fn matrix(&self, offset: usize) -> Vec<f64> {
-        let cols = self.n_features + 1;
-        let mut out = vec![0.0; self.rank * cols];
-        for (col, row) in self.params.chunks_exact(2 * self.rank).enumerate() {
-            for r in 0..self.rank {
-                out[r * cols + col] = row[offset + r].to_f64();
-            }
-        }
-        out
+        self.matrix_values(offset).collect()
+    }
+
+    /// The values of U (`offset` 0) or V (`offset` rank), row-major, without building the
+    /// matrix (saving a large model streams them).
+    pub(crate) fn matrix_values(&self, offset: usize) -> impl Iterator<Item = f64> + '_ {
+        let stride = 2 * self.rank;
+        (0..self.rank).flat_map(move |r| {
+            self.params.iter().skip(offset + r).step_by(stride).map(|v| v.to_f64())
+        })
     }
 
     pub fn n_features(&self) -> usize {

@@ -17,20 +17,31 @@ use super::solve::PaVariant;
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 
-fn dos_params(model: &DosModel<f32>) -> Vec<f64> {
-    let mut params = model.u_matrix();
-    params.extend(model.v_matrix());
-    params
+/// A binary model's stored parameters (see the module docs), written without a copy.
+trait StoredParams {
+    fn param_count(&self) -> usize;
+    fn write_params(&self, w: &mut ByteWriter);
 }
 
-fn linear_params(model: &LinearPa) -> Vec<f64> {
-    model.weights().to_vec()
+impl StoredParams for DosModel<f32> {
+    fn param_count(&self) -> usize {
+        2 * self.rank() * (self.n_features() + 1)
+    }
+
+    fn write_params(&self, w: &mut ByteWriter) {
+        w.len(self.param_count());
+        self.matrix_values(0).chain(self.matrix_values(self.rank())).for_each(|v| w.f64(v));
+    }
 }
 
-fn write_params(w: &mut ByteWriter, params: &[f64]) {
-    w.len(params.len());
-    for &v in params {
-        w.f64(v);
+impl StoredParams for LinearPa {
+    fn param_count(&self) -> usize {
+        self.weights().len()
+    }
+
+    fn write_params(&self, w: &mut ByteWriter) {
+        w.len(self.param_count());
+        self.weights().iter().for_each(|&v| w.f64(v));
     }
 }
 
@@ -52,8 +63,8 @@ impl PaClassifier {
         w.str(variant);
         w.f64(c);
         match &self.family {
-            Family::Dos(m) => write_multiclass(w, m, dos_params),
-            Family::Linear(m) => write_multiclass(w, m, linear_params),
+            Family::Dos(m) => write_multiclass(w, m),
+            Family::Linear(m) => write_multiclass(w, m),
         }
     }
 
@@ -81,11 +92,7 @@ impl PaClassifier {
     }
 }
 
-fn write_multiclass<M: BinaryLearner>(
-    w: &mut ByteWriter,
-    m: &Multiclass<M>,
-    params: fn(&M) -> Vec<f64>,
-) {
+fn write_multiclass<M: BinaryLearner + StoredParams>(w: &mut ByteWriter, m: &Multiclass<M>) {
     w.str(m.strategy().short_name());
     w.flag(m.averaging_interval().is_some());
     w.u64(m.averaging_interval().unwrap_or(0));
@@ -96,11 +103,14 @@ fn write_multiclass<M: BinaryLearner>(
     for v in [s.examples, s.steps, s.updates, s.degenerate, s.mistakes] {
         w.u64(v);
     }
+    // The parameters are nearly all of the section: room for them at once, not by doubling.
+    let stored = m.models().len() + m.averages().iter().filter(|a| a.get().is_some()).count();
+    w.reserve(stored * (8 + 8 * m.models().first().map_or(0, StoredParams::param_count)));
     for (model, average) in m.models().iter().zip(m.averages()) {
-        write_params(w, &params(model));
+        model.write_params(w);
         w.u64(average.count());
         if let Some(average) = average.get() {
-            write_params(w, &params(average));
+            average.write_params(w);
         }
     }
 }

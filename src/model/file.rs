@@ -59,22 +59,39 @@ impl Sections {
 
     /// The file's bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut payload = ByteWriter::new();
-        payload.u32(self.sections.len() as u32);
-        for (name, bytes) in &self.sections {
-            payload.str(name);
-            payload.len(bytes.len());
-            payload.raw(bytes);
-        }
-        let payload = payload.into_bytes();
-        let mut out = Vec::with_capacity(HEADER + payload.len() + 4);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
-        out.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        out.extend_from_slice(&payload);
-        let crc = crc32fast::hash(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
+        let mut out = Vec::with_capacity(HEADER + self.payload_len() + 4);
+        self.write_to(&mut out).expect("writing into a Vec cannot fail");
         out
+    }
+
+    /// Writes the file (see the module docs) to `out` piece by piece, the checksum computed on
+    /// the way: saving a model never holds a second copy of its bytes.
+    pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
+        let mut crc = crc32fast::Hasher::new();
+        let mut put = |bytes: &[u8]| -> std::io::Result<()> {
+            crc.update(bytes);
+            out.write_all(bytes)
+        };
+        put(MAGIC)?;
+        put(&FORMAT_VERSION.to_le_bytes())?;
+        put(&(self.payload_len() as u64).to_le_bytes())?;
+        put(&(self.sections.len() as u32).to_le_bytes())?;
+        for (name, bytes) in &self.sections {
+            put(&(name.len() as u32).to_le_bytes())?;
+            put(name.as_bytes())?;
+            put(&(bytes.len() as u64).to_le_bytes())?;
+            put(bytes)?;
+        }
+        out.write_all(&crc.finalize().to_le_bytes())
+    }
+
+    /// Bytes of the payload: the section count, then each section's name, length and bytes.
+    fn payload_len(&self) -> usize {
+        4 + self
+            .sections
+            .iter()
+            .map(|(name, bytes)| 4 + name.len() + 8 + bytes.len())
+            .sum::<usize>()
     }
 }
 
@@ -180,10 +197,22 @@ impl<'a> ReadSections<'a> {
     }
 }
 
-/// Writes `bytes` to `path` atomically: into a temporary file beside it, then renamed into
-/// place, so that a save that fails part way (disk full, a file-size limit, Ctrl-C) leaves the
-/// file that was at `path` as it was.
-pub fn write_file(bytes: &[u8], path: &Path) -> PolyResult<()> {
+/// Writes `sections` as a model file at `path` (see [`write_file`]).
+pub fn save_sections(sections: &Sections, path: &Path) -> PolyResult<()> {
+    write_file(path, |file| {
+        let mut buffered = std::io::BufWriter::new(file);
+        sections.write_to(&mut buffered)?;
+        buffered.flush()
+    })
+}
+
+/// Writes a file at `path` with `write`, atomically: into a temporary file beside it, then
+/// renamed into place, so that a save that fails part way (disk full, a file-size limit,
+/// Ctrl-C) leaves the file that was at `path` as it was.
+pub fn write_file(
+    path: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> PolyResult<()> {
     let io = |e: std::io::Error| PolyError::io(path.display(), "cannot write", &e);
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
@@ -191,7 +220,7 @@ pub fn write_file(bytes: &[u8], path: &Path) -> PolyResult<()> {
     };
     let mut file =
         tempfile::Builder::new().prefix(".polars-poly-save-").tempfile_in(folder).map_err(io)?;
-    file.write_all(bytes).map_err(io)?;
+    write(file.as_file_mut()).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
     file.persist(path).map_err(|e| io(e.error))?;
     Ok(())

@@ -54,6 +54,15 @@ pub enum ModelRef<'a> {
 impl ModelRef<'_> {
     /// The model file's bytes, with `estimator` (the Python layer's own state) in its section.
     pub fn to_bytes(self, estimator: &str) -> Vec<u8> {
+        self.sections(estimator).to_bytes()
+    }
+
+    /// Writes the model file (each section built in memory once, then streamed to the file).
+    pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
+        file::save_sections(&self.sections(estimator), path)
+    }
+
+    fn sections(self, estimator: &str) -> Sections {
         let mut sections = Sections::new();
         match self {
             ModelRef::Online(learner) => {
@@ -69,12 +78,7 @@ impl ModelRef<'_> {
             }
         }
         sections.add(ESTIMATOR, |w| w.str(estimator));
-        sections.to_bytes()
-    }
-
-    /// Writes the model file.
-    pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
-        file::write_file(&self.to_bytes(estimator), path)
+        sections
     }
 }
 
