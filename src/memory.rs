@@ -59,6 +59,22 @@ pub fn check_fits(bytes: u128, what: &str, fix: &str) -> PolyResult<()> {
     }
 }
 
+/// [`check_fits`] for `entries` of `bytes_per_entry` bytes, asked only from 4M entries up: the
+/// per-row and per-example buffers are checked this way, where reading the system's free memory
+/// for every small row would cost more than the row.
+pub fn check_large_fits(
+    entries: u64,
+    bytes_per_entry: u64,
+    what: &str,
+    fix: &str,
+) -> PolyResult<()> {
+    const CHECKED_FROM: u64 = 1 << 22;
+    if entries < CHECKED_FROM {
+        return Ok(());
+    }
+    check_fits(u128::from(entries) * u128::from(bytes_per_entry), what, fix)
+}
+
 /// `bytes` in GiB, MiB or KiB, whichever reads best.
 pub fn human_bytes(bytes: u128) -> String {
     const KIB: f64 = 1024.0;

@@ -83,7 +83,13 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     cls = classes[name]
     if expected is not None and not issubclass(cls, expected):
         raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
-    return cls._from_model(model, state)
+    try:
+        return cls._from_model(model, state)
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
+        # The engine checked its own sections; this is the Python layer's text, damaged.
+        raise ValueError(
+            f"the model file's {name} metadata is damaged ({type(err).__name__}: {err})"
+        ) from err
 
 
 def load_model(path: str | os.PathLike[str]) -> Any:

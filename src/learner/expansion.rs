@@ -108,13 +108,10 @@ pub const MAX_EXPANDED_FEATURES: u64 = 1 << 28;
 /// Checks that the scratch buffers of an example expanding to `count` features (row `row`) fit
 /// in memory (only asked for the rare huge examples).
 pub(crate) fn check_scratch_fits(count: u64, row: usize) -> PolyResult<()> {
-    const CHECKED_FROM: u64 = 1 << 22;
-    if count < CHECKED_FROM {
-        return Ok(());
-    }
     // A slot and a value per feature, in the current and the staged example's buffers.
-    crate::memory::check_fits(
-        u128::from(count) * 16,
+    crate::memory::check_large_fits(
+        count,
+        16,
         &format!("row {row}, which expands to {count} features,"),
         "use a lower degree or fewer features per example",
     )

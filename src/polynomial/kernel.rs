@@ -826,13 +826,10 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
 /// Checks that the monomials of a row with `nnz` nonzeros (row `row`) fit in memory before the
 /// hashed expansion lists them (a column and a value each; only asked for huge rows).
 fn check_hashed_row_fits(nnz: u64, spec: &ExpansionSpec, row: usize) -> PolyResult<()> {
-    const CHECKED_FROM: u64 = 1 << 22;
     let count = row_output_len(nnz, spec)?;
-    if count < CHECKED_FROM {
-        return Ok(());
-    }
-    crate::memory::check_fits(
-        u128::from(count) * 16,
+    crate::memory::check_large_fits(
+        count,
+        16,
         &format!("row {row} ({nnz} nonzeros, {count} monomials before hashing)"),
         "use a lower degree or fewer features per row",
     )

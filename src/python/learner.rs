@@ -5,6 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
+use polars::prelude::{Float64Chunked, Series};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -35,6 +36,35 @@ impl PyLearner {
     pub(super) fn wrap(learner: OnlineModel) -> Self {
         let inner = Arc::new(RwLock::new(learner));
         PyLearner { handle: Handle::register(&Shared::Online(inner.clone())), inner }
+    }
+
+    /// Runs `train` on the model and the batch of the feature columns `series` with `labels` and
+    /// `weights` (rows numbered from `first_row`), without the GIL and guarded (Ctrl-C, panics).
+    fn with_batch<T: Send>(
+        &self,
+        py: Python<'_>,
+        series: &[Series],
+        labels: &Float64Chunked,
+        weights: Option<&Float64Chunked>,
+        first_row: usize,
+        train: impl FnOnce(&mut OnlineModel, &Batch<'_>) -> PyResult<T> + Send,
+    ) -> PyResult<T> {
+        py.detach(|| {
+            guarded(|| {
+                let columns = Columns::new(series, first_row).map_err(polars_py)?;
+                reject_null_rows(&columns, series, first_row)?;
+                let offsets = [0i64];
+                let empty = empty_rows(&offsets).map_err(polars_py)?;
+                let namespaces = columns.namespaces(&empty);
+                let labels = labels.cont_slice().map_err(polars_py)?;
+                let weights = weights.map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+                let batch = Batch::new(&namespaces, labels, weights)
+                    .map_err(py_error)?
+                    .with_first_row(first_row);
+                let mut learner = self.inner.write().map_err(poisoned)?;
+                train(&mut learner, &batch)
+            })
+        })
     }
 }
 
@@ -72,22 +102,8 @@ impl PyLearner {
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
         let weights =
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
-        py.detach(|| {
-            guarded(|| {
-                let columns = Columns::new(&series, first_row).map_err(polars_py)?;
-                reject_null_rows(&columns, &series, first_row)?;
-                let offsets = [0i64];
-                let empty = empty_rows(&offsets).map_err(polars_py)?;
-                let namespaces = columns.namespaces(&empty);
-                let labels = labels.cont_slice().map_err(polars_py)?;
-                let weights =
-                    weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
-                let batch = Batch::new(&namespaces, labels, weights)
-                    .map_err(py_error)?
-                    .with_first_row(first_row);
-                let mut learner = self.inner.write().map_err(poisoned)?;
-                learner.learn_batch(&batch).map_err(py_error)
-            })
+        self.with_batch(py, &series, &labels, weights.as_ref(), first_row, |learner, batch| {
+            learner.learn_batch(batch).map_err(py_error)
         })
     }
 
@@ -113,21 +129,9 @@ impl PyLearner {
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         let options =
             FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
-        py.detach(|| {
-            guarded(|| {
-                let columns = Columns::new(&series, 0).map_err(polars_py)?;
-                reject_null_rows(&columns, &series, 0)?;
-                let offsets = [0i64];
-                let empty = empty_rows(&offsets).map_err(polars_py)?;
-                let namespaces = columns.namespaces(&empty);
-                let labels = labels.cont_slice().map_err(polars_py)?;
-                let weights =
-                    weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
-                let batch = Batch::new(&namespaces, labels, weights).map_err(py_error)?;
-                let mut learner = self.inner.write().map_err(poisoned)?;
-                let report = learner.fit(&batch, &options).map_err(py_error)?;
-                Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
-            })
+        self.with_batch(py, &series, &labels, weights.as_ref(), 0, |learner, batch| {
+            let report = learner.fit(batch, &options).map_err(py_error)?;
+            Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
         })
     }
 
