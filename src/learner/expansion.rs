@@ -112,7 +112,7 @@ pub(crate) fn check_scratch_fits(count: u64, row: usize) -> PolyResult<()> {
     crate::memory::check_large_fits(
         count,
         16,
-        &format!("row {row}, which expands to {count} features,"),
+        || format!("row {row}, which expands to {count} features,"),
         "use a lower degree or fewer features per example",
     )
 }

@@ -830,7 +830,7 @@ fn check_hashed_row_fits(nnz: u64, spec: &ExpansionSpec, row: usize) -> PolyResu
     crate::memory::check_large_fits(
         count,
         16,
-        &format!("row {row} ({nnz} nonzeros, {count} monomials before hashing)"),
+        || format!("row {row} ({nnz} nonzeros, {count} monomials before hashing)"),
         "use a lower degree or fewer features per row",
     )
 }
