@@ -22,6 +22,13 @@ use crate::error::PolyResult;
 use crate::hashing::hash_feature_name;
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
+/// The largest magnitude among `values` when its square overflows f32 (the learners' precision),
+/// else `None`. A max reduction, which vectorizes.
+fn overflowing_square(values: &[f32]) -> Option<f32> {
+    let largest = values.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    (!(largest * largest).is_finite()).then_some(largest)
+}
+
 /// At most this many slots of the next example are prefetched.
 const PREFETCH_SLOTS: usize = 16;
 
@@ -541,22 +548,23 @@ impl<E: Expansion> Learner<E> {
         let p = self.finalize(raw);
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         let grad_squared = (weight * derivative * derivative) as f32;
-        if !raw.is_finite() || !loss.is_finite() || !grad_squared.is_finite() {
-            self.labels = labels_before;
-            return crate::invalid!(
-                "row {row}: learning overflows (score {raw:e}, loss {loss:e}, squared gradient \
+        let overflow = if !raw.is_finite() || !loss.is_finite() || !grad_squared.is_finite() {
+            Some(format!(
+                "learning overflows (score {raw:e}, loss {loss:e}, squared gradient \
                  {grad_squared:e} with label {label:e} and importance weight {weight:e}); scale \
                  the labels, weights or features down"
-            );
-        }
-        // A max over the values vectorizes; the offending value is looked up only on failure.
-        let largest = features.values().iter().fold(0.0f32, |m, x| m.max(x.abs()));
-        if !(largest * largest).is_finite() {
+            ))
+        } else {
+            overflowing_square(features.values()).map(|largest| {
+                format!(
+                    "an expanded feature has value {largest:e} in magnitude, whose square \
+                     overflows single precision; scale the features down (or use a lower degree)"
+                )
+            })
+        };
+        if let Some(reason) = overflow {
             self.labels = labels_before;
-            return crate::invalid!(
-                "row {row}: an expanded feature has value {largest:e} in magnitude, whose square \
-                 overflows single precision; scale the features down (or use a lower degree)"
-            );
+            return crate::invalid!("row {row}: {reason}");
         }
         self.weights.ensure_allocated()?;
         self.weights.touch(features.slots());
@@ -781,8 +789,7 @@ impl<E: Expansion> Learner<E> {
         let mut buffer = ExampleBuffer::new();
         for row in 0..batch.n_rows() {
             let example = batch.example(row, &self.seeds, &mut buffer)?;
-            let largest = example.features().1.iter().fold(0.0f32, |m, x| m.max(x.abs()));
-            if !(largest * largest).is_finite() {
+            if let Some(largest) = overflowing_square(example.features().1) {
                 return crate::invalid!(
                     "row {}: a feature has value {largest:e} in magnitude, whose square \
                      overflows single precision; scale the features down",

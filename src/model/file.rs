@@ -60,7 +60,9 @@ impl Sections {
     /// The file's bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(HEADER + self.payload_len() + 4);
-        self.write_to(&mut out).expect("writing into a Vec cannot fail");
+        self.for_each_piece(|bytes| out.extend_from_slice(bytes));
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
         out
     }
 
@@ -68,21 +70,29 @@ impl Sections {
     /// the way: saving a model never holds a second copy of its bytes.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         let mut crc = crc32fast::Hasher::new();
-        let mut put = |bytes: &[u8]| -> std::io::Result<()> {
-            crc.update(bytes);
-            out.write_all(bytes)
-        };
-        put(MAGIC)?;
-        put(&FORMAT_VERSION.to_le_bytes())?;
-        put(&(self.payload_len() as u64).to_le_bytes())?;
-        put(&(self.sections.len() as u32).to_le_bytes())?;
-        for (name, bytes) in &self.sections {
-            put(&(name.len() as u32).to_le_bytes())?;
-            put(name.as_bytes())?;
-            put(&(bytes.len() as u64).to_le_bytes())?;
-            put(bytes)?;
-        }
+        let mut written = Ok(());
+        self.for_each_piece(|bytes| {
+            if written.is_ok() {
+                crc.update(bytes);
+                written = out.write_all(bytes);
+            }
+        });
+        written?;
         out.write_all(&crc.finalize().to_le_bytes())
+    }
+
+    /// The file's bytes before the checksum, in order, piece by piece.
+    fn for_each_piece(&self, mut put: impl FnMut(&[u8])) {
+        put(MAGIC);
+        put(&FORMAT_VERSION.to_le_bytes());
+        put(&(self.payload_len() as u64).to_le_bytes());
+        put(&(self.sections.len() as u32).to_le_bytes());
+        for (name, bytes) in &self.sections {
+            put(&(name.len() as u32).to_le_bytes());
+            put(name.as_bytes());
+            put(&(bytes.len() as u64).to_le_bytes());
+            put(bytes);
+        }
     }
 
     /// Bytes of the payload: the section count, then each section's name, length and bytes.

@@ -9,7 +9,9 @@ use pyo3_polars::derive::polars_expr;
 use pyo3_polars::PySeries;
 use serde::Deserialize;
 
-use super::arrow_io::{sparse_chunks, sparse_dtype, sparse_series, to_polars_error};
+use super::arrow_io::{
+    sparse_chunks, sparse_chunks_from, sparse_dtype, sparse_series, to_polars_error,
+};
 use super::guard::{guarded, guarded_expr};
 use crate::error::PolyError;
 use crate::polynomial::{self as expand, ExpansionSpec};
@@ -66,16 +68,11 @@ fn expand_series_impl(
 ) -> PolarsResult<Series> {
     let spec = options.spec();
     let mut parts = Vec::new();
-    let mut first_row = 0usize;
-    for chunk in sparse_chunks(series)? {
-        let n_rows = with_rows!(&chunk.rows, |rows| rows.n_rows());
+    for chunk in sparse_chunks_from(series, 0)? {
         let matrix = with_rows!(&chunk.rows, |rows| {
-            let rows = rows.with_first_row(first_row);
             match (options.bits, options.n_features) {
-                (Some(bits), _) => {
-                    expand::expand_hashed(&rows, &spec, bits, options.seed, parallel)
-                }
-                (None, Some(n_features)) => expand::expand(&rows, n_features, &spec, parallel),
+                (Some(bits), _) => expand::expand_hashed(rows, &spec, bits, options.seed, parallel),
+                (None, Some(n_features)) => expand::expand(rows, n_features, &spec, parallel),
                 (None, None) => Err(PolyError::InvalidInput(
                     "n_features is required for the exact expansion (or pass bits)".into(),
                 )),
@@ -83,7 +80,6 @@ fn expand_series_impl(
         })
         .map_err(to_polars_error)?;
         parts.push(sparse_series(series.name().clone(), matrix, chunk.validity)?);
-        first_row += n_rows;
     }
     let dtype = sparse_dtype(DataType::UInt64, DataType::Float64);
     super::arrow_io::concat_chunks(series.name().clone(), &dtype, parts)
