@@ -288,3 +288,14 @@ def test_plugin_row_errors_say_their_numbers_count_from_the_batch() -> None:
     values[250_000] = np.nan
     with pytest.raises(ComputeError, match=r"row \d+: non-finite value NaN \[row numbers count"):
         pl.LazyFrame({"a": values}).select(pp.to_sparse("a")).collect(engine="streaming")
+
+
+@pytest.mark.parametrize("convert", [pp.to_scipy, pp.to_numpy])
+def test_conversions_refuse_non_finite_values_naming_the_row(convert) -> None:
+    column = pl.Series(
+        "x",
+        [[{"index": 0, "value": 1.0}], [], [{"index": 1, "value": float("nan")}]],
+        dtype=pp.sparse_dtype(),
+    )
+    with pytest.raises(ValueError, match=r"column 'x', row 2: non-finite value nan"):
+        convert(column, 3)

@@ -125,7 +125,8 @@ def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
 
     Index and value buffers are shared with the Series when they are contiguous (they are then
     read-only: ``.copy()`` the matrix before in-place methods such as ``sort_indices``); null
-    rows become empty rows. Fails if an index is ``>= n_features``.
+    rows become empty rows. Fails, naming the row, if an index is ``>= n_features`` or a value
+    is NaN or infinite.
 
     Examples
     --------
@@ -149,6 +150,13 @@ def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
                 f"column {series.name!r}, row {row}: feature index {top} is out of range "
                 f"for n_features={n_features}"
             )
+    finite = np.isfinite(values)
+    if not finite.all():
+        row = _row_of_first(offsets, ~finite)
+        raise ValueError(
+            f"column {series.name!r}, row {row}: non-finite value "
+            f"{values[~finite][0]}; scipy and numpy matrices of features must be finite"
+        )
     if n_features <= np.iinfo(np.int32).max and indices.dtype.itemsize == 4:
         indices = indices.view(np.int32)
     else:
