@@ -149,6 +149,14 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         (&self.indices[start..end], &self.values[start..end])
     }
 
+    /// The offsets (`end - start + 1` of them) and the stored entries of rows `start..end`.
+    #[inline]
+    pub fn run(&self, start: usize, end: usize) -> (&'a [i64], &'a [I], &'a [V]) {
+        let offsets = &self.offsets[start..=end];
+        let (first, last) = (offsets[0] as usize, offsets[end - start] as usize);
+        (offsets, &self.indices[first..last], &self.values[first..last])
+    }
+
     /// [`SparseRows::row`], also prefetching the arrays [`READ_AHEAD_BYTES`] past the row: a
     /// reader that walks many columns row by row (a learner over a dozen sparse columns) reads
     /// three times as many short streams as the hardware prefetcher follows.

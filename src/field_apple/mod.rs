@@ -373,6 +373,10 @@ impl Expansion for FieldApple {
         self.features.expand(example, out);
     }
 
+    fn uses_feature_set(&self) -> bool {
+        self.features.uses_feature_set()
+    }
+
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
         self.features.validate(n_namespaces)
     }

@@ -25,31 +25,84 @@ pub struct NamespaceFeatures<'a> {
     pub values: &'a [f32],
 }
 
-/// A borrowed example (see the module docs). Built by [`ExampleBuffer::finish`].
+/// A borrowed example (see the module docs). Built by [`ExampleBuffer::finish`] (or by the
+/// learner from a block of rows, [`super::block::ExampleBlock`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Example<'a> {
     /// The label (-1/+1 for classification losses).
     pub label: f64,
     /// The importance weight, finite and >= 0.
     pub weight: f64,
+    /// The feature set; empty when it was not built (see [`Example::features`]).
     hashes: &'a [u64],
     values: &'a [f32],
+    n_features: usize,
     spans: &'a [(usize, usize)],
     ns_hashes: &'a [u64],
     ns_values: &'a [f32],
 }
 
 impl<'a> Example<'a> {
-    /// The feature set: strictly increasing hashes and their nonzero values.
+    /// An example of the namespaces `spans` (ranges of `ns_hashes` / `ns_values`, canonical and
+    /// seeded). Its feature set is the namespace itself when there is one, sorted; else the
+    /// union, as `union` says.
+    pub(crate) fn assemble(
+        label: f64,
+        weight: f64,
+        spans: &'a [(usize, usize)],
+        ns_hashes: &'a [u64],
+        ns_values: &'a [f32],
+        union: Union<'a>,
+    ) -> Self {
+        let total = spans.iter().map(|&(start, end)| end - start).sum();
+        let mut example = Example {
+            label,
+            weight,
+            hashes: &[],
+            values: &[],
+            n_features: total,
+            spans,
+            ns_hashes,
+            ns_values,
+        };
+        if let [(start, end)] = *spans {
+            let hashes = &ns_hashes[start..end];
+            if hashes.windows(2).all(|w| w[0] < w[1]) {
+                (example.hashes, example.values) = (hashes, &ns_values[start..end]);
+                return example;
+            }
+        }
+        let union = match union {
+            Union::Skip => return example,
+            Union::Build(union) => {
+                union.build(&example);
+                union
+            }
+            Union::Built(union) => union,
+        };
+        (example.hashes, example.values) = (&union.hashes, &union.values);
+        example.n_features = union.hashes.len();
+        example
+    }
+
+    /// The feature set: the union of the namespaces, hashes strictly increasing (equal hashes
+    /// summed, zeros dropped). Empty when the example was built without it, which the learner
+    /// does only for enumerators that never call this
+    /// ([`super::Expansion::uses_feature_set`]).
     #[inline]
     pub fn features(&self) -> (&'a [u64], &'a [f32]) {
+        debug_assert!(
+            self.hashes.len() == self.n_features,
+            "the feature set of this example was not built"
+        );
         (self.hashes, self.values)
     }
 
-    /// Number of features in the feature set (the constant feature is not counted).
+    /// Number of features in the feature set (without it: in the namespaces); the constant
+    /// feature is not counted.
     #[inline]
     pub fn n_features(&self) -> usize {
-        self.hashes.len()
+        self.n_features
     }
 
     pub fn n_namespaces(&self) -> usize {
@@ -69,6 +122,60 @@ impl<'a> Example<'a> {
     }
 }
 
+/// What [`Example::assemble`] does about the feature set of several namespaces.
+pub(crate) enum Union<'a> {
+    /// Nothing: the enumerator reads only the namespaces
+    /// ([`super::Expansion::uses_feature_set`]).
+    Skip,
+    /// Builds it in this scratch.
+    Build(&'a mut FeatureUnion),
+    /// It is in this scratch already (built for the same example).
+    Built(&'a FeatureUnion),
+}
+
+/// Reused storage for the union of an example's namespaces (its feature set).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct FeatureUnion {
+    merged: Vec<(u64, f32)>,
+    hashes: Vec<u64>,
+    values: Vec<f32>,
+}
+
+impl FeatureUnion {
+    /// The union of `example`'s namespaces: sorted by hash, equal hashes summed, zeros dropped.
+    fn build(&mut self, example: &Example<'_>) {
+        self.merged.clear();
+        for k in 0..example.n_namespaces() {
+            let namespace = example.namespace(k);
+            self.merged
+                .extend(namespace.hashes.iter().copied().zip(namespace.values.iter().copied()));
+        }
+        self.merged.sort_unstable_by_key(|&(hash, _)| hash);
+        self.hashes.clear();
+        self.values.clear();
+        for &(hash, value) in &self.merged {
+            if self.hashes.last() == Some(&hash) {
+                if let Some(last) = self.values.last_mut() {
+                    *last += value;
+                }
+            } else {
+                self.hashes.push(hash);
+                self.values.push(value);
+            }
+        }
+        let (mut write, n) = (0, self.hashes.len());
+        for read in 0..n {
+            if self.values[read] != 0.0 {
+                self.hashes[write] = self.hashes[read];
+                self.values[write] = self.values[read];
+                write += 1;
+            }
+        }
+        self.hashes.truncate(write);
+        self.values.truncate(write);
+    }
+}
+
 /// Reused storage for building [`Example`]s without per-example allocation.
 #[derive(Clone, Debug, Default)]
 pub struct ExampleBuffer {
@@ -76,11 +183,7 @@ pub struct ExampleBuffer {
     spans: Vec<(usize, usize)>,
     ns_hashes: Vec<u64>,
     ns_values: Vec<f32>,
-    merged: Vec<(u64, f32)>,
-    union_hashes: Vec<u64>,
-    union_values: Vec<f32>,
-    /// True when the feature set is the first namespace itself (one sorted namespace).
-    single: bool,
+    union: FeatureUnion,
 }
 
 impl ExampleBuffer {
@@ -105,38 +208,15 @@ impl ExampleBuffer {
         row: usize,
     ) -> PolyResult<()> {
         let start = self.ns_hashes.len();
-        // One pass for the common canonical row (strictly increasing indices, finite nonzero
-        // values within f32); anything else is redone through canonicalize_row.
-        let mut previous: Option<u64> = None;
-        let mut canonical = true;
-        for (&index, &value) in indices.iter().zip(values) {
-            let value = value.to_f64();
-            let narrowed = value as f32;
-            match index.to_u64() {
-                Some(index)
-                    if previous.is_none_or(|p| index > p)
-                        && narrowed.is_finite()
-                        && value != 0.0 =>
-                {
-                    previous = Some(index);
-                    self.ns_hashes.push(index.wrapping_add(seed));
-                    self.ns_values.push(narrowed);
-                }
-                _ => {
-                    canonical = false;
-                    break;
-                }
-            }
-        }
-        if !canonical {
-            self.ns_hashes.truncate(start);
-            self.ns_values.truncate(start);
-            canonicalize_row(indices, values, None, row, &mut self.pairs)?;
-            for &(index, value) in &self.pairs {
-                self.ns_hashes.push(index.wrapping_add(seed));
-                self.ns_values.push(to_f32(value, index, row)?);
-            }
-        }
+        push_canonical(
+            seed,
+            indices,
+            values,
+            row,
+            &mut self.pairs,
+            &mut self.ns_hashes,
+            &mut self.ns_values,
+        )?;
         self.spans.push((start, self.ns_hashes.len()));
         Ok(())
     }
@@ -155,69 +235,82 @@ impl ExampleBuffer {
     /// Closes the example: checks label and weight (errors name `row` and the value) and builds
     /// the feature set.
     pub fn finish(&mut self, label: f64, weight: f64, row: usize) -> PolyResult<Example<'_>> {
-        if !label.is_finite() {
-            return crate::invalid!("row {row}: label is {label}; labels must be finite");
-        }
-        if !(weight.is_finite() && weight >= 0.0) {
-            return crate::invalid!(
-                "row {row}: importance weight is {weight}; weights must be finite and >= 0"
-            );
-        }
-        let sorted = self.ns_hashes.windows(2).all(|w| w[0] < w[1]);
-        self.single = sorted && self.spans.len() <= 1;
-        if !self.single {
-            // Several namespaces (or a seed that wrapped): sort by hash, sum equal hashes.
-            self.merged.clear();
-            self.merged.extend(self.ns_hashes.iter().copied().zip(self.ns_values.iter().copied()));
-            self.merged.sort_unstable_by_key(|&(hash, _)| hash);
-            self.union_hashes.clear();
-            self.union_values.clear();
-            for &(hash, value) in &self.merged {
-                if self.union_hashes.last() == Some(&hash) {
-                    if let Some(last) = self.union_values.last_mut() {
-                        *last += value;
-                    }
-                } else {
-                    self.union_hashes.push(hash);
-                    self.union_values.push(value);
-                }
-            }
-            let (mut write, n) = (0, self.union_hashes.len());
-            for read in 0..n {
-                if self.union_values[read] != 0.0 {
-                    self.union_hashes[write] = self.union_hashes[read];
-                    self.union_values[write] = self.union_values[read];
-                    write += 1;
-                }
-            }
-            self.union_hashes.truncate(write);
-            self.union_values.truncate(write);
-        }
-        Ok(self.example(label, weight))
-    }
-
-    /// The example [`ExampleBuffer::finish`] built last, again (with its label and weight).
-    pub fn view(&self, label: f64, weight: f64) -> Example<'_> {
-        self.example(label, weight)
-    }
-
-    /// The view of the finished example.
-    fn example(&self, label: f64, weight: f64) -> Example<'_> {
-        let (hashes, values) = if self.single {
-            (&self.ns_hashes[..], &self.ns_values[..])
-        } else {
-            (&self.union_hashes[..], &self.union_values[..])
-        };
-        Example {
+        check_label_and_weight(label, weight, row)?;
+        Ok(Example::assemble(
             label,
             weight,
-            hashes,
-            values,
-            spans: &self.spans,
-            ns_hashes: &self.ns_hashes,
-            ns_values: &self.ns_values,
+            &self.spans,
+            &self.ns_hashes,
+            &self.ns_values,
+            Union::Build(&mut self.union),
+        ))
+    }
+}
+
+/// An example's label must be finite, its importance weight finite and >= 0 (errors name `row`
+/// and the value).
+pub(crate) fn check_label_and_weight(label: f64, weight: f64, row: usize) -> PolyResult<()> {
+    if !label.is_finite() {
+        return crate::invalid!("row {row}: label is {label}; labels must be finite");
+    }
+    if !(weight.is_finite() && weight >= 0.0) {
+        return crate::invalid!(
+            "row {row}: importance weight is {weight}; weights must be finite and >= 0"
+        );
+    }
+    Ok(())
+}
+
+/// Appends one namespace's raw row, canonical ([`canonicalize_row`]) and seeded (feature hash =
+/// `index + seed`), to `hashes` / `values`; `pairs` is scratch. `row` is the user's row number,
+/// for error messages.
+pub(crate) fn push_canonical<I: SparseIndex, V: SparseValue>(
+    seed: u64,
+    indices: &[I],
+    values: &[V],
+    row: usize,
+    pairs: &mut Vec<(u64, f64)>,
+    hashes: &mut Vec<u64>,
+    out_values: &mut Vec<f32>,
+) -> PolyResult<()> {
+    let start = hashes.len();
+    // One pass for the common canonical row (strictly increasing indices, finite nonzero values
+    // within f32); anything else is redone through canonicalize_row.
+    let mut previous: Option<u64> = None;
+    for (&index, &value) in indices.iter().zip(values) {
+        let value = value.to_f64();
+        let narrowed = value as f32;
+        match index.to_u64() {
+            Some(index)
+                if previous.is_none_or(|p| index > p) && narrowed.is_finite() && value != 0.0 =>
+            {
+                previous = Some(index);
+                hashes.push(index.wrapping_add(seed));
+                out_values.push(narrowed);
+            }
+            _ => {
+                hashes.truncate(start);
+                out_values.truncate(start);
+                canonicalize_row(indices, values, None, row, pairs)?;
+                for &(index, value) in pairs.iter() {
+                    match to_f32(value, index, row) {
+                        Ok(value) => {
+                            hashes.push(index.wrapping_add(seed));
+                            out_values.push(value);
+                        }
+                        Err(error) => {
+                            // Nothing of a failed row stays (a block goes on with other columns).
+                            hashes.truncate(start);
+                            out_values.truncate(start);
+                            return Err(error);
+                        }
+                    }
+                }
+                return Ok(());
+            }
         }
     }
+    Ok(())
 }
 
 /// The f32 value of a finite feature value, or an error when it overflows f32.

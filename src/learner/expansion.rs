@@ -39,6 +39,13 @@ pub trait Expansion: Debug + Send + Sync {
     /// Writes the features of `example` into `out` (cleared by the caller).
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures);
 
+    /// Whether [`Expansion::expand`] reads the example's feature set
+    /// ([`Example::features`], the union of its namespaces) rather than only its namespaces.
+    /// When it does not, the learner skips sorting and merging the namespaces into it.
+    fn uses_feature_set(&self) -> bool {
+        true
+    }
+
     /// Checks the enumerator against the number of namespaces examples will have.
     fn validate(&self, n_namespaces: usize) -> PolyResult<()>;
 
@@ -195,12 +202,25 @@ impl Expansion for Interactions {
         }
     }
 
+    /// Linear terms and namespace crosses read the namespaces alone (see
+    /// [`Interactions::expand`]); polynomial terms need the feature set.
+    fn uses_feature_set(&self) -> bool {
+        self.degree >= 2
+    }
+
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let (hashes, values) = example.features();
         let n = hashes.len();
-        if self.degree <= 1 && self.namespace_pairs.is_empty() {
+        if self.degree <= 1 {
+            // Linear terms namespace by namespace, as Vowpal Wabbit lists them (equal hashes in
+            // two namespaces are two features on one slot, its rule too): the union is not
+            // needed, so the learner does not build it.
             out.reserve(n + 1);
-            out.push_products(0, 1.0, hashes, values);
+            for k in 0..example.n_namespaces() {
+                let namespace = example.namespace(k);
+                out.push_products(0, 1.0, namespace.hashes, namespace.values);
+            }
+            push_namespace_pairs(example, &self.namespace_pairs, out);
         } else {
             let sizes: [usize; 0] = [];
             out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });

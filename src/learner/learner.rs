@@ -13,14 +13,14 @@
 use rayon::prelude::*;
 
 use super::averaging::TailAverage;
-use super::example::{Example, ExampleBuffer};
+use super::batch::{Batch, BlockPosition, ExampleBlocks};
+use super::example::{Example, ExampleBuffer, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::loss::{Loss, Squared};
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
 use crate::error::PolyResult;
 use crate::hashing::hash_feature_name;
-use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
 /// The largest magnitude among `values` when its square overflows f32 (the learners' precision),
 /// else `None`. A max reduction, which vectorizes.
@@ -141,99 +141,6 @@ pub struct LabelRange {
     pub max: f64,
 }
 
-/// The rows of one namespace of a batch, whatever their index and value types.
-pub trait NamespaceRows: Sync {
-    fn n_rows(&self) -> usize;
-    /// Adds row `row` to `out` as the next namespace, hashed with `seed`.
-    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
-    /// See [`SparseRows::entries_are_plain`].
-    fn entries_are_plain(&self) -> bool;
-}
-
-impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
-    fn n_rows(&self) -> usize {
-        SparseRows::n_rows(self)
-    }
-
-    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
-        out.push_row(seed, self, row)
-    }
-
-    fn entries_are_plain(&self) -> bool {
-        SparseRows::entries_are_plain(self)
-    }
-}
-
-/// A batch of examples: one [`NamespaceRows`] per namespace, labels (empty when only
-/// predicting), optional importance weights. `first_row` numbers the rows in error messages.
-#[derive(Clone, Copy)]
-pub struct Batch<'a> {
-    pub namespaces: &'a [&'a dyn NamespaceRows],
-    pub labels: &'a [f64],
-    pub weights: Option<&'a [f64]>,
-    pub first_row: usize,
-}
-
-impl<'a> Batch<'a> {
-    /// A batch, checking that every part has the same number of rows.
-    pub fn new(
-        namespaces: &'a [&'a dyn NamespaceRows],
-        labels: &'a [f64],
-        weights: Option<&'a [f64]>,
-    ) -> PolyResult<Self> {
-        let Some(first) = namespaces.first() else {
-            return crate::invalid!("a batch needs at least one feature column");
-        };
-        let n = first.n_rows();
-        for (k, ns) in namespaces.iter().enumerate() {
-            if ns.n_rows() != n {
-                return crate::invalid!(
-                    "feature column 0 has {n} rows but feature column {k} has {}",
-                    ns.n_rows()
-                );
-            }
-        }
-        if !labels.is_empty() && labels.len() != n {
-            return crate::invalid!("features have {n} rows but labels have {}", labels.len());
-        }
-        if let Some(w) = weights {
-            if w.len() != n {
-                return crate::invalid!(
-                    "features have {n} rows but sample weights have {}",
-                    w.len()
-                );
-            }
-        }
-        Ok(Batch { namespaces, labels, weights, first_row: 0 })
-    }
-
-    /// The same batch, its rows numbered from `first_row` in error messages.
-    pub fn with_first_row(self, first_row: usize) -> Self {
-        Batch { first_row, ..self }
-    }
-
-    pub fn n_rows(&self) -> usize {
-        self.namespaces.first().map_or(0, |ns| ns.n_rows())
-    }
-
-    /// Builds example `row` into `buffer` (label 0 when the batch has no labels); `seeds` are
-    /// the namespaces' hash seeds.
-    fn example<'b>(
-        &self,
-        row: usize,
-        seeds: &[u64],
-        buffer: &'b mut ExampleBuffer,
-    ) -> PolyResult<Example<'b>> {
-        buffer.clear();
-        for (ns, &seed) in self.namespaces.iter().zip(seeds) {
-            ns.push_into(row, seed, buffer)?;
-        }
-        let label = self.labels.get(row).copied().unwrap_or(0.0);
-        let weight = self.weights.map_or(1.0, |w| w[row]);
-        buffer.finish(label, weight, self.first_row + row)
-    }
-}
-
 /// Options of [`Learner::fit`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct FitOptions {
@@ -283,6 +190,8 @@ struct Scratch {
     features: ExpandedFeatures,
     /// The example being learned and the next one, of [`Learner::learn_rows`].
     staged: [Staged; 2],
+    /// The rows [`Learner::learn_rows`] builds examples from.
+    blocks: ExampleBlocks,
 }
 
 impl Scratch {
@@ -290,6 +199,7 @@ impl Scratch {
         Scratch {
             features: ExpandedFeatures::new(bits),
             staged: [Staged::new(bits), Staged::new(bits)],
+            blocks: ExampleBlocks::default(),
         }
     }
 }
@@ -297,10 +207,11 @@ impl Scratch {
 /// An example built and expanded ahead of its turn (see [`Learner::learn_rows`]).
 #[derive(Clone, Debug)]
 struct Staged {
-    buffer: ExampleBuffer,
+    /// Where its namespaces are.
+    at: BlockPosition,
+    /// Its feature set, when the enumerator reads it.
+    union: FeatureUnion,
     features: ExpandedFeatures,
-    label: f64,
-    weight: f64,
     /// Its row in the batch.
     row: usize,
     /// [`Expansion::generation`] when it was expanded.
@@ -310,17 +221,12 @@ struct Staged {
 impl Staged {
     fn new(bits: u32) -> Self {
         Staged {
-            buffer: ExampleBuffer::new(),
+            at: BlockPosition::default(),
+            union: FeatureUnion::default(),
             features: ExpandedFeatures::new(bits),
-            label: 0.0,
-            weight: 0.0,
             row: 0,
             generation: 0,
         }
-    }
-
-    fn example(&self) -> Example<'_> {
-        self.buffer.view(self.label, self.weight)
     }
 }
 
@@ -701,26 +607,30 @@ impl<E: Expansion> Learner<E> {
     ) -> PolyResult<(f64, f64)> {
         let [mut current, mut next] =
             std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
+        let mut blocks = std::mem::take(&mut self.scratch.blocks);
         let result = (|| {
             let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
-            let Some(first) = rows.next() else {
+            if !blocks.start(batch, &mut rows, &self.seeds) {
                 return Ok((0.0, 0.0));
-            };
-            self.stage(batch, first, &mut current)?;
+            }
+            self.stage(batch, &blocks, &mut current)?;
             // Without prefetching, looking ahead gains nothing and costs cache room.
             let ahead = self.prefetches();
             loop {
                 crate::interrupt::check()?;
                 // Staging errors wait until the current example is learned.
-                let upcoming = rows.next();
-                let staged = match upcoming {
-                    Some(row) if ahead => Some(self.stage(batch, row, &mut next)),
-                    _ => None,
-                };
+                let upcoming = blocks.advance(batch, &mut rows, &self.seeds);
+                let staged = (upcoming && ahead).then(|| self.stage(batch, &blocks, &mut next));
                 if current.generation != self.expansion.generation() {
-                    self.expand_staged(&mut current);
+                    self.expand_staged(batch, &blocks, &mut current)?;
                 }
-                let example = current.example();
+                // Staging built the feature set, if the enumerator reads it.
+                let union = if self.expansion.uses_feature_set() {
+                    Union::Built(&current.union)
+                } else {
+                    Union::Skip
+                };
+                let example = blocks.example(current.at, batch, union)?;
                 if is_holdout(current.row) {
                     let p = self.finalize(self.raw_score(&current.features));
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
@@ -729,26 +639,31 @@ impl<E: Expansion> Learner<E> {
                     self.learn_example(&example, &current.features, batch.first_row + current.row)?;
                 }
                 match (upcoming, staged) {
-                    (None, _) => return Ok((holdout_loss, holdout_weight)),
-                    (Some(_), Some(result)) => {
+                    (false, _) => return Ok((holdout_loss, holdout_weight)),
+                    (true, Some(result)) => {
                         result?;
                         std::mem::swap(&mut current, &mut next);
                     }
-                    (Some(row), None) => self.stage(batch, row, &mut current)?,
+                    (true, None) => self.stage(batch, &blocks, &mut current)?,
                 }
             }
         })();
         self.scratch.staged = [current, next];
+        self.scratch.blocks = blocks;
         result
     }
 
-    /// Builds row `row` of `batch` into `staged`, checks and expands it, and prefetches the
-    /// weight slots its features will touch.
-    fn stage(&self, batch: &Batch<'_>, row: usize, staged: &mut Staged) -> PolyResult<()> {
-        let example = batch.example(row, &self.seeds, &mut staged.buffer)?;
-        self.expansion.check(&example, batch.first_row + row)?;
-        (staged.label, staged.weight, staged.row) = (example.label, example.weight, row);
-        self.expand_staged(staged);
+    /// Stages the current example of `blocks`: checks and expands it, and prefetches the weight
+    /// slots its features will touch.
+    fn stage(
+        &self,
+        batch: &Batch<'_>,
+        blocks: &ExampleBlocks,
+        staged: &mut Staged,
+    ) -> PolyResult<()> {
+        staged.at = blocks.cursor();
+        staged.row = blocks.batch_row(staged.at);
+        self.expand_staged(batch, blocks, staged)?;
         let data = self.weights.data();
         if self.prefetches() && !data.is_empty() {
             let stride = self.weights.stride();
@@ -768,15 +683,27 @@ impl<E: Expansion> Learner<E> {
         self.weights.is_large()
     }
 
-    /// (Re-)expands a staged example with the enumerator as it is now.
-    fn expand_staged(&self, staged: &mut Staged) {
+    /// (Re-)expands a staged example with the enumerator as it is now, checking it first.
+    fn expand_staged(
+        &self,
+        batch: &Batch<'_>,
+        blocks: &ExampleBlocks,
+        staged: &mut Staged,
+    ) -> PolyResult<()> {
+        let union = if self.expansion.uses_feature_set() {
+            Union::Build(&mut staged.union)
+        } else {
+            Union::Skip
+        };
+        let example = blocks.example(staged.at, batch, union)?;
+        self.expansion.check(&example, batch.first_row + staged.row)?;
         if staged.features.mask() != self.weights.mask() {
             staged.features = ExpandedFeatures::new(self.config.bits);
         }
         staged.features.clear();
-        let example = staged.buffer.view(staged.label, staged.weight);
         self.expansion.expand(&example, &mut staged.features);
         staged.generation = self.expansion.generation();
+        Ok(())
     }
 
     /// Feature values and indices checked before any row is learned (NaN, infinity, a value
@@ -925,18 +852,23 @@ impl<E: Expansion> Learner<E> {
             crate::interrupt::check()?;
             let bits = self.config.bits;
             let (mut current, mut next) = (Staged::new(bits), Staged::new(bits));
-            let (first, n, ahead) = (block * BLOCK, chunk.len(), self.prefetches());
-            self.stage(batch, first, &mut current)?;
-            for (offset, slot) in chunk.iter_mut().enumerate() {
-                let upcoming = (offset + 1 < n).then_some(first + offset + 1);
-                if let (Some(row), true) = (upcoming, ahead) {
-                    self.stage(batch, row, &mut next)?;
+            let mut rows = block * BLOCK..block * BLOCK + chunk.len();
+            let mut blocks = ExampleBlocks::default();
+            let ahead = self.prefetches();
+            if !blocks.start(batch, &mut rows, &self.seeds) {
+                return Ok(());
+            }
+            self.stage(batch, &blocks, &mut current)?;
+            for slot in chunk.iter_mut() {
+                let upcoming = blocks.advance(batch, &mut rows, &self.seeds);
+                if upcoming && ahead {
+                    self.stage(batch, &blocks, &mut next)?;
                 }
                 *slot = self.finalize(self.raw_score(&current.features));
                 match (upcoming, ahead) {
-                    (Some(_), true) => std::mem::swap(&mut current, &mut next),
-                    (Some(row), false) => self.stage(batch, row, &mut current)?,
-                    (None, _) => {}
+                    (true, true) => std::mem::swap(&mut current, &mut next),
+                    (true, false) => self.stage(batch, &blocks, &mut current)?,
+                    (false, _) => {}
                 }
             }
             Ok(())

@@ -6,6 +6,8 @@
 //!   importance-invariant updates;
 //! * [`update`]: the update rules (plain SGD, adaptive, normalized, Vowpal Wabbit's default);
 //! * [`example`]: a canonical, hashed example with namespaces;
+//! * [`batch`]: batches of examples and how examples are built from them, a block of rows at a
+//!   time, column by column;
 //! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill;
 //! * [`expansion`]: the [`Expansion`] interface every feature enumerator implements, and the
 //!   fixed one (linear / quadratic / cubic / namespace crosses); further enumerators (apple)
@@ -17,6 +19,7 @@
 //! No PyO3 or Polars types here; the Python layer is `crate::python::learner`.
 
 pub(crate) mod averaging;
+pub mod batch;
 pub mod example;
 pub mod expansion;
 pub mod features;
@@ -27,13 +30,11 @@ pub mod stored;
 pub mod update;
 pub mod weights;
 
+pub use batch::{Batch, NamespaceRows};
 pub use example::{Example, ExampleBuffer};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::ExpandedFeatures;
-pub use learner::{
-    Batch, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, NamespaceRows, Progress,
-    MAX_BITS,
-};
+pub use learner::{FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS};
 pub use loss::{Loss, LossParams};
 pub use update::{GdState, UpdateRule};
 

@@ -742,3 +742,56 @@ fn tail_averaging_changes_only_the_fitted_weights_and_checks_its_options() {
     let err = fit(0.5, 0.01).expect_err("rejected").to_string();
     assert!(err.contains("cannot be combined with l1/l2"), "{err}");
 }
+
+/// Learning a batch (examples built a block of rows at a time, one example staged ahead on a
+/// table larger than the cache) equals learning its examples one by one, bit for bit: with
+/// three namespaces, a cross, polynomial terms (which read the union of the namespaces), and
+/// importance weights, over several blocks; predictions of the batch too.
+#[test]
+fn learning_a_batch_equals_learning_its_examples_one_by_one() {
+    let streams = [stream(700, 3, true), stream(700, 4, true), stream(700, 5, true)];
+    let arrays: Vec<_> = streams.iter().map(|s| rows_of(s)).collect();
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        arrays.iter().map(|(o, i, v, _)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let labels = &arrays[0].3;
+    let weights: Vec<f64> = streams[1].iter().map(|e| e.3).collect();
+    let batch = Batch::new(&ns, labels, Some(&weights)).unwrap();
+    let expansions = [
+        Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() },
+        Interactions { namespace_pairs: vec![(1, 2)], ..Interactions::quadratic() },
+    ];
+    for bits in [12, 22] {
+        for expansion in &expansions {
+            let config = LearnerConfig {
+                bits,
+                loss: Loss::Logistic(Logistic),
+                namespaces: vec!["a".into(), "b".into(), "c".into()],
+                ..LearnerConfig::default()
+            };
+            let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
+            assert_eq!(batched.weights().is_large(), bits == 22);
+            batched.learn_batch(&batch).unwrap();
+            let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
+            let mut buffer = ExampleBuffer::new();
+            let mut features = ExpandedFeatures::new(bits);
+            let mut expected = Vec::new();
+            for row in 0..labels.len() {
+                buffer.clear();
+                for (k, s) in streams.iter().enumerate() {
+                    buffer
+                        .push_namespace(config.namespace_seed(k), &s[row].0, &s[row].1, row)
+                        .unwrap();
+                }
+                let example = buffer.finish(labels[row], weights[row], row).unwrap();
+                single.learn(&example, row).unwrap();
+                expected.push(batched.predict_with(&example, &mut features));
+            }
+            assert_eq!(batched.progress(), single.progress(), "bits {bits}, {expansion:?}");
+            assert_eq!(batched.weights().data(), single.weights().data());
+            let mut predicted = Vec::new();
+            batched.predict_batch(&batch, &mut predicted).unwrap();
+            assert_eq!(predicted, expected);
+        }
+    }
+}

@@ -173,6 +173,17 @@ impl Expansion for FeatureSet {
         }
     }
 
+    fn uses_feature_set(&self) -> bool {
+        match self {
+            FeatureSet::Fixed(e) => e.uses_feature_set(),
+            FeatureSet::Apple(e) => e.uses_feature_set(),
+            FeatureSet::FieldApple(e) => e.uses_feature_set(),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.uses_feature_set() || fields.uses_feature_set()
+            }
+        }
+    }
+
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
         match self {
             FeatureSet::Fixed(e) => e.validate(n_namespaces),

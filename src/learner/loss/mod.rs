@@ -330,6 +330,17 @@ mod tests {
     }
 
     proptest! {
+        /// The logistic step solves its equation to f64 precision over the whole range of
+        /// margins and flow times (Halley's method with bisection as the safeguard).
+        #[test]
+        fn logistic_step_solves_its_equation_anywhere(z0 in -80.0f64..35.0, log_c in -12.0f64..10.0) {
+            let c = 10f64.powf(log_c);
+            let d = logistic_margin_step(z0, c);
+            let g = d + f64::exp(z0) * d.exp_m1() - c;
+            prop_assert!(d >= 0.0);
+            prop_assert!(g.abs() <= 1e-12 * c.max(f64::exp(z0 + d)), "z0={} c={} d={} g={}", z0, c, d, g);
+        }
+
         /// For the exact invariant updates, importance 2 equals the example learned twice (ppu
         /// held fixed, as it is within one Vowpal Wabbit update).
         #[test]
