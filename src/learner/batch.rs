@@ -12,7 +12,7 @@
 //! Rows are any sequence of batch rows (in order, or shuffled by [`super::Learner::fit`]). Errors
 //! keep row order: when a row is invalid (a negative index, a NaN, a label that is not finite),
 //! the rows before it are served and the error comes with that row, exactly as building row by
-//! row ([`Batch::example`]) would have met it.
+//! row (`Batch::example`) would have met it.
 //!
 //! `ExampleBlocks` serves the rows of an iterator one at a time from two blocks filled in
 //! turn, so that the example being learned stays valid while the next one, perhaps in the next
@@ -33,7 +33,7 @@ pub trait NamespaceRows: Sync {
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
     /// See [`SparseRows::entries_are_plain`].
     fn entries_are_plain(&self) -> bool;
-    /// Hashes rows `rows` into `out` (see [`ColumnSink::fill`]).
+    /// Hashes rows `rows` into `out` (see `ColumnSink::fill`).
     fn fill_block(
         &self,
         rows: &[usize],

@@ -26,7 +26,7 @@ pub struct NamespaceFeatures<'a> {
 }
 
 /// A borrowed example (see the module docs). Built by [`ExampleBuffer::finish`] (or by the
-/// learner from a block of rows, [`super::block::ExampleBlock`]).
+/// learner from a block of rows, see [`super::batch`]).
 #[derive(Clone, Copy, Debug)]
 pub struct Example<'a> {
     /// The label (-1/+1 for classification losses).

@@ -6,7 +6,7 @@
 //! seen so far (`[-50, 50]` for the logistic loss), as Vowpal Wabbit's `finalize_prediction` does;
 //! an example's own label counts as seen before it is predicted.
 //!
-//! Batches come as one [`NamespaceRows`] per namespace plus labels (and optional importance
+//! Batches come as one [`super::NamespaceRows`] per namespace plus labels (and optional importance
 //! weights); [`Learner::fit`] runs several passes over in-memory data with an optional seeded
 //! shuffle and a holdout set for early stopping.
 
