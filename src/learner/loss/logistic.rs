@@ -75,13 +75,9 @@ pub(crate) fn logistic(t: f64) -> f64 {
 
 /// Increase `d ≥ 0` of the margin `z = y p` under the logistic gradient flow
 /// `dz/dh = ppu / (1 + e^z)` for a total flow time `c = s · ppu`, i.e. the root of
-/// `g(d) = d + e^{z₀} (e^d - 1) - c`. `g` is increasing and convex with `g(0) = -c < 0`; both
-/// `c / (1 + e^{z₀})` (the tangent at 0) and `ln(1 + c e^{-z₀})` bound the root from above.
-///
-/// Halley's method from the tighter bound: its error cubes every step, so 2-3 steps (one
-/// `exp_m1` each) reach f64 precision where Newton's method took 3-5 (the logistic step was a
-/// quarter of the learner's time on one-hot data). The root stays bracketed: a step that leaves
-/// the bracket bisects it instead.
+/// `g(d) = d + e^{z₀} (e^d - 1) - c`. `g` is increasing and convex with `g(0) = -c < 0`, so
+/// Newton's method started from any upper bound of the root decreases monotonically onto it.
+/// Both `c / (1 + e^{z₀})` (the tangent at 0) and `ln(1 + c e^{-z₀})` bound the root from above.
 pub(super) fn logistic_margin_step(z0: f64, c: f64) -> f64 {
     if z0 > 35.0 {
         // e^{z0} > 1.5e15: the gradient is below 1e-15 and d = c / (1 + e^{z0}) to f64 precision.
@@ -91,31 +87,22 @@ pub(super) fn logistic_margin_step(z0: f64, c: f64) -> f64 {
     let tangent = c / (1.0 + ez0);
     // Both bound the root from above; the logarithmic one is much tighter for large steps.
     let mut d = if tangent > 0.5 { tangent.min((c / ez0).ln_1p()) } else { tangent };
-    let (mut low, mut high) = (0.0, d);
     for _ in 0..60 {
         let growth = d.exp_m1();
         let g = d + ez0 * growth - c;
-        if g > 0.0 {
-            high = d;
-        } else {
-            low = d;
+        let slope = 1.0 + ez0 * (growth + 1.0);
+        let next = d - g / slope;
+        let decreasing = next < d; // false for NaN too
+        if !decreasing || next <= 0.0 {
+            // Monotone convergence ended (or rounding pushed below the root's sign change).
+            return if next > 0.0 && next < d { next } else { d.max(0.0) };
         }
-        let curvature = ez0 * (growth + 1.0);
-        let slope = 1.0 + curvature;
-        let halley = d - 2.0 * g * slope / (2.0 * slope * slope - g * curvature);
-        if high - low <= f64::EPSILON * high {
-            return d;
+        // Newton's error squares every step, so once a step is below 1e-9·d the next error is
+        // ~1e-18·d: converged to f64 precision.
+        if d - next <= 1e-9 * d {
+            return next;
         }
-        if !(halley > low && halley < high) {
-            // Outside the bracket (or NaN): bisect.
-            d = 0.5 * (low + high);
-            continue;
-        }
-        // After a Halley step below 1e-7·d the error is some (1e-7)^3·d: f64 precision.
-        if (halley - d).abs() <= 1e-7 * d {
-            return halley;
-        }
-        d = halley;
+        d = next;
     }
     d
 }

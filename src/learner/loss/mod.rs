@@ -331,7 +331,7 @@ mod tests {
 
     proptest! {
         /// The logistic step solves its equation to f64 precision over the whole range of
-        /// margins and flow times (Halley's method with bisection as the safeguard).
+        /// margins and flow times.
         #[test]
         fn logistic_step_solves_its_equation_anywhere(z0 in -80.0f64..35.0, log_c in -12.0f64..10.0) {
             let c = 10f64.powf(log_c);
