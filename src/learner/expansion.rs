@@ -209,8 +209,7 @@ impl Expansion for Interactions {
     }
 
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
-        let (hashes, values) = example.features();
-        let n = hashes.len();
+        let n = example.n_features();
         if self.degree <= 1 {
             // Linear terms namespace by namespace, as Vowpal Wabbit lists them (equal hashes in
             // two namespaces are two features on one slot, its rule too): the union is not
@@ -222,6 +221,7 @@ impl Expansion for Interactions {
             }
             push_namespace_pairs(example, &self.namespace_pairs, out);
         } else {
+            let (hashes, values) = example.features();
             let sizes: [usize; 0] = [];
             out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });
             out.push_products(0, 1.0, hashes, values);
