@@ -212,8 +212,6 @@ struct Staged {
     /// Its feature set, when the enumerator reads it.
     union: FeatureUnion,
     features: ExpandedFeatures,
-    /// Its row in the batch.
-    row: usize,
     /// [`Expansion::generation`] when it was expanded.
     generation: u64,
 }
@@ -224,7 +222,6 @@ impl Staged {
             at: BlockPosition::default(),
             union: FeatureUnion::default(),
             features: ExpandedFeatures::new(bits),
-            row: 0,
             generation: 0,
         }
     }
@@ -631,12 +628,13 @@ impl<E: Expansion> Learner<E> {
                     Union::Skip
                 };
                 let example = blocks.example(current.at, batch, union)?;
-                if is_holdout(current.row) {
+                let row = blocks.batch_row(current.at);
+                if is_holdout(row) {
                     let p = self.finalize(self.raw_score(&current.features));
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
                     holdout_weight += example.weight;
                 } else {
-                    self.learn_example(&example, &current.features, batch.first_row + current.row)?;
+                    self.learn_example(&example, &current.features, batch.first_row + row)?;
                 }
                 match (upcoming, staged) {
                     (false, _) => return Ok((holdout_loss, holdout_weight)),
@@ -662,7 +660,6 @@ impl<E: Expansion> Learner<E> {
         staged: &mut Staged,
     ) -> PolyResult<()> {
         staged.at = blocks.cursor();
-        staged.row = blocks.batch_row(staged.at);
         self.expand_staged(batch, blocks, staged)?;
         let data = self.weights.data();
         if self.prefetches() && !data.is_empty() {
@@ -696,7 +693,7 @@ impl<E: Expansion> Learner<E> {
             Union::Skip
         };
         let example = blocks.example(staged.at, batch, union)?;
-        self.expansion.check(&example, batch.first_row + staged.row)?;
+        self.expansion.check(&example, batch.first_row + blocks.batch_row(staged.at))?;
         if staged.features.mask() != self.weights.mask() {
             staged.features = ExpandedFeatures::new(self.config.bits);
         }
