@@ -10,6 +10,8 @@ import numpy as np
 import polars as pl
 import polars_poly as pp
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from polars_poly import _internal
 from sklearn.datasets import load_svmlight_file
 
@@ -298,3 +300,63 @@ def test_read_vw_namespace_columns_errors(tmp_path: Path) -> None:
         pp.read_vw(path, namespaces="AA")
     with pytest.raises(ValueError, match="no features"):
         pp.read_vw(write(tmp_path, "1\n", name="empty.vw"), namespaces="auto")
+
+
+# Numbers as LIBSVM files in the wild spell them, Python's spellings included (scikit-learn reads
+# labels and values with float(), indices with int()), and a few it refuses.
+_NUMBER = st.one_of(
+    st.sampled_from(["1", "+3", "-1", "0", "-0", "007", "1_0", "2.5", ".5", "1e3", "1E-2", "+.5"]),
+    st.sampled_from(["1_000.0_1", "0.0", "3.0", "1__0", "_1", "1_", "nan", "inf", "x"]),
+)
+
+
+def _spell_index(index: int, how: int) -> str:
+    spellings = [
+        str(index),
+        f"+{index}",
+        f"00{index}",
+        "_".join(str(index)),
+        "-0" if not index else "",
+    ]
+    return spellings[how] or str(index)
+
+
+_ENTRIES = st.lists(st.integers(0, 30), max_size=5, unique=True).flatmap(
+    lambda indices: st.tuples(
+        *(
+            st.tuples(st.integers(0, 4).map(lambda how, i=i: _spell_index(i, how)), _NUMBER)
+            for i in sorted(indices)
+        )
+    )
+)
+_LINE = st.builds(
+    lambda label, qid, entries: " ".join(
+        [label, *([f"qid:{qid}"] if qid is not None else []), *(f"{i}:{v}" for i, v in entries)]
+    ),
+    _NUMBER,
+    st.one_of(st.none(), _NUMBER),
+    _ENTRIES,
+)
+
+
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(lines=st.lists(_LINE, min_size=1, max_size=6))
+def test_read_libsvm_reads_what_sklearn_reads(tmp_path: Path, lines: list[str]) -> None:
+    """Wherever scikit-learn reads a file, we read the same rows, except for its documented
+    differences: a NaN or infinite number and a qid that is not a whole number are refused."""
+    path = write(tmp_path, "\n".join(lines) + "\n")
+    try:
+        X_ref, y_ref = load_svmlight_file(str(path))
+    except ValueError:
+        return  # our reader may accept more (unsorted rows, duplicates): not compared here
+    try:
+        frame = pp.read_libsvm(path)
+    except ValueError as error:
+        documented = not (np.isfinite(X_ref.data).all() and np.isfinite(y_ref).all())
+        assert documented or "qid" in str(error), (lines, error)
+        return
+    np.testing.assert_array_equal(frame["label"].to_numpy(), y_ref)
+    X = pp.to_numpy(frame["features"], X_ref.shape[1])
+    np.testing.assert_array_equal(X, X_ref.toarray())

@@ -11,18 +11,21 @@
 //! marked *(differs)*:
 //!
 //! * Text after `#` is a comment. Blank lines and comment-only lines are skipped.
+//! * Numbers are spelled as Python's `float()` (labels, values) and `int()` (indices, qids) read
+//!   them, as scikit-learn does: `+3`, `.5`, `1e-3`, underscores between digits (`1_000`).
 //! * The label is a number (`+1`, `-1`, `2`, `1.5e0`). A comma-separated multilabel (`1,3`) is an
 //!   error: multilabel files are not supported. *(differs)* A NaN or infinite label is an error.
-//! * `qid:N` (an integer, right after the label) is the query id of learning-to-rank files. A
-//!   batch has `qids` as soon as any line read so far had one; a line without `qid` then gets 0,
-//!   as in Joachims' svmlight. *(differs: scikit-learn silently returns a shorter qid array that
+//! * `qid:N` (an integer, right after the label; a whole number such as `0.0` is read as that
+//!   integer, where scikit-learn ignores the value unless asked for qids and then refuses it)
+//!   is the query id of learning-to-rank files. A batch has `qids` as soon as any line read so
+//!   far had one; a line without `qid` then gets 0, as in Joachims' svmlight. *(differs: scikit-learn silently returns a shorter qid array that
 //!   no longer lines up with the rows.)*
 //! * Rows come out canonical (see [`crate::sparse`]): sorted by index, entries with the same
 //!   index summed (scipy's rule for duplicates), zeros dropped. *(differs: scikit-learn rejects
 //!   unsorted rows and keeps explicit zeros in the matrix.)* An entry with value 0 still counts
 //!   for the number of features: `123:0` makes the file 123 features wide, as in scikit-learn.
-//! * Indices are unsigned decimal integers of at most 4294967295 as written. [`ZeroBased`] says
-//!   whether they count from 0 or 1; the default, [`ZeroBased::Auto`], is scikit-learn's rule.
+//! * Indices are decimal integers from 0 (`-0` included) to 4294967295 as written. [`ZeroBased`]
+//!   says whether they count from 0 or 1; the default, [`ZeroBased::Auto`], is scikit-learn's rule.
 //! * With [`LibsvmOptions::n_features`], an index at or past it is an error.
 //! * Values are numbers; NaN or infinite values are errors (also when duplicates sum to
 //!   infinity).
@@ -426,18 +429,52 @@ fn parse_label(field: &[u8]) -> Result<f64, String> {
     if field.contains(&b',') {
         return Err(format!("multilabel label {:?} is not supported", show(field)));
     }
-    match parse_f64(field) {
+    match parse_number(field) {
         Some(label) if label.is_finite() => Ok(label),
         Some(label) => Err(format!("non-finite label {label}")),
         None => Err(format!("label {:?} is not a number", show(field))),
     }
 }
 
+/// A query id: an integer (`7`, `+7`, `1_000`), or a number with no fractional part (`7.0`).
 fn parse_qid(digits: &[u8]) -> Result<i64, String> {
-    std::str::from_utf8(digits)
-        .ok()
-        .and_then(|text| text.parse().ok())
+    let integer = without_digit_underscores(digits)
+        .and_then(|text| std::str::from_utf8(&text).ok()?.parse().ok());
+    // 2^63 is exact in f64; anything from there up does not fit i64.
+    let integral = || parse_number(digits).filter(|v| v.fract() == 0.0 && v.abs() < 2f64.powi(63));
+    integer
+        .or_else(|| integral().map(|v| v as i64))
         .ok_or_else(|| format!("qid {:?} is not an integer", show(digits)))
+}
+
+/// A number as Python's `float()` reads it, which is what scikit-learn's reader uses: Rust's
+/// spellings (`+1`, `1.5e0`, `.5`, `inf`, `nan`) plus underscores between digits (`1_000`).
+fn parse_number(token: &[u8]) -> Option<f64> {
+    parse_f64(token).or_else(|| {
+        if token.contains(&b'_') {
+            parse_f64(&without_digit_underscores(token)?)
+        } else {
+            None
+        }
+    })
+}
+
+/// `token` without the underscores Python allows between two digits (`1_000`); `None` when an
+/// underscore stands anywhere else (`_1`, `1__0`, `1_`), which Python refuses too.
+fn without_digit_underscores(token: &[u8]) -> Option<Vec<u8>> {
+    let mut kept = Vec::with_capacity(token.len());
+    for (at, &byte) in token.iter().enumerate() {
+        if byte != b'_' {
+            kept.push(byte);
+            continue;
+        }
+        let digit_before = at > 0 && token[at - 1].is_ascii_digit();
+        let digit_after = token.get(at + 1).is_some_and(u8::is_ascii_digit);
+        if !(digit_before && digit_after) {
+            return None;
+        }
+    }
+    Some(kept)
 }
 
 /// Splits and parses one `index:value` field.
@@ -453,29 +490,44 @@ fn parse_entry(entry: &[u8]) -> Result<(u32, f64), String> {
             reason
         }
     })?;
-    match parse_f64(value) {
+    match parse_number(value) {
         Some(value) if value.is_finite() => Ok((index, value)),
         Some(value) => Err(format!("feature index {index} has a non-finite value {value}")),
         None => Err(format!("feature value {:?} is not a number", show(value))),
     }
 }
 
-/// An unsigned decimal index that fits u32.
-fn parse_index(digits: &[u8]) -> Result<u32, String> {
-    if digits.is_empty() {
-        return Err("empty feature index".into());
+/// A decimal index that fits u32, as Python's `int()` spells it: `+` allowed, `-` only on zero
+/// (`-0`), underscores between digits (`1_000`).
+fn parse_index(written: &[u8]) -> Result<u32, String> {
+    let not_an_index = || format!("feature index {:?} is not an unsigned integer", show(written));
+    let (negative, unsigned) = match written.split_first() {
+        Some((b'+', rest)) => (false, rest),
+        Some((b'-', rest)) => (true, rest),
+        _ => (false, written),
+    };
+    if unsigned.is_empty() {
+        return Err(if written.is_empty() { "empty feature index".into() } else { not_an_index() });
+    }
+    let digits = if unsigned.contains(&b'_') {
+        std::borrow::Cow::Owned(without_digit_underscores(unsigned).ok_or_else(not_an_index)?)
+    } else {
+        std::borrow::Cow::Borrowed(unsigned)
+    };
+    if negative && digits.iter().any(|&b| b != b'0') {
+        return Err(format!("feature index {} is negative", show(written)));
     }
     let mut index: u64 = 0;
-    for &byte in digits {
+    for &byte in digits.iter() {
         let digit = byte.wrapping_sub(b'0');
         if digit > 9 {
-            return Err(format!("feature index {:?} is not an unsigned integer", show(digits)));
+            return Err(not_an_index());
         }
         index = index * 10 + u64::from(digit);
         if index > u64::from(u32::MAX) {
             return Err(format!(
                 "feature index {} is larger than the largest supported index {}",
-                show(digits),
+                show(written),
                 u32::MAX
             ));
         }
@@ -761,7 +813,15 @@ mod tests {
             ("1 2:", "feature value \"\" is not a number"),
             ("1 2:abc", "feature value \"abc\" is not a number"),
             ("1 1:1:2", "feature value \"1:2\" is not a number"),
-            ("1 -2:1", "\"-2\" is not an unsigned integer"),
+            ("1 -2:1", "feature index -2 is negative"),
+            ("1 +:1", "\"+\" is not an unsigned integer"),
+            ("1 1__0:1", "\"1__0\" is not an unsigned integer"),
+            ("1 _1:1", "\"_1\" is not an unsigned integer"),
+            ("1 1_:1", "\"1_\" is not an unsigned integer"),
+            ("1 1:1_", "feature value \"1_\" is not a number"),
+            ("1_ 1:1", "label \"1_\" is not a number"),
+            ("1 qid:0.5 1:1", "qid \"0.5\" is not an integer"),
+            ("1 qid:1e30 1:1", "qid \"1e30\" is not an integer"),
             ("1,2 1:1", "multilabel"),
             ("1 99999999999:1", "99999999999 is larger than"),
             ("1 4294967296:1", "4294967296 is larger than"),
@@ -786,6 +846,21 @@ mod tests {
         // The largest index fits.
         let (_, n) = read("1 4294967295:1\n", options(ZeroBased::Yes)).unwrap();
         assert_eq!(n, 1 << 32);
+    }
+
+    /// scikit-learn reads labels and values with Python's `float()` and indices with `int()`.
+    #[test]
+    fn python_number_spellings_read_as_python_reads_them() {
+        let (batch, n) =
+            read("+3 qid:+2 +1:1_0 0_2:2.5_0e0_1 -0:+.5\n", options(ZeroBased::Yes)).unwrap();
+        assert_eq!(batch.labels, [3.0]);
+        assert_eq!(batch.qids, Some(vec![2]));
+        assert_eq!(rows(&batch), [vec![(0, 0.5), (1, 10.0), (2, 2.5e1)]]);
+        assert_eq!(n, 3);
+        // A qid written as a whole number (scikit-learn ignores its value unless asked for it).
+        let (batch, _) =
+            read("1 qid:0.0 1:1\n-1 qid:1_000 1:1\n", options(ZeroBased::Yes)).unwrap();
+        assert_eq!(batch.qids, Some(vec![0, 1000]));
     }
 
     #[test]
