@@ -136,6 +136,12 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         in_range == end - start && self.indices[start..end].iter().all(|i| i.to_u64().is_some())
     }
 
+    /// Whether every stored index is below `n` (negative ones are not). One vectorizable pass.
+    pub fn indices_below(&self, n: u64) -> bool {
+        let (start, end) = (self.offsets[0] as usize, self.offsets[self.n_rows()] as usize);
+        self.indices[start..end].iter().all(|i| i.to_u64().is_some_and(|i| i < n))
+    }
+
     /// Total number of stored entries over all rows.
     pub fn n_entries(&self) -> usize {
         (self.offsets[self.n_rows()] - self.offsets[0]) as usize

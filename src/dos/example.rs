@@ -146,6 +146,20 @@ impl ExampleBatch {
         Ok(batch)
     }
 
+    /// Checks `rows` as [`Self::from_sparse`] would, without keeping a batch: when every entry
+    /// is plain and in range nothing can fail (no value, sum or squared norm can overflow), which
+    /// two vectorizable passes show; otherwise the batch is built, which finds the row at fault.
+    pub fn check_sparse<I: SparseIndex, V: SparseValue>(
+        rows: &SparseRows<'_, I, V>,
+        n_features: usize,
+    ) -> PolyResult<()> {
+        Self::new(n_features)?;
+        if rows.entries_are_plain() && rows.indices_below(n_features as u64) {
+            return Ok(());
+        }
+        Self::from_sparse(rows, n_features).map(drop)
+    }
+
     /// Appends one dense row (length `n_features`); `row` names it in errors.
     pub fn push_dense_row<V: SparseValue>(&mut self, x: &[V], row: usize) -> PolyResult<()> {
         if x.len() != self.n_features {
@@ -301,6 +315,38 @@ mod tests {
         assert_eq!((e.indices, e.values, e.z_sq_norm), (&[1u32, 4][..], &[2.0, 3.0][..], 14.0));
         assert_eq!(batch.example(1).nnz(), 0);
         assert_eq!(batch.example(1).z_sq_norm, 1.0);
+    }
+
+    proptest::proptest! {
+        /// The check without a build says exactly what building says: the same error, or none.
+        #[test]
+        fn checking_rows_agrees_with_building_them(
+            rows in proptest::collection::vec(
+                proptest::collection::vec(
+                    (
+                        -1i64..12,
+                        proptest::sample::select(vec![0.0, 1.0, -2.5, 1e30, 1e200, f64::NAN]),
+                    ),
+                    0..5,
+                ),
+                0..6,
+            ),
+            first_row in 0usize..100,
+        ) {
+            let mut offsets = vec![0i64];
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            for row in &rows {
+                for &(index, value) in row {
+                    indices.push(index);
+                    values.push(value);
+                }
+                offsets.push(indices.len() as i64);
+            }
+            let rows = SparseRows::new(&offsets, &indices, &values).unwrap().with_first_row(first_row);
+            let built = ExampleBatch::from_sparse(&rows, 10).map(drop).map_err(|e| e.to_string());
+            let checked = ExampleBatch::check_sparse(&rows, 10).map_err(|e| e.to_string());
+            proptest::prop_assert_eq!(checked, built);
+        }
     }
 
     #[test]

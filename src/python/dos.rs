@@ -17,6 +17,7 @@ use super::error::{poisoned, polars_py_error, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{rechunked, Columns};
+use super::options::options_from;
 use super::scoring::class_ids;
 use crate::dos::{PaClassifier, PaOptions, TrainStats};
 use crate::model::ModelRef;
@@ -63,8 +64,7 @@ impl PyPaCore {
     /// A new classifier from its options (the dict form of [`PaOptions`]).
     #[new]
     fn new(options: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let options: PaOptions = pythonize::depythonize(options)
-            .map_err(|e| PyValueError::new_err(format!("classifier options: {e}")))?;
+        let options: PaOptions = options_from(options, "classifier options")?;
         Ok(PyPaCore::wrap(PaClassifier::new(&options).map_err(py_error)?))
     }
 
@@ -91,6 +91,19 @@ impl PyPaCore {
         let classes = classes.as_slice()?.to_vec();
         self.with_batch(py, features, first_row, move |classifier, batch| {
             classifier.learn_batch(batch, &classes).map(stats_tuple).map_err(py_error)
+        })
+    }
+
+    /// Checks a batch as `learn` would, without learning it: a fit over several batches
+    /// checks them all first, so that a bad row leaves the model as it was.
+    fn check(&self, py: Python<'_>, features: Vec<PySeries>, first_row: usize) -> PyResult<()> {
+        let series = rechunked(features);
+        py.detach(|| {
+            guarded(|| {
+                let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
+                let n_features = self.inner.read().map_err(poisoned)?.n_features();
+                columns.check_example_batch(n_features).map_err(py_error)
+            })
         })
     }
 

@@ -78,18 +78,32 @@ impl<'a> Columns<'a> {
 
     /// The one column's rows as a passive-aggressive batch of width `n_features`.
     pub fn example_batch(&self, n_features: usize) -> PolyResult<ExampleBatch> {
+        match self.single_chunk()? {
+            Some(chunk) => {
+                with_rows!(&chunk.rows, |rows| ExampleBatch::from_sparse(rows, n_features))
+            }
+            None => ExampleBatch::new(n_features),
+        }
+    }
+
+    /// Checks the one column's rows as [`Self::example_batch`] would, without building it.
+    pub fn check_example_batch(&self, n_features: usize) -> PolyResult<()> {
+        match self.single_chunk()? {
+            Some(chunk) => {
+                with_rows!(&chunk.rows, |rows| ExampleBatch::check_sparse(rows, n_features))
+            }
+            None => ExampleBatch::new(n_features).map(drop),
+        }
+    }
+
+    fn single_chunk(&self) -> PolyResult<Option<&SparseChunk<'a>>> {
         if self.chunks.len() != 1 {
             return crate::invalid!(
                 "the classifier takes one sparse feature column, got {}",
                 self.chunks.len()
             );
         }
-        match self.chunks[0].first() {
-            Some(chunk) => {
-                with_rows!(&chunk.rows, |rows| ExampleBatch::from_sparse(rows, n_features))
-            }
-            None => ExampleBatch::new(n_features),
-        }
+        Ok(self.chunks[0].first())
     }
 }
 

@@ -15,6 +15,7 @@ use super::error::{poisoned, polars_py_error as polars_py, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{empty_rows, labels_of, rechunked, reject_null_rows, Columns};
+use super::options::options_from;
 use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
@@ -69,16 +70,15 @@ impl PyLearner {
 }
 
 /// The engine options from the Python layer's dict (see `crate::model::options`).
-fn options_from(options: &Bound<'_, PyAny>) -> PyResult<LearnerOptions> {
-    pythonize::depythonize(options)
-        .map_err(|e| PyValueError::new_err(format!("learner options: {e}")))
+fn learner_options(options: &Bound<'_, PyAny>) -> PyResult<LearnerOptions> {
+    options_from(options, "learner options")
 }
 
 #[pymethods]
 impl PyLearner {
     #[new]
     fn new(options: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let learner = options_from(options)?.build().map_err(py_error)?;
+        let learner = learner_options(options)?.build().map_err(py_error)?;
         Ok(PyLearner::wrap(learner))
     }
 

@@ -12,6 +12,7 @@ mod handles;
 mod input;
 mod learner;
 mod model_file;
+mod options;
 mod readers;
 mod scoring;
 
