@@ -6,6 +6,8 @@ cell fails here."""
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import re
 import warnings
 from collections.abc import Callable
@@ -47,10 +49,7 @@ BAD_X: dict[str, tuple[Any, dict[str, Any]]] = {
         X[:0],
         {
             "fit": (ValueErr, r"0 sample|at least 2 classes"),
-            # scikit-learn refuses to predict 0 samples; the PA family returns 0 predictions.
-            "predict": (ValueErr, r"0 sample"),
-            "predict:DoSClassifier": "ok",
-            "predict:PassiveAggressiveClassifier": "ok",
+            "predict": "ok",  # 0 predictions (scikit-learn refuses)
             "expand": "ok",
         },
     ),
@@ -72,9 +71,10 @@ BAD_X: dict[str, tuple[Any, dict[str, Any]]] = {
     "int8": ((X * 10).astype(np.int8), {"*": "ok"}),
     "COO matrix": (sp.coo_matrix(X), {"*": "ok"}),
     "list of lists": (X.tolist(), {"*": "ok"}),
-    "object floats": (
-        X.astype(object),
-        {"*": "ok", "expand": (TypeErr, r"numeric array, got dtype object")},
+    "object floats": (X.astype(object), {"*": "ok"}),
+    "object strings": (
+        np.where(np.arange(4) == 2, "a", X).astype(object),
+        {"*": (TypeErr, r"numeric features, got an object array: .*'a'")},
     ),
 }
 BAD_Y: dict[str, tuple[Any, Any, Any]] = {
@@ -152,3 +152,89 @@ def test_fit_on_bad_labels(estimator: str, bad: str) -> None:
     make, _, classifier = ESTIMATORS[estimator]
     y, for_regressors, for_classifiers = BAD_Y[bad]
     _check(lambda: make().fit(X, y), for_classifiers if classifier else for_regressors)
+
+
+# ------------------------------------------------------------------------- option values
+# Every option of every estimator and parameter object, given each kind of bad value: a
+# TypeError or ValueError naming the option, unless the value is in fact acceptable (listed in
+# ACCEPTED) or fails later for a reason of its own (listed in OTHER).
+BAD_VALUES: dict[str, Any] = {
+    "string": "x",
+    "None": None,
+    "list": [1],
+    "huge": 2**70,
+    "negative": -1,
+    "NaN": math.nan,
+    "bool": True,
+    "float": 0.5,
+}
+OPTION_OWNERS: dict[str, tuple[type, Callable[[dict[str, Any]], Any], np.ndarray]] = {
+    "SGDRegressor": (pp.SGDRegressor, lambda o: pp.SGDRegressor(**o), Y_REAL),
+    "SGDClassifier": (pp.SGDClassifier, lambda o: pp.SGDClassifier(**o), Y_SIGN),
+    "DoSClassifier": (pp.DoSClassifier, lambda o: pp.DoSClassifier(**o), Y_SIGN),
+    "PassiveAggressiveClassifier": (
+        pp.PassiveAggressiveClassifier,
+        lambda o: pp.PassiveAggressiveClassifier(**o),
+        Y_SIGN,
+    ),
+    "Apple": (pp.Apple, lambda o: pp.SGDRegressor(expansion=pp.Apple(**o)), Y_REAL),
+    "FieldApple": (pp.FieldApple, lambda o: pp.SGDClassifier(expansion=pp.FieldApple(**o)), Y_SIGN),
+}
+_SGDS = ("SGDRegressor", "SGDClassifier")
+_SGD_ACCEPTED = [
+    "interactions=None", "eta0=huge", "eta0=float", "power_t=float", "initial_t=huge",
+    "initial_t=float", "l1=huge", "l1=float", "l2=float", "adaptive=bool", "normalized=bool",
+    "invariant=bool", "constant=bool", "shuffle=bool", "random_state=None", "average_tail=float",
+    "features=string", "features=None", "progress=None", "progress=bool", "quantile_tau=float",
+]  # fmt: skip
+_PA_ACCEPTED = [
+    "averaging=None", "C=huge", "C=float", "progress=None", "progress=bool", "n_features=None",
+]  # fmt: skip
+ACCEPTED = {
+    *(f"{sgd}.{cell}" for sgd in _SGDS for cell in _SGD_ACCEPTED),
+    *(f"{pa}.{cell}" for pa in ("DoSClassifier", "PassiveAggressiveClassifier")
+      for cell in _PA_ACCEPTED),
+    "Apple.alpha=float", "Apple.fallback=bool", "Apple.field_crosses=None",
+    "FieldApple.budget=huge", "FieldApple.budget=float", "FieldApple.z=huge", "FieldApple.z=float",
+}  # fmt: skip
+# A rate exponent of 2**70 makes the first step infinite; l2 of 2**70 the first score NaN.
+OTHER = {
+    **{f"{sgd}.power_t=huge": (ValueErr, r"row 0: the update step overflows") for sgd in _SGDS},
+    **{f"{sgd}.l2=huge": (ValueErr, r"row \d+: learning overflows") for sgd in _SGDS},
+}
+OPTION_CELLS = [
+    (owner, field.name, kind)
+    for owner, (cls, _, _) in OPTION_OWNERS.items()
+    for field in dataclasses.fields(cls)
+    for kind in BAD_VALUES
+]
+
+
+@pytest.mark.parametrize(("owner", "option", "kind"), OPTION_CELLS)
+def test_bad_option_values(owner: str, option: str, kind: str) -> None:
+    _, make, y = OPTION_OWNERS[owner]
+    key = f"{owner}.{option}={kind}"
+    expected = "ok" if key in ACCEPTED else OTHER.get(key, ((TypeErr, ValueErr), rf"\b{option}\b"))
+    _check(lambda: make({option: BAD_VALUES[kind]}).fit(X, y), expected)
+
+
+def test_every_listed_cell_exists() -> None:
+    cells = {f"{owner}.{option}={kind}" for owner, option, kind in OPTION_CELLS}
+    assert ACCEPTED <= cells and set(OTHER) <= cells
+
+
+# ------------------------------------------------------------------------ named columns
+FRAME = pl.DataFrame({"a": X[:, 0], "b": X[:, 1], "label": Y_SIGN})
+
+
+@pytest.mark.parametrize("estimator", list(ESTIMATORS))
+@pytest.mark.parametrize("lazy", [False, True])
+def test_a_misnamed_target_column_is_named(estimator: str, lazy: bool) -> None:
+    make, _, _ = ESTIMATORS[estimator]
+    frame = FRAME.lazy() if lazy else FRAME
+    _check(
+        lambda: make().fit(frame, "lable"),
+        (pl.exceptions.ColumnNotFoundError, r"y='lable' is not a column .*\['a', 'b', 'label'\]"),
+    )
+    model = make().fit(frame, "label")  # the same frame, the right name
+    assert len(model.predict(FRAME.drop("label"))) == 40

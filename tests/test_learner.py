@@ -127,13 +127,13 @@ def test_average_tail_averages_the_end_of_the_run() -> None:
     [
         ({"average_tail": -0.1}, r"average_tail must be a number in \[0, 1\], got -0.1"),
         ({"average_tail": 1.5}, r"average_tail must be a number in \[0, 1\], got 1.5"),
-        ({"average_tail": "all"}, r"average_tail must be a number in \[0, 1\], got 'all'"),
+        ({"average_tail": "all"}, r"average_tail must be a number, got 'all'"),
         ({"average_tail": 0.5, "l2": 0.01}, "average_tail cannot be combined with l1/l2"),
     ],
 )
 def test_average_tail_rejects_bad_settings(kwargs: dict[str, object], message: str) -> None:
     X, y = toy_regression(n=50)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises((ValueError, TypeError), match=message):  # TypeError: not a number
         pp.SGDRegressor(**kwargs).fit(X, y)  # type: ignore[arg-type]
 
 

@@ -270,6 +270,23 @@ def test_a_failing_partial_fit_learns_nothing_from_its_batch() -> None:
     np.testing.assert_array_equal(model.predict(frame(X)), before)
 
 
+@pytest.mark.parametrize("make", [pp.DoSClassifier, pp.PassiveAggressiveClassifier])
+def test_a_failing_partial_fit_of_the_pa_family_learns_nothing(make: type) -> None:
+    """Learning goes batch by batch (batch_size rows): a bad row in a late batch must not leave
+    the earlier batches learned."""
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((300, 4))
+    y = np.where(X[:, 0] * X[:, 1] > 0, 1, -1)
+    model = make(batch_size=32, n_features=4).partial_fit(X[:100], y[:100], classes=[-1, 1])
+    before = model.decision_function(X)
+    rows = [[{"index": j, "value": float(v)} for j, v in enumerate(r)] for r in X[100:200]]
+    rows[77][1]["index"] = 9  # past n_features, found only when batch 3 (rows 64-95) is read
+    bad = pl.Series("x", rows, dtype=pp.sparse_dtype())
+    with pytest.raises(ValueError, match="row 77"):
+        model.partial_fit(bad, y[100:200])
+    np.testing.assert_array_equal(model.decision_function(X), before)
+
+
 @pytest.mark.parametrize("batch_size", [64, 100, 1000])
 def test_lazy_training_errors_name_the_row_of_the_whole_input(batch_size: int) -> None:
     rows = [[{"index": 0, "value": float(i)}] for i in range(400)]

@@ -61,6 +61,16 @@ def as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
+def check_named_columns(schema: pl.Schema, **named: Any) -> None:
+    """Each of ``named`` (e.g. ``y="label"``) that is a column name must be a column of the
+    frame: a ``ColumnNotFoundError`` naming the argument, the name and the columns otherwise."""
+    for what, name in named.items():
+        if isinstance(name, str) and name not in schema:
+            raise pl.exceptions.ColumnNotFoundError(
+                f"{what}={name!r} is not a column of the frame; its columns are {schema.names()}"
+            )
+
+
 def frame_columns(
     schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str]
 ) -> tuple[list[str], bool]:
@@ -146,9 +156,21 @@ def check_shape(shape: tuple[int, ...], min_rows: int = 1) -> None:
         raise ValueError(f"0 feature(s) (shape={shape}) while a minimum of 1 is required.")
 
 
+def numeric_objects(dense: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """An object array as floats (as scikit-learn's ``check_array`` reads it); a ``TypeError``
+    when an element is not a number. Other arrays are returned as they are."""
+    if dense.dtype != object:
+        return dense
+    try:
+        return dense.astype(np.float64)
+    except (TypeError, ValueError) as error:
+        raise TypeError(f"expected numeric features, got an object array: {error}") from None
+
+
 def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
     """scipy / numpy input (or a sparse Series) as one sparse Series and its width (None for a
-    Series, whose width is its indices'). Non-finite values are errors naming the row."""
+    Series, whose width is its indices'). Non-finite values are errors naming the row. Training
+    needs a row (``min_rows=1``, as scikit-learn); scoring 0 rows gives 0 scores."""
     if isinstance(X, pl.Series):
         check_sparse(X)
         return X, None
@@ -162,11 +184,9 @@ def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
             row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
             raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
         return from_scipy(matrix, name=DEFAULT_NAMESPACE), int(matrix.shape[1])
-    dense = np.asarray(X)
+    dense = numeric_objects(np.asarray(X))
     if np.iscomplexobj(dense):
         raise ValueError("Complex data not supported")
-    if dense.dtype == object:
-        dense = dense.astype(np.float64)
     if dense.ndim == 1:
         raise ValueError(
             "Expected a 2D array, got a 1D array instead. Reshape your data either using "

@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -47,12 +47,23 @@ def option(
     )
 
 
-def at_least(low: int) -> Check:
-    """An integer >= ``low``."""
+# The engine stores integer options in 64 bits; larger values are refused here, by name.
+INT_MAX = 2**63 - 1
+
+
+def at_least(low: int, high: int = INT_MAX, *, optional: bool = False) -> Check:
+    """An integer in ``[low, high]`` (or ``None`` when ``optional``)."""
+    wanted = f"an integer >= {low}" if high == INT_MAX else f"an integer in [{low}, {high}]"
 
     def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < low:
-            return f"an integer >= {low}"
+        if optional and value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            return wanted + (" or None" if optional else "")
+        if high == INT_MAX and int(value) > INT_MAX:
+            return f"an integer in [{low}, 2**63 - 1]"
+        if not low <= int(value) <= high:
+            return wanted + (" or None" if optional else "")
         return None
 
     return check
@@ -67,6 +78,27 @@ def between(low: float, high: float) -> Check:
         if not low <= float(value) <= high:
             return f"a number in [{low:g}, {high:g}]"
         return None
+
+    return check
+
+
+def column_names(value: Any) -> str | None:
+    """A column name, a sequence of column names, or ``None``."""
+    if value is None or isinstance(value, str):
+        return None
+    if isinstance(value, Sequence) and all(isinstance(name, str) for name in value):
+        return None
+    return "a column name, a list of column names or None"
+
+
+def open_interval(low: float, high: float) -> Check:
+    """A number in ``(low, high)``."""
+
+    def check(value: Any) -> str | None:
+        if isinstance(value, numbers.Real) and not isinstance(value, bool):
+            if low < float(value) < high:
+                return None
+        return f"a number in ({low:g}, {high:g})"
 
     return check
 
@@ -95,6 +127,8 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
         raise TypeError(f"{name} must be True or False, got {value!r}")
     if kind is int:
         if isinstance(value, numbers.Integral) and not isinstance(value, bool):
+            if not -INT_MAX - 1 <= int(value) <= INT_MAX:
+                raise ValueError(f"{name} must be an integer in [-2**63, 2**63 - 1], got {value}")
             return int(value)
         raise TypeError(f"{name} must be an integer, got {value!r}")
     if kind is float:
@@ -105,8 +139,10 @@ def _coerce(name: str, value: Any, kind: Any) -> Any:
         if isinstance(value, str):
             return value
         raise TypeError(f"{name} must be a string, got {value!r}")
-    if kind == int | None:
-        return None if value is None else _coerce(name, value, int)
+    members = typing.get_args(kind)
+    if len(members) == 2 and type(None) in members:  # ``T | None``
+        plain = members[0] if members[1] is type(None) else members[1]
+        return None if value is None else _coerce(name, value, plain)
     return value
 
 
@@ -133,10 +169,13 @@ def from_engine(cls: type, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def check_options(obj: Any) -> None:
-    """Checks the Python-only options' constraints (a ``ValueError`` naming the option)."""
+    """Checks every option's type (a ``TypeError`` naming it) and constraint (a ``ValueError``
+    naming it); the engine checks its options' ranges again, in the same words."""
+    hints = _hints(type(obj))
     for f in fields(obj):
-        check = f.metadata.get("check")
         value = getattr(obj, f.name)
+        _coerce(f.name, value, hints[f.name])
+        check = f.metadata.get("check")
         if check is not None and (problem := check(value)) is not None:
             raise ValueError(f"{f.name} must be {problem}, got {value!r}")
 

@@ -12,7 +12,14 @@ from typing import Any, Literal
 
 from polars_poly import _internal
 from polars_poly._estimator import BaseEstimator
-from polars_poly._params import check_options, documented, engine_options, from_engine, option
+from polars_poly._params import (
+    at_least,
+    check_options,
+    documented,
+    engine_options,
+    from_engine,
+    option,
+)
 from polars_poly.field_apple import FieldApple
 
 _NAMES = {
@@ -75,11 +82,21 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "``auto``: epochs when the run length is known, else doubling.",
         engine=True,
     )
-    epochs: int = option(6, "Epochs of the epochs schedule (the paper's 6), 1..=1000.", engine=True)
-    doubling_first: int = option(
-        1000, "First expansion point of the doubling schedule, in examples.", engine=True
+    epochs: int = option(
+        6,
+        "Epochs of the epochs schedule (the paper's 6), 1..=1000.",
+        engine=True,
+        check=at_least(1, 1000),
     )
-    max_degree: int = option(6, "Highest degree of a generated monomial, 1..=8.", engine=True)
+    doubling_first: int = option(
+        1000,
+        "First expansion point of the doubling schedule, in examples.",
+        engine=True,
+        check=at_least(1),
+    )
+    max_degree: int = option(
+        6, "Highest degree of a generated monomial, 1..=8.", engine=True, check=at_least(1, 8)
+    )
     identity: str = option(
         "canonical",
         "One of {identities}: one weight per monomial, each emitted once per example, or\n"

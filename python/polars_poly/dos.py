@@ -30,7 +30,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_poly._estimator import BaseEstimator, ClassifierMixin
-from polars_poly._input import feature_exprs, frame_columns, matrix_series
+from polars_poly._input import check_named_columns, feature_exprs, frame_columns, matrix_series
 from polars_poly._internal import PaCore
 from polars_poly._params import (
     at_least,
@@ -103,6 +103,22 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             series = X.select(feature_exprs(names, sparse)).to_series()
             return series, None if sparse else len(names)
         return matrix_series(X, min_rows=0)
+
+    def _split_target(self, X: Any, y: Any) -> tuple[Any, Any]:
+        """``(X, y)`` with a target given by column name taken out of the frame ``X``."""
+        if not isinstance(y, str):
+            return X, y
+        if isinstance(X, pl.LazyFrame):
+            X = X.collect()
+        if not isinstance(X, pl.DataFrame):
+            raise TypeError("y may be a column name only with a Polars frame")
+        check_named_columns(X.schema, y=y)
+        labels = X.get_column(y)
+        if labels.null_count():
+            raise ValueError(
+                f"target column {y!r}: row {int(labels.is_null().arg_true()[0])} is null"
+            )
+        return X.drop(y), labels.to_numpy()
 
     def _first_series(self, X: Any) -> tuple[pl.Series, int]:
         """The input of the first fit and the model's width: ``n_features`` when it is set,
@@ -194,6 +210,15 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         ids = self._class_ids(y)
         if ids.shape[0] != len(series):
             raise ValueError(f"X has {len(series)} rows but y has {ids.shape[0]} labels")
+        step = int(self.batch_size)
+        if len(series) > step:
+            # Learning goes batch by batch (progress, Ctrl-C): check every batch first, so a bad
+            # row anywhere leaves the model as it was.
+            for start in range(0, len(series), step):
+                try:
+                    self.core_.check([series.slice(start, step)], start)
+                except ValueError as err:
+                    raise self._hinted(err) from None
         for start, stop in self._batches(len(series)):
             try:
                 self.core_.learn([series.slice(start, stop - start)], ids[start:stop], start)
@@ -218,13 +243,16 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         return series
 
     def fit(self, X: Any, y: Any) -> _BasePA:
-        """Trains from scratch on (X, y), one pass in row order."""
+        """Trains from scratch on (X, y), one pass in row order (``y`` may name a column of
+        the frame ``X``)."""
+        X, y = self._split_target(X, y)
         series = self._start(X, y)
         self._learn(series, y)
         return self
 
     def partial_fit(self, X: Any, y: Any, classes: Any = None) -> _BasePA:
         """Continues training; the first call needs ``classes`` (all labels that will occur)."""
+        X, y = self._split_target(X, y)
         if not hasattr(self, "core_"):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")

@@ -20,6 +20,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from polars_poly import _internal
+from polars_poly._input import numeric_objects
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import from_numpy, from_scipy
 
@@ -154,7 +155,7 @@ def expand_csr(
         matrix: Any = X if X.format == "csr" else X.tocsr()  # type: ignore[union-attr]
         series = from_scipy(matrix)
     else:
-        matrix = np.asarray(X)
+        matrix = numeric_objects(np.asarray(X))
         series = from_numpy(matrix)
     n_features = int(matrix.shape[1])
     options["n_features"] = n_features

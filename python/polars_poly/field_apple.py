@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from polars_poly._estimator import BaseEstimator
-from polars_poly._params import documented, engine_options, option
+from polars_poly._params import at_least, check_options, documented, engine_options, option
 
 
 @documented({})
@@ -50,14 +50,16 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     1.0
     """
 
-    max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True)
+    max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True, check=at_least(1))
     budget: float = option(
         0.5,
         "Screening units per learned feature (> 0; a unit is a shadow vector update or four\n"
         "crosses judged): screening costs about this fraction of linear training.",
         engine=True,
     )
-    check_every: int = option(10_000, "Learned examples between two checks (>= 1).", engine=True)
+    check_every: int = option(
+        10_000, "Learned examples between two checks (>= 1).", engine=True, check=at_least(1)
+    )
     z: float = option(
         5.0, "Least z-score (mean gain over its standard error) for a cross to join.", engine=True
     )
@@ -66,10 +68,12 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
         "The shared shadow table has ``2**shadow_bits`` vectors of 4 numbers (10..=26); the\n"
         "value-pair cells number ``2**(shadow_bits + 2)`` (at most ``2**26``).",
         engine=True,
+        check=at_least(10, 26),
     )
 
     def _engine(self) -> dict[str, Any]:
         """The engine's feature-set options."""
+        check_options(self)
         return {"kind": "field_apple", **engine_options(self)}
 
     def _is_default(self) -> bool:

@@ -30,6 +30,7 @@ from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixi
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_float_array,
+    check_named_columns,
     feature_exprs,
     frame_columns,
     matrix_series,
@@ -40,10 +41,12 @@ from polars_poly._params import (
     at_least,
     between,
     check_options,
+    column_names,
     documented,
     engine_options,
     fields,
     from_engine,
+    open_interval,
     option,
 )
 from polars_poly._persist import Persistent
@@ -146,7 +149,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         check=at_least(1),
     )
     shuffle: bool = option(False, "Shuffle each pass of in-memory data (seed ``random_state``).")
-    random_state: int | None = option(None, "The shuffling seed (0 when None).")
+    random_state: int | None = option(
+        None, "The shuffling seed (0 when None).", check=at_least(0, optional=True)
+    )
     holdout: int = option(
         10,
         "With ``passes > 1`` on in-memory data, every ``holdout``-th row is held out (0: none).",
@@ -172,6 +177,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     features: str | Sequence[str] | None = option(
         None,
         "Feature columns of a Polars frame (default: every sparse column, else every numeric).",
+        check=column_names,
     )
     batch_size: int = option(
         65_536,
@@ -182,7 +188,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         None,
         "tqdm progress bar with examples/s and progressive loss (default: when stderr is a\nTTY).",
     )
-    quantile_tau: float = option(0.5, "The quantile of the quantile loss, in (0, 1).", engine=True)
+    quantile_tau: float = option(
+        0.5,
+        "The quantile of the quantile loss, in (0, 1).",
+        engine=True,
+        check=open_interval(0.0, 1.0),
+    )
 
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
@@ -205,7 +216,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 "interactions (namespace crosses) cannot be combined with expansion='apple'"
             )
         pairs = []
-        for a, b in self.interactions or ():
+        for a, b in _name_pairs(self.interactions):
             for name in (a, b):
                 if name not in namespaces:
                     raise ValueError(
@@ -251,9 +262,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
         return frame_columns(schema, self.features, exclude)
 
-    def _matrix_features(self, X: Any) -> list[pl.Series]:
+    def _matrix_features(self, X: Any, min_rows: int) -> list[pl.Series]:
         """scipy / numpy input as one sparse Series, checking the width against the fit."""
-        series, width = matrix_series(X)
+        series, width = matrix_series(X, min_rows)
         if width is None:
             return [series]
         fitted = getattr(self, "n_features_in_", None)
@@ -281,11 +292,15 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             weights = as_float_array(sample_weight, "sample_weight")
         return _Data(features.get_columns(), labels, weights)
 
-    def _data(self, X: Any, y: Any, sample_weight: Any, fitting: bool) -> _Data:
-        """In-memory inputs (everything but LazyFrames) as a batch."""
+    def _data(
+        self, X: Any, y: Any, sample_weight: Any, fitting: bool, scoring: bool = False
+    ) -> _Data:
+        """In-memory inputs (everything but LazyFrames) as a batch (of 0 rows only when
+        ``scoring``)."""
         if isinstance(X, pa.Table | pa.RecordBatch):
             X = pl.from_arrow(X)
         if isinstance(X, pl.DataFrame):
+            check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
             if fitting:
                 names, sparse = self._frame_columns(X.schema, exclude)
@@ -295,7 +310,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             return self._frame_data(X, y, sample_weight, names, sparse)
         if isinstance(y, str) or isinstance(sample_weight, str):
             raise TypeError("y and sample_weight may be column names only with a Polars frame")
-        features = self._matrix_features(X)
+        features = self._matrix_features(X, min_rows=0 if scoring else 1)
         if fitting:
             self._remember_columns(None, True)
         labels = None if y is None else as_float_array(self._labels(y), "y")
@@ -415,8 +430,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             raise TypeError("with a LazyFrame, y must be the name of the target column")
         if sample_weight is not None and not isinstance(sample_weight, str):
             raise TypeError("with a LazyFrame, sample_weight must be a column name")
-        exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
-        names, sparse = self._frame_columns(frame.collect_schema(), exclude)
+        schema = frame.collect_schema()
+        check_named_columns(schema, y=y, sample_weight=sample_weight)
+        exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
+        names, sparse = self._frame_columns(schema, exclude)
         self._remember_columns(names, sparse)
         self._new_learner(namespace_names(names, sparse))
         self._rows_seen = 0
@@ -514,7 +531,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 engine="streaming"
             )
             return np.asarray(column.get_column("score").to_numpy(), dtype=np.float64)
-        data = self._data(X, None, None, fitting=False)
+        data = self._data(X, None, None, fitting=False, scoring=True)
         return np.asarray(learner.predict(data.features).to_numpy(), dtype=np.float64)
 
     def _score_expr(self, features: Sequence[str | pl.Expr] | None, output: str) -> pl.Expr:
@@ -707,6 +724,30 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         estimator = cls(**params, **_engine_params(model.options()))
         estimator._restore(model, state)
         return estimator
+
+
+def _name_pairs(interactions: Any) -> list[tuple[str, str]]:
+    """``interactions`` as a list of pairs of names; a ``TypeError`` for any other shape."""
+
+    def is_pair(pair: Any) -> bool:
+        return (
+            isinstance(pair, tuple | list)
+            and len(pair) == 2
+            and all(isinstance(name, str) for name in pair)
+        )
+
+    if interactions is None:
+        return []
+    if (
+        not isinstance(interactions, Sequence)
+        or isinstance(interactions, str)
+        or not all(is_pair(p) for p in interactions)
+    ):
+        raise TypeError(
+            "interactions must be a list of (column, column) pairs of feature column names, "
+            f"e.g. [('a', 'b')]; got {interactions!r}"
+        )
+    return [(a, b) for a, b in interactions]
 
 
 def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
