@@ -10,39 +10,125 @@ pub fn bad(reason: impl std::fmt::Display) -> PolyError {
     PolyError::InvalidInput(format!("invalid model file: {reason}"))
 }
 
-/// Appends little-endian values to a byte buffer.
-#[derive(Default)]
-pub struct ByteWriter {
-    bytes: Vec<u8>,
+/// Writes little-endian values: into memory, or counting them, or streaming them out.
+///
+/// Counting then streaming is how a model file is saved without a copy of its bytes in memory:
+/// a section's length, which the file states before the section, is learned by writing the
+/// section once into a counter; then it is written again straight to the file.
+pub struct ByteWriter<'a> {
+    sink: Sink<'a>,
 }
 
-impl ByteWriter {
+enum Sink<'a> {
+    Memory(Vec<u8>),
+    Count(u64),
+    Stream(Stream<'a>),
+}
+
+/// Bytes on their way to a writer, through a buffer (so that writing a table value by value
+/// costs a copy, not a call), each byte added to the checksum as it is passed on.
+pub struct Stream<'a> {
+    buffer: Vec<u8>,
+    out: &'a mut dyn std::io::Write,
+    crc: crc32fast::Hasher,
+    /// The first error of `out`; later bytes are dropped.
+    error: Option<std::io::Error>,
+}
+
+pub(crate) const STREAM_BUFFER: usize = 1 << 16;
+
+impl Default for ByteWriter<'_> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<'a> ByteWriter<'a> {
+    /// A writer collecting the bytes in memory ([`Self::into_bytes`]).
     pub fn new() -> Self {
-        Self::default()
+        ByteWriter { sink: Sink::Memory(Vec::new()) }
     }
 
+    /// A writer that only counts the bytes ([`Self::count`]).
+    pub fn counter() -> Self {
+        ByteWriter { sink: Sink::Count(0) }
+    }
+
+    /// A writer passing the bytes on to `out` ([`Self::finish_stream`] flushes it).
+    pub fn stream(out: &'a mut dyn std::io::Write) -> Self {
+        let buffer = Vec::with_capacity(STREAM_BUFFER);
+        ByteWriter {
+            sink: Sink::Stream(Stream { buffer, out, crc: crc32fast::Hasher::new(), error: None }),
+        }
+    }
+
+    /// The bytes written (empty unless made by [`Self::new`]).
     pub fn into_bytes(self) -> Vec<u8> {
-        self.bytes
+        match self.sink {
+            Sink::Memory(bytes) => bytes,
+            _ => Vec::new(),
+        }
+    }
+
+    /// How many bytes were written, whatever the sink.
+    pub fn count(&self) -> u64 {
+        match &self.sink {
+            Sink::Memory(bytes) => bytes.len() as u64,
+            Sink::Count(n) => *n,
+            Sink::Stream(_) => 0,
+        }
+    }
+
+    /// Flushes a streaming writer; the checksum of every byte passed on, or the first error.
+    pub fn finish_stream(self) -> std::io::Result<u32> {
+        let Sink::Stream(mut stream) = self.sink else {
+            return Err(std::io::Error::other("not a streaming writer"));
+        };
+        stream.pass_on();
+        match stream.error {
+            Some(error) => Err(error),
+            None => Ok(stream.crc.finalize()),
+        }
     }
 
     pub fn reserve(&mut self, additional: usize) {
-        self.bytes.reserve(additional);
+        if let Sink::Memory(bytes) = &mut self.sink {
+            bytes.reserve(additional);
+        }
+    }
+
+    #[inline]
+    fn put(&mut self, data: &[u8]) {
+        match &mut self.sink {
+            Sink::Memory(bytes) => bytes.extend_from_slice(data),
+            Sink::Count(n) => *n += data.len() as u64,
+            Sink::Stream(stream) => {
+                if stream.buffer.len() + data.len() > STREAM_BUFFER {
+                    stream.pass_on();
+                }
+                if data.len() > STREAM_BUFFER {
+                    stream.send(data);
+                } else {
+                    stream.buffer.extend_from_slice(data);
+                }
+            }
+        }
     }
 
     pub fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
+        self.put(&[v]);
     }
 
     pub fn flag(&mut self, v: bool) {
-        self.bytes.push(u8::from(v));
+        self.put(&[u8::from(v)]);
     }
 
     pub fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     pub fn u64(&mut self, v: u64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     /// A length or count (stored as `u64`).
@@ -51,27 +137,46 @@ impl ByteWriter {
     }
 
     pub fn f32(&mut self, v: f32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     pub fn f64(&mut self, v: f64) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
+        self.put(&v.to_le_bytes());
     }
 
     /// Bytes as they are (no length).
     pub fn raw(&mut self, bytes: &[u8]) {
-        self.bytes.extend_from_slice(bytes);
+        self.put(bytes);
     }
 
     /// `u32` length + bytes.
     pub fn bytes(&mut self, bytes: &[u8]) {
         self.u32(bytes.len() as u32);
-        self.bytes.extend_from_slice(bytes);
+        self.put(bytes);
     }
 
     /// `u32` length + UTF-8.
     pub fn str(&mut self, text: &str) {
         self.bytes(text.as_bytes());
+    }
+}
+
+impl Stream<'_> {
+    /// Sends the buffer on and empties it.
+    fn pass_on(&mut self) {
+        let buffer = std::mem::take(&mut self.buffer);
+        self.send(&buffer);
+        self.buffer = buffer;
+        self.buffer.clear();
+    }
+
+    fn send(&mut self, data: &[u8]) {
+        if self.error.is_none() && !data.is_empty() {
+            self.crc.update(data);
+            if let Err(error) = self.out.write_all(data) {
+                self.error = Some(error);
+            }
+        }
     }
 }
 

@@ -39,70 +39,75 @@ pub(crate) const HEADER: usize = 8 + 4 + 8;
 /// Most sections a file may declare (bounds what a corrupted count can allocate).
 const MAX_SECTIONS: u32 = 64;
 
-/// Named sections, in the order they were added.
+/// Named sections, in the order they were added, each kept as the code that writes it: the
+/// file is written by running each twice, once to count its bytes (the file states a section's
+/// length before it) and once into the output, so a save holds no copy of the model's bytes.
 #[derive(Default)]
-pub struct Sections {
-    sections: Vec<(String, Vec<u8>)>,
+pub struct Sections<'a> {
+    sections: Vec<(String, Writer<'a>)>,
 }
 
-impl Sections {
+type Writer<'a> = Box<dyn Fn(&mut ByteWriter<'_>) + 'a>;
+
+impl<'a> Sections<'a> {
     pub fn new() -> Self {
         Self::default()
     }
 
-    /// Adds a section written by `write`.
-    pub fn add(&mut self, name: &str, write: impl FnOnce(&mut ByteWriter)) {
-        let mut w = ByteWriter::new();
-        write(&mut w);
-        self.sections.push((name.to_owned(), w.into_bytes()));
+    /// Adds a section written by `write` (which must write the same bytes every time).
+    pub fn add(&mut self, name: &str, write: impl Fn(&mut ByteWriter<'_>) + 'a) {
+        self.sections.push((name.to_owned(), Box::new(write)));
     }
 
     /// The file's bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER + self.payload_len() + 4);
-        self.for_each_piece(|bytes| out.extend_from_slice(bytes));
-        let crc = crc32fast::hash(&out);
-        out.extend_from_slice(&crc.to_le_bytes());
-        out
+        let lengths = self.lengths();
+        let mut out = ByteWriter::new();
+        out.reserve(HEADER + payload_len(&self.sections, &lengths) as usize + 4);
+        self.write_pieces(&lengths, &mut out);
+        let mut bytes = out.into_bytes();
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes
     }
 
-    /// Writes the file (see the module docs) to `out` piece by piece, the checksum computed on
-    /// the way: saving a model never holds a second copy of its bytes.
+    /// Writes the file (see the module docs) to `out`, the checksum computed on the way.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
-        let mut crc = crc32fast::Hasher::new();
-        let mut written = Ok(());
-        self.for_each_piece(|bytes| {
-            if written.is_ok() {
-                crc.update(bytes);
-                written = out.write_all(bytes);
-            }
-        });
-        written?;
-        out.write_all(&crc.finalize().to_le_bytes())
+        let lengths = self.lengths();
+        let mut stream = ByteWriter::stream(out);
+        self.write_pieces(&lengths, &mut stream);
+        let crc = stream.finish_stream()?;
+        out.write_all(&crc.to_le_bytes())
     }
 
-    /// The file's bytes before the checksum, in order, piece by piece.
-    fn for_each_piece(&self, mut put: impl FnMut(&[u8])) {
-        put(MAGIC);
-        put(&FORMAT_VERSION.to_le_bytes());
-        put(&(self.payload_len() as u64).to_le_bytes());
-        put(&(self.sections.len() as u32).to_le_bytes());
-        for (name, bytes) in &self.sections {
-            put(&(name.len() as u32).to_le_bytes());
-            put(name.as_bytes());
-            put(&(bytes.len() as u64).to_le_bytes());
-            put(bytes);
+    /// Each section's length in bytes, by writing it into a counter.
+    fn lengths(&self) -> Vec<u64> {
+        let count = |write: &Writer<'a>| {
+            let mut counter = ByteWriter::counter();
+            write(&mut counter);
+            counter.count()
+        };
+        self.sections.iter().map(|(_, write)| count(write)).collect()
+    }
+
+    /// The file's bytes before the checksum.
+    fn write_pieces(&self, lengths: &[u64], out: &mut ByteWriter<'_>) {
+        out.raw(MAGIC);
+        out.u32(FORMAT_VERSION);
+        out.u64(payload_len(&self.sections, lengths));
+        out.u32(self.sections.len() as u32);
+        for ((name, write), &length) in self.sections.iter().zip(lengths) {
+            out.str(name);
+            out.u64(length);
+            write(out);
         }
     }
+}
 
-    /// Bytes of the payload: the section count, then each section's name, length and bytes.
-    fn payload_len(&self) -> usize {
-        4 + self
-            .sections
-            .iter()
-            .map(|(name, bytes)| 4 + name.len() + 8 + bytes.len())
-            .sum::<usize>()
-    }
+/// Bytes of the payload: the section count, then each section's name, length and bytes.
+fn payload_len<T>(sections: &[(String, T)], lengths: &[u64]) -> u64 {
+    let framing: usize = sections.iter().map(|(name, _)| 4 + name.len() + 8).sum();
+    4 + framing as u64 + lengths.iter().sum::<u64>()
 }
 
 /// A checked file: its version and its payload.
@@ -246,5 +251,78 @@ pub fn in_file(path: &Path) -> impl Fn(PolyError) -> PolyError + '_ {
     move |e| match e {
         PolyError::InvalidInput(m) => PolyError::InvalidInput(format!("{}: {m}", path.display())),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::codec::STREAM_BUFFER;
+
+    /// A writer that takes `room` bytes, then fails (a full disk).
+    struct Full {
+        written: Vec<u8>,
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.written.len() + buf.len() > self.room {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.written.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn sample(table: &[f32]) -> Sections<'_> {
+        let mut sections = Sections::new();
+        sections.add("small", |w| {
+            w.str("hello");
+            w.u64(7);
+        });
+        // Larger than the stream buffer, written value by value and in one piece.
+        sections.add("table", move |w| {
+            for &v in table {
+                w.f32(v);
+            }
+            w.raw(&[3u8; 3 * STREAM_BUFFER]);
+        });
+        sections.add("empty", |_| {});
+        sections
+    }
+
+    #[test]
+    fn streamed_files_equal_the_bytes_and_read_back() {
+        let table: Vec<f32> = (0..100_000).map(|i| i as f32 * 0.5).collect();
+        let sections = sample(&table);
+        let bytes = sections.to_bytes();
+        let mut streamed = Vec::new();
+        sections.write_to(&mut streamed).unwrap();
+        assert_eq!(streamed, bytes);
+        let checked = check(&bytes).unwrap();
+        assert_eq!(checked.version, FORMAT_VERSION);
+        let read = ReadSections::parse(checked.payload).unwrap();
+        let mut table_section = read.section("table").unwrap();
+        assert_eq!(table_section.take(8, "first two").unwrap(), &[0, 0, 0, 0, 0, 0, 0, 63]);
+        assert!(read.has("empty") && read.has("small"));
+    }
+
+    #[test]
+    fn a_failing_writer_is_an_error() {
+        let table = vec![1.0f32; 50_000];
+        let sections = sample(&table);
+        let size = sections.to_bytes().len();
+        for room in [0, 10, 70_000, size - 4, size - 1] {
+            let mut full = Full { written: Vec::new(), room };
+            let error = sections.write_to(&mut full).unwrap_err();
+            assert_eq!(error.to_string(), "disk full", "room {room}");
+        }
+        let mut enough = Full { written: Vec::new(), room: size };
+        sections.write_to(&mut enough).unwrap();
+        assert_eq!(enough.written.len(), size);
     }
 }

@@ -51,18 +51,21 @@ pub enum ModelRef<'a> {
     PassiveAggressive(&'a PaClassifier),
 }
 
-impl ModelRef<'_> {
+impl<'m> ModelRef<'m> {
     /// The model file's bytes, with `estimator` (the Python layer's own state) in its section.
     pub fn to_bytes(self, estimator: &str) -> Vec<u8> {
         self.sections(estimator).to_bytes()
     }
 
-    /// Writes the model file (each section built in memory once, then streamed to the file).
+    /// Writes the model file, each section streamed to it (see [`Sections`]).
     pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
         file::save_sections(&self.sections(estimator), path)
     }
 
-    fn sections(self, estimator: &str) -> Sections {
+    fn sections<'s>(self, estimator: &'s str) -> Sections<'s>
+    where
+        'm: 's,
+    {
         let mut sections = Sections::new();
         match self {
             ModelRef::Online(learner) => {
