@@ -9,7 +9,9 @@
 //!   the same table, each read (the prediction) then written (the update), the next example's
 //!   slots prefetched; no learning arithmetic;
 //! * `floor_same_slots` — the same loop over the learner's own slots (most of eat-rate's
-//!   features have a few thousand values and stay in cache, so this floor is much lower).
+//!   features have a few thousand values and stay in cache, so this floor is much lower);
+//! * `score` — `Learner::predict_batch_with` on one thread (what a streaming `predict_expr`
+//!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read.
 //!
 //! Throughput is in examples; step / floor is the ratio the README quotes.
 //! Run: `cargo bench --bench large_hashed` (needs about 9 GiB for bits 28).
@@ -93,6 +95,21 @@ fn touch(table: &mut [f32], slots: &[u32], per_example: usize) -> f32 {
     checksum
 }
 
+/// Sums every example's slots, the next example's slots prefetched: the floor of scoring.
+fn read(table: &[f32], slots: &[u32], per_example: usize) -> f32 {
+    let mut checksum = 0.0f32;
+    let examples = slots.len() / per_example;
+    for e in 0..examples {
+        let next = (e + 1).min(examples - 1) * per_example;
+        for &slot in &slots[next..next + per_example] {
+            prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
+        }
+        let mine = &slots[e * per_example..(e + 1) * per_example];
+        checksum += mine.iter().map(|&s| table[s as usize * 4]).sum::<f32>();
+    }
+    checksum
+}
+
 /// Builds and expands every row as the learner does, handing each expansion to `sink`.
 fn expand_all(
     namespaces: &[&dyn NamespaceRows],
@@ -132,6 +149,10 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("step", bits), &bits, |b, _| {
             b.iter(|| learner.learn_batch(&batch).expect("learns"))
         });
+        let mut scores = Vec::new();
+        group.bench_with_input(BenchmarkId::new("score", bits), &bits, |b, _| {
+            b.iter(|| learner.predict_batch_with(&batch, &mut scores, false).expect("scores"))
+        });
         group.bench_with_input(BenchmarkId::new("build_and_expand_only", bits), &bits, |b, _| {
             b.iter(|| {
                 let mut total = 0usize;
@@ -156,6 +177,9 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("floor_same_slots", bits), &bits, |b, _| {
             b.iter(|| touch(&mut table, &same, per_example))
+        });
+        group.bench_with_input(BenchmarkId::new("floor_read_uniform", bits), &bits, |b, _| {
+            b.iter(|| read(&table, &uniform, per_example))
         });
     }
     group.finish();

@@ -32,6 +32,9 @@ fn overflowing_square(values: &[f32]) -> Option<f32> {
 /// At most this many slots of the next example are prefetched.
 const PREFETCH_SLOTS: usize = 16;
 
+/// Rows staged ahead when scoring a table larger than the cache (1: the row being scored only).
+const SCORE_AHEAD: usize = 4;
+
 /// Largest supported `bits`: slots are u32.
 pub const MAX_BITS: u32 = 32;
 
@@ -843,29 +846,26 @@ impl<E: Expansion> Learner<E> {
         out.clear();
         out.resize(n, 0.0);
         const BLOCK: usize = 4096;
-        // One example ahead, as in `learn_rows`: the next row's slots are prefetched while
-        // the current one is scored.
+        // Scores do not change the table, so a row can be staged (expanded, its slots
+        // prefetched) well before it is scored: a ring of staged rows, `SCORE_AHEAD` deep.
+        let depth = if self.prefetches() { SCORE_AHEAD } else { 1 };
         let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
             crate::interrupt::check()?;
-            let bits = self.config.bits;
-            let (mut current, mut next) = (Staged::new(bits), Staged::new(bits));
+            let mut ring: Vec<Staged> =
+                (0..depth.min(chunk.len())).map(|_| Staged::new(self.config.bits)).collect();
             let mut rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut blocks = ExampleBlocks::default();
-            let ahead = self.prefetches();
-            if !blocks.start(batch, &mut rows, &self.seeds) {
-                return Ok(());
+            let mut more = blocks.start(batch, &mut rows, &self.seeds);
+            for staged in ring.iter_mut() {
+                self.stage(batch, &blocks, staged)?;
+                more = blocks.advance(batch, &mut rows, &self.seeds);
             }
-            self.stage(batch, &blocks, &mut current)?;
-            for slot in chunk.iter_mut() {
-                let upcoming = blocks.advance(batch, &mut rows, &self.seeds);
-                if upcoming && ahead {
-                    self.stage(batch, &blocks, &mut next)?;
-                }
-                *slot = self.finalize(self.raw_score(&current.features));
-                match (upcoming, ahead) {
-                    (true, true) => std::mem::swap(&mut current, &mut next),
-                    (true, false) => self.stage(batch, &blocks, &mut current)?,
-                    (false, _) => {}
+            for (slot, k) in chunk.iter_mut().zip((0..ring.len()).cycle()) {
+                // A staged example owns its expanded slots: the blocks may move on.
+                *slot = self.finalize(self.raw_score(&ring[k].features));
+                if more {
+                    self.stage(batch, &blocks, &mut ring[k])?;
+                    more = blocks.advance(batch, &mut rows, &self.seeds);
                 }
             }
             Ok(())
