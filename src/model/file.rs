@@ -71,6 +71,25 @@ impl<'a> Sections<'a> {
         bytes
     }
 
+    /// Length of the file in bytes.
+    pub fn file_len(&self) -> usize {
+        HEADER + payload_len(&self.sections, &self.lengths()) as usize + 4
+    }
+
+    /// Writes the file into `out`, which must be [`Self::file_len`] long.
+    pub fn write_into(&self, out: &mut [u8]) -> PolyResult<()> {
+        let length = out.len();
+        let mut rest = out;
+        self.write_to(&mut rest).map_err(|e| PolyError::InvalidInput(format!("{e}")))?;
+        if !rest.is_empty() {
+            return crate::invalid!(
+                "a model file of {} bytes written into {length}",
+                length - rest.len()
+            );
+        }
+        Ok(())
+    }
+
     /// Writes the file (see the module docs) to `out`, the checksum computed on the way.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
         let lengths = self.lengths();
@@ -309,6 +328,20 @@ mod tests {
         let mut table_section = read.section("table").unwrap();
         assert_eq!(table_section.take(8, "first two").unwrap(), &[0, 0, 0, 0, 0, 0, 0, 63]);
         assert!(read.has("empty") && read.has("small"));
+    }
+
+    #[test]
+    fn written_into_a_buffer_of_the_files_length() {
+        let table = vec![2.0f32; 30_000];
+        let sections = sample(&table);
+        let bytes = sections.to_bytes();
+        assert_eq!(sections.file_len(), bytes.len());
+        let mut out = vec![0u8; bytes.len()];
+        sections.write_into(&mut out).unwrap();
+        assert_eq!(out, bytes);
+        for wrong in [bytes.len() - 1, bytes.len() + 1, 0] {
+            assert!(sections.write_into(&mut vec![0u8; wrong]).is_err(), "{wrong}");
+        }
     }
 
     #[test]

@@ -57,6 +57,17 @@ impl<'m> ModelRef<'m> {
         self.sections(estimator).to_bytes()
     }
 
+    /// Length of the model file's bytes (see [`Self::write_into`]).
+    pub fn file_len(self, estimator: &str) -> usize {
+        self.sections(estimator).file_len()
+    }
+
+    /// Writes the model file's bytes into `out`, which must be [`Self::file_len`] long (a Python
+    /// `bytes` object made at that size: pickling keeps no second copy).
+    pub fn write_into(self, estimator: &str, out: &mut [u8]) -> PolyResult<()> {
+        self.sections(estimator).write_into(out)
+    }
+
     /// Writes the model file, each section streamed to it (see [`Sections`]).
     pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
         file::save_sections(&self.sections(estimator), path)

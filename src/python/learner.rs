@@ -147,13 +147,14 @@ impl PyLearner {
 
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
     fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = py.detach(|| -> PyResult<Vec<u8>> {
-            guarded(|| {
-                let learner = self.inner.read().map_err(poisoned)?;
-                Ok(ModelRef::Online(&learner).to_bytes(estimator))
-            })
-        })?;
-        Ok(PyBytes::new(py, &bytes))
+        // Written straight into the `bytes` object, sized by a counting pass first. The lock is
+        // taken with the GIL held (a learning thread never waits for the GIL while holding it).
+        let learner = self.inner.read().map_err(poisoned)?;
+        let model = ModelRef::Online(&learner);
+        let length = py.detach(|| guarded(|| Ok(model.file_len(estimator))))?;
+        PyBytes::new_with(py, length, |out| {
+            py.detach(|| guarded(|| model.write_into(estimator, out).map_err(py_error)))
+        })
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
