@@ -80,10 +80,7 @@ fn touch(table: &mut [f32], slots: &[u32], per_example: usize) -> f32 {
     let mut checksum = 0.0f32;
     let examples = slots.len() / per_example;
     for e in 0..examples {
-        let next = (e + 1).min(examples - 1) * per_example;
-        for &slot in &slots[next..next + per_example] {
-            prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
-        }
+        prefetch_next(table, slots, e, per_example);
         let mine = &slots[e * per_example..(e + 1) * per_example];
         let sum: f32 = mine.iter().map(|&s| table[s as usize * 4]).sum();
         let step = 1e-3 - 1e-6 * sum;
@@ -95,15 +92,21 @@ fn touch(table: &mut [f32], slots: &[u32], per_example: usize) -> f32 {
     checksum
 }
 
+/// Prefetches the slots of the example after example `e` (stride 4 like the learner's table).
+fn prefetch_next(table: &[f32], slots: &[u32], e: usize, per_example: usize) {
+    let examples = slots.len() / per_example;
+    let next = (e + 1).min(examples - 1) * per_example;
+    for &slot in &slots[next..next + per_example] {
+        prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
+    }
+}
+
 /// Sums every example's slots, the next example's slots prefetched: the floor of scoring.
 fn read(table: &[f32], slots: &[u32], per_example: usize) -> f32 {
     let mut checksum = 0.0f32;
     let examples = slots.len() / per_example;
     for e in 0..examples {
-        let next = (e + 1).min(examples - 1) * per_example;
-        for &slot in &slots[next..next + per_example] {
-            prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
-        }
+        prefetch_next(table, slots, e, per_example);
         let mine = &slots[e * per_example..(e + 1) * per_example];
         checksum += mine.iter().map(|&s| table[s as usize * 4]).sum::<f32>();
     }
