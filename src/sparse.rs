@@ -181,6 +181,28 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
 /// of a dozen one-hot columns.
 const READ_AHEAD_BYTES: usize = 512;
 
+/// Appends `sorted` (pairs sorted by key) to `keys` and `values` in canonical form: the values
+/// of equal keys summed in order, sums that are exactly zero dropped.
+pub fn push_summed<K, V>(
+    sorted: impl IntoIterator<Item = (K, V)>,
+    keys: &mut Vec<K>,
+    values: &mut Vec<V>,
+) where
+    K: Copy + PartialEq,
+    V: Copy + PartialEq + Default + std::ops::AddAssign,
+{
+    let mut entries = sorted.into_iter().peekable();
+    while let Some((key, mut sum)) = entries.next() {
+        while let Some((_, value)) = entries.next_if(|&(next, _)| next == key) {
+            sum += value;
+        }
+        if sum != V::default() {
+            keys.push(key);
+            values.push(sum);
+        }
+    }
+}
+
 /// Writes row `row` in canonical form into `out` (cleared first): sorted, duplicates summed,
 /// zeros dropped. Fails on negative or out-of-range indices and on NaN/infinite values, naming
 /// the row (as numbered by the caller) and the offending entry.

@@ -15,7 +15,7 @@
 //! Values are f32, the precision of the learner's inner loops.
 
 use crate::error::PolyResult;
-use crate::sparse::{canonicalize_row, SparseIndex, SparseRows, SparseValue};
+use crate::sparse::{canonicalize_row, push_summed, SparseIndex, SparseRows, SparseValue};
 
 /// The canonical features of one namespace of an example: hashes strictly increasing when the
 /// seed addition did not wrap (it never does for seed 0), values finite and nonzero.
@@ -153,26 +153,7 @@ impl FeatureUnion {
         self.merged.sort_unstable_by_key(|&(hash, _)| hash);
         self.hashes.clear();
         self.values.clear();
-        for &(hash, value) in &self.merged {
-            if self.hashes.last() == Some(&hash) {
-                if let Some(last) = self.values.last_mut() {
-                    *last += value;
-                }
-            } else {
-                self.hashes.push(hash);
-                self.values.push(value);
-            }
-        }
-        let (mut write, n) = (0, self.hashes.len());
-        for read in 0..n {
-            if self.values[read] != 0.0 {
-                self.hashes[write] = self.hashes[read];
-                self.values[write] = self.values[read];
-                write += 1;
-            }
-        }
-        self.hashes.truncate(write);
-        self.values.truncate(write);
+        push_summed(self.merged.iter().copied(), &mut self.hashes, &mut self.values);
     }
 }
 

@@ -45,9 +45,11 @@ const MAX_SECTIONS: u32 = 64;
 #[derive(Default)]
 pub struct Sections<'a> {
     sections: Vec<(String, Writer<'a>)>,
+    /// Each section's length, counted once when first needed.
+    lengths: std::sync::OnceLock<Vec<u64>>,
 }
 
-type Writer<'a> = Box<dyn Fn(&mut ByteWriter<'_>) + 'a>;
+type Writer<'a> = Box<dyn Fn(&mut ByteWriter<'_>) + Sync + 'a>;
 
 impl<'a> Sections<'a> {
     pub fn new() -> Self {
@@ -55,16 +57,16 @@ impl<'a> Sections<'a> {
     }
 
     /// Adds a section written by `write` (which must write the same bytes every time).
-    pub fn add(&mut self, name: &str, write: impl Fn(&mut ByteWriter<'_>) + 'a) {
+    pub fn add(&mut self, name: &str, write: impl Fn(&mut ByteWriter<'_>) + Sync + 'a) {
         self.sections.push((name.to_owned(), Box::new(write)));
+        self.lengths = std::sync::OnceLock::new();
     }
 
     /// The file's bytes (see the module docs).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let lengths = self.lengths();
         let mut out = ByteWriter::new();
-        out.reserve(HEADER + payload_len(&self.sections, &lengths) as usize + 4);
-        self.write_pieces(&lengths, &mut out);
+        out.reserve(self.file_len());
+        self.write_pieces(&mut out);
         let mut bytes = out.into_bytes();
         let crc = crc32fast::hash(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
@@ -73,7 +75,7 @@ impl<'a> Sections<'a> {
 
     /// Length of the file in bytes.
     pub fn file_len(&self) -> usize {
-        HEADER + payload_len(&self.sections, &self.lengths()) as usize + 4
+        HEADER + self.payload_len() as usize + 4
     }
 
     /// Writes the file into `out`, which must be [`Self::file_len`] long.
@@ -92,41 +94,42 @@ impl<'a> Sections<'a> {
 
     /// Writes the file (see the module docs) to `out`, the checksum computed on the way.
     pub fn write_to(&self, out: &mut impl Write) -> std::io::Result<()> {
-        let lengths = self.lengths();
         let mut stream = ByteWriter::stream(out);
-        self.write_pieces(&lengths, &mut stream);
+        self.write_pieces(&mut stream);
         let crc = stream.finish_stream()?;
         out.write_all(&crc.to_le_bytes())
     }
 
-    /// Each section's length in bytes, by writing it into a counter.
-    fn lengths(&self) -> Vec<u64> {
-        let count = |write: &Writer<'a>| {
-            let mut counter = ByteWriter::counter();
-            write(&mut counter);
-            counter.count()
-        };
-        self.sections.iter().map(|(_, write)| count(write)).collect()
+    /// Each section's length in bytes, counted by writing it into a counter (once).
+    fn lengths(&self) -> &[u64] {
+        self.lengths.get_or_init(|| {
+            let count = |write: &Writer<'a>| {
+                let mut counter = ByteWriter::counter();
+                write(&mut counter);
+                counter.count()
+            };
+            self.sections.iter().map(|(_, write)| count(write)).collect()
+        })
+    }
+
+    /// Bytes of the payload: the section count, then each section's name, length and bytes.
+    fn payload_len(&self) -> u64 {
+        let framing: usize = self.sections.iter().map(|(name, _)| 4 + name.len() + 8).sum();
+        4 + framing as u64 + self.lengths().iter().sum::<u64>()
     }
 
     /// The file's bytes before the checksum.
-    fn write_pieces(&self, lengths: &[u64], out: &mut ByteWriter<'_>) {
+    fn write_pieces(&self, out: &mut ByteWriter<'_>) {
         out.raw(MAGIC);
         out.u32(FORMAT_VERSION);
-        out.u64(payload_len(&self.sections, lengths));
+        out.u64(self.payload_len());
         out.u32(self.sections.len() as u32);
-        for ((name, write), &length) in self.sections.iter().zip(lengths) {
+        for ((name, write), &length) in self.sections.iter().zip(self.lengths()) {
             out.str(name);
             out.u64(length);
             write(out);
         }
     }
-}
-
-/// Bytes of the payload: the section count, then each section's name, length and bytes.
-fn payload_len<T>(sections: &[(String, T)], lengths: &[u64]) -> u64 {
-    let framing: usize = sections.iter().map(|(name, _)| 4 + name.len() + 8).sum();
-    4 + framing as u64 + lengths.iter().sum::<u64>()
 }
 
 /// A checked file: its version and its payload.

@@ -54,26 +54,16 @@ pub enum ModelRef<'a> {
 impl<'m> ModelRef<'m> {
     /// The model file's bytes, with `estimator` (the Python layer's own state) in its section.
     pub fn to_bytes(self, estimator: &str) -> Vec<u8> {
-        self.sections(estimator).to_bytes()
-    }
-
-    /// Length of the model file's bytes (see [`Self::write_into`]).
-    pub fn file_len(self, estimator: &str) -> usize {
-        self.sections(estimator).file_len()
-    }
-
-    /// Writes the model file's bytes into `out`, which must be [`Self::file_len`] long (a Python
-    /// `bytes` object made at that size: pickling keeps no second copy).
-    pub fn write_into(self, estimator: &str, out: &mut [u8]) -> PolyResult<()> {
-        self.sections(estimator).write_into(out)
+        self.file(estimator).to_bytes()
     }
 
     /// Writes the model file, each section streamed to it (see [`Sections`]).
     pub fn save(self, estimator: &str, path: &Path) -> PolyResult<()> {
-        file::save_sections(&self.sections(estimator), path)
+        file::save_sections(&self.file(estimator), path)
     }
 
-    fn sections<'s>(self, estimator: &'s str) -> Sections<'s>
+    /// The model file as [`Sections`] (to size it, then write it into a buffer of that size).
+    pub fn file<'s>(self, estimator: &'s str) -> Sections<'s>
     where
         'm: 's,
     {

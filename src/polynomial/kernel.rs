@@ -12,8 +12,8 @@ use crate::error::{PolyError, PolyResult};
 use crate::hashing::{mask, monomial_finish, monomial_step, CONSTANT_FEATURE, MAX_HASH_BITS};
 use crate::memory::output_buffer;
 use crate::sparse::{
-    canonical_entry, canonicalize_row, is_canonical, SparseIndex, SparseMatrix, SparseRows,
-    SparseValue,
+    canonical_entry, canonicalize_row, is_canonical, push_summed, SparseIndex, SparseMatrix,
+    SparseRows, SparseValue,
 };
 
 /// One row in canonical form, split into index and value arrays (reused between rows).
@@ -785,29 +785,8 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
                 );
             }
             entries.sort_unstable_by_key(|e| e.0);
-            let mut previous: Option<u64> = None;
-            for &(column, value) in &entries {
-                if previous == Some(column) {
-                    if let Some(last) = part.values.last_mut() {
-                        *last += value;
-                    }
-                } else {
-                    part.push(column, value);
-                    previous = Some(column);
-                }
-            }
-            // Drop entries whose collisions cancelled exactly, keeping rows canonical.
-            let row_start = *part.offsets.last().unwrap_or(&0) as usize;
-            let mut keep = row_start;
-            for read in row_start..part.indices.len() {
-                if part.values[read] != 0.0 {
-                    part.indices[keep] = part.indices[read];
-                    part.values[keep] = part.values[read];
-                    keep += 1;
-                }
-            }
-            part.indices.truncate(keep);
-            part.values.truncate(keep);
+            // Collisions summed; entries that cancelled exactly dropped (rows stay canonical).
+            push_summed(entries.iter().copied(), &mut part.indices, &mut part.values);
             part.end_row();
         }
         Ok(part)

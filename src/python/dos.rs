@@ -17,6 +17,7 @@ use super::error::{poisoned, polars_py_error, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{rechunked, Columns};
+use super::model_file::model_bytes;
 use super::options::options_from;
 use super::scoring::class_ids;
 use crate::dos::{PaClassifier, PaOptions, TrainStats};
@@ -142,14 +143,10 @@ impl PyPaCore {
 
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
     fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
-        // Written straight into the `bytes` object, sized by a counting pass first. The lock is
-        // taken with the GIL held (a learning thread never waits for the GIL while holding it).
+        // The lock is taken with the GIL held (a learning thread never waits for the GIL while
+        // holding it).
         let classifier = self.inner.read().map_err(poisoned)?;
-        let model = ModelRef::PassiveAggressive(&classifier);
-        let length = py.detach(|| guarded(|| Ok(model.file_len(estimator))))?;
-        PyBytes::new_with(py, length, |out| {
-            py.detach(|| guarded(|| model.write_into(estimator, out).map_err(py_error)))
-        })
+        model_bytes(py, ModelRef::PassiveAggressive(&classifier), estimator)
     }
 
     fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
