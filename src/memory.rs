@@ -47,14 +47,18 @@ pub fn available_bytes() -> Option<u64> {
 }
 
 /// Fails with [`PolyError::OutOfMemory`] naming `what`, its size and `fix` when `bytes` is more
-/// than the process can still allocate ([`available_bytes`]; no check where that is unknown).
+/// than seven eighths of what the process can still allocate ([`available_bytes`]; no check where
+/// that is unknown). The eighth left over is for the rest of the process and the system: an
+/// allocation granted up to the last byte available is the one the kernel kills the process for.
 pub fn check_fits(bytes: u128, what: &str, fix: &str) -> PolyResult<()> {
     match available_bytes() {
-        Some(available) if bytes > u128::from(available) => Err(PolyError::OutOfMemory(format!(
-            "{what} needs {}, but only {} of memory is available; {fix}",
-            human_bytes(bytes),
-            human_bytes(u128::from(available))
-        ))),
+        Some(available) if bytes > u128::from(available) / 8 * 7 => {
+            Err(PolyError::OutOfMemory(format!(
+                "{what} needs {}, but only {} of memory is available; {fix}",
+                human_bytes(bytes),
+                human_bytes(u128::from(available))
+            )))
+        }
         _ => Ok(()),
     }
 }
@@ -166,6 +170,8 @@ mod tests {
         let available = available_bytes().expect("Linux reports MemAvailable");
         assert!(available > 0);
         assert!(check_fits(1 << 20, "a small table", "no fix").is_ok());
+        // Nearly all that is available is refused too: the process needs room besides.
+        assert!(check_fits(u128::from(available) / 20 * 19, "most of it", "no fix").is_err());
         let err = check_fits(u128::from(available) * 4 + (1 << 40), "a DoS model", "use less")
             .unwrap_err();
         assert!(matches!(err, PolyError::OutOfMemory(_)), "{err:?}");

@@ -765,9 +765,11 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
         for r in range {
             crate::interrupt::check()?;
             row.load(rows, r, None, false)?;
-            check_hashed_row_fits(row.indices.len() as u64, spec, rows.row_number(r))?;
+            let count = check_hashed_row_fits(row.indices.len() as u64, spec, rows.row_number(r))?;
             row.check_products_finite(spec.max_degree, rows.row_number(r))?;
             entries.clear();
+            // Exactly the checked size: growing by doubling would briefly need half as much again.
+            entries.reserve_exact(count as usize);
             if spec.include_bias {
                 entries.push((mask(CONSTANT_FEATURE, bits), 1.0));
             }
@@ -803,15 +805,17 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
 }
 
 /// Checks that the monomials of a row with `nnz` nonzeros (row `row`) fit in memory before the
-/// hashed expansion lists them (a column and a value each; only asked for huge rows).
-fn check_hashed_row_fits(nnz: u64, spec: &ExpansionSpec, row: usize) -> PolyResult<()> {
+/// hashed expansion lists them (a column and a value each; only asked for huge rows); returns
+/// how many there are.
+fn check_hashed_row_fits(nnz: u64, spec: &ExpansionSpec, row: usize) -> PolyResult<u64> {
     let count = row_output_len(nnz, spec)?;
     crate::memory::check_large_fits(
         count,
         16,
         || format!("row {row} ({nnz} nonzeros, {count} monomials before hashing)"),
         "use a lower degree or fewer features per row",
-    )
+    )?;
+    Ok(count)
 }
 
 /// Appends the hashed degree-`k` monomials of a row, position `q` onward from entry `from`.
