@@ -38,7 +38,9 @@ pub fn guarded<T>(op: impl FnOnce() -> PyResult<T>) -> PyResult<T> {
 /// Polars hands an expression its input in batches (always in lazy and streaming queries), and
 /// a plugin cannot know where its batch starts in the whole input: an error naming a row says
 /// that the number counts from the batch's first row, rather than letting it pass for the row
-/// of the input.
+/// of the input, and how to find that row. (Passing `pl.row_index()` as an extra input would
+/// give the offset, but it stops Polars pushing filters and slices below the expression: a
+/// `.head(10)` of a scored scan would score every row.)
 pub fn guarded_expr<T>(
     expression: &str,
     inputs: &[Series],
@@ -50,7 +52,9 @@ pub fn guarded_expr<T>(
             Err(polars_err!(
                 ComputeError: "{message} [row numbers count from the first row of the \
                 {n_rows}-row batch Polars passed to {expression}; lazy and streaming queries \
-                split their input into such batches]"
+                split their input into such batches and do not say where a batch starts. To \
+                find the row in the whole input, filter for the value named above after \
+                `.with_row_index()`]"
             ))
         }
         Ok(result) => result,
