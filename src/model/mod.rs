@@ -11,6 +11,7 @@
 //! Import direction: `model` → `learner`, `apple`, `dos` → `codec`, `error`; nothing below
 //! imports `model`.
 
+pub mod average;
 pub mod feature_set;
 pub mod file;
 pub(crate) mod legacy;

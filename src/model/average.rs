@@ -1,0 +1,249 @@
+//! Averaging online models trained on separate shards from one starting model: the all-reduce
+//! step of distributed training (docs/algorithms.md §4, "Parallel version"; docs/distributed.md).
+//!
+//! Every shard starts a round from the same model, learns its own rows, and the round ends with
+//! one model again:
+//! * **weights** are averaged slot by slot, either weighted by the importance each shard learned
+//!   in the round ([`Weighting::Examples`]) or, as Vowpal Wabbit's `accumulate_weighted_avg`
+//!   does, per slot by each shard's AdaGrad sum ([`Weighting::Adaptive`]): a shard that saw a
+//!   feature often outweighs one that saw it once. Lazy L1/L2 state is folded into the averaged
+//!   weights (each shard's truncation and scale applied first).
+//! * the AdaGrad sums are averaged with the same weights (Vowpal Wabbit's "crude max"
+//!   `Σ g²ₖ / Σ gₖ` under [`Weighting::Adaptive`]); the normalizers, being maxima of `|x|`, take
+//!   the largest;
+//! * counters (the learning-rate clock, the normalized rule's sums, the progressive-loss record)
+//!   add up what each shard learned since the start: the merged model has the counts a single
+//!   machine would have after the same rows;
+//! * apple's parent set is the union of the shards' sets, and it is frozen: the merged model
+//!   keeps the epochs schedule with no expansion left, so later rounds train a fixed feature set
+//!   (the paper's protocol: apple runs locally in the first pass only).
+//!
+//! The result is deterministic in the order of the shards, so a round that is recomputed (a
+//! worker lost) gives the same model.
+
+use std::collections::HashSet;
+
+use super::{FeatureSet, OnlineModel};
+use crate::apple::{Apple, Parent, ScheduleKind};
+use crate::error::{PolyError, PolyResult};
+use crate::learner::update::trunc_weight;
+use crate::learner::weights::{WeightTable, G2, NORM, W};
+use crate::learner::{GdState, LabelRange, Learner, Progress};
+
+/// How the shards' weights are weighted in the average (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Weighting {
+    /// By the importance (examples times their weights) each shard learned in the round.
+    Examples,
+    /// Per slot by each shard's AdaGrad sum of squared gradients (needs the adaptive rule).
+    Adaptive,
+}
+
+impl Weighting {
+    /// The names the Python layer uses.
+    pub fn from_name(name: &str) -> PolyResult<Self> {
+        match name {
+            "examples" => Ok(Weighting::Examples),
+            "adaptive" => Ok(Weighting::Adaptive),
+            other => crate::invalid!("averaging must be 'examples' or 'adaptive', got {other:?}"),
+        }
+    }
+}
+
+/// The average of `shards`, each trained from `start` (`None`: from a fresh model) for one
+/// round (see the module docs). Fails when the shards were not trained from one configuration,
+/// when none learned an example, or for a feature set that cannot be merged.
+pub fn average(
+    start: Option<&OnlineModel>,
+    shards: &[&OnlineModel],
+    weighting: Weighting,
+) -> PolyResult<OnlineModel> {
+    let first = shards.first().ok_or_else(|| invalid("no shard models to average"))?;
+    let config = first.config();
+    for (k, shard) in shards.iter().enumerate() {
+        if shard.config() != config {
+            return Err(invalid(&format!(
+                "shard {k}'s model was trained with other options than shard 0's"
+            )));
+        }
+    }
+    if start.is_some_and(|s| s.config() != config) {
+        return Err(invalid("the shards were not trained from the starting model's options"));
+    }
+    if weighting == Weighting::Adaptive && !config.rule.adaptive {
+        return Err(invalid("averaging='adaptive' needs adaptive=True (AdaGrad sums to weigh by)"));
+    }
+    let start_progress = start.map(|s| s.progress().clone()).unwrap_or_default();
+    let learned: Vec<f64> =
+        shards.iter().map(|s| s.progress().weight - start_progress.weight).collect();
+    if learned.iter().any(|w| w.is_nan() || *w < 0.0) {
+        return Err(invalid("a shard model was not trained from the starting model"));
+    }
+    let total: f64 = learned.iter().sum();
+    if total.is_nan() || total <= 0.0 {
+        return Err(invalid("no shard learned an example in this round"));
+    }
+    let shares: Vec<f64> = learned.iter().map(|w| w / total).collect();
+
+    let weights = averaged_table(shards, &shares, weighting)?;
+    let start_state = start.map_or_else(|| GdState::new(config.initial_t), |s| s.state().clone());
+    let state = summed_state(&start_state, shards);
+    let progress = summed_progress(&start_progress, shards);
+    let labels = shards.iter().map(|s| s.label_range()).chain(start.map(|s| s.label_range())).fold(
+        first.label_range(),
+        |a, b| LabelRange { min: a.min.min(b.min), max: a.max.max(b.max) },
+    );
+    let expansion = merged_features(start, shards)?;
+    Learner::from_parts(config.clone(), expansion, weights, state, labels, progress)
+}
+
+fn invalid(message: &str) -> PolyError {
+    PolyError::InvalidInput(message.to_owned())
+}
+
+/// The averaged weight table (see the module docs); unallocated when no shard trained.
+fn averaged_table(
+    shards: &[&OnlineModel],
+    shares: &[f64],
+    weighting: Weighting,
+) -> PolyResult<WeightTable> {
+    let first = shards[0].weights();
+    let mut out = WeightTable::new(first.bits(), first.stride());
+    let trained: Vec<(&OnlineModel, f64)> = shards
+        .iter()
+        .zip(shares)
+        .filter(|(s, _)| s.weights().is_allocated())
+        .map(|(s, &share)| (*s, share))
+        .collect();
+    if trained.is_empty() {
+        return Ok(out);
+    }
+    out.ensure_allocated()?;
+    let stride = out.stride();
+    // Each shard's lazy L1 truncation and L2 scale, applied to its stored weights.
+    let folds: Vec<(f32, f32)> = trained
+        .iter()
+        .map(|(s, _)| (s.state().gravity as f32, s.state().contraction as f32))
+        .collect();
+    let data = out.data_mut();
+    for (slot, merged) in data.chunks_exact_mut(stride).enumerate() {
+        let mut by_share = 0.0f64;
+        let mut g2_by_share = 0.0f64;
+        let mut g2_sum = 0.0f64;
+        let mut w_by_g2 = 0.0f64;
+        let mut g2_squares = 0.0f64;
+        let mut norm = 0.0f32;
+        for ((shard, share), &(gravity, contraction)) in trained.iter().zip(&folds) {
+            let values = &shard.weights().data()[slot * stride..(slot + 1) * stride];
+            let w = f64::from(trunc_weight(values[W], gravity) * contraction);
+            by_share += share * w;
+            if stride > 1 {
+                let g2 = f64::from(values[G2]);
+                g2_by_share += share * g2;
+                g2_sum += g2;
+                w_by_g2 += g2 * w;
+                g2_squares += g2 * g2;
+                norm = norm.max(values[NORM]);
+            }
+        }
+        let (w, g2) = match weighting {
+            Weighting::Adaptive if g2_sum > 0.0 => (w_by_g2 / g2_sum, g2_squares / g2_sum),
+            _ => (by_share, g2_by_share),
+        };
+        merged[W] = w as f32;
+        if stride > 1 {
+            merged[G2] = g2 as f32;
+            merged[NORM] = norm;
+        }
+    }
+    Ok(out)
+}
+
+/// `start` plus what each shard added to it.
+fn summed_state(start: &GdState, shards: &[&OnlineModel]) -> GdState {
+    let mut state = start.clone();
+    for shard in shards {
+        let s = shard.state();
+        state.t += s.t - start.t;
+        state.total_weight += s.total_weight - start.total_weight;
+        state.normalized_sum_norm_x += s.normalized_sum_norm_x - start.normalized_sum_norm_x;
+    }
+    // The shards' lazy L1/L2 state is folded into the averaged weights.
+    state.gravity = 0.0;
+    state.contraction = 1.0;
+    state
+}
+
+fn summed_progress(start: &Progress, shards: &[&OnlineModel]) -> Progress {
+    let mut progress = start.clone();
+    for shard in shards {
+        let p = shard.progress();
+        progress.examples += p.examples.saturating_sub(start.examples);
+        progress.weighted_loss += p.weighted_loss - start.weighted_loss;
+        progress.weight += p.weight - start.weight;
+        progress.feature_updates += p.feature_updates.saturating_sub(start.feature_updates);
+    }
+    progress
+}
+
+/// The shards' common feature set; for apple, the union of their parents, frozen.
+fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> PolyResult<FeatureSet> {
+    match shards[0].expansion() {
+        FeatureSet::Fixed(fixed) => {
+            if shards.iter().any(|s| !matches!(s.expansion(), FeatureSet::Fixed(f) if f == fixed)) {
+                return Err(invalid("the shards' models have different feature sets"));
+            }
+            Ok(FeatureSet::Fixed(fixed.clone()))
+        }
+        FeatureSet::Apple(_) => {
+            let apples = shards
+                .iter()
+                .map(|s| match s.expansion() {
+                    FeatureSet::Apple(apple) => Ok(apple.as_ref()),
+                    _ => Err(invalid("the shards' models have different feature sets")),
+                })
+                .collect::<PolyResult<Vec<&Apple>>>()?;
+            let start_apple = start.and_then(|s| s.expansion().apple());
+            Ok(FeatureSet::from(frozen_union(start_apple, &apples)?))
+        }
+        FeatureSet::FieldApple(_) | FeatureSet::AppleFields(..) => Err(invalid(
+            "distributed training does not merge field crosses found on separate shards yet: \
+             use field_crosses=None (apple's monomials are merged) or fixed interactions",
+        )),
+    }
+}
+
+/// apple with the union of the shards' parents (in the order of their expansions, then of the
+/// shards) and no expansion left (see the module docs).
+fn frozen_union(start: Option<&Apple>, apples: &[&Apple]) -> PolyResult<Apple> {
+    let config = apples[0].config();
+    if apples.iter().any(|a| a.config() != config) {
+        return Err(invalid("the shards' apple options differ"));
+    }
+    let mut candidates: Vec<(u32, usize, usize, &Parent)> = Vec::new();
+    for (k, apple) in apples.iter().enumerate() {
+        for (position, parent) in apple.parents().iter().enumerate() {
+            candidates.push((parent.expansion, k, position, parent));
+        }
+    }
+    candidates.sort_by_key(|&(expansion, k, position, _)| (expansion, k, position));
+    let mut seen = HashSet::new();
+    let parents: Vec<Parent> = candidates
+        .into_iter()
+        .filter(|(_, _, _, p)| seen.insert(p.key))
+        .map(|(_, _, _, p)| p.clone())
+        .collect();
+    let base = start.map(|a| a.progress().clone()).unwrap_or_default();
+    let mut progress = base.clone();
+    for apple in apples {
+        let p = apple.progress();
+        progress.learned += p.learned.saturating_sub(base.learned);
+        progress.nonzeros += p.nonzeros - base.nonzeros;
+        progress.expansions = progress.expansions.max(p.expansions);
+    }
+    let frozen = crate::apple::AppleConfig { schedule: ScheduleKind::Epochs, ..config.clone() };
+    Apple::from_parts(frozen, Vec::new(), parents, progress)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,154 @@
+//! Averaging shard models: identities a correct average must satisfy, a brute-force average of
+//! the weights, and apple's union of parents.
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::apple::tests::{learn_part, single_monomial, slice, squared_config, Data};
+use crate::apple::AppleConfig;
+use crate::learner::{Batch, Expansion, Interactions, NamespaceRows};
+use crate::sparse::SparseRows;
+
+fn linear(config: crate::learner::LearnerConfig) -> OnlineModel {
+    Learner::new(config, FeatureSet::from(Interactions::linear())).unwrap()
+}
+
+fn trained(mut model: OnlineModel, data: &Data) -> OnlineModel {
+    learn_part(&mut model, data);
+    model
+}
+
+fn predictions(model: &OnlineModel, data: &Data) -> Vec<f64> {
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    let mut out = Vec::new();
+    model.predict_batch(&batch, &mut out).unwrap();
+    out
+}
+
+#[test]
+fn the_average_of_one_shard_is_that_shard() {
+    let data = single_monomial(2_000, 10, 0.1, 1);
+    let shard = trained(linear(squared_config()), &data);
+    for weighting in [Weighting::Examples, Weighting::Adaptive] {
+        let merged = average(None, &[&shard], weighting).unwrap();
+        assert_eq!(predictions(&merged, &data), predictions(&shard, &data));
+        assert_eq!(merged.progress(), shard.progress());
+        assert_eq!(merged.state(), shard.state());
+    }
+}
+
+#[test]
+fn a_shard_that_learned_nothing_in_the_round_has_no_say_by_examples() {
+    let data = single_monomial(4_000, 10, 0.1, 2);
+    let start = trained(linear(squared_config()), &slice(&data, 0, 1_000));
+    let idle = start.clone();
+    let busy = trained(start.clone(), &slice(&data, 1_000, 4_000));
+    let merged = average(Some(&start), &[&idle, &busy], Weighting::Examples).unwrap();
+    assert_eq!(predictions(&merged, &data), predictions(&busy, &data));
+    assert_eq!(merged.progress(), busy.progress());
+}
+
+#[test]
+fn counters_add_up_what_each_shard_learned() {
+    let data = single_monomial(3_000, 10, 0.1, 3);
+    let start = trained(linear(squared_config()), &slice(&data, 0, 1_000));
+    let a = trained(start.clone(), &slice(&data, 1_000, 2_000));
+    let b = trained(start.clone(), &slice(&data, 2_000, 3_000));
+    let merged = average(Some(&start), &[&a, &b], Weighting::Examples).unwrap();
+    assert_eq!(merged.progress().examples, 3_000);
+    let expected_loss =
+        a.progress().weighted_loss + b.progress().weighted_loss - start.progress().weighted_loss;
+    assert!((merged.progress().weighted_loss - expected_loss).abs() < 1e-9);
+    let expected_t = a.state().t + b.state().t - start.state().t;
+    assert!((merged.state().t - expected_t).abs() < 1e-9);
+}
+
+proptest! {
+    /// Every slot against a brute-force average (as the module docs define it), for both
+    /// weightings, with L1 folded in.
+    #[test]
+    fn slots_are_the_weighted_averages(seed in 0u64..200, split in 100usize..900, l1 in prop::bool::ANY) {
+        let data = single_monomial(1_000, 12, 0.2, seed);
+        let config = crate::learner::LearnerConfig {
+            bits: 8,
+            l1: if l1 { 1e-4 } else { 0.0 },
+            ..squared_config()
+        };
+        let a = trained(linear(config.clone()), &slice(&data, 0, split));
+        let b = trained(linear(config), &slice(&data, split, 1_000));
+        let shares = [split as f64 / 1_000.0, (1_000 - split) as f64 / 1_000.0];
+        for weighting in [Weighting::Examples, Weighting::Adaptive] {
+            let merged = average(None, &[&a, &b], weighting).unwrap();
+            for slot in 0..merged.weights().n_slots() as u32 {
+                let w = [a.effective_weight(slot), b.effective_weight(slot)];
+                let g = [f64::from(a.weights().adaptive_sum(slot)), f64::from(b.weights().adaptive_sum(slot))];
+                let (expected_w, expected_g) = if weighting == Weighting::Adaptive && g[0] + g[1] > 0.0 {
+                    ((g[0] * w[0] + g[1] * w[1]) / (g[0] + g[1]), (g[0] * g[0] + g[1] * g[1]) / (g[0] + g[1]))
+                } else {
+                    (shares[0] * w[0] + shares[1] * w[1], shares[0] * g[0] + shares[1] * g[1])
+                };
+                let tolerance = 1e-5 * (1.0 + expected_w.abs());
+                prop_assert!((merged.effective_weight(slot) - expected_w).abs() <= tolerance,
+                    "slot {slot}: {} vs {expected_w}", merged.effective_weight(slot));
+                prop_assert!((f64::from(merged.weights().adaptive_sum(slot)) - expected_g).abs() <= 1e-4 * (1.0 + expected_g));
+                let norm = a.weights().normalizer(slot).max(b.weights().normalizer(slot));
+                prop_assert_eq!(merged.weights().normalizer(slot), norm);
+            }
+        }
+    }
+}
+
+fn apple_model(epochs: u32) -> OnlineModel {
+    let config = AppleConfig { epochs, ..AppleConfig::default() };
+    Learner::new(squared_config(), FeatureSet::from(Apple::new(config).unwrap())).unwrap()
+}
+
+#[test]
+fn apple_parents_are_the_union_and_stay_frozen() {
+    let data = single_monomial(40_000, 10, 0.1, 4);
+    let shard = |from: usize, to: usize| {
+        let mut model = apple_model(6);
+        model.expansion_mut().begin_run((to - from) as u64);
+        trained(model, &slice(&data, from, to))
+    };
+    let (a, b) = (shard(0, 20_000), shard(20_000, 40_000));
+    let keys = |m: &OnlineModel| -> Vec<u64> {
+        m.expansion().apple().unwrap().parents().iter().map(|p| p.key).collect()
+    };
+    let merged = average(None, &[&a, &b], Weighting::Examples).unwrap();
+    let union: HashSet<u64> = keys(&a).into_iter().chain(keys(&b)).collect();
+    let merged_keys = keys(&merged);
+    assert_eq!(merged_keys.len(), union.len(), "each parent once");
+    assert_eq!(merged_keys.iter().copied().collect::<HashSet<_>>(), union);
+    assert!(!merged_keys.is_empty());
+    // Frozen: training on adds no parent, and the merged model saves and loads.
+    let mut more = merged.clone();
+    learn_part(&mut more, &data);
+    assert_eq!(keys(&more), merged_keys);
+    let bytes = crate::model::ModelRef::Online(&merged).to_bytes("{}");
+    let (loaded, _) = crate::model::Model::from_bytes(&bytes).unwrap();
+    match loaded {
+        crate::model::Model::Online(loaded) => assert_eq!(keys(&loaded), merged_keys),
+        other => panic!("not an online model: {other:?}"),
+    }
+}
+
+#[test]
+fn shards_of_other_options_or_no_examples_are_refused() {
+    let data = single_monomial(500, 10, 0.1, 5);
+    let a = trained(linear(squared_config()), &data);
+    let other =
+        trained(linear(crate::learner::LearnerConfig { eta0: 0.1, ..squared_config() }), &data);
+    let err = average(None, &[&a, &other], Weighting::Examples).unwrap_err().to_string();
+    assert!(err.contains("shard 1"), "{err}");
+    let fresh = linear(squared_config());
+    let err = average(None, &[&fresh], Weighting::Examples).unwrap_err().to_string();
+    assert!(err.contains("no shard learned"), "{err}");
+    let sgd =
+        crate::learner::LearnerConfig { rule: crate::learner::UpdateRule::SGD, ..squared_config() };
+    let plain = trained(linear(sgd), &data);
+    let err = average(None, &[&plain], Weighting::Adaptive).unwrap_err().to_string();
+    assert!(err.contains("adaptive=True"), "{err}");
+}
