@@ -326,10 +326,12 @@ impl<I: Copy, V: Copy> SparseMatrix<I, V> {
 }
 
 /// Numeric columns to canonical sparse rows: column `c` becomes index `c`, zeros and missing
-/// values (`get` returns `None`, e.g. a null) are left out, NaN/inf fail naming column and row.
+/// values (`get` returns `None`, e.g. a null) are left out, NaN/inf fail naming column and row
+/// (row 0 being the caller's row `first_row`).
 pub fn columns_to_sparse<F>(
     n_rows: usize,
     column_names: &[&str],
+    first_row: usize,
     get: F,
 ) -> PolyResult<SparseMatrix<u32, f64>>
 where
@@ -346,6 +348,7 @@ where
         for (col, name) in column_names.iter().enumerate() {
             let Some(value) = get(col, row) else { continue };
             if !value.is_finite() {
+                let row = first_row + row;
                 return crate::invalid!("column {name:?}, row {row}: non-finite value {value}");
             }
             if value != 0.0 {
@@ -403,15 +406,15 @@ mod tests {
                 Some(if c == 0 { a[r] } else { b[r] })
             }
         };
-        let m = columns_to_sparse(3, &["a", "b"], get).unwrap();
+        let m = columns_to_sparse(3, &["a", "b"], 0, get).unwrap();
         assert_eq!(m.offsets, vec![0, 1, 2, 3]);
         assert_eq!(m.indices, vec![0, 1, 0]);
         assert_eq!(m.values, vec![1.0, 3.0, 2.0]);
-        let err = columns_to_sparse(1, &["a", "b"], |c, _| {
+        let err = columns_to_sparse(1, &["a", "b"], 10, |c, _| {
             Some(if c == 1 { f64::INFINITY } else { 1.0 })
         })
         .unwrap_err();
-        assert!(err.to_string().contains("column \"b\", row 0"), "{err}");
+        assert!(err.to_string().contains("column \"b\", row 10"), "{err}");
     }
 
     proptest! {

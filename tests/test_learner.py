@@ -184,6 +184,8 @@ EXPECTED_FAILURES = {
         "check_classifier_data_not_an_array",
         "check_classifiers_classes",
         "check_fit2d_1feature",
+        # Labels {1, 2}: binary labels must be {0, 1} or {-1, +1} (runs when pandas is there).
+        "check_sample_weights_pandas_series",
     },
 }
 

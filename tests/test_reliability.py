@@ -298,6 +298,17 @@ def test_lazy_training_errors_name_the_row_of_the_whole_input(batch_size: int) -
         pp.SGDRegressor(batch_size=batch_size).fit(frame.lazy(), "y")
 
 
+@pytest.mark.parametrize("batch_size", [64, 1000])
+def test_lazy_training_on_numeric_columns_names_the_row_of_the_whole_input(
+    batch_size: int,
+) -> None:
+    values = np.arange(400, dtype=float)
+    values[150] = np.nan
+    frame = pl.LazyFrame({"a": values, "b": np.ones(400), "y": np.ones(400)})
+    with pytest.raises(ValueError, match=r"column \"a\", row 150: non-finite value NaN"):
+        pp.SGDRegressor(batch_size=batch_size).fit(frame, "y")
+
+
 def test_plugin_row_errors_say_their_numbers_count_from_the_batch() -> None:
     # A plugin cannot know where Polars' batch starts in the whole input; its row numbers must
     # not pass for the input's.

@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -425,45 +425,84 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self.holdout_loss_ = holdout_loss
         self.stopped_early_ = stopped
 
-    def _fit_lazy(self, frame: pl.LazyFrame, y: Any, sample_weight: Any) -> None:
+    def _lazy_batches(
+        self, frame: pl.LazyFrame, y: Any, sample_weight: Any, fitting: bool
+    ) -> tuple[pl.LazyFrame, Callable[[], Iterator[_Data]]]:
+        """The query of a LazyFrame's model columns, and its batches of ``batch_size`` rows.
+        ``fitting`` chooses (and remembers) the feature columns; else the fitted ones."""
         if not isinstance(y, str):
             raise TypeError("with a LazyFrame, y must be the name of the target column")
         if sample_weight is not None and not isinstance(sample_weight, str):
             raise TypeError("with a LazyFrame, sample_weight must be a column name")
         schema = frame.collect_schema()
         check_named_columns(schema, y=y, sample_weight=sample_weight)
-        exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
-        names, sparse = self._frame_columns(schema, exclude)
-        self._remember_columns(names, sparse)
-        self._new_learner(namespace_names(names, sparse))
-        self._rows_seen = 0
-        keep = [*feature_exprs(names, sparse), pl.col(y)]
+        if fitting:
+            exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
+            names, sparse = self._frame_columns(schema, exclude)
+            self._remember_columns(names, sparse)
+        else:
+            names, sparse = self._fitted_columns()
+            for name in names:
+                check_named_columns(schema, feature_column=name)
+        # Numeric columns become one sparse column batch by batch, here rather than in the
+        # query, so that an error names the row of the whole input (docs/reliability.md).
+        keep = [*(pl.col(n) for n in names), pl.col(y)]
         if isinstance(sample_weight, str):
             keep.append(pl.col(sample_weight))
         query = frame.select(keep)
-        n_features = len(names) if sparse else 1
 
         def batches() -> Iterator[_Data]:
+            first_row = self._rows_seen
             for chunk in query.collect_batches(chunk_size=int(self.batch_size)):
                 labels = as_float_array(self._labels(chunk.get_column(y)), f"target column {y!r}")
                 weights = None
                 if isinstance(sample_weight, str):
                     weights = as_float_array(chunk.get_column(sample_weight), "sample_weight")
-                yield _Data(chunk.get_columns()[:n_features], labels, weights)
+                columns = chunk.get_columns()[: len(names)]
+                if not sparse:
+                    dense = _internal.numeric_to_sparse(columns, first_row)
+                    columns = [dense.alias(DEFAULT_NAMESPACE)]
+                first_row += len(chunk)
+                yield _Data(columns, labels, weights)
 
+        return query, batches
+
+    def _lazy_pass(self, batches: Callable[[], Iterator[_Data]]) -> None:
+        """One progressive pass over a LazyFrame's batches."""
+        before = self._learner.progress
+        self._learn_stream(batches(), None)
+        after = self._learner.progress
+        if after[2] == before[2]:
+            raise ValueError("cannot fit on 0 examples")
+        self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
+
+    def _fit_lazy(
+        self, frame: pl.LazyFrame, y: Any, sample_weight: Any, run_length: int | None = None
+    ) -> None:
+        """A new model from ``passes`` passes over a LazyFrame. apple's epochs are placed over
+        ``run_length`` examples when given, else over the counted rows (epochs schedule)."""
+        query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
+        self._new_learner(namespace_names(*self._fitted_columns()))
+        self._rows_seen = 0
         apple = self._apple()
-        if apple is not None and apple.schedule == "epochs":
+        if run_length is not None:
+            self._learner.begin_run(run_length)
+        elif apple is not None and apple.schedule == "epochs":
             # apple's epochs need the run length: count the rows first (one more scan).
             rows = int(query.select(pl.len()).collect(engine="streaming").item())
             self._learner.begin_run(rows * int(self.passes))
         for _ in range(int(self.passes)):
-            before = self._learner.progress
-            self._learn_stream(batches(), None)
-            after = self._learner.progress
-            if after[2] == before[2]:
-                raise ValueError("cannot fit on 0 examples")
-            self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
+            self._lazy_pass(batches)
         self.n_passes_ = int(self.passes)
+
+    def _continue_lazy(self, frame: pl.LazyFrame, y: Any, sample_weight: Any) -> None:
+        """One more pass of the fitted model over a LazyFrame with the fitted feature columns
+        (rows numbered from 0 in errors: a new stream)."""
+        _, batches = self._lazy_batches(frame, y, sample_weight, fitting=False)
+        self._rows_seen = 0
+        self._lazy_pass(batches)
+        self.n_passes_ = getattr(self, "n_passes_", 0) + 1
+        self._finish_fit()
 
     def _fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         self._check_params()

@@ -155,6 +155,19 @@ impl PyLearner {
         model_bytes(py, ModelRef::Online(&learner), estimator)
     }
 
+    /// Length of the model file without the estimator text (counted, not written): what a
+    /// copy of the model costs to move or store.
+    #[getter]
+    fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+        py.detach(|| {
+            guarded(|| {
+                let learner = self.inner.read().map_err(poisoned)?;
+                let length = ModelRef::Online(&learner).file("").file_len();
+                Ok(length)
+            })
+        })
+    }
+
     fn save(&self, py: Python<'_>, path: PathBuf, estimator: &str) -> PyResult<()> {
         py.detach(|| {
             guarded(|| {

@@ -28,6 +28,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     readers::register(m)?;
     expand::register(m)?;
+    exprs::register(m)?;
     learner::register(m)?;
     model_file::register(m)?;
     dos::register(m)?;
