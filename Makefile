@@ -20,7 +20,8 @@ $(PY):
 $(DEPS_STAMP): pyproject.toml | $(PY)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.8,<2" "polars>=2,<3" pyarrow numpy scipy tqdm \
-		pytest hypothesis scikit-learn ruff mypy mmh3 vowpalwabbit matplotlib
+		pytest hypothesis scikit-learn ruff mypy mmh3 vowpalwabbit matplotlib \
+		"dask[distributed,dataframe]"
 	touch $@
 
 venv: $(DEPS_STAMP)

@@ -1,0 +1,506 @@
+"""Distributed training on Dask: the apple paper's protocol, as short tasks Dask can retry.
+
+``fit(estimator, data, "label", client=client, passes=3)`` trains an :class:`SGDRegressor` or
+:class:`SGDClassifier` on shards that live on the cluster (parquet files, LIBSVM or Vowpal
+Wabbit files, or the partitions of a Dask DataFrame) and returns a fitted estimator like the
+single-machine one. Each pass is a round of short, deterministic tasks:
+
+1. every shard trains one pass from the round's starting model (the first round: from a fresh
+   model; apple then runs its epochs over the shard, as each node did in the paper);
+2. one task averages the shard models (:func:`polars_poly._internal.average_learners`): weights
+   by examples or per slot by the AdaGrad sums, counters summed, and after the first round
+   apple's parent set is the union of the shards' and stays frozen.
+
+No task keeps state between rounds and every task is deterministic, so a task lost with its
+worker is recomputed by Dask elsewhere from the same inputs: the final model equals an
+undisturbed run's. Models move between workers as futures (the engine's compact model file),
+never through the task graph or the client, until the end. See docs/distributed.md.
+
+Needs ``dask[distributed]`` (and ``pandas`` for Dask DataFrames); this module is imported only
+when used.
+"""
+
+from __future__ import annotations
+
+import copy
+import logging
+import os
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, cast
+
+import polars as pl
+from dask.sizeof import sizeof
+from distributed import Client, Future, default_client, wait
+
+import polars_poly
+from polars_poly import _internal, readers
+from polars_poly._params import documented, one_of, option
+from polars_poly.learner import _NAMES, SGDClassifier, SGDRegressor, _BaseSGD
+
+LOG = logging.getLogger("polars_poly.dask")
+
+AVERAGING = ("examples", "adaptive")
+_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".svm": "libsvm", ".libsvm": "libsvm"}
+_FORMATS |= {".svmlight": "libsvm", ".vw": "vw"}
+
+
+def _sizeof_estimator(estimator: _BaseSGD) -> int:
+    # What Dask counts for memory and transfers: the model file, not the Python wrapper.
+    learner = getattr(estimator, "_learner", None)
+    return 1024 + (learner.nbytes if learner is not None else 0)
+
+
+sizeof.register(_BaseSGD)(_sizeof_estimator)  # type: ignore[no-untyped-call]
+
+
+# ----------------------------------------------------------------------------- shards
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One part of the training data, read by the task that trains on it: a file (``format``
+    one of ``parquet``, ``libsvm``, ``vw``, with the reader's ``options``) or a Dask DataFrame
+    partition (``format="partition"``; the task receives the partition's pandas DataFrame)."""
+
+    name: str
+    format: str = "parquet"
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def frame(self, partition: Any = None) -> pl.LazyFrame:
+        """The shard as a LazyFrame (files are scanned lazily, in bounded memory)."""
+        if self.format == "partition":
+            return pl.from_pandas(partition).lazy()
+        if self.format == "parquet":
+            return pl.scan_parquet(self.name)
+        if self.format == "libsvm":
+            return readers.scan_libsvm(self.name, **self.options)
+        if self.format == "vw":
+            return readers.scan_vw(self.name, **self.options)
+        raise ValueError(f"unknown shard format {self.format!r}")
+
+
+def shards_of(
+    data: Any,
+    *,
+    format: str | None = None,
+    reader_options: dict[str, Any] | None = None,
+    client: Client | None = None,
+) -> list[tuple[Shard, Future[Any] | None]]:
+    """The shards of ``data``, each with the future of its Dask DataFrame partition (``None``
+    for files): a directory (its files of a known suffix, sorted), one path or a list of paths
+    (``format`` from each suffix unless given), or a Dask DataFrame (one shard per partition,
+    computed and kept on the cluster)."""
+    if hasattr(data, "to_delayed") and hasattr(data, "npartitions"):
+        client = client or default_client()  # type: ignore[no-untyped-call]
+        partitions = client.compute(data.to_delayed())
+        return [(Shard(f"partition {k}", "partition"), part) for k, part in enumerate(partitions)]
+    if isinstance(data, str | os.PathLike) and Path(data).is_dir():
+        directory = Path(data)
+        paths = sorted(
+            str(p) for p in directory.iterdir() if p.suffix in _FORMATS or p.suffix == ".gz"
+        )
+        if not paths:
+            raise ValueError(f"{directory} holds no files of a known format ({sorted(_FORMATS)})")
+    elif isinstance(data, str | os.PathLike):
+        paths = [os.fspath(data)]
+    elif (
+        isinstance(data, Sequence) and data and all(isinstance(p, str | os.PathLike) for p in data)
+    ):
+        # Kept as given: a URL (s3://...) is read by the workers, not resolved here.
+        paths = [os.fspath(p) for p in data]
+    else:
+        raise TypeError(
+            "data must be a directory, a path or a list of paths (parquet, LIBSVM or Vowpal "
+            f"Wabbit files), or a Dask DataFrame; got {type(data).__name__}"
+        )
+    options = dict(reader_options or {})
+    return [(Shard(p, format or _format_of(p), options), None) for p in paths]
+
+
+def _format_of(path: str) -> str:
+    stem, suffix = os.path.splitext(path)
+    if suffix == ".gz":
+        suffix = os.path.splitext(stem)[1]
+    if suffix not in _FORMATS:
+        raise ValueError(
+            f"cannot tell the format of {path!r} from its suffix; pass format="
+            "'parquet', 'libsvm' or 'vw'"
+        )
+    return _FORMATS[suffix]
+
+
+@dataclass(frozen=True)
+class ShardInfo:
+    """What the first look at a shard finds (on its worker)."""
+
+    rows: int
+    schema: dict[str, str]
+    labels: list[float] | None
+    version: str
+
+
+# ----------------------------------------------------------------------------- tasks
+# Module-level functions: Dask sends them to workers by reference (polars_poly must be
+# installed there, at this version).
+
+
+def _inspect(
+    shard: Shard, y: str, sample_weight: str | None, classifier: bool, partition: Any = None
+) -> ShardInfo:
+    frame = shard.frame(partition)
+    schema = frame.collect_schema()
+    for what, name in (("y", y), ("sample_weight", sample_weight)):
+        if name is not None and name not in schema:
+            raise pl.exceptions.ColumnNotFoundError(
+                f"shard {shard.name}: {what}={name!r} is not a column; its columns are "
+                f"{schema.names()}"
+            )
+    aggregates = [pl.len().alias("rows")]
+    if classifier:
+        aggregates.append(pl.col(y).unique().sort().implode().alias("labels"))
+    found = frame.select(aggregates).collect(engine="streaming")
+    labels = None
+    if classifier:
+        labels = [float(v) for v in found["labels"][0] if v is not None]
+    return ShardInfo(
+        rows=int(found["rows"][0]),
+        schema={name: str(dtype) for name, dtype in schema.items()},
+        labels=labels,
+        version=polars_poly.__version__,
+    )
+
+
+def _train(
+    start: _BaseSGD | None,
+    template: _BaseSGD,
+    shard: Shard,
+    y: str,
+    sample_weight: str | None,
+    rows: int,
+    partition: Any = None,
+) -> _BaseSGD:
+    """One pass over one shard from ``start`` (a fresh model from ``template`` when None)."""
+    began = time.perf_counter()
+    frame = shard.frame(partition)
+    try:
+        if start is None:
+            estimator = copy.deepcopy(template)
+            # apple's epochs over this shard's rows (the paper's local first pass).
+            estimator._fit_lazy(frame, y, sample_weight, run_length=rows)
+            estimator._finish_fit()
+        else:
+            # Dask hands every task on a worker the same object: train a copy.
+            estimator = copy.deepcopy(start)
+            estimator._continue_lazy(frame, y, sample_weight)
+    except Exception as err:
+        err.add_note(f"in shard {shard.name} (rows counted from the shard's first row)")
+        raise
+    estimator._shard_seconds = time.perf_counter() - began
+    return estimator
+
+
+def _average(
+    start: _BaseSGD | None, shards: list[_BaseSGD], averaging: str, round_index: int
+) -> _BaseSGD:
+    """The round's model: the shard models averaged (see the module docs)."""
+    merged = _internal.average_learners(
+        None if start is None else start._learner, [s._learner for s in shards], averaging
+    )
+    # A new estimator sharing the first shard's Python state (copy.copy would pickle the model).
+    out = object.__new__(type(shards[0]))
+    out.__dict__.update(shards[0].__dict__)
+    out._learner = merged
+    before = (0, 0.0, 0.0, 0) if start is None else start._learner.progress
+    after = merged.progress
+    examples, weight = after[0] - before[0], after[2] - before[2]
+    loss = (after[1] - before[1]) / weight if weight else float("nan")
+    record: dict[str, Any] = {
+        "pass": round_index + 1,
+        "examples": int(examples),
+        "progressive_loss": loss,
+        "shard_seconds": [float(getattr(s, "_shard_seconds", 0.0)) for s in shards],
+        "model_bytes": int(merged.nbytes),
+    }
+    out.rounds_ = [*getattr(start, "rounds_", []), record]
+    out.pass_loss_ = [*getattr(start, "pass_loss_", []), loss]
+    out.holdout_loss_ = []
+    out.n_passes_ = round_index + 1
+    out._rows_seen = 0
+    out._finish_fit()
+    return out
+
+
+def _round_record(model: _BaseSGD) -> dict[str, Any]:
+    record: dict[str, Any] = model.rounds_[-1]
+    return record
+
+
+def _worker_version() -> str:
+    return str(polars_poly.__version__)
+
+
+def _outgoing_bytes(dask_worker: Any) -> int:
+    return int(getattr(dask_worker, "transfer_outgoing_bytes_total", 0))
+
+
+# ----------------------------------------------------------------------------- driver
+
+
+def _check_versions(client: Client) -> None:
+    """Every worker must run this polars-poly: the model file and the tasks are this
+    version's."""
+    local = polars_poly.__version__
+    found = client.run(_worker_version, on_error="return")
+    wrong = {
+        address: ("not importable: " + repr(v)) if isinstance(v, BaseException) else v
+        for address, v in found.items()
+        if v != local
+    }
+    if wrong:
+        raise RuntimeError(
+            f"workers run another polars-poly than this process ({local}): {wrong}; install "
+            "the same wheel on every worker (docs/distributed.md)"
+        )
+
+
+def _check_shards(shards: list[Shard], infos: list[ShardInfo]) -> None:
+    if not shards:
+        raise ValueError("no shards to train on")
+    reference = infos[0].schema
+    for shard, info in zip(shards, infos, strict=True):
+        if info.rows == 0:
+            raise ValueError(f"shard {shard.name} is empty (0 rows); remove it from the data")
+        if info.schema != reference:
+            differ = sorted(
+                name
+                for name in set(reference) | set(info.schema)
+                if reference.get(name) != info.schema.get(name)
+            )
+            raise ValueError(
+                f"shard {shard.name} does not have the schema of shard {shards[0].name}: "
+                f"columns {differ} differ ({[info.schema.get(n) for n in differ]} vs "
+                f"{[reference.get(n) for n in differ]})"
+            )
+
+
+def _classes(infos: list[ShardInfo]) -> Any:
+    import numpy as np
+
+    seen = sorted({v for info in infos for v in (info.labels or [])})
+    if set(seen) <= {0.0, 1.0}:
+        return np.array([0, 1])
+    if set(seen) <= {-1.0, 1.0}:
+        return np.array([-1, 1])
+    raise ValueError(
+        f"SGDClassifier takes labels in {{0, 1}} or in {{-1, +1}}; the shards hold {seen[:10]}"
+    )
+
+
+def _show_progress(progress: bool | None) -> bool:
+    if progress is not None:
+        return bool(progress)
+    return sys.stderr.isatty()
+
+
+def fit(
+    estimator: _BaseSGD,
+    data: Any,
+    y: str,
+    *,
+    sample_weight: str | None = None,
+    client: Client | None = None,
+    passes: int | None = None,
+    averaging: str = "examples",
+    format: str | None = None,
+    reader_options: dict[str, Any] | None = None,
+    progress: bool | None = None,
+) -> _BaseSGD:
+    """Trains a copy of ``estimator`` on the shards of ``data`` across a Dask cluster and
+    returns it fitted (``estimator`` itself is not changed).
+
+    ``data``: a directory of files, a list of paths (parquet, LIBSVM ``.svm``, Vowpal Wabbit
+    ``.vw``; ``format`` overrides the suffix, ``reader_options`` go to the reader) or a Dask
+    DataFrame. ``y`` and ``sample_weight`` are column names. ``passes`` (default: the
+    estimator's) rounds of one pass per shard, each ended by an average (``averaging``:
+    ``"examples"`` or ``"adaptive"``, see the module docs). ``client``: the Dask client
+    (default: the current one). The fitted estimator's ``rounds_`` lists each round's
+    examples, seconds, examples/s, progressive loss, model bytes and bytes moved.
+    """
+    if not isinstance(estimator, _BaseSGD):
+        raise TypeError(
+            "polars_poly.dask.fit trains an SGDRegressor or SGDClassifier, got "
+            f"{type(estimator).__name__}"
+        )
+    if averaging not in AVERAGING:
+        raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
+    if not isinstance(y, str) or (sample_weight is not None and not isinstance(sample_weight, str)):
+        raise TypeError("y and sample_weight must be column names")
+    client = client or default_client()  # type: ignore[no-untyped-call]
+    estimator._check_params()
+    estimator._no_averaging("distributed fit")
+    n_passes = int(estimator.passes if passes is None else passes)
+    if n_passes < 1:
+        raise ValueError(f"passes must be >= 1, got {n_passes}")
+    _check_versions(client)
+
+    template = type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
+    template.set_params(passes=1, progress=False)
+    classifier = isinstance(estimator, SGDClassifier)
+    parts = shards_of(data, format=format, reader_options=reader_options, client=client)
+    shards = [shard for shard, _ in parts]
+    inspected = [
+        client.submit(_inspect, shard, y, sample_weight, classifier, partition, pure=False)
+        for shard, partition in parts
+    ]
+    # Every shard's look finishes first, so that an error names the first bad shard in order.
+    wait(inspected)  # type: ignore[no-untyped-call]
+    infos: list[ShardInfo] = [future.result() for future in inspected]
+    _check_shards(shards, infos)
+    if classifier:
+        template.classes_ = _classes(infos)
+
+    bar = None
+    if _show_progress(progress):
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=n_passes, unit="pass", desc=f"{type(estimator).__name__} on Dask")
+    current: Future[Any] | None = None
+    records = []
+    try:
+        for r in range(n_passes):
+            began = time.perf_counter()
+            moved_before = sum(client.run(_outgoing_bytes).values())
+            trained = [
+                client.submit(
+                    _train,
+                    current,
+                    template,
+                    shard,
+                    y,
+                    sample_weight,
+                    info.rows,
+                    partition,
+                    pure=False,
+                )
+                for (shard, partition), info in zip(parts, infos, strict=True)
+            ]
+            merged = client.submit(_average, current, trained, averaging, r, pure=False)
+            record = client.submit(_round_record, merged, pure=False).result()
+            seconds = time.perf_counter() - began
+            record["seconds"] = seconds
+            record["examples_per_second"] = record["examples"] / seconds
+            record["bytes_moved"] = sum(client.run(_outgoing_bytes).values()) - moved_before
+            records.append(record)
+            LOG.info(
+                "pass %d/%d: %d examples in %.2f s (%.0f examples/s), progressive loss %.6f, "
+                "%.1f MB moved",
+                r + 1,
+                n_passes,
+                record["examples"],
+                seconds,
+                record["examples_per_second"],
+                record["progressive_loss"],
+                record["bytes_moved"] / 1e6,
+            )
+            if bar is not None:
+                bar.update(1)
+                bar.set_postfix(
+                    loss=f"{record['progressive_loss']:.4f}",
+                    ex_s=f"{record['examples_per_second']:,.0f}",
+                )
+            current = merged
+            del trained
+    finally:
+        if bar is not None:
+            bar.close()
+    assert current is not None
+    fitted: _BaseSGD = current.result()
+    fitted.rounds_ = records
+    fitted.set_params(passes=estimator.passes, progress=estimator.progress)
+    return fitted
+
+
+# ----------------------------------------------------------------------------- estimators
+
+
+class _DaskMixin:
+    """``fit`` on a Dask cluster for the estimator classes below (the ``client`` is dropped when
+    pickled; a saved model loads as the single-machine class)."""
+
+    client: Any
+    averaging: str
+
+    def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> Any:
+        """Trains on ``X`` (see :func:`polars_poly.dask.fit` for the forms of data) with the
+        estimator's ``client`` (default: the current client)."""
+        base = self._single_machine_class()
+        params = {
+            k: v
+            for k, v in self.get_params(deep=False).items()  # type: ignore[attr-defined]
+            if k not in ("client", "averaging")
+        }
+        fitted = fit(
+            base(**params),
+            X,
+            y,
+            sample_weight=sample_weight,
+            client=self.client,
+            averaging=self.averaging,
+        )
+        self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k not in params})
+        return self
+
+    @classmethod
+    def _single_machine_class(cls) -> type[_BaseSGD]:
+        return next(c for c in cls.__mro__ if c in (SGDRegressor, SGDClassifier))
+
+    def _estimator_text(self) -> str:
+        twin = object.__new__(self._single_machine_class())
+        twin.__dict__.update(
+            {k: v for k, v in self.__dict__.items() if k not in ("client", "averaging")}
+        )
+        return str(twin._estimator_text())
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = cast(dict[str, Any], super().__getstate__())
+        state["client"] = None
+        return state
+
+
+@documented(_NAMES)
+class DaskSGDRegressor(_DaskMixin, SGDRegressor):
+    """:class:`polars_poly.SGDRegressor` trained on a Dask cluster (:func:`fit`); parameters
+    as ``SGDRegressor`` plus ``client`` and ``averaging``.
+
+    [parameters]
+    """
+
+    client: Any = option(None, "The Dask client (default: the current one); not pickled.")
+    averaging: str = option(
+        "examples",
+        "How each round's shard models are averaged: ``examples`` or ``adaptive``.",
+        check=one_of(*AVERAGING),
+    )
+
+
+@documented(_NAMES)
+class DaskSGDClassifier(_DaskMixin, SGDClassifier):
+    """:class:`polars_poly.SGDClassifier` trained on a Dask cluster (:func:`fit`); parameters
+    as ``SGDClassifier`` plus ``client`` and ``averaging``.
+
+    [parameters]
+    """
+
+    client: Any = option(None, "The Dask client (default: the current one); not pickled.")
+    averaging: str = option(
+        "examples",
+        "How each round's shard models are averaged: ``examples`` or ``adaptive``.",
+        check=one_of(*AVERAGING),
+    )
+
+
+__all__ = ["DaskSGDClassifier", "DaskSGDRegressor", "Shard", "fit", "shards_of"]

@@ -1,0 +1,263 @@
+"""Distributed training on Dask (issue 23), on a 2-worker LocalCluster of separate processes:
+one shard equals the single machine, apple's parents are the union of the local ones, a worker
+killed mid-round changes nothing, clear errors for bad shards, and the estimator classes."""
+
+from __future__ import annotations
+
+import logging
+import os
+import pickle
+import signal
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+
+distributed = pytest.importorskip("distributed")
+ppd = pytest.importorskip("polars_poly.dask")
+
+# Dask's own start-up and shutdown messages are not ours to turn into errors.
+pytestmark = pytest.mark.filterwarnings("ignore::ResourceWarning", "ignore::DeprecationWarning")
+
+N_FEATURES = 6
+
+
+def make_frame(n: int, seed: int = 0) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, N_FEATURES))
+    y = X[:, 0] * X[:, 1] + 0.5 * X[:, 2] + 0.1 * rng.standard_normal(n)
+    return pl.DataFrame({f"x{i}": X[:, i] for i in range(N_FEATURES)} | {"y": y})
+
+
+def write_shards(frame: pl.DataFrame, directory: Path, n_shards: int) -> list[str]:
+    paths = []
+    size = -(-len(frame) // n_shards)
+    for k in range(n_shards):
+        path = directory / f"part-{k:03d}.parquet"
+        frame[k * size : (k + 1) * size].write_parquet(path)
+        paths.append(str(path))
+    return paths
+
+
+def new_cluster() -> distributed.LocalCluster:
+    return distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+
+
+@pytest.fixture(scope="module")
+def client():
+    with new_cluster() as cluster, distributed.Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def frame() -> pl.DataFrame:
+    return make_frame(8_000)
+
+
+@pytest.fixture(scope="module")
+def shards(tmp_path_factory, frame) -> list[str]:
+    return write_shards(frame, tmp_path_factory.mktemp("shards"), 4)
+
+
+APPLE = pp.Apple(field_crosses=None)
+
+
+@pytest.mark.parametrize("expansion", ["linear", "quadratic", APPLE], ids=str)
+def test_one_shard_equals_the_single_machine_fit(client, shards, frame, expansion) -> None:
+    shard = pl.read_parquet(shards[0])
+    single = pp.SGDRegressor(expansion=expansion).fit(shard, "y")
+    distributed_fit = ppd.fit(pp.SGDRegressor(expansion=expansion), [shards[0]], "y", client=client)
+    np.testing.assert_array_equal(distributed_fit.predict(frame), single.predict(frame))
+    assert distributed_fit.progressive_loss_ == single.progressive_loss_
+    assert distributed_fit.n_examples_ == len(shard)
+
+
+def test_apple_parents_are_the_union_of_the_local_ones_and_stay_frozen(client, shards) -> None:
+    local = [pp.SGDRegressor(expansion=APPLE).fit(pl.read_parquet(p), "y") for p in shards]
+    union = {tuple(f) for model in local for f, _, _ in model._learner.apple_parents()}
+    for passes in (1, 3):
+        model = ppd.fit(pp.SGDRegressor(expansion=APPLE), shards, "y", client=client, passes=passes)
+        found = [tuple(f) for f, _, _ in model._learner.apple_parents()]
+        assert len(found) == len(set(found)) and set(found) == union
+    assert len(union) > max(len(m._learner.apple_parents()) for m in local)
+
+
+def test_passes_improve_and_rounds_are_recorded(client, shards, frame) -> None:
+    model = ppd.fit(pp.SGDRegressor(expansion="quadratic"), shards, "y", client=client, passes=3)
+    assert [r["pass"] for r in model.rounds_] == [1, 2, 3]
+    assert all(r["examples"] == len(frame) for r in model.rounds_)
+    assert model.n_examples_ == 3 * len(frame)
+    assert model.pass_loss_[2] < model.pass_loss_[0]
+    assert all(r["model_bytes"] > 0 and r["examples_per_second"] > 0 for r in model.rounds_)
+    assert model.passes == 1  # the estimator's own parameters are kept
+
+
+def test_averaging_by_adagrad_sums_differs_and_both_learn(client, shards, frame) -> None:
+    by_examples = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, passes=2)
+    by_adagrad = ppd.fit(
+        pp.SGDRegressor(), shards, "y", client=client, passes=2, averaging="adaptive"
+    )
+    a, b = by_examples.predict(frame), by_adagrad.predict(frame)
+    assert not np.array_equal(a, b)
+    for model in (by_examples, by_adagrad):
+        assert model.score(frame, "y") > 0.1
+
+
+def test_the_distributed_model_saves_loads_and_pickles(client, shards, frame, tmp_path) -> None:
+    model = ppd.fit(pp.SGDRegressor(expansion=APPLE), shards, "y", client=client, passes=2)
+    path = tmp_path / "model.bin"
+    model.save(path)
+    loaded = pp.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+    np.testing.assert_array_equal(
+        pickle.loads(pickle.dumps(model)).predict(frame), model.predict(frame)
+    )
+
+
+def test_the_estimator_classes_take_a_client_that_is_not_pickled(client, shards, tmp_path) -> None:
+    frame = pl.concat([pl.read_parquet(p) for p in shards])
+    labelled = frame.with_columns(label=(pl.col("y") > 0).cast(pl.Int8))
+    paths = write_shards(labelled, tmp_path, 2)
+    model = ppd.DaskSGDClassifier(client=client, passes=2).fit(paths, "label")
+    assert model.classes_.tolist() == [0, 1]
+    assert model.score(labelled, "label") > 0.6
+    restored = pickle.loads(pickle.dumps(model))
+    assert restored.client is None
+    np.testing.assert_array_equal(restored.predict(labelled), model.predict(labelled))
+    model.save(tmp_path / "c.bin")
+    assert type(pp.load_model(tmp_path / "c.bin")) is pp.SGDClassifier
+    assert model.get_params()["averaging"] == "examples"
+
+
+def test_a_dask_dataframe_trains_like_its_parquet_shards(client, shards, frame) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    pandas_frames = [pl.read_parquet(p).to_pandas() for p in shards]
+    ddf = dd.from_map(lambda k: pandas_frames[k], range(len(shards)))
+    from_dask = ppd.fit(pp.SGDRegressor(), ddf, "y", client=client, passes=2)
+    from_files = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, passes=2)
+    np.testing.assert_array_equal(from_dask.predict(frame), from_files.predict(frame))
+
+
+def test_libsvm_shards(client, tmp_path, frame) -> None:
+    from sklearn.datasets import dump_svmlight_file
+
+    X = frame.drop("y").to_numpy()
+    paths = []
+    for k in range(2):
+        path = tmp_path / f"part{k}.svm"
+        dump_svmlight_file(X[k::2], frame["y"].to_numpy()[k::2], str(path), zero_based=True)
+        paths.append(path)
+    model = ppd.fit(
+        pp.SGDRegressor(), paths, "label", client=client, reader_options={"zero_based": True}
+    )
+    assert model.n_examples_ == len(frame)
+
+
+def test_bad_shards_are_named(client, shards, tmp_path) -> None:
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match=r"shard .*part-000.*lable"):
+        ppd.fit(pp.SGDRegressor(), shards, "lable", client=client)
+    other = tmp_path / "other.parquet"
+    pl.read_parquet(shards[0]).with_columns(pl.col("x1").cast(pl.Float32)).write_parquet(other)
+    with pytest.raises(ValueError, match=r"other\.parquet does not have the schema.*\['x1'\]"):
+        ppd.fit(pp.SGDRegressor(), [shards[0], other], "y", client=client)
+    empty = tmp_path / "empty.parquet"
+    pl.read_parquet(shards[0]).head(0).write_parquet(empty)
+    with pytest.raises(ValueError, match=r"empty\.parquet is empty"):
+        ppd.fit(pp.SGDRegressor(), [shards[0], empty], "y", client=client)
+    bad = tmp_path / "bad.parquet"
+    pl.read_parquet(shards[0]).with_columns(
+        x0=pl.when(pl.int_range(pl.len()) == 7).then(float("nan")).otherwise(pl.col("x0"))
+    ).write_parquet(bad)
+    with pytest.raises(ValueError, match="non-finite") as info:
+        ppd.fit(pp.SGDRegressor(), [shards[0], bad], "y", client=client)
+    assert any("bad.parquet" in note for note in getattr(info.value, "__notes__", []))
+    with pytest.raises(ValueError, match="averaging"):
+        ppd.fit(pp.SGDRegressor(), shards, "y", client=client, averaging="median")
+    with pytest.raises(TypeError, match="SGDRegressor or SGDClassifier"):
+        ppd.fit(pp.DoSClassifier(), shards, "y", client=client)
+
+
+def test_a_version_mismatch_on_a_worker_is_named() -> None:
+    class FakeClient:
+        def run(self, function, on_error="raise"):
+            return {"tcp://a:1": pp.__version__, "tcp://b:2": "0.0.1"}
+
+    with pytest.raises(RuntimeError, match=r"tcp://b:2.*0\.0\.1"):
+        ppd._check_versions(FakeClient())
+
+
+class _PassDone(logging.Handler):
+    """Sets ``event`` when the driver logs the end of the first pass."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.event = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.getMessage().startswith("pass 1/"):
+            self.event.set()
+
+
+def test_a_worker_killed_mid_round_changes_nothing(tmp_path) -> None:
+    frame = make_frame(120_000, seed=1)
+    paths = write_shards(frame, tmp_path, 6)
+    estimator = pp.SGDRegressor(expansion="cubic", passes=3)
+    with new_cluster() as cluster, distributed.Client(cluster) as client:
+        clean = ppd.fit(estimator, paths, "y", client=client)
+    handler = _PassDone()
+    ppd.LOG.addHandler(handler)
+    level = ppd.LOG.level
+    ppd.LOG.setLevel(logging.INFO)
+    try:
+        with new_cluster() as cluster, distributed.Client(cluster) as client:
+            pids = client.run(os.getpid)
+            result: dict[str, object] = {}
+
+            def train() -> None:
+                try:
+                    result["model"] = ppd.fit(estimator, paths, "y", client=client)
+                except BaseException as err:  # reported below
+                    result["error"] = err
+
+            thread = threading.Thread(target=train)
+            thread.start()
+            assert handler.event.wait(60), "the first pass did not end"
+            killed = None
+            deadline = time.monotonic() + 60
+            while killed is None and time.monotonic() < deadline and thread.is_alive():
+                # A training task of the second round running: kill its worker's process.
+                for address, keys in client.processing().items():
+                    if any("_train" in str(key) for key in keys):
+                        os.kill(pids[address], signal.SIGKILL)
+                        killed = address
+                        break
+                time.sleep(0.002)
+            thread.join(120)
+            assert killed is not None, "no training task was caught running"
+            assert "error" not in result, result.get("error")
+            assert killed not in client.scheduler_info()["workers"]
+    finally:
+        ppd.LOG.removeHandler(handler)
+        ppd.LOG.setLevel(level)
+    model = result["model"]
+    np.testing.assert_array_equal(model.predict(frame), clean.predict(frame))
+    assert model.pass_loss_ == clean.pass_loss_
+
+
+def test_shards_of_files_directories_and_urls(tmp_path) -> None:
+    for name in ("b.parquet", "a.svm.gz", "c.vw", "notes.txt"):
+        (tmp_path / name).write_bytes(b"")
+    found = [(s.name.rsplit("/", 1)[-1], s.format) for s, _ in ppd.shards_of(tmp_path)]
+    assert found == [("a.svm.gz", "libsvm"), ("b.parquet", "parquet"), ("c.vw", "vw")]
+    [(url, _)] = ppd.shards_of(["s3://bucket/part-0.parquet"])
+    assert url.name == "s3://bucket/part-0.parquet" and url.format == "parquet"
+    with pytest.raises(ValueError, match="cannot tell the format of 'x.csv'"):
+        ppd.shards_of(["x.csv"])
+    with pytest.raises(TypeError, match="Dask DataFrame"):
+        ppd.shards_of(42)
