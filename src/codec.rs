@@ -91,6 +91,16 @@ impl<'a> ByteWriter<'a> {
         }
     }
 
+    /// A writer that only counts adds `n` and returns true (the caller then skips writing `n`
+    /// bytes it knows the length of, e.g. a large table); other writers return false.
+    pub fn counted_only(&mut self, n: usize) -> bool {
+        if let Sink::Count(count) = &mut self.sink {
+            *count += n as u64;
+            return true;
+        }
+        false
+    }
+
     pub fn reserve(&mut self, additional: usize) {
         if let Sink::Memory(bytes) = &mut self.sink {
             bytes.reserve(additional);

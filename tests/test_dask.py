@@ -82,7 +82,14 @@ def test_apple_parents_are_the_union_of_the_local_ones_and_stay_frozen(client, s
     local = [pp.SGDRegressor(expansion=APPLE).fit(pl.read_parquet(p), "y") for p in shards]
     union = {tuple(f) for model in local for f, _, _ in model._learner.apple_parents()}
     for passes in (1, 3):
-        model = ppd.fit(pp.SGDRegressor(expansion=APPLE), shards, "y", client=client, passes=passes)
+        model = ppd.fit(
+            pp.SGDRegressor(expansion=APPLE),
+            shards,
+            "y",
+            client=client,
+            passes=passes,
+            partitions=len(shards),
+        )
         found = [tuple(f) for f, _, _ in model._learner.apple_parents()]
         assert len(found) == len(set(found)) and set(found) == union
     assert len(union) > max(len(m._learner.apple_parents()) for m in local)
@@ -96,6 +103,12 @@ def test_passes_improve_and_rounds_are_recorded(client, shards, frame) -> None:
     assert model.pass_loss_[2] < model.pass_loss_[0]
     assert all(r["model_bytes"] > 0 and r["examples_per_second"] > 0 for r in model.rounds_)
     assert model.passes == 1  # the estimator's own parameters are kept
+    # One training task per worker by default (4 shards, 2 workers), else as asked.
+    assert len(model.rounds_[0]["shard_seconds"]) == 2
+    per_shard = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=4)
+    assert len(per_shard.rounds_[0]["shard_seconds"]) == 4
+    with pytest.raises(ValueError, match="partitions"):
+        ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=0)
 
 
 def test_averaging_by_adagrad_sums_differs_and_both_learn(client, shards, frame) -> None:

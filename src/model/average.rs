@@ -27,7 +27,7 @@ use super::{FeatureSet, OnlineModel};
 use crate::apple::{Apple, Parent, ScheduleKind};
 use crate::error::{PolyError, PolyResult};
 use crate::learner::update::trunc_weight;
-use crate::learner::weights::{WeightTable, G2, NORM, W};
+use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
 use crate::learner::{GdState, LabelRange, Learner, Progress};
 
 /// How the shards' weights are weighted in the average (see the module docs).
@@ -119,22 +119,34 @@ fn averaged_table(
         return Ok(out);
     }
     out.ensure_allocated()?;
+    // Every slot is written: huge pages from the start (see `WeightTable::use_huge_pages`).
+    out.use_huge_pages();
     let stride = out.stride();
     // Each shard's lazy L1 truncation and L2 scale, applied to its stored weights.
     let folds: Vec<(f32, f32)> = trained
         .iter()
         .map(|(s, _)| (s.state().gravity as f32, s.state().contraction as f32))
         .collect();
+    let tables: Vec<&[f32]> = trained.iter().map(|(s, _)| s.weights().data()).collect();
+    // The weight, AdaGrad sum and normalizer (the rate is scratch).
+    let kept = stride.min(RATE);
     let data = out.data_mut();
     for (slot, merged) in data.chunks_exact_mut(stride).enumerate() {
+        let range = slot * stride..slot * stride + kept;
+        // Most slots of a large table are empty in every shard, and stay 0.
+        if tables.iter().all(|t| t[range.clone()].iter().all(|&x| x == 0.0)) {
+            continue;
+        }
         let mut by_share = 0.0f64;
         let mut g2_by_share = 0.0f64;
         let mut g2_sum = 0.0f64;
         let mut w_by_g2 = 0.0f64;
         let mut g2_squares = 0.0f64;
         let mut norm = 0.0f32;
-        for ((shard, share), &(gravity, contraction)) in trained.iter().zip(&folds) {
-            let values = &shard.weights().data()[slot * stride..(slot + 1) * stride];
+        for (((_, share), &(gravity, contraction)), table) in
+            trained.iter().zip(&folds).zip(&tables)
+        {
+            let values = &table[slot * stride..(slot + 1) * stride];
             let w = f64::from(trunc_weight(values[W], gravity) * contraction);
             by_share += share * w;
             if stride > 1 {

@@ -543,3 +543,25 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let cut = &bytes[..bytes.len() - 3];
     assert!(FeatureSet::read_section("apple_fields", &mut ByteReader::new(cut, 0, "f")).is_err());
 }
+
+/// The counted length of a model file (what pickling allocates and Dask reports) is the length
+/// written, for weights stored sparse, dense and not at all.
+#[test]
+fn counted_file_length_equals_the_bytes_written() {
+    let data = stream(300, 7, false);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    for (bits, rule) in
+        [(4, UpdateRule::VW_DEFAULT), (16, UpdateRule::VW_DEFAULT), (4, UpdateRule::SGD)]
+    {
+        let config = LearnerConfig { bits, ..config(Loss::Squared(Squared), rule) };
+        let mut learner = Learner::new(config, FeatureSet::from(Interactions::linear())).unwrap();
+        let untrained = ModelRef::Online(&learner);
+        assert_eq!(untrained.file("e").file_len(), untrained.to_bytes("e").len());
+        learner.learn_batch(&batch).unwrap();
+        let trained = ModelRef::Online(&learner);
+        assert_eq!(trained.file("e").file_len(), trained.to_bytes("e").len(), "bits {bits}");
+    }
+}

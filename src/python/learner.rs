@@ -177,6 +177,14 @@ impl PyLearner {
         })
     }
 
+    /// An independent copy of the model (the engine's clone: the weight table copied, not
+    /// serialized).
+    fn __copy__(&self, py: Python<'_>) -> PyResult<Self> {
+        let inner = self.inner.clone();
+        let copy = py.detach(|| guarded(|| Ok(inner.read().map_err(poisoned)?.clone())))?;
+        Ok(PyLearner::wrap(copy))
+    }
+
     /// The id `model_predict` expressions use to find this model.
     #[getter]
     fn handle(&self) -> u64 {

@@ -19,8 +19,8 @@ round, and distributed apple's accuracy against the single machine, in one run.
 The machine's load average is printed with each measurement: compare on a quiet machine. The
 2-core VM runs the scheduler and this client beside the workers.
 
-    .venv/bin/python benches/distributed.py                      # eat-rate 10M, 2 passes
-    .venv/bin/python benches/distributed.py --eat-rate-rows 2000000 --repeats 3
+    .venv/bin/python benches/dask_training.py                      # eat-rate 10M, 2 passes
+    .venv/bin/python benches/dask_training.py --eat-rate-rows 2000000 --repeats 3
 """
 
 from __future__ import annotations
@@ -81,7 +81,9 @@ def write_eat_rate_shards(work: Path, n: int, n_shards: int, bits: int) -> list[
     return paths
 
 
-def run(workers: int, estimator: Any, paths: list[str], y: str, passes: int) -> list[dict[str, Any]]:
+def run(
+    workers: int, estimator: Any, paths: list[str], y: str, passes: int
+) -> list[dict[str, Any]]:
     with (
         LocalCluster(
             n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0"
@@ -130,12 +132,17 @@ def accuracy(work: Path, args: Any) -> None:
         train[k::4].write_parquet(path)
         paths.append(str(path))
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
-        as cluster,
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0"
+        ) as cluster,
         Client(cluster) as client,
     ):
         shards = ppd.fit(
-            pp.SGDRegressor(expansion=apple), paths, "y", client=client, passes=args.passes,
+            pp.SGDRegressor(expansion=apple),
+            paths,
+            "y",
+            client=client,
+            passes=args.passes,
             progress=False,
         )
     truth = test["y"].to_numpy()
