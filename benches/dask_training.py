@@ -12,6 +12,9 @@ round, and distributed apple's accuracy against the single machine, in one run.
     round's model traffic and averaging weigh against little work.
   Per round: examples/s (examples over the round's wall time, averaging included), bytes moved
   between workers (Dask's transfer counters, which count our model file) and seconds.
+* **Control.** The eat-rate fits as plain processes without Dask, one shard each: one process
+  alone, then two at once. On a machine whose cores share one memory system, two random-access
+  learners slow each other down; this ratio bounds what two workers can gain there.
 * **Accuracy.** apple (``field_crosses=None``) on a dense regression with a planted product
   (``y = x0·x1 + 0.5·x2 + noise``): test MSE of ``passes`` passes on one machine (in memory,
   ``holdout=0``) against 4 shards on Dask with the same passes.
@@ -26,6 +29,7 @@ The machine's load average is printed with each measurement: compare on a quiet 
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import statistics
 import tempfile
@@ -119,6 +123,32 @@ def throughput(name: str, estimator: Any, paths: list[str], y: str, args: Any) -
     )
 
 
+def _fit_alone(path: str) -> float:
+    """Examples/s of one plain eat-rate fit of a shard (in a worker process of the control)."""
+    frame = pl.read_parquet(path)
+    began = time.perf_counter()
+    pp.SGDClassifier(bits=24, interactions=[("A", "B")], features=FIELDS).fit(frame, "label")
+    return len(frame) / (time.perf_counter() - began)
+
+
+def machine_scaling(paths: list[str], args: Any) -> None:
+    """The control: the same fits as plain processes, without Dask, one alone and two at once.
+    Two at once over one alone bounds what 2 Dask workers can gain on this machine."""
+    print("\n## control: plain fits of one eat-rate shard each, 1 process vs 2 at once")
+    context = multiprocessing.get_context("spawn")
+    alone, together = [], []
+    with context.Pool(2) as pool:
+        for _ in range(args.repeats):
+            alone.append(pool.apply(_fit_alone, (paths[0],)))
+            together.append(sum(pool.map(_fit_alone, paths[:2])))
+            print(
+                f"1 process {alone[-1]:,.0f} examples/s; 2 at once {together[-1]:,.0f} "
+                f"examples/s in all; {load()}"
+            )
+    one, two = statistics.median(alone), statistics.median(together)
+    print(f"median: 1 process {one:,.0f}, 2 at once {two:,.0f} examples/s, ratio {two / one:.2f}x")
+
+
 def accuracy(work: Path, args: Any) -> None:
     print(f"\n## apple accuracy: 4 shards vs one machine, {args.passes} passes")
     train = dense_frame(args.apple_rows, 10, seed=1)
@@ -143,6 +173,7 @@ def accuracy(work: Path, args: Any) -> None:
             "y",
             client=client,
             passes=args.passes,
+            partitions=4,  # one training task per shard: 4-way local apple, then averaging
             progress=False,
         )
     truth = test["y"].to_numpy()
@@ -188,6 +219,7 @@ def main() -> None:
                 "label",
                 args,
             )
+            machine_scaling(paths, args)
         if "apple" not in args.skip:
             accuracy(work, args)
 

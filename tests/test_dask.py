@@ -102,11 +102,17 @@ def test_passes_improve_and_rounds_are_recorded(client, shards, frame) -> None:
     assert model.n_examples_ == 3 * len(frame)
     assert model.pass_loss_[2] < model.pass_loss_[0]
     assert all(r["model_bytes"] > 0 and r["examples_per_second"] > 0 for r in model.rounds_)
+    with pytest.raises(ValueError, match="fan_in"):
+        ppd.fit(pp.SGDRegressor(), shards, "y", client=client, fan_in=1)
     assert model.passes == 1  # the estimator's own parameters are kept
     # One training task per worker by default (4 shards, 2 workers), else as asked.
-    assert len(model.rounds_[0]["shard_seconds"]) == 2
+    assert len(model.rounds_[0]["task_seconds"]) == 2
     per_shard = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=4)
-    assert len(per_shard.rounds_[0]["shard_seconds"]) == 4
+    assert len(per_shard.rounds_[0]["task_seconds"]) == 4
+    # Averaged as a tree of pairs: the same model up to rounding.
+    tree = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=4, fan_in=2)
+    np.testing.assert_allclose(tree.predict(frame), per_shard.predict(frame), rtol=1e-5, atol=1e-6)
+    assert len(tree.rounds_[0]["task_seconds"]) == 4
     with pytest.raises(ValueError, match="partitions"):
         ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=0)
 
@@ -274,3 +280,23 @@ def test_shards_of_files_directories_and_urls(tmp_path) -> None:
         ppd.shards_of(["x.csv"])
     with pytest.raises(TypeError, match="Dask DataFrame"):
         ppd.shards_of(42)
+
+
+def test_ctrl_c_stops_a_distributed_fit_and_its_tasks(client, tmp_path) -> None:
+    paths = write_shards(make_frame(120_000, seed=3), tmp_path, 4)
+    estimator = pp.SGDRegressor(expansion="cubic", passes=50)
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
+    started = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            ppd.fit(estimator, paths, "y", client=client)
+        interrupted = time.monotonic()
+    finally:
+        timer.cancel()
+    # Returned within 1 s of Ctrl-C, and the round's tasks are cancelled on the cluster.
+    assert interrupted - started < 1.5 + 1.0
+    deadline = time.monotonic() + 10
+    while any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(client.processing().values())

@@ -5,11 +5,12 @@
 Wabbit files, or the partitions of a Dask DataFrame) and returns a fitted estimator like the
 single-machine one. Each pass is a round of short, deterministic tasks:
 
-1. every shard trains one pass from the round's starting model (the first round: from a fresh
-   model; apple then runs its epochs over the shard, as each node did in the paper);
-2. one task averages the shard models (:func:`polars_poly._internal.average_learners`): weights
-   by examples or per slot by the AdaGrad sums, counters summed, and after the first round
-   apple's parent set is the union of the shards' and stays frozen.
+1. each training task (one per worker by default, each over consecutive shards) trains one
+   pass from the round's starting model (the first round: from a fresh model; apple then runs
+   its epochs over the task's rows, as each node did in the paper);
+2. the task models are averaged (:func:`polars_poly._internal.average_learners`), as a tree of
+   ``fan_in`` at a time: weights by examples or per slot by the AdaGrad sums, counters summed,
+   and after the first round apple's parent set is the union of the tasks' and stays frozen.
 
 No task keeps state between rounds and every task is deterministic, so a task lost with its
 worker is recomputed by Dask elsewhere from the same inputs: the final model equals an
@@ -221,7 +222,7 @@ def _train(
             first += n
         err.add_note("in the shards (rows counted over them, in order) " + "; ".join(ranges))
         raise
-    estimator._shard_seconds = time.perf_counter() - began
+    estimator._task_seconds = [time.perf_counter() - began]
     return estimator
 
 
@@ -231,27 +232,36 @@ def _groups(n_items: int, n_groups: int) -> list[range]:
     return [range(bounds[g], bounds[g + 1]) for g in range(n_groups)]
 
 
-def _average(
-    start: _BaseSGD | None, shards: list[_BaseSGD], averaging: str, round_index: int
-) -> _BaseSGD:
-    """The round's model: the shard models averaged (see the module docs)."""
+def _combine(start: _BaseSGD | None, parts: list[_BaseSGD], averaging: str) -> _BaseSGD:
+    """The average of ``parts`` (trained shards or partial averages, all from ``start``), as an
+    estimator sharing the first part's Python state."""
     merged = _internal.average_learners(
-        None if start is None else start._learner, [s._learner for s in shards], averaging
+        None if start is None else start._learner, [p._learner for p in parts], averaging
     )
-    # A new estimator sharing the first shard's Python state (copy.copy would pickle the model).
-    out = object.__new__(type(shards[0]))
-    out.__dict__.update(shards[0].__dict__)
+    # A new estimator object (copy.copy would pickle the model).
+    out = object.__new__(type(parts[0]))
+    out.__dict__.update(parts[0].__dict__)
     out._learner = merged
+    out._task_seconds = [t for p in parts for t in getattr(p, "_task_seconds", [])]
+    return out
+
+
+def _average(
+    start: _BaseSGD | None, parts: list[_BaseSGD], averaging: str, round_index: int
+) -> _BaseSGD:
+    """The round's model: the last level of the averages (see the module docs), with the
+    round's record."""
+    out = _combine(start, parts, averaging)
     before = (0, 0.0, 0.0, 0) if start is None else start._learner.progress
-    after = merged.progress
+    after = out._learner.progress
     examples, weight = after[0] - before[0], after[2] - before[2]
     loss = (after[1] - before[1]) / weight if weight else float("nan")
     record: dict[str, Any] = {
         "pass": round_index + 1,
         "examples": int(examples),
         "progressive_loss": loss,
-        "shard_seconds": [float(getattr(s, "_shard_seconds", 0.0)) for s in shards],
-        "model_bytes": int(merged.nbytes),
+        "task_seconds": [float(t) for t in out._task_seconds],
+        "model_bytes": int(out._learner.nbytes),
     }
     out.rounds_ = [*getattr(start, "rounds_", []), record]
     out.pass_loss_ = [*getattr(start, "pass_loss_", []), loss]
@@ -346,6 +356,7 @@ def fit(
     format: str | None = None,
     reader_options: dict[str, Any] | None = None,
     partitions: int | None = None,
+    fan_in: int = 8,
     progress: bool | None = None,
 ) -> _BaseSGD:
     """Trains a copy of ``estimator`` on the shards of ``data`` across a Dask cluster and
@@ -357,9 +368,12 @@ def fit(
     estimator's) rounds of one pass per shard, each ended by an average (``averaging``:
     ``"examples"`` or ``"adaptive"``, see the module docs). ``partitions``: how many training
     tasks share the shards in each pass (consecutive shards, in order; default: one per worker
-    of the cluster at the start, the paper's one partition per node). ``client``: the Dask
-    client (default: the current one). The fitted estimator's ``rounds_`` lists each round's
-    examples, seconds, examples/s, progressive loss, model bytes and bytes moved.
+    of the cluster at the start, the paper's one partition per node). The task models are
+    averaged in a tree, ``fan_in`` at a time (exact for ``"examples"``, see
+    ``src/model/average.rs``). ``client``: the Dask client (default: the current one).
+
+    The fitted estimator's ``rounds_`` lists each round's examples, seconds, examples/s,
+    progressive loss, each training task's seconds, the model's bytes and the bytes moved.
     """
     if not isinstance(estimator, _BaseSGD):
         raise TypeError(
@@ -378,6 +392,8 @@ def fit(
         raise ValueError(f"passes must be >= 1, got {n_passes}")
     if partitions is not None and (isinstance(partitions, bool) or int(partitions) < 1):
         raise ValueError(f"partitions must be an integer >= 1 or None, got {partitions!r}")
+    if isinstance(fan_in, bool) or int(fan_in) < 2:
+        raise ValueError(f"fan_in must be an integer >= 2, got {fan_in!r}")
     _check_versions(client)
 
     template = type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
@@ -408,6 +424,7 @@ def fit(
         bar = tqdm(total=n_passes, unit="pass", desc=f"{type(estimator).__name__} on Dask")
     current: Future[Any] | None = None
     records = []
+    pending: list[Future[Any]] = []
     try:
         for r in range(n_passes):
             began = time.perf_counter()
@@ -428,8 +445,17 @@ def fit(
                 )
                 for group, home in zip(groups, homes, strict=True)
             ]
-            merged = client.submit(_average, current, trained, averaging, r, pure=False)
+            # A tree of averages, fan_in at a time: no task holds more than fan_in + 1 models.
+            level = trained
+            while len(level) > fan_in:
+                level = [
+                    client.submit(_combine, current, level[i : i + fan_in], averaging, pure=False)
+                    for i in range(0, len(level), fan_in)
+                ]
+            merged = client.submit(_average, current, level, averaging, r, pure=False)
+            pending = [*trained, merged]
             record = client.submit(_round_record, merged, pure=False).result()
+            pending = []
             seconds = time.perf_counter() - began
             record["seconds"] = seconds
             record["examples_per_second"] = record["examples"] / seconds
@@ -455,6 +481,9 @@ def fit(
             current = merged
             del trained
     finally:
+        # Interrupted (Ctrl-C) or failed: stop the round's work on the cluster too.
+        if pending:
+            client.cancel(pending)
         if bar is not None:
             bar.close()
     assert current is not None

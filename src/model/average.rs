@@ -19,12 +19,15 @@
 //!   (the paper's protocol: apple runs locally in the first pass only).
 //!
 //! The result is deterministic in the order of the shards, so a round that is recomputed (a
-//! worker lost) gives the same model.
+//! worker lost) gives the same model. Averages compose: the average of partial averages (each
+//! counting what its shards learned) is the average of all shards, exactly for
+//! [`Weighting::Examples`] up to rounding, and approximately for [`Weighting::Adaptive`] (a
+//! partial average keeps `Σg²ₖ/Σgₖ`, not `Σgₖ`), so many shards can be averaged as a tree.
 
 use std::collections::HashSet;
 
 use super::{FeatureSet, OnlineModel};
-use crate::apple::{Apple, Parent, ScheduleKind};
+use crate::apple::{Apple, AppleConfig, Parent, ScheduleKind};
 use crate::error::{PolyError, PolyResult};
 use crate::learner::update::trunc_weight;
 use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
@@ -228,8 +231,11 @@ fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> Poly
 /// apple with the union of the shards' parents (in the order of their expansions, then of the
 /// shards) and no expansion left (see the module docs).
 fn frozen_union(start: Option<&Apple>, apples: &[&Apple]) -> PolyResult<Apple> {
-    let config = apples[0].config();
-    if apples.iter().any(|a| a.config() != config) {
+    // A partial average (a tree of averages) is frozen already: the schedule may differ.
+    let frozen =
+        |apple: &Apple| AppleConfig { schedule: ScheduleKind::Epochs, ..apple.config().clone() };
+    let config = frozen(apples[0]);
+    if apples.iter().any(|a| frozen(a) != config) {
         return Err(invalid("the shards' apple options differ"));
     }
     let mut candidates: Vec<(u32, usize, usize, &Parent)> = Vec::new();
@@ -253,8 +259,7 @@ fn frozen_union(start: Option<&Apple>, apples: &[&Apple]) -> PolyResult<Apple> {
         progress.nonzeros += p.nonzeros - base.nonzeros;
         progress.expansions = progress.expansions.max(p.expansions);
     }
-    let frozen = crate::apple::AppleConfig { schedule: ScheduleKind::Epochs, ..config.clone() };
-    Apple::from_parts(frozen, Vec::new(), parents, progress)
+    Apple::from_parts(config, Vec::new(), parents, progress)
 }
 
 #[cfg(test)]

@@ -152,3 +152,35 @@ fn shards_of_other_options_or_no_examples_are_refused() {
     let err = average(None, &[&plain], Weighting::Adaptive).unwrap_err().to_string();
     assert!(err.contains("adaptive=True"), "{err}");
 }
+
+#[test]
+fn averages_compose_into_a_tree() {
+    let data = single_monomial(8_000, 10, 0.1, 6);
+    let start = trained(linear(squared_config()), &slice(&data, 0, 1_000));
+    let shards: Vec<OnlineModel> = (0..4)
+        .map(|k| trained(start.clone(), &slice(&data, 1_000 + k * 1_750, 1_000 + (k + 1) * 1_750)))
+        .collect();
+    let refs: Vec<&OnlineModel> = shards.iter().collect();
+    let flat = average(Some(&start), &refs, Weighting::Examples).unwrap();
+    let left = average(Some(&start), &refs[..2], Weighting::Examples).unwrap();
+    let right = average(Some(&start), &refs[2..], Weighting::Examples).unwrap();
+    let tree = average(Some(&start), &[&left, &right], Weighting::Examples).unwrap();
+    for (a, b) in predictions(&flat, &data).iter().zip(predictions(&tree, &data)) {
+        assert!((a - b).abs() <= 1e-5 * (1.0 + a.abs()), "{a} vs {b}");
+    }
+    assert_eq!(flat.progress().examples, tree.progress().examples);
+    // apple: a frozen partial average merges with shards not yet averaged.
+    let apple = |from: usize, to: usize| {
+        let mut model = apple_model(6);
+        model.expansion_mut().begin_run((to - from) as u64);
+        trained(model, &slice(&data, from, to))
+    };
+    let (a, b, c) = (apple(0, 2_000), apple(2_000, 4_000), apple(4_000, 6_000));
+    let ab = average(None, &[&a, &b], Weighting::Examples).unwrap();
+    let abc = average(None, &[&ab, &c], Weighting::Examples).unwrap();
+    let flat = average(None, &[&a, &b, &c], Weighting::Examples).unwrap();
+    let keys = |m: &OnlineModel| -> HashSet<u64> {
+        m.expansion().apple().unwrap().parents().iter().map(|p| p.key).collect()
+    };
+    assert_eq!(keys(&abc), keys(&flat));
+}
