@@ -198,8 +198,10 @@ def test_bad_shards_are_named(client, shards, tmp_path) -> None:
     assert any("bad.parquet" in note for note in getattr(info.value, "__notes__", []))
     with pytest.raises(ValueError, match="averaging"):
         ppd.fit(pp.SGDRegressor(), shards, "y", client=client, averaging="median")
-    with pytest.raises(TypeError, match="SGDRegressor or SGDClassifier"):
-        ppd.fit(pp.DoSClassifier(), shards, "y", client=client)
+    with pytest.raises(TypeError, match="PassiveAggressiveClassifier, got Ridge"):
+        from sklearn.linear_model import Ridge
+
+        ppd.fit(Ridge(), shards, "y", client=client)
 
 
 def test_a_version_mismatch_on_a_worker_is_named() -> None:
@@ -300,3 +302,50 @@ def test_ctrl_c_stops_a_distributed_fit_and_its_tasks(client, tmp_path) -> None:
     while any(client.processing().values()) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(client.processing().values())
+
+
+def blob_frame(n: int, seed: int) -> pl.DataFrame:
+    rng = np.random.default_rng(seed)
+    classes = np.array(["ant", "bee", "cat"])[np.arange(n) % 3]
+    X = rng.standard_normal((n, 6)) * 0.7
+    X[np.arange(n), np.arange(n) % 3] += 2.0
+    return pl.DataFrame({f"x{i}": X[:, i] for i in range(6)} | {"label": classes})
+
+
+@pytest.mark.parametrize("make", [pp.PassiveAggressiveClassifier, pp.DoSClassifier])
+def test_passive_aggressive_family_on_dask(client, tmp_path, make) -> None:
+    frame = blob_frame(6_000, seed=0)
+    paths = write_shards(frame, tmp_path, 4)
+    estimator = make(averaging=100, batch_size=500)
+    # One shard, one task: the single machine's model (DoS: up to the rounding of the
+    # minimum-norm boost the average applies, which leaves the scores unchanged).
+    shard = pl.read_parquet(paths[0])
+    single = make(averaging=100, batch_size=500).fit(shard, "label")
+    one = ppd.fit(estimator, [paths[0]], "label", client=client)
+    X = frame.drop("label")
+    np.testing.assert_allclose(
+        one.decision_function(X), single.decision_function(X), rtol=1e-4, atol=1e-4
+    )
+    # Four shards, aligned averages over two tasks, two passes: a working classifier.
+    model = ppd.fit(estimator, paths, "label", client=client, passes=2)
+    assert model.classes_.tolist() == ["ant", "bee", "cat"]
+    assert model.score(frame.drop("label"), frame["label"].to_numpy()) > 0.9
+    assert [r["examples"] for r in model.rounds_] == [6_000, 6_000]
+    assert 0 <= model.rounds_[-1]["progressive_loss"] < 0.2
+    restored = pickle.loads(pickle.dumps(model))
+    np.testing.assert_array_equal(
+        restored.predict(frame.drop("label")), model.predict(frame.drop("label"))
+    )
+    assert estimator.__dict__.get("core_") is None  # the caller's estimator is not fitted
+
+
+def test_passive_aggressive_family_refusals(client, tmp_path) -> None:
+    frame = pl.DataFrame({"features": pp.from_numpy(np.eye(4)), "label": [0, 1, 0, 1]})
+    path = tmp_path / "sparse.parquet"
+    frame.write_parquet(path)
+    with pytest.raises(ValueError, match="needs n_features"):
+        ppd.fit(pp.DoSClassifier(), [path], "label", client=client)
+    with pytest.raises(ValueError, match="averaging='examples'"):
+        ppd.fit(pp.DoSClassifier(), [path], "label", client=client, averaging="adaptive")
+    model = ppd.fit(pp.DoSClassifier(n_features=4, rank=1), [path], "label", client=client)
+    assert model.n_features_in_ == 4

@@ -1,16 +1,19 @@
 """Distributed training on Dask: the apple paper's protocol, as short tasks Dask can retry.
 
-``fit(estimator, data, "label", client=client, passes=3)`` trains an :class:`SGDRegressor` or
-:class:`SGDClassifier` on shards that live on the cluster (parquet files, LIBSVM or Vowpal
-Wabbit files, or the partitions of a Dask DataFrame) and returns a fitted estimator like the
-single-machine one. Each pass is a round of short, deterministic tasks:
+``fit(estimator, data, "label", client=client, passes=3)`` trains an :class:`SGDRegressor`,
+:class:`SGDClassifier`, :class:`DoSClassifier` or :class:`PassiveAggressiveClassifier` on
+shards that live on the cluster (parquet files, LIBSVM or Vowpal Wabbit files, or the
+partitions of a Dask DataFrame) and returns a fitted estimator like the single-machine one.
+Each pass is a round of short, deterministic tasks:
 
 1. each training task (one per worker by default, each over consecutive shards) trains one
    pass from the round's starting model (the first round: from a fresh model; apple then runs
    its epochs over the task's rows, as each node did in the paper);
 2. the task models are averaged (:func:`polars_poly._internal.average_learners`), as a tree of
    ``fan_in`` at a time: weights by examples or per slot by the AdaGrad sums, counters summed,
-   and after the first round apple's parent set is the union of the tasks' and stays frozen.
+   and after the first round apple's parent set is the union of the tasks' and stays frozen;
+   DoS and passive-aggressive models are averaged aligned (boosted to minimum norm and rotated
+   onto the average first, the DoS paper's §3.4).
 
 No task keeps state between rounds and every task is deterministic, so a task lost with its
 worker is recomputed by Dask elsewhere from the same inputs: the final model equals an
@@ -39,23 +42,28 @@ from distributed import Client, Future, default_client, wait
 
 import polars_poly
 from polars_poly import _internal, readers
-from polars_poly._params import documented, one_of, option
+from polars_poly._params import check_options, documented, one_of, option
+from polars_poly.dos import _BasePA
 from polars_poly.learner import _NAMES, SGDClassifier, SGDRegressor, _BaseSGD
 
 LOG = logging.getLogger("polars_poly.dask")
+
+# The estimators this module trains: the online learners and the passive-aggressive family.
+Estimator = _BaseSGD | _BasePA
 
 AVERAGING = ("examples", "adaptive")
 _FORMATS = {".parquet": "parquet", ".pq": "parquet", ".svm": "libsvm", ".libsvm": "libsvm"}
 _FORMATS |= {".svmlight": "libsvm", ".vw": "vw"}
 
 
-def _sizeof_estimator(estimator: _BaseSGD) -> int:
+def _sizeof_estimator(estimator: Estimator) -> int:
     # What Dask counts for memory and transfers: the model file, not the Python wrapper.
-    learner = getattr(estimator, "_learner", None)
-    return 1024 + (learner.nbytes if learner is not None else 0)
+    model = getattr(estimator, _model_attribute(estimator), None)
+    return 1024 + (model.nbytes if model is not None else 0)
 
 
-sizeof.register(_BaseSGD)(_sizeof_estimator)  # type: ignore[no-untyped-call]
+for _family in (_BaseSGD, _BasePA):
+    sizeof.register(_family)(_sizeof_estimator)  # type: ignore[no-untyped-call]
 
 
 # ----------------------------------------------------------------------------- shards
@@ -140,7 +148,7 @@ class ShardInfo:
 
     rows: int
     schema: dict[str, str]
-    labels: list[float] | None
+    labels: list[Any] | None
     version: str
 
 
@@ -166,7 +174,7 @@ def _inspect(
     found = frame.select(aggregates).collect(engine="streaming")
     labels = None
     if classifier:
-        labels = [float(v) for v in found["labels"][0] if v is not None]
+        labels = [v for v in found["labels"][0].to_list() if v is not None]
     return ShardInfo(
         rows=int(found["rows"][0]),
         schema={name: str(dtype) for name, dtype in schema.items()},
@@ -175,16 +183,46 @@ def _inspect(
     )
 
 
-def _training_copy(estimator: _BaseSGD) -> _BaseSGD:
-    """A copy to train: Dask hands every task on a worker the same input object. The engine
-    copies the weight table directly (a deep copy would serialize the model and read it back,
-    8x slower on a 256 MiB table)."""
+def _model_attribute(estimator: Estimator) -> str:
+    """Where the estimator keeps its engine model."""
+    return "core_" if isinstance(estimator, _BasePA) else "_learner"
+
+
+def _with_model(estimator: Estimator, model: Any) -> Any:
+    """A new estimator object sharing ``estimator``'s Python state, holding ``model``
+    (``copy.copy`` would pickle the model)."""
     out = object.__new__(type(estimator))
-    out.__dict__.update(
-        copy.deepcopy({k: v for k, v in estimator.__dict__.items() if k != "_learner"})
-    )
-    out._learner = copy.copy(estimator._learner)
+    out.__dict__.update(estimator.__dict__)
+    setattr(out, _model_attribute(estimator), model)
     return out
+
+
+def _training_copy(estimator: Estimator) -> Any:
+    """A copy to train: Dask hands every task on a worker the same input object. The engine
+    copies the model directly (a deep copy would serialize it and read it back, 8x slower on a
+    256 MiB table)."""
+    name = _model_attribute(estimator)
+    out = object.__new__(type(estimator))
+    out.__dict__.update(copy.deepcopy({k: v for k, v in estimator.__dict__.items() if k != name}))
+    setattr(out, name, copy.copy(getattr(estimator, name)))
+    return out
+
+
+def _progress(estimator: Estimator) -> tuple[int, float, float]:
+    """(examples, Σ loss, Σ weight) learned so far: the progressive loss for the online
+    learners, the progressive mistakes per binary step for the passive-aggressive family."""
+    if isinstance(estimator, _BasePA):
+        examples, steps, _, _, mistakes = estimator.core_.stats()
+        return examples, float(mistakes), float(steps)
+    examples, loss, weight, _ = estimator._learner.progress
+    return examples, loss, weight
+
+
+def _learn_pa(estimator: _BasePA, frame: pl.LazyFrame, y: str, classes: list[Any] | None) -> None:
+    """One pass of a passive-aggressive classifier over a LazyFrame, in its batches."""
+    for chunk in frame.collect_batches(chunk_size=int(estimator.batch_size)):
+        if len(chunk):
+            estimator.partial_fit(chunk, y, classes=classes)
 
 
 def _group_frame(shards: list[Shard], partitions: list[Any]) -> pl.LazyFrame:
@@ -194,20 +232,24 @@ def _group_frame(shards: list[Shard], partitions: list[Any]) -> pl.LazyFrame:
 
 
 def _train(
-    start: _BaseSGD | None,
-    template: _BaseSGD,
+    start: Estimator | None,
+    template: Estimator,
     shards: list[Shard],
     rows: list[int],
     y: str,
     sample_weight: str | None,
     partitions: list[Any],
-) -> _BaseSGD:
+) -> Estimator:
     """One pass over a group of shards (their ``rows``) from ``start`` (a fresh model from
     ``template`` when None)."""
     began = time.perf_counter()
     frame = _group_frame(shards, partitions)
     try:
-        if start is None:
+        if isinstance(template, _BasePA):
+            pa = copy.deepcopy(template) if start is None else _training_copy(start)
+            _learn_pa(pa, frame, y, list(template.classes_) if start is None else None)
+            estimator: Estimator = pa
+        elif start is None:
             estimator = copy.deepcopy(template)
             # apple's epochs over this task's rows (the paper's local first pass).
             estimator._fit_lazy(frame, y, sample_weight, run_length=sum(rows))
@@ -232,43 +274,49 @@ def _groups(n_items: int, n_groups: int) -> list[range]:
     return [range(bounds[g], bounds[g + 1]) for g in range(n_groups)]
 
 
-def _combine(start: _BaseSGD | None, parts: list[_BaseSGD], averaging: str) -> _BaseSGD:
+def _combine(start: Estimator | None, parts: list[Estimator], averaging: str) -> Estimator:
     """The average of ``parts`` (trained shards or partial averages, all from ``start``), as an
     estimator sharing the first part's Python state."""
-    merged = _internal.average_learners(
-        None if start is None else start._learner, [p._learner for p in parts], averaging
-    )
-    # A new estimator object (copy.copy would pickle the model).
-    out = object.__new__(type(parts[0]))
-    out.__dict__.update(parts[0].__dict__)
-    out._learner = merged
+    merged: Any
+    if isinstance(parts[0], _BasePA):
+        merged = _internal.average_pa_cores(
+            None if start is None else start.core_, [p.core_ for p in parts]
+        )
+    else:
+        merged = _internal.average_learners(
+            None if start is None else start._learner, [p._learner for p in parts], averaging
+        )
+    out = _with_model(parts[0], merged)
     out._task_seconds = [t for p in parts for t in getattr(p, "_task_seconds", [])]
-    return out
+    result: Estimator = out
+    return result
 
 
 def _average(
-    start: _BaseSGD | None, parts: list[_BaseSGD], averaging: str, round_index: int
-) -> _BaseSGD:
+    start: Estimator | None, parts: list[Estimator], averaging: str, round_index: int
+) -> Estimator:
     """The round's model: the last level of the averages (see the module docs), with the
     round's record."""
     out = _combine(start, parts, averaging)
-    before = (0, 0.0, 0.0, 0) if start is None else start._learner.progress
-    after = out._learner.progress
+    before = (0, 0.0, 0.0) if start is None else _progress(start)
+    after = _progress(out)
     examples, weight = after[0] - before[0], after[2] - before[2]
     loss = (after[1] - before[1]) / weight if weight else float("nan")
+    model = getattr(out, _model_attribute(out))
     record: dict[str, Any] = {
         "pass": round_index + 1,
         "examples": int(examples),
         "progressive_loss": loss,
         "task_seconds": [float(t) for t in out._task_seconds],
-        "model_bytes": int(out._learner.nbytes),
+        "model_bytes": int(model.nbytes),
     }
     out.rounds_ = [*getattr(start, "rounds_", []), record]
-    out.pass_loss_ = [*getattr(start, "pass_loss_", []), loss]
-    out.holdout_loss_ = []
-    out.n_passes_ = round_index + 1
-    out._rows_seen = 0
-    out._finish_fit()
+    if isinstance(out, _BaseSGD):
+        out.pass_loss_ = [*getattr(start, "pass_loss_", []), loss]
+        out.holdout_loss_ = []
+        out.n_passes_ = round_index + 1
+        out._rows_seen = 0
+        out._finish_fit()
     return out
 
 
@@ -338,6 +386,23 @@ def _classes(infos: list[ShardInfo]) -> Any:
     )
 
 
+def _pa_classes(infos: list[ShardInfo], estimator: _BasePA, y: str) -> Any:
+    """All classes over the shards (the first partial_fit of every task must name them all);
+    a sparse input needs the model's width given, as shards may reach different widths."""
+    import numpy as np
+
+    classes = np.unique(np.asarray([v for info in infos for v in (info.labels or [])]))
+    if len(classes) < 2:
+        raise ValueError(f"need at least 2 classes over the shards, got {classes.tolist()!r}")
+    features = {k: v for k, v in infos[0].schema.items() if k != y}
+    if estimator.n_features is None and any(d.startswith("List(Struct") for d in features.values()):
+        raise ValueError(
+            f"{type(estimator).__name__} on a sparse column across shards needs n_features "
+            "(e.g. 2**bits for hashed columns): each shard may see a different width"
+        )
+    return classes
+
+
 def _show_progress(progress: bool | None) -> bool:
     if progress is not None:
         return bool(progress)
@@ -345,7 +410,7 @@ def _show_progress(progress: bool | None) -> bool:
 
 
 def fit(
-    estimator: _BaseSGD,
+    estimator: Estimator,
     data: Any,
     y: str,
     *,
@@ -358,7 +423,7 @@ def fit(
     partitions: int | None = None,
     fan_in: int = 8,
     progress: bool | None = None,
-) -> _BaseSGD:
+) -> Any:
     """Trains a copy of ``estimator`` on the shards of ``data`` across a Dask cluster and
     returns it fitted (``estimator`` itself is not changed).
 
@@ -375,19 +440,29 @@ def fit(
     The fitted estimator's ``rounds_`` lists each round's examples, seconds, examples/s,
     progressive loss, each training task's seconds, the model's bytes and the bytes moved.
     """
-    if not isinstance(estimator, _BaseSGD):
+    if not isinstance(estimator, _BaseSGD | _BasePA):
         raise TypeError(
-            "polars_poly.dask.fit trains an SGDRegressor or SGDClassifier, got "
-            f"{type(estimator).__name__}"
+            "polars_poly.dask.fit trains an SGDRegressor, SGDClassifier, DoSClassifier or "
+            f"PassiveAggressiveClassifier, got {type(estimator).__name__}"
         )
     if averaging not in AVERAGING:
         raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
     if not isinstance(y, str) or (sample_weight is not None and not isinstance(sample_weight, str)):
         raise TypeError("y and sample_weight must be column names")
+    pa = isinstance(estimator, _BasePA)
+    if pa and (averaging != "examples" or sample_weight is not None):
+        raise ValueError(
+            f"{type(estimator).__name__} averages its models aligned, by examples "
+            "(averaging='examples'), and takes no sample_weight"
+        )
     client = client or default_client()  # type: ignore[no-untyped-call]
-    estimator._check_params()
-    estimator._no_averaging("distributed fit")
-    n_passes = int(estimator.passes if passes is None else passes)
+    if isinstance(estimator, _BaseSGD):
+        estimator._check_params()
+        estimator._no_averaging("distributed fit")
+        n_passes = int(estimator.passes if passes is None else passes)
+    else:
+        check_options(estimator)
+        n_passes = 1 if passes is None else int(passes)
     if n_passes < 1:
         raise ValueError(f"passes must be >= 1, got {n_passes}")
     if partitions is not None and (isinstance(partitions, bool) or int(partitions) < 1):
@@ -397,8 +472,10 @@ def fit(
     _check_versions(client)
 
     template = type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
-    template.set_params(passes=1, progress=False)
-    classifier = isinstance(estimator, SGDClassifier)
+    template.set_params(progress=False)
+    if not pa:
+        template.set_params(passes=1)
+    classifier = isinstance(estimator, SGDClassifier | _BasePA)
     parts = shards_of(data, format=format, reader_options=reader_options, client=client)
     shards = [shard for shard, _ in parts]
     inspected = [
@@ -409,7 +486,9 @@ def fit(
     wait(inspected)  # type: ignore[no-untyped-call]
     infos: list[ShardInfo] = [future.result() for future in inspected]
     _check_shards(shards, infos)
-    if classifier:
+    if pa:
+        template.classes_ = _pa_classes(infos, estimator, y)
+    elif classifier:
         template.classes_ = _classes(infos)
     # One training task per worker process (the paper's one partition per node), unless asked;
     # task g prefers worker g, but may run elsewhere (a lost worker's task moves on).
@@ -487,9 +566,11 @@ def fit(
         if bar is not None:
             bar.close()
     assert current is not None
-    fitted: _BaseSGD = current.result()
+    fitted: Estimator = current.result()
     fitted.rounds_ = records
-    fitted.set_params(passes=estimator.passes, progress=estimator.progress)
+    fitted.set_params(progress=estimator.progress)
+    if isinstance(fitted, _BaseSGD) and isinstance(estimator, _BaseSGD):
+        fitted.set_params(passes=estimator.passes)
     return fitted
 
 

@@ -78,8 +78,7 @@ impl BinaryLearner for LinearPa {
         Step::Updated { margin, step: tau }
     }
 
-    fn fold_into_average(&self, average: &mut Self, m: u64) {
-        let weight = 1.0 / m as f64;
+    fn mix_into(&self, average: &mut Self, weight: f64) {
         for (a, &w) in average.weights.iter_mut().zip(&self.weights) {
             *a = (1.0 - weight) * *a + weight * w;
         }

@@ -12,6 +12,7 @@
 //! * [`classifier`] — [`PaClassifier`], the DoS or linear multiclass classifier built from its
 //!   options ([`PaOptions`]); [`stored`] — its section of the model file.
 
+pub mod average;
 pub mod classifier;
 pub mod example;
 pub mod linear;

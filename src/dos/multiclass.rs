@@ -193,6 +193,12 @@ impl<M: BinaryLearner> Multiclass<M> {
         &self.models
     }
 
+    /// The binary models, to transform them in tests.
+    #[cfg(test)]
+    pub(crate) fn models_mut(&mut self) -> &mut [M] {
+        &mut self.models
+    }
+
     /// The running average of each binary model.
     pub fn averages(&self) -> &[RunningAverage<M>] {
         &self.averages

@@ -16,10 +16,15 @@ pub trait BinaryLearner: Clone + Send + Sync {
     /// One passive-aggressive step on the example (x, y).
     fn learn(&mut self, x: ExampleRef<'_>, y: Sign) -> Step;
 
+    /// `average ← (1 − w)·average + w·self` for `w` in (0, 1]; `w = 1` overwrites `average`.
+    /// DoS models align both terms first (minimum-norm boost, Procrustes rotation).
+    fn mix_into(&self, average: &mut Self, weight: f64);
+
     /// Makes `self` the m-th term (m ≥ 1) of the running average over time,
     /// Θ̂_m = (1 − 1/m) Θ̂_{m−1} + (1/m) Θ_m (eq. (28)); for m = 1 `average` is overwritten.
-    /// DoS models align both terms first (minimum-norm boost, Procrustes rotation).
-    fn fold_into_average(&self, average: &mut Self, m: u64);
+    fn fold_into_average(&self, average: &mut Self, m: u64) {
+        self.mix_into(average, 1.0 / m.max(1) as f64);
+    }
 }
 
 /// Counts of what the learning steps did.

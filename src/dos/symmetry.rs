@@ -172,10 +172,11 @@ impl<T: Real> BinaryLearner for DosModel<T> {
         DosModel::learn(self, x, y)
     }
 
-    /// The aligned running average of §3.4: the average is boosted to minimum norm, the new term
-    /// is boosted to minimum norm and rotated onto it, then eq. (28).
-    fn fold_into_average(&self, average: &mut Self, m: u64) {
-        if m <= 1 {
+    /// The aligned weighted average of §3.4 (the running average's step, eq. (28), and the
+    /// average of models trained apart): the average is boosted to minimum norm, the new term
+    /// is boosted to minimum norm and rotated onto it, then mixed in with `weight`.
+    fn mix_into(&self, average: &mut Self, weight: f64) {
+        if weight >= 1.0 {
             average.clone_from(self);
             average.boost_to_min_norm();
             return;
@@ -183,8 +184,8 @@ impl<T: Real> BinaryLearner for DosModel<T> {
         average.boost_to_min_norm();
         let mut term = self.clone();
         term.boost_to_min_norm();
-        term.align_to(average).expect("a model and its running average have the same shape");
-        average.mix(&term, 1.0 / m as f64);
+        term.align_to(average).expect("a model and its average have the same shape");
+        average.mix(&term, weight);
     }
 }
 

@@ -167,9 +167,45 @@ impl PyPaCore {
     fn __copy__(&self) -> PyResult<Self> {
         Ok(PyPaCore::wrap(self.inner.read().map_err(poisoned)?.clone()))
     }
+
+    /// Length of the model file without the estimator text (counted, not written).
+    #[getter]
+    fn nbytes(&self, py: Python<'_>) -> PyResult<usize> {
+        py.detach(|| {
+            guarded(|| {
+                let classifier = self.inner.read().map_err(poisoned)?;
+                let length = ModelRef::PassiveAggressive(&classifier).file("").file_len();
+                Ok(length)
+            })
+        })
+    }
+}
+
+/// The average of `shards`, each trained for one round from `start` (`None`: from the same fresh
+/// classifier): distributed training's all-reduce (`crate::dos::average`).
+#[pyfunction]
+#[pyo3(signature = (start, shards))]
+fn average_pa_cores(
+    py: Python<'_>,
+    start: Option<PyRef<'_, PyPaCore>>,
+    shards: Vec<PyRef<'_, PyPaCore>>,
+) -> PyResult<PyPaCore> {
+    let start = start.map(|s| s.inner.clone());
+    let shards: Vec<_> = shards.iter().map(|s| s.inner.clone()).collect();
+    let merged = py.detach(|| {
+        guarded(|| {
+            let start = start.as_ref().map(|s| s.read()).transpose().map_err(poisoned)?;
+            let guards =
+                shards.iter().map(|s| s.read()).collect::<Result<Vec<_>, _>>().map_err(poisoned)?;
+            let models: Vec<&PaClassifier> = guards.iter().map(|g| &**g).collect();
+            PaClassifier::average(start.as_deref(), &models).map_err(py_error)
+        })
+    })?;
+    Ok(PyPaCore::wrap(merged))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPaCore>()?;
+    m.add_function(wrap_pyfunction!(average_pa_cores, m)?)?;
     Ok(())
 }
