@@ -349,3 +349,36 @@ def test_passive_aggressive_family_refusals(client, tmp_path) -> None:
         ppd.fit(pp.DoSClassifier(), [path], "label", client=client, averaging="adaptive")
     model = ppd.fit(pp.DoSClassifier(n_features=4, rank=1), [path], "label", client=client)
     assert model.n_features_in_ == 4
+
+
+def test_vowpal_wabbit_shards_train_like_the_single_machine(client, tmp_path) -> None:
+    rng = np.random.default_rng(5)
+    paths = []
+    for k in range(2):
+        lines = []
+        for _ in range(400):
+            a, f = rng.integers(0, 5), rng.integers(0, 5)
+            label = 1 if (a + f) % 2 else -1
+            lines.append(f"{label} {1 + (a == 0)} |Animal a{a} |Food f{f}")
+        path = tmp_path / f"part{k}.vw"
+        path.write_text("\n".join(lines) + "\n")
+        paths.append(path)
+    estimator = pp.SGDClassifier(interactions=[("A", "F")], features=["A", "F"])
+    options = {"namespaces": "AF"}
+    model = ppd.fit(
+        estimator,
+        [paths[0]],
+        "label",
+        sample_weight="weight",
+        client=client,
+        reader_options=options,
+    )
+    frame = pp.read_vw(paths[0], namespaces="AF")
+    single = pp.SGDClassifier(interactions=[("A", "F")], features=["A", "F"]).fit(
+        frame, "label", "weight"
+    )
+    assert model.progressive_loss_ == single.progressive_loss_
+    both = ppd.fit(
+        estimator, paths, "label", sample_weight="weight", client=client, reader_options=options
+    )
+    assert both.n_examples_ == 800
