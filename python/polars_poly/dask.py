@@ -27,6 +27,7 @@ when used.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import logging
 import os
 import sys
@@ -577,12 +578,17 @@ def fit(
 # ----------------------------------------------------------------------------- estimators
 
 
+@dataclasses.dataclass(kw_only=True, eq=False, repr=False)
 class _DaskMixin:
-    """``fit`` on a Dask cluster for the estimator classes below (the ``client`` is dropped when
-    pickled; a saved model loads as the single-machine class)."""
+    """``fit`` on a Dask cluster for the estimator classes below, and their two options (the
+    ``client`` is dropped when pickled; a saved model loads as the single-machine class)."""
 
-    client: Any
-    averaging: str
+    client: Any = option(None, "The Dask client (default: the current one); not pickled.")
+    averaging: str = option(
+        "examples",
+        "How each round's shard models are averaged: ``examples`` or ``adaptive``.",
+        check=one_of(*AVERAGING),
+    )
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> Any:
         """Trains on ``X`` (see :func:`polars_poly.dask.fit` for the forms of data) with the
@@ -629,13 +635,6 @@ class DaskSGDRegressor(_DaskMixin, SGDRegressor):
     [parameters]
     """
 
-    client: Any = option(None, "The Dask client (default: the current one); not pickled.")
-    averaging: str = option(
-        "examples",
-        "How each round's shard models are averaged: ``examples`` or ``adaptive``.",
-        check=one_of(*AVERAGING),
-    )
-
 
 @documented(_NAMES)
 class DaskSGDClassifier(_DaskMixin, SGDClassifier):
@@ -644,13 +643,6 @@ class DaskSGDClassifier(_DaskMixin, SGDClassifier):
 
     [parameters]
     """
-
-    client: Any = option(None, "The Dask client (default: the current one); not pickled.")
-    averaging: str = option(
-        "examples",
-        "How each round's shard models are averaged: ``examples`` or ``adaptive``.",
-        check=one_of(*AVERAGING),
-    )
 
 
 __all__ = ["DaskSGDClassifier", "DaskSGDRegressor", "Shard", "fit", "shards_of"]

@@ -40,6 +40,11 @@ impl PyPaCore {
         PyPaCore { handle: Handle::register(&Shared::PassiveAggressive(inner.clone())), inner }
     }
 
+    /// The classifier, shared (for calls that take several models, e.g. averaging).
+    pub(super) fn shared(&self) -> Arc<RwLock<PaClassifier>> {
+        self.inner.clone()
+    }
+
     /// Runs `f` on the one-column batch of `features` (rows numbered from `first_row`).
     fn with_batch<T: Send>(
         &self,
@@ -181,31 +186,7 @@ impl PyPaCore {
     }
 }
 
-/// The average of `shards`, each trained for one round from `start` (`None`: from the same fresh
-/// classifier): distributed training's all-reduce (`crate::dos::average`).
-#[pyfunction]
-#[pyo3(signature = (start, shards))]
-fn average_pa_cores(
-    py: Python<'_>,
-    start: Option<PyRef<'_, PyPaCore>>,
-    shards: Vec<PyRef<'_, PyPaCore>>,
-) -> PyResult<PyPaCore> {
-    let start = start.map(|s| s.inner.clone());
-    let shards: Vec<_> = shards.iter().map(|s| s.inner.clone()).collect();
-    let merged = py.detach(|| {
-        guarded(|| {
-            let start = start.as_ref().map(|s| s.read()).transpose().map_err(poisoned)?;
-            let guards =
-                shards.iter().map(|s| s.read()).collect::<Result<Vec<_>, _>>().map_err(poisoned)?;
-            let models: Vec<&PaClassifier> = guards.iter().map(|g| &**g).collect();
-            PaClassifier::average(start.as_deref(), &models).map_err(py_error)
-        })
-    })?;
-    Ok(PyPaCore::wrap(merged))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPaCore>()?;
-    m.add_function(wrap_pyfunction!(average_pa_cores, m)?)?;
     Ok(())
 }

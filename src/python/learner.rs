@@ -21,7 +21,6 @@ use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
 use crate::learner::{Batch, Expansion, FitOptions, Loss};
-use crate::model::average::{average, Weighting};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// A FieldApple candidate for Python: fields a and b, the factorization's and the cells'
@@ -39,6 +38,11 @@ impl PyLearner {
     pub(super) fn wrap(learner: OnlineModel) -> Self {
         let inner = Arc::new(RwLock::new(learner));
         PyLearner { handle: Handle::register(&Shared::Online(inner.clone())), inner }
+    }
+
+    /// The model, shared (for calls that take several models, e.g. averaging).
+    pub(super) fn shared(&self) -> Arc<RwLock<OnlineModel>> {
+        self.inner.clone()
     }
 
     /// Runs `train` on the model and the batch of the feature columns `series` with `labels` and
@@ -270,35 +274,8 @@ impl PyLearner {
     }
 }
 
-/// The average of `shards`, each trained for one round from `start` (`None`: from scratch),
-/// weighted by `weighting` (`"examples"` or `"adaptive"`): distributed training's all-reduce
-/// (`crate::model::average`).
-#[pyfunction]
-#[pyo3(signature = (start, shards, weighting))]
-fn average_learners(
-    py: Python<'_>,
-    start: Option<PyRef<'_, PyLearner>>,
-    shards: Vec<PyRef<'_, PyLearner>>,
-    weighting: &str,
-) -> PyResult<PyLearner> {
-    let weighting = Weighting::from_name(weighting).map_err(py_error)?;
-    let start = start.map(|s| s.inner.clone());
-    let shards: Vec<_> = shards.iter().map(|s| s.inner.clone()).collect();
-    let merged = py.detach(|| {
-        guarded(|| {
-            let start = start.as_ref().map(|s| s.read()).transpose().map_err(poisoned)?;
-            let guards =
-                shards.iter().map(|s| s.read()).collect::<Result<Vec<_>, _>>().map_err(poisoned)?;
-            let models: Vec<&OnlineModel> = guards.iter().map(|g| &**g).collect();
-            average(start.as_deref(), &models, weighting).map_err(py_error)
-        })
-    })?;
-    Ok(PyLearner::wrap(merged))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLearner>()?;
-    m.add_function(wrap_pyfunction!(average_learners, m)?)?;
     // The registries' names: what the Python layer offers, validates against and documents.
     m.add("LOSSES", Loss::NAMES.to_vec())?;
     m.add("RANKINGS", Ranking::NAMES.to_vec())?;

@@ -2,6 +2,7 @@
 //! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
 
 pub mod arrow_io;
+mod averaging;
 mod datasets;
 mod dos;
 pub mod error;
@@ -30,6 +31,7 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     expand::register(m)?;
     exprs::register(m)?;
     learner::register(m)?;
+    averaging::register(m)?;
     model_file::register(m)?;
     dos::register(m)?;
     datasets::register(m)?;
