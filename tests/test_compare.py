@@ -4,6 +4,7 @@ on the bundled data (and Vowpal Wabbit on the same split when installed), the co
 from __future__ import annotations
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -203,3 +204,11 @@ def test_command_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     assert (tmp_path / "compare.csv").exists()
     with pytest.raises(SystemExit):
         main(["compare", "--rates", "fast"])
+
+
+def test_the_plots_are_optional(monkeypatch) -> None:
+    from polars_poly.compare import plots_available
+
+    assert plots_available()  # matplotlib is a test dependency
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # what an install without it sees
+    assert not plots_available()

@@ -250,6 +250,8 @@ def test_predict_expr_equals_predict_in_lazy_and_streaming_queries(tmp_path: Pat
     np.testing.assert_array_equal(out["label"].to_numpy(), clf.predict(Xc))
     named = cframe.select(pl.col("features").poly.predict(clf))
     assert named.columns == ["features"] and named.dtypes == [pl.Int64]
+    proba = cframe.select(pl.col("features").poly.predict_proba(clf))["features"].to_numpy()
+    np.testing.assert_allclose(proba, clf.predict_proba(Xc)[:, 1], rtol=1e-12)
     assert model.score(frame, "y") == pytest.approx(model.score(X, y))
     assert model.score(frame, "y") > 0.5
     np.testing.assert_allclose(out["proba"].to_numpy(), clf.predict_proba(Xc)[:, 1], rtol=1e-12)

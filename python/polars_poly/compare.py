@@ -404,9 +404,18 @@ def compare(
         if out is not None:
             pl.DataFrame(rows).write_csv(out / "compare.csv")
     table = pl.DataFrame(rows)
-    if out is not None:
+    if out is not None and plots_available():
         plot(table, out)
     return table
+
+
+def plots_available() -> bool:
+    """Whether matplotlib is installed (the plots are optional: the table is the result)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _run_system(

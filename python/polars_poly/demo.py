@@ -19,7 +19,13 @@ def bundled_dataset(name: str = "german.numer_scale.gz") -> Path:
 
 
 def run_demo(out_dir: str | Path = "compare-out") -> None:
-    from polars_poly.compare import compare, format_summary, printable, vw_available
+    from polars_poly.compare import (
+        compare,
+        format_summary,
+        plots_available,
+        printable,
+        vw_available,
+    )
 
     vw = vw_available()
     print("apple vs lin / quad / cubic on the bundled german.numer set (80/20 split, squared")
@@ -31,9 +37,13 @@ def run_demo(out_dir: str | Path = "compare-out") -> None:
     with pl.Config(tbl_rows=20, tbl_cols=-1, tbl_hide_dataframe_shape=True, float_precision=4):
         print(printable(table, with_split=False))
     print(format_summary(table))
-    print(
-        f"table and plots written to {out_dir}/ (compare.csv, rel_err_time_cdf.png, tradeoff.png)"
-    )
+    if plots_available():
+        print(
+            f"table and plots written to {out_dir}/ (compare.csv, rel_err_time_cdf.png, "
+            "tradeoff.png)"
+        )
+    else:
+        print(f"table written to {out_dir}/compare.csv (pip install matplotlib for the plots)")
     frame = pp.read_libsvm(bundled_dataset())
     model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.5)).fit(frame, "label")
     grown = f"{model.n_parents_} parents in {model.n_expansions_} expansions"

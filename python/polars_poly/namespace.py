@@ -60,3 +60,10 @@ class PolyNamespace:
         a fitted :class:`~polars_poly.SGDRegressor` or :class:`~polars_poly.SGDClassifier`."""
         expr: pl.Expr = model.predict_expr(self._expr, *others)
         return expr
+
+    def predict_proba(self, model: Any, *others: str | pl.Expr) -> pl.Expr:
+        """``model.predict_proba_expr`` on this sparse column (and ``others``): P(label = the
+        larger class) of a fitted :class:`~polars_poly.SGDClassifier` with the logistic
+        loss."""
+        expr: pl.Expr = model.predict_proba_expr(self._expr, *others)
+        return expr
