@@ -1,10 +1,13 @@
-"""Command line: ``python -m polars_poly demo`` and ``python -m polars_poly compare``."""
+"""Command line (``polars-poly`` or ``python -m polars_poly``): ``train``, ``predict`` and
+``inspect`` (Vowpal Wabbit's flags, see :mod:`polars_poly.cli`), ``demo`` and ``compare``."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
+from polars_poly import cli
 from polars_poly.demo import run_demo
 
 
@@ -15,11 +18,13 @@ def _floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
 
 
-def main(argv: list[str] | None = None) -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Runs a command; its exit code (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
     from polars_poly import compare as cmp
 
-    parser = argparse.ArgumentParser(prog="python -m polars_poly", description=__doc__)
+    parser = argparse.ArgumentParser(prog="polars-poly", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
+    cli.add_commands(commands)
     commands.add_parser("demo", help="the apple comparison on the bundled data set, and a tour")
     c = commands.add_parser(
         "compare",
@@ -58,9 +63,11 @@ def main(argv: list[str] | None = None) -> None:
         help="tail averaging of our learners (SGDRegressor's average_tail; default 0: off)",
     )
     args = parser.parse_args(argv)
+    if args.command in cli.COMMANDS:
+        return cli.run(args)
     if args.command == "demo":
         run_demo()
-        return
+        return 0
     data_dir = None if args.bundled else (args.data_dir or cmp.default_data_dir())
     if data_dir is None and not args.bundled:
         print("no benchmark data directory found: using the bundled german.numer set")
@@ -85,7 +92,8 @@ def main(argv: list[str] | None = None) -> None:
         print(cmp.printable(table))
     print(cmp.format_summary(table))
     print(f"written: {args.out}/compare.csv, rel_err_time_cdf.png, tradeoff.png")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

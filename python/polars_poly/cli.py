@@ -1,0 +1,271 @@
+"""The training command line: ``polars-poly train``, ``predict`` and ``inspect``, with flags
+named like Vowpal Wabbit's where it has one (docs/cli.md).
+
+``polars-poly train -d train.vw --stage_poly -f model.bin`` trains apple on a Vowpal Wabbit file
+and prints the progressive table at doubling example counts, as ``vw`` does;
+``polars-poly predict -d test.vw -i model.bin -p preds.txt`` scores a file;
+``polars-poly inspect -i model.bin`` summarizes a model and lists what apple grew.
+
+Exit codes: 0 on success, 1 on an error (one line on stderr naming it), 2 on a usage error,
+130 on Ctrl-C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any, TextIO
+
+import numpy as np
+import polars as pl
+
+import polars_poly as pp
+
+FORMATS = ("auto", "libsvm", "vw", "parquet")
+CLASSIFICATION_LOSSES = ("logistic", "hinge")
+
+
+def _format_of(path: str, given: str) -> str:
+    if given != "auto":
+        return given
+    name = path[:-3] if path.endswith(".gz") else path
+    if name.endswith(".vw"):
+        return "vw"
+    if name.endswith((".parquet", ".pq")):
+        return "parquet"
+    return "libsvm"
+
+
+def read_data(path: str, format: str, label: str, bits: int) -> tuple[pl.DataFrame, list[str]]:
+    """The data file as a frame, and its feature columns (one per Vowpal Wabbit namespace)."""
+    kind = _format_of(path, format)
+    if kind == "libsvm":
+        frame = pp.read_libsvm(path)
+        return frame, ["features"]
+    if kind == "vw":
+        frame = pp.read_vw(path, bits=bits, namespaces="auto")
+        return frame, [c for c in frame.columns if c not in ("label", "weight", "base", "tag")]
+    frame = pl.read_parquet(path)
+    if label not in frame.columns:
+        raise ValueError(f"{path}: no label column {label!r}; its columns are {frame.columns}")
+    return frame, [c for c in frame.columns if c not in (label, "weight")]
+
+
+def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
+    """``-q ab`` as pairs of feature columns: each letter is a namespace's first character."""
+
+    def column(letter: str) -> str:
+        found = [c for c in columns if c[:1] == letter]
+        if not found:
+            raise ValueError(f"-q {letter}: no namespace starting with {letter!r} in {columns}")
+        return found[0]
+
+    pairs = []
+    for text in letters:
+        if len(text) != 2:
+            raise ValueError(f"-q takes two namespace letters, got {text!r}")
+        pairs.append((column(text[0]), column(text[1])))
+    return pairs
+
+
+def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
+    options: dict[str, Any] = {
+        "loss": args.loss_function,
+        "bits": args.bits,
+        "eta0": args.learning_rate,
+        "power_t": args.power_t,
+        "l1": args.l1,
+        "l2": args.l2,
+        "features": columns,
+        "progress": False,
+    }
+    if args.stage_poly:
+        options["expansion"] = pp.Apple(field_crosses=None)
+    elif args.cubic:
+        options["expansion"] = "cubic"
+    elif args.quadratic:
+        options["expansion"] = "quadratic"
+    if args.q:
+        options["interactions"] = _pairs(args.q, columns)
+    if args.loss_function in CLASSIFICATION_LOSSES:
+        return pp.SGDClassifier(**options)
+    return pp.SGDRegressor(**options)
+
+
+class ProgressTable:
+    """Vowpal Wabbit's progressive table: one row at 1, 2, 4, ... examples."""
+
+    HEADER = (
+        f"{'average':>10} {'since':>10} {'example':>12} {'example':>10} {'current':>9} "
+        f"{'current':>9} {'current':>9}\n"
+        f"{'loss':>10} {'last':>10} {'counter':>12} {'weight':>10} {'label':>9} "
+        f"{'predict':>9} {'features':>9}"
+    )
+
+    def __init__(self, out: TextIO) -> None:
+        self.out = out
+        self.last = (0.0, 0.0)
+        print(self.HEADER, file=out)
+
+    def row(self, model: Any, label: float, predicted: float, features: int) -> None:
+        examples, loss, weight, _ = model._learner.progress
+        since = (loss - self.last[0]) / max(weight - self.last[1], 1e-300)
+        self.last = (loss, weight)
+        print(
+            f"{loss / max(weight, 1e-300):>10.6f} {since:>10.6f} {examples:>12d} "
+            f"{weight:>10.1f} {label:>9.4f} {predicted:>9.4f} {features:>9d}",
+            file=self.out,
+        )
+
+
+def _doubling_segments(n: int) -> list[tuple[int, int]]:
+    """[0, 1), [1, 2), [2, 4), ... [2^k, n): each ends where the table prints a row."""
+    segments, start, end = [], 0, 1
+    while start < n:
+        segments.append((start, min(end, n)))
+        start, end = end, end * 2
+    return segments
+
+
+def train(args: argparse.Namespace, out: TextIO) -> None:
+    frame, columns = read_data(args.data, args.format, args.label, args.bits)
+    label = "label" if _format_of(args.data, args.format) != "parquet" else args.label
+    weight = "weight" if "weight" in frame.columns else None
+    if frame[label].null_count():
+        raise ValueError(f"{args.data}: {frame[label].null_count()} examples have no label")
+    if args.initial_regressor:
+        model = pp.load_model(args.initial_regressor)
+        model.set_params(progress=False)
+    else:
+        model = _estimator(args, columns)
+    classes = None
+    if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
+        seen = set(frame[label].unique().to_list())
+        classes = [0, 1] if seen <= {0, 1} else [-1, 1]
+    table = None if args.quiet else ProgressTable(out)
+    segments = _doubling_segments(len(frame))
+    for _ in range(args.passes):
+        for start, end in segments:
+            part = frame.slice(start, end - start)
+            if table is not None and end - start > 1:
+                model.partial_fit(part.head(-1), label, weight, **_first(classes, model))
+                part = part.tail(1)
+            predicted = _score(model, part) if table is not None and _fitted(model) else 0.0
+            before = model._learner.progress[3] if _fitted(model) else 0
+            model.partial_fit(part, label, weight, **_first(classes, model))
+            if table is not None:
+                features = model._learner.progress[3] - before
+                table.row(model, float(part[label][0]), predicted, int(features))
+    examples, loss, weight_sum, updates = model._learner.progress
+    print(
+        f"\nfinished run\nnumber of examples = {examples}\nweighted example sum = "
+        f"{weight_sum:.1f}\naverage loss = {loss / max(weight_sum, 1e-300):.6f}\n"
+        f"total feature number = {updates}",
+        file=out,
+    )
+    if args.final_regressor:
+        model.save(args.final_regressor)
+        print(f"model written to {args.final_regressor}", file=out)
+
+
+def _score(model: Any, row: pl.DataFrame) -> float:
+    """The model's prediction for one row before learning it: the margin of a classifier, as
+    Vowpal Wabbit prints."""
+    if isinstance(model, pp.SGDClassifier):
+        return float(model.decision_function(row)[0])
+    return float(model.predict(row)[0])
+
+
+def _fitted(model: Any) -> bool:
+    return hasattr(model, "_learner")
+
+
+def _first(classes: list[int] | None, model: Any) -> dict[str, Any]:
+    """``classes`` for a classifier's first ``partial_fit``."""
+    if classes is not None and not hasattr(model, "classes_"):
+        return {"classes": classes}
+    return {}
+
+
+def predict(args: argparse.Namespace, out: TextIO) -> None:
+    model = pp.load_model(args.initial_regressor)
+    frame, _ = read_data(args.data, args.format, args.label, getattr(model, "bits", 18))
+    if args.raw and isinstance(model, pp.SGDClassifier):
+        values = model.decision_function(frame)
+    elif args.probabilities:
+        values = model.predict_proba(frame)[:, 1]
+    else:
+        values = model.predict(frame)
+    if args.predictions:
+        np.savetxt(args.predictions, np.asarray(values), fmt="%.6g")
+        print(f"{len(values)} predictions written to {args.predictions}", file=out)
+    else:
+        np.savetxt(out, np.asarray(values), fmt="%.6g")
+    label = "label" if _format_of(args.data, args.format) != "parquet" else args.label
+    if label in frame.columns and frame[label].null_count() == 0:
+        print(f"score (R² or accuracy) = {model.score(frame, label):.6f}", file=sys.stderr)
+
+
+def inspect(args: argparse.Namespace, out: TextIO) -> None:
+    model = pp.load_model(args.initial_regressor)
+    print(f"{type(model).__name__} from {args.initial_regressor}", file=out)
+    defaults = type(model)().get_params(deep=False)
+    changed = {
+        k: v for k, v in model.get_params(deep=False).items() if repr(v) != repr(defaults.get(k))
+    }
+    print(f"options (not default): {changed}", file=out)
+    for name in ("n_examples_", "progressive_loss_", "namespaces_", "n_parents_", "n_crosses_"):
+        if hasattr(model, name):
+            print(f"{name.rstrip('_')}: {getattr(model, name)}", file=out)
+    if getattr(model, "n_parents_", 0):
+        with pl.Config(tbl_rows=args.top, tbl_cols=-1, fmt_str_lengths=60):
+            print(model.monomials().head(args.top), file=out)
+
+
+def add_commands(commands: Any) -> None:
+    """The ``train``, ``predict`` and ``inspect`` subcommands, on an argparse subparsers."""
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument("-d", "--data", required=True, help="LIBSVM, VW text or parquet file")
+    data.add_argument("--format", choices=FORMATS, default="auto", help="default: by suffix")
+    data.add_argument("--label", default="label", help="label column of a parquet file")
+    t = commands.add_parser("train", parents=[data], help="train a model (Vowpal Wabbit flags)")
+    t.add_argument("-f", "--final_regressor", help="write the model here")
+    t.add_argument("-i", "--initial_regressor", help="continue training this model")
+    t.add_argument("-b", "--bits", type=int, default=18, help="weight table of 2**bits")
+    t.add_argument("-l", "--learning_rate", type=float, default=0.5)
+    t.add_argument("--power_t", type=float, default=0.5)
+    t.add_argument("--l1", type=float, default=0.0)
+    t.add_argument("--l2", type=float, default=0.0)
+    t.add_argument("--passes", type=int, default=1)
+    t.add_argument(
+        "--loss_function", default="squared", choices=["squared", "logistic", "hinge", "quantile"]
+    )
+    t.add_argument("-q", action="append", default=[], help="cross two namespaces, e.g. -q ab")
+    t.add_argument("--stage_poly", action="store_true", help="apple, the adaptive expansion")
+    t.add_argument("--quadratic", action="store_true", help="all products x_i x_j")
+    t.add_argument("--cubic", action="store_true", help="all products up to degree 3")
+    t.add_argument("--quiet", action="store_true", help="no progressive table")
+    p = commands.add_parser("predict", parents=[data], help="score a file with a model")
+    p.add_argument("-i", "--initial_regressor", required=True, help="the model")
+    p.add_argument("-p", "--predictions", help="write predictions here (default: stdout)")
+    p.add_argument("--raw", action="store_true", help="classifier margins, not labels")
+    p.add_argument("--probabilities", action="store_true", help="P(larger class), logistic")
+    i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
+    i.add_argument("-i", "--initial_regressor", required=True, help="the model")
+    i.add_argument("--top", type=int, default=20, help="monomials listed")
+
+
+COMMANDS = {"train": train, "predict": predict, "inspect": inspect}
+
+
+def run(args: argparse.Namespace) -> int:
+    """Runs a ``train`` / ``predict`` / ``inspect`` command: its exit code."""
+    try:
+        COMMANDS[args.command](args, sys.stdout)
+    except KeyboardInterrupt:
+        print("polars-poly: interrupted", file=sys.stderr)
+        return 130
+    except (OSError, ValueError, TypeError, pl.exceptions.PolarsError) as err:
+        print(f"polars-poly {args.command}: error: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,111 @@
+"""The command line (issue 24): ``train`` prints Vowpal Wabbit's progressive table (equal to
+``vw``'s on the same file), ``predict`` and ``inspect`` read the model, errors exit 1 with one
+line, usage errors 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import pytest
+from polars_poly.__main__ import main
+
+
+@pytest.fixture(scope="module")
+def vw_file(tmp_path_factory) -> Path:
+    rng = np.random.default_rng(0)
+    path = tmp_path_factory.mktemp("cli") / "train.vw"
+    lines = []
+    for _ in range(3000):
+        a, b = rng.integers(0, 6), rng.integers(0, 6)
+        y = 1 if (a + b) % 2 else -1
+        lines.append(f"{y} |Animal a{a} x:{rng.normal():.3f} |Food f{b}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def table_rows(text: str) -> list[list[float]]:
+    """The numeric rows of a progressive table."""
+    rows = []
+    for line in text.splitlines():
+        fields = line.split()
+        try:
+            rows.append([float(f) for f in fields])
+        except ValueError:
+            continue
+    return [r for r in rows if len(r) == 7]
+
+
+def test_train_prints_vowpal_wabbits_table(vw_file, tmp_path, capsys) -> None:
+    model = tmp_path / "m.bin"
+    args = ["-d", str(vw_file), "-q", "AF", "--loss_function", "logistic"]
+    assert main(["train", *args, "-f", str(model)]) == 0
+    ours = table_rows(capsys.readouterr().out)
+    assert [int(r[2]) for r in ours] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3000]
+    assert model.exists()
+    pytest.importorskip("vowpalwabbit")
+    vw = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    theirs = table_rows(vw.stdout + vw.stderr)
+    assert len(theirs) >= 12
+    for a, b in zip(ours, theirs, strict=False):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_predict_and_inspect_read_the_model(vw_file, tmp_path, capsys) -> None:
+    model = tmp_path / "apple.bin"
+    assert main(["train", "-d", str(vw_file), "--stage_poly", "--quiet", "-f", str(model)]) == 0
+    predictions = tmp_path / "p.txt"
+    assert main(["predict", "-d", str(vw_file), "-i", str(model), "-p", str(predictions)]) == 0
+    values = np.loadtxt(predictions)
+    assert values.shape == (3000,)
+    capsys.readouterr()
+    assert main(["inspect", "-i", str(model), "--top", "5"]) == 0
+    text = capsys.readouterr().out
+    assert "SGDRegressor" in text and "n_examples: 3000" in text and "monomial" in text
+
+
+def test_continue_training_and_other_formats(vw_file, tmp_path, capsys) -> None:
+    model = tmp_path / "m.bin"
+    assert main(["train", "-d", str(vw_file), "--quiet", "-f", str(model)]) == 0
+    assert main(["train", "-d", str(vw_file), "--quiet", "-i", str(model), "-f", str(model)]) == 0
+    assert "number of examples = 6000" in capsys.readouterr().out
+    svm = tmp_path / "d.svm"
+    svm.write_text("1 1:0.5 3:1\n0 2:1\n1 1:1 2:0.5\n")
+    assert main(["train", "-d", str(svm), "--quiet", "--loss_function", "logistic"]) == 0
+    parquet = tmp_path / "d.parquet"
+    pl.DataFrame({"a": [1.0, 2.0, 3.0], "b": [0.0, 1.0, 0.5], "y": [1.0, 2.0, 3.0]}).write_parquet(
+        parquet
+    )
+    assert main(["train", "-d", str(parquet), "--label", "y", "--quiet"]) == 0
+    assert "number of examples = 3" in capsys.readouterr().out
+
+
+def test_errors_exit_with_one_line(vw_file, tmp_path, capsys) -> None:
+    assert main(["train", "-d", str(tmp_path / "missing.vw")]) == 1
+    assert "train: error:" in capsys.readouterr().err
+    assert main(["train", "-d", str(vw_file), "-q", "AZ"]) == 1
+    assert "no namespace starting with 'Z'" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as usage:
+        main(["train"])
+    assert usage.value.code == 2
+
+
+def test_the_module_runs_as_a_program(tmp_path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_poly", "train", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "--stage_poly" in done.stdout
+    failed = subprocess.run(
+        [sys.executable, "-m", "polars_poly", "inspect", "-i", str(tmp_path / "none.bin")],
+        capture_output=True,
+        text=True,
+    )
+    assert failed.returncode == 1 and failed.stderr.startswith("polars-poly inspect: error:")
