@@ -271,7 +271,7 @@ def test_null_rows_score_null_and_refit_invalidates_expressions() -> None:
     assert out.null_count() == 1 and out[3] is None
     expr = model.predict_expr("features")
     model.fit(X, y)
-    with pytest.raises(pl.exceptions.ComputeError, match="no longer alive"):
+    with pytest.raises(pl.exceptions.ComputeError, match="model of this expression is gone"):
         frame.select(expr)
 
 
@@ -516,3 +516,75 @@ def test_progress_bar_shows_rate_and_loss(capsys: pytest.CaptureFixture[str]) ->
     assert "SGDRegressor" in err and "loss=" in err and "ex_s=" in err
     pp.SGDRegressor(progress=False).fit(X, y)
     assert capsys.readouterr().err == ""
+
+
+def test_history_has_a_row_at_each_doubling_and_plots(tmp_path: Path) -> None:
+    X, y = toy_regression(1000)
+    model = pp.SGDRegressor(expansion=pp.Apple(), progress=False).fit(X, y)
+    history = model.history_
+    assert history["examples"].to_list() == [2**k for k in range(10)] + [1000]
+    assert history["progressive_loss"][-1] == pytest.approx(model.progressive_loss_)
+    expansions = history["expansions"].to_list()
+    assert expansions == sorted(expansions) and expansions[-1] == model.n_expansions_
+    assert history["parents"][-1] == model.n_parents_
+    # Cut at doublings or not, learning is example by example: the engine fed in one piece
+    # learns the same model.
+    from polars_poly import _internal
+
+    whole = _internal.Learner(pp.SGDRegressor(expansion=pp.Apple())._engine_options(["features"]))
+    whole.begin_run(1000)
+    whole.learn([pp.from_scipy(X)], pl.Series(y), None, 0)
+    np.testing.assert_array_equal(whole.predict([pp.from_scipy(X)]).to_numpy(), model.predict(X))
+    model.partial_fit(X[:100], y[:100])
+    assert model.history_["examples"][-1] == 1100
+    import matplotlib
+
+    matplotlib.use("Agg")
+    ax = model.plot_learning_curve()
+    assert ax.get_xscale() == "log" and len(ax.lines) >= 2
+    with pytest.raises(Exception, match="not fitted"):
+        _ = pp.SGDRegressor().history_
+
+
+def test_an_expression_of_a_saved_model_outlives_the_model(tmp_path: Path) -> None:
+    import gc
+    import subprocess
+    import sys
+
+    X, y = toy_regression(200)
+    frame = pl.DataFrame({"features": pp.from_scipy(X)})
+    model = pp.SGDRegressor(progress=False).fit(X, y)
+    expected = model.predict(X)
+    path = tmp_path / "m.bin"
+    model.save(path)
+    # A temporary model: the expression reads the file back when it runs.
+    query = frame.lazy().select(pp.load_model(path).predict_expr("features").alias("p"))
+    gc.collect()
+    np.testing.assert_array_equal(query.collect()["p"].to_numpy(), expected)
+    # ... also in another process, from the serialized query.
+    serialized = tmp_path / "query.bin"
+    query.serialize(serialized)
+    script = (
+        "import polars as pl, polars_poly, sys\n"
+        "print(pl.LazyFrame.deserialize(sys.argv[1]).collect()['p'].sum())"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(serialized)], capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == pytest.approx(expected.sum())
+    # A model that learned after it was loaded is not its file any more.
+    changed = pp.load_model(path)
+    changed.partial_fit(X[:10], y[:10])
+    stale = frame.lazy().select(changed.predict_expr("features"))
+    del changed
+    gc.collect()
+    with pytest.raises(pl.exceptions.ComputeError, match="never saved"):
+        stale.collect()
+    # A file replaced since is refused (in a process that has not read the first one yet),
+    # not taken for the model the expression was built from.
+    pp.SGDRegressor(progress=False, eta0=0.1).fit(X, y).save(path)
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(serialized)], capture_output=True, text=True
+    )
+    assert done.returncode != 0 and "changed since the expression was built" in done.stderr

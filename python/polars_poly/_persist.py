@@ -31,8 +31,10 @@ class Persistent:
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the fitted model to ``path`` in polars-poly's versioned, checksummed model
-        format (docs/model_file.md)."""
+        format (docs/model_file.md). Scoring expressions built from the model afterwards read
+        it back from this file if the model object is gone when they run."""
         self._fitted_model().save(os.fspath(path), self._estimator_text())
+        self._source = file_source(path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str]) -> Any:
@@ -40,7 +42,19 @@ class Persistent:
         file that is not one, or is damaged, raises ``ValueError``; a missing file
         ``FileNotFoundError``; a file of another estimator ``TypeError``."""
         model, text = _internal.load_model(os.fspath(path))
-        return estimator_from(model, text, expected=cls)
+        estimator = estimator_from(model, text, expected=cls)
+        estimator._source = file_source(path)
+        return estimator
+
+    def _source_kwargs(self) -> dict[str, Any]:
+        """What a scoring expression carries to find the model's file if the model object is
+        gone: the file it was read from or saved to, unless it learned since."""
+        source = getattr(self, "_source", None)
+        return {} if source is None else {"source": source[0], "checksum": source[1]}
+
+    def _learned(self) -> None:
+        """The model changed: its file (if any) no longer holds it."""
+        self.__dict__.pop("_source", None)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -95,4 +109,14 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Reads a model written by any estimator's ``save`` and returns that estimator."""
     model, text = _internal.load_model(os.fspath(path))
-    return estimator_from(model, text)
+    estimator = estimator_from(model, text)
+    estimator._source = file_source(path)
+    return estimator
+
+
+def file_source(path: str | os.PathLike[str]) -> tuple[str, int]:
+    """A model file's absolute path and checksum (its last 4 bytes, little-endian)."""
+    absolute = os.path.abspath(os.fspath(path))
+    with open(absolute, "rb") as file:
+        file.seek(-4, os.SEEK_END)
+        return absolute, int.from_bytes(file.read(4), "little")

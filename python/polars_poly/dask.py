@@ -317,6 +317,9 @@ def _average(
         out.holdout_loss_ = []
         out.n_passes_ = round_index + 1
         out._rows_seen = 0
+        # history_: a row per pass of the averaged model (not the first shard's curve).
+        out._history = list(getattr(start, "_history", [])) if start is not None else []
+        out._record_history()
         out._finish_fit()
     return out
 

@@ -207,6 +207,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 yield start, min(n_rows, start + step)
 
     def _learn(self, series: pl.Series, y: Any) -> None:
+        self._learned()
         ids = self._class_ids(y)
         if ids.shape[0] != len(series):
             raise ValueError(f"X has {len(series)} rows but y has {ids.shape[0]} labels")
@@ -296,7 +297,8 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         streaming queries (the native scoring expression, elementwise)."""
         core = self._fitted_model()
         expr = pl.col(features) if isinstance(features, str) else features
-        ids = call_plugin("model_predict", [expr], {"handle": core.handle, "output": "class_id"})
+        kwargs = {"handle": core.handle, "output": "class_id", **self._source_kwargs()}
+        ids = call_plugin("model_predict", [expr], kwargs)
         dtype = pl.Series(self.classes_[:1]).dtype
         return ids.replace_strict(
             list(range(len(self.classes_))), self.classes_.tolist(), return_dtype=dtype

@@ -80,6 +80,24 @@ class _Data:
         )
 
 
+def _at_doublings(batches: Iterable[_Data], seen: int) -> Iterator[_Data]:
+    """``batches`` cut where the count of examples (``seen`` before the first) reaches a power
+    of two, where ``history_`` takes its rows; learning is example by example, so the cuts
+    change nothing else."""
+    for batch in batches:
+        lengths = {len(a) for a in (batch.labels, batch.weights) if a is not None}
+        if lengths - {len(batch)}:
+            yield batch  # whole: the engine names the mismatch in the caller's numbers
+            continue
+        start = 0
+        while start < len(batch):
+            point = 1 << seen.bit_length()  # the next power of two above seen
+            length = min(len(batch) - start, point - seen)
+            yield batch if length == len(batch) else batch.slice(start, length)
+            start += length
+            seen += length
+
+
 def _not_fitted(estimator: Any) -> Exception:
     message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
     try:
@@ -341,6 +359,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def _new_learner(self, namespaces: list[str]) -> None:
         self._check_params()
         self._learner = Learner(self._engine_options(namespaces))
+        self._history: list[dict[str, Any]] = []
+        self._learned()
         self.namespaces_ = namespaces
         self.pass_loss_: list[float] = []
         self.holdout_loss_: list[float] = []
@@ -357,18 +377,24 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             return bool(self.progress)
         return sys.stderr.isatty()
 
-    def _learn_stream(self, batches: Iterable[_Data], total: int | None) -> None:
-        """One progressive pass over batches, with the progress bar."""
+    def _learn_stream(
+        self, batches: Iterable[_Data], total: int | None, whole_batches: bool = False
+    ) -> None:
+        """One progressive pass over batches, with the progress bar. The batches are cut where
+        ``history_`` takes a row, unless ``whole_batches`` (``partial_fit``: a batch with a bad
+        row must learn nothing, and the engine checks a batch before learning it)."""
         bar = None
         if self._show_progress():
             from tqdm.auto import tqdm
 
             bar = tqdm(total=total, unit="ex", unit_scale=True, desc=type(self).__name__)
+        self._learned()
         start_examples = self._learner.progress[0]
         began = time.perf_counter()
         row: int = self._rows_seen
         try:
-            for batch in batches:
+            pieces = batches if whole_batches else _at_doublings(batches, start_examples)
+            for batch in pieces:
                 if len(batch) == 0:
                     continue
                 if batch.labels is None:
@@ -377,6 +403,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                     batch.features, pl.Series(batch.labels), _weights(batch.weights), row
                 )
                 row += len(batch)
+                examples = self._learner.progress[0]
+                if examples & (examples - 1) == 0:
+                    self._record_history()
                 if bar is not None:
                     bar.update(len(batch))
                     examples, loss, weight, _ = self._learner.progress
@@ -388,6 +417,65 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             if bar is not None:
                 bar.close()
             self._rows_seen = row
+            self._record_history()
+
+    def _record_history(self) -> None:
+        """A row of ``history_`` now (once per example count)."""
+        history: list[dict[str, Any]] = self.__dict__.setdefault("_history", [])
+        examples, loss, weight, updates = self._learner.progress
+        last = history[-1] if history else None
+        if weight == 0 or (last is not None and last["examples"] == examples):
+            return
+        since = last or {"examples": 0, "_loss": 0.0, "_weight": 0.0, "_updates": 0}
+        apple = self._learner.apple_state()
+        history.append(
+            {
+                "examples": examples,
+                "progressive_loss": loss / weight,
+                "loss_since_last": (loss - since["_loss"]) / max(weight - since["_weight"], 1e-300),
+                "features_per_example": (updates - since["_updates"])
+                / max(examples - since["examples"], 1),
+                "expansions": int(apple[0]) if apple is not None else 0,
+                "parents": len(self._learner.apple_parents()) if apple is not None else 0,
+                "_loss": loss,
+                "_weight": weight,
+                "_updates": updates,
+            }
+        )
+
+    @property
+    def history_(self) -> pl.DataFrame:
+        """The learning curve: a row at 1, 2, 4, ... examples and at the end of each stream
+        (``fit``, ``partial_fit``): examples, progressive loss so far and since the row before,
+        features updated per example since then, apple's expansions and parents. A multi-pass
+        in-memory ``fit`` (run in one engine call) records its end only."""
+        rows = getattr(self, "_history", None)
+        if rows is None:
+            raise _not_fitted(self)
+        return pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+
+    def plot_learning_curve(self, ax: Any = None) -> Any:
+        """The progressive loss against the examples learned (log scale), apple's expansions
+        marked; needs matplotlib. Returns the matplotlib Axes."""
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError(
+                "plot_learning_curve needs matplotlib: pip install matplotlib"
+            ) from None
+        history = self.history_
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 4))
+        ax.plot(history["examples"], history["progressive_loss"], marker=".", label="average")
+        ax.plot(history["examples"], history["loss_since_last"], alpha=0.6, label="since last")
+        grown = history.filter(pl.col("expansions") > pl.col("expansions").shift(1).fill_null(0))
+        for examples in grown["examples"]:
+            ax.axvline(examples, color="grey", linestyle=":", linewidth=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("examples learned")
+        ax.set_ylabel(f"progressive {self.loss} loss")
+        ax.legend()
+        return ax
 
     def _fit_memory(self, data: _Data) -> None:
         if data.labels is None:
@@ -424,6 +512,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self.pass_loss_ = pass_loss
         self.holdout_loss_ = holdout_loss
         self.stopped_early_ = stopped
+        self._record_history()
 
     def _lazy_batches(
         self, frame: pl.LazyFrame, y: Any, sample_weight: Any, fitting: bool
@@ -551,7 +640,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self._rows_seen = 0
         if len(data) == 0:
             raise ValueError("cannot fit on 0 examples")
-        self._learn_stream([data], len(data))
+        self._learn_stream([data], len(data), whole_batches=True)
         self._finish_fit()
         return self
 
@@ -585,7 +674,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 f"the model was trained on {len(self.namespaces_)} feature column(s), got "
                 f"{len(exprs)}"
             )
-        return call_plugin("model_predict", exprs, {"handle": learner.handle, "output": output})
+        kwargs = {"handle": learner.handle, "output": output, **self._source_kwargs()}
+        return call_plugin("model_predict", exprs, kwargs)
 
     # ----------------------------------------------------------------------------- apple
 

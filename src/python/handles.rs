@@ -1,14 +1,19 @@
 //! Handles: how a plugin expression finds its model. Every model object registers a weak
 //! reference under a process-unique id; an expression's kwargs carry only that id (kwargs are
-//! pickled for every batch; the weights are not). A handle whose model was dropped fails with a
-//! clear error.
+//! pickled for every batch; the weights are not). A handle whose model was dropped falls back
+//! to the model's file when the model came from one or was saved to one ([`reload`]), else
+//! fails with a clear error.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
 
+use std::path::Path;
+
 use crate::dos::PaClassifier;
-use crate::model::OnlineModel;
+use crate::error::PolyResult;
+use crate::model::file::read_file;
+use crate::model::{Model, OnlineModel};
 
 /// A model shared between its Python object and the expressions scoring with it.
 #[derive(Clone)]
@@ -49,6 +54,36 @@ impl Drop for Handle {
             registry.remove(&self.0);
         }
     }
+}
+
+/// Models read back from their files for expressions that outlived them, by (path, file
+/// checksum): one copy per file in the process, however many queries use it.
+static RELOADED: LazyLock<Mutex<HashMap<(String, u32), Shared>>> =
+    LazyLock::new(|| Mutex::new(HashMap::new()));
+
+/// The model saved in `path` whose file checksum is `checksum` (the file's last 4 bytes), read
+/// once per process: how an expression of a saved or loaded model scores after the model
+/// object is gone, or in another process. A file changed since is refused.
+pub fn reload(path: &str, checksum: u32) -> PolyResult<Shared> {
+    let key = (path.to_owned(), checksum);
+    if let Some(found) = RELOADED.lock().ok().and_then(|cached| cached.get(&key).cloned()) {
+        return Ok(found);
+    }
+    let bytes = read_file(Path::new(path))?;
+    let trailer = bytes.len().checked_sub(4).map(|at| &bytes[at..]);
+    if trailer.and_then(|t| t.try_into().ok()).map(u32::from_le_bytes) != Some(checksum) {
+        return crate::invalid!(
+            "the model file {path:?} changed since the expression was built from it"
+        );
+    }
+    let shared = match Model::from_bytes(&bytes)?.0 {
+        Model::Online(m) => Shared::Online(Arc::new(RwLock::new(m))),
+        Model::PassiveAggressive(m) => Shared::PassiveAggressive(Arc::new(RwLock::new(m))),
+    };
+    if let Ok(mut cached) = RELOADED.lock() {
+        cached.insert(key, shared.clone());
+    }
+    Ok(shared)
 }
 
 /// The live model of handle `id`.

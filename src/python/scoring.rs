@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::arrow_io::to_polars_error;
 use super::guard::guarded_expr;
-use super::handles::{lookup, Shared};
+use super::handles::{lookup, reload, Shared};
 use super::input::{empty_rows, with_nulls, Columns};
 use crate::dos::PaClassifier;
 use crate::learner::Batch;
@@ -72,6 +72,12 @@ pub fn class_ids(
 struct PredictKwargs {
     handle: u64,
     output: String,
+    /// The model's file and its checksum, when it came from one or was saved to one since it
+    /// last learned (empty path: none).
+    #[serde(default)]
+    source: String,
+    #[serde(default)]
+    checksum: u32,
 }
 
 fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Field> {
@@ -88,9 +94,15 @@ fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Serie
 }
 
 fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
-    let model = lookup(kwargs.handle).ok_or_else(|| {
-        polars_err!(ComputeError: "model handle {} is no longer alive: the estimator was garbage-collected or refitted; build the expression again from the fitted model", kwargs.handle)
-    })?;
+    let model = match lookup(kwargs.handle) {
+        Some(model) => model,
+        None if !kwargs.source.is_empty() => {
+            reload(&kwargs.source, kwargs.checksum).map_err(to_polars_error)?
+        }
+        None => {
+            polars_bail!(ComputeError: "the model of this expression is gone (its estimator was garbage-collected or refitted, or the query runs in another process) and it was never saved: keep the fitted estimator while the query runs, or save it (expressions of a saved or loaded model read it back from its file)")
+        }
+    };
     let series: Vec<Series> = inputs.iter().map(|s| s.rechunk()).collect();
     match (model, kwargs.output.as_str()) {
         // Inside a query Polars already spreads batches over its threads: stay on this one.
