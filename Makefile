@@ -7,12 +7,12 @@ PY := $(VENV)/bin/python
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/polars-poly/target
 DEPS_STAMP := $(VENV)/.deps-installed
 
-.PHONY: demo test venv build rust-test rust-lint py-test py-lint bench clean
+.PHONY: demo test venv build rust-test rust-lint py-test py-lint bench clean wheel wheel-test
 
 demo: build
 	$(PY) -m polars_poly demo
 
-test: build rust-test rust-lint py-lint py-test
+test: build rust-test rust-lint py-lint py-test wheel-test
 
 $(PY):
 	python3 -m venv $(VENV)
@@ -46,6 +46,20 @@ py-lint: $(DEPS_STAMP)
 
 py-test: $(DEPS_STAMP)
 	$(PY) -m pytest -q
+
+# The wheel (abi3, CPython >= 3.11) in dist/, and a smoke test of every public entry point in a
+# fresh virtual environment holding only the wheel and its runtime dependencies.
+WHEEL_VENV := $(HOME)/.cache/polars-poly/wheel-venv
+
+wheel: $(DEPS_STAMP)
+	rm -rf dist
+	$(VENV)/bin/maturin build --release --quiet --out dist
+
+wheel-test: wheel
+	rm -rf $(WHEEL_VENV)
+	python3 -m venv $(WHEEL_VENV)
+	$(WHEEL_VENV)/bin/python -m pip install --quiet dist/*.whl
+	cd /tmp && $(WHEEL_VENV)/bin/python $(abspath tests/wheel/smoke.py)
 
 bench: build
 	cargo bench

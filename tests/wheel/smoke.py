@@ -1,0 +1,72 @@
+"""Smoke test of an installed wheel (``make wheel-test``): every public entry point once, run
+from outside the source tree in a virtual environment that has only the wheel and its
+runtime dependencies (no Rust, no scikit-learn, no matplotlib, no dask)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+
+
+def main() -> None:
+    assert "site-packages" in pp.__file__, f"not the installed wheel: {pp.__file__}"
+    work = Path(tempfile.mkdtemp())
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 3))
+    y = X[:, 0] * X[:, 1] + 0.1 * rng.standard_normal(500)
+    frame = pl.DataFrame({"a": X[:, 0], "b": X[:, 1], "c": X[:, 2], "y": y})
+
+    # Expressions: sparse columns, expansion, hashing.
+    sparse = frame.select(pp.to_sparse("a", "b", "c").alias("f"))
+    expanded = sparse.select(pp.expand("f", n_features=3, degree=2))
+    assert expanded.height == 500
+    hashed = pl.DataFrame({"t": ["x", "y"]}).select(pp.hash_features("t", bits=10))
+    assert hashed.height == 2
+    csr = pp.expand_csr(pp.to_scipy(sparse["f"], 3), degree=2)
+    assert csr.shape == (500, 10)
+
+    # Learners, scoring in a query, the model file.
+    model = pp.SGDRegressor(expansion="apple", progress=False).fit(frame, "y")
+    scored = frame.lazy().select(model.predict_expr()).collect(engine="streaming")
+    assert np.allclose(scored.to_series().to_numpy(), model.predict(frame))
+    assert model.history_.height > 5
+    path = work / "m.bin"
+    model.save(path)
+    assert np.array_equal(pp.load_model(path).predict(frame), model.predict(frame))
+    labels = (frame["y"] > 0).cast(pl.Int8)
+    classifier = pp.SGDClassifier(progress=False).fit(frame.drop("y"), labels.to_numpy())
+    assert classifier.predict_proba(frame.drop("y")).shape == (500, 2)
+    dos = pp.DoSClassifier(rank=2, progress=False).fit(frame.drop("y"), labels.to_numpy())
+    assert set(dos.predict(frame.drop("y")).tolist()) <= {0, 1}
+
+    # Readers.
+    svm = work / "d.svm"
+    svm.write_text("1 1:0.5 3:1\n0 2:1\n")
+    assert pp.read_libsvm(svm).height == 2
+    vw = work / "d.vw"
+    vw.write_text("1 |A x |B y\n-1 |A z |B y\n")
+    assert pp.read_vw(vw, namespaces="AB").columns[-2:] == ["A", "B"]
+
+    # The console script.
+    script = Path(sys.executable).with_name("polars-poly")
+    done = subprocess.run(
+        [str(script), "train", "-d", str(vw), "-q", "AB", "--loss_function", "logistic"],
+        capture_output=True,
+        text=True,
+        cwd=work,
+        env={**os.environ},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "average loss" in done.stdout
+    print(f"wheel smoke test passed: polars_poly {pp.__version__} from {pp.__file__}")
+
+
+if __name__ == "__main__":
+    main()
