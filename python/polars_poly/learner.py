@@ -556,10 +556,11 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
         return query, batches
 
-    def _lazy_pass(self, batches: Callable[[], Iterator[_Data]]) -> None:
-        """One progressive pass over a LazyFrame's batches."""
+    def _lazy_pass(self, batches: Callable[[], Iterator[_Data]], rows: int | None = None) -> None:
+        """One progressive pass over a LazyFrame's batches (``rows`` of them, when known: the
+        progress bar's total)."""
         before = self._learner.progress
-        self._learn_stream(batches(), None)
+        self._learn_stream(batches(), rows)
         after = self._learner.progress
         if after[2] == before[2]:
             raise ValueError("cannot fit on 0 examples")
@@ -574,6 +575,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self._new_learner(namespace_names(*self._fitted_columns()))
         self._rows_seen = 0
         apple = self._apple()
+        rows = run_length
         if run_length is not None:
             self._learner.begin_run(run_length)
         elif apple is not None and apple.schedule == "epochs":
@@ -581,7 +583,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             rows = int(query.select(pl.len()).collect(engine="streaming").item())
             self._learner.begin_run(rows * int(self.passes))
         for _ in range(int(self.passes)):
-            self._lazy_pass(batches)
+            self._lazy_pass(batches, rows)
         self.n_passes_ = int(self.passes)
 
     def _continue_lazy(self, frame: pl.LazyFrame, y: Any, sample_weight: Any) -> None:
