@@ -98,7 +98,9 @@ fn parse_header(
     source: &str,
 ) -> PolyResult<Vec<usize>> {
     let header_len = 4 + 4 * n_dims;
-    let word = |k: usize| u32::from_be_bytes(bytes[4 * k..4 * k + 4].try_into().expect("4 bytes"));
+    let word = |k: usize| {
+        u32::from_be_bytes([bytes[4 * k], bytes[4 * k + 1], bytes[4 * k + 2], bytes[4 * k + 3]])
+    };
     if bytes.len() >= 4 && word(0) != magic {
         return Err(format_error(
             source,

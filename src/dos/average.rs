@@ -71,6 +71,16 @@ impl<M: BinaryLearner> Multiclass<M> {
             return Err(invalid("no shard learned an example in this round"));
         }
         let n_models = first.models().len();
+        let same_models = |m: &Self| {
+            m.models().iter().zip(first.models()).all(|(a, b)| a.same_shape(b))
+                && m.averages()
+                    .iter()
+                    .filter_map(|a| a.get())
+                    .all(|a| a.same_shape(&first.models()[0]))
+        };
+        if !shards.iter().chain(start.as_ref()).all(|m| same_models(m)) {
+            return Err(invalid("the shards' binary models differ in shape (rank or features)"));
+        }
         let mut models = Vec::with_capacity(n_models);
         let mut averages = Vec::with_capacity(n_models);
         for m in 0..n_models {

@@ -78,6 +78,10 @@ impl BinaryLearner for LinearPa {
         Step::Updated { margin, step: tau }
     }
 
+    fn same_shape(&self, other: &Self) -> bool {
+        self.weights.len() == other.weights.len()
+    }
+
     fn mix_into(&self, average: &mut Self, weight: f64) {
         for (a, &w) in average.weights.iter_mut().zip(&self.weights) {
             *a = (1.0 - weight) * *a + weight * w;

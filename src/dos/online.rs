@@ -16,8 +16,12 @@ pub trait BinaryLearner: Clone + Send + Sync {
     /// One passive-aggressive step on the example (x, y).
     fn learn(&mut self, x: ExampleRef<'_>, y: Sign) -> Step;
 
+    /// Whether `other` has this model's shape (what [`BinaryLearner::mix_into`] requires).
+    fn same_shape(&self, other: &Self) -> bool;
+
     /// `average ← (1 − w)·average + w·self` for `w` in (0, 1]; `w = 1` overwrites `average`.
-    /// DoS models align both terms first (minimum-norm boost, Procrustes rotation).
+    /// DoS models align both terms first (minimum-norm boost, Procrustes rotation). The two
+    /// must have the same shape ([`BinaryLearner::same_shape`]).
     fn mix_into(&self, average: &mut Self, weight: f64);
 
     /// Makes `self` the m-th term (m ≥ 1) of the running average over time,

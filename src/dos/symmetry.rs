@@ -172,6 +172,10 @@ impl<T: Real> BinaryLearner for DosModel<T> {
         DosModel::learn(self, x, y)
     }
 
+    fn same_shape(&self, other: &Self) -> bool {
+        (self.n_features(), self.rank()) == (other.n_features(), other.rank())
+    }
+
     /// The aligned weighted average of §3.4 (the running average's step, eq. (28), and the
     /// average of models trained apart): the average is boosted to minimum norm, the new term
     /// is boosted to minimum norm and rotated onto it, then mixed in with `weight`.
@@ -184,6 +188,7 @@ impl<T: Real> BinaryLearner for DosModel<T> {
         average.boost_to_min_norm();
         let mut term = self.clone();
         term.boost_to_min_norm();
+        // Same shape (the callers check `same_shape`): the Procrustes step cannot fail.
         term.align_to(average).expect("a model and its average have the same shape");
         average.mix(&term, weight);
     }

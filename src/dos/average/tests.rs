@@ -119,6 +119,13 @@ fn classifiers_of_other_options_are_refused() {
     let a = trained(PaClassifier::new(&options(2)).unwrap(), &rows, &classes);
     let b = trained(PaClassifier::new(&options(3)).unwrap(), &rows, &classes);
     assert!(PaClassifier::average(None, &[&a, &b]).is_err());
+    // The multiclass layer checks the shapes itself (no Procrustes step on mismatched ranks).
+    if let (Family::Dos(ma), Family::Dos(mb)) = (&a.family, &b.family) {
+        let err = Multiclass::average(None, &[ma, mb]).unwrap_err().to_string();
+        assert!(err.contains("differ in shape"), "{err}");
+    } else {
+        panic!("rank 2 and 3 are DoS classifiers");
+    }
     let fresh = PaClassifier::new(&options(2)).unwrap();
     let err = PaClassifier::average(None, &[&fresh]).unwrap_err().to_string();
     assert!(err.contains("no shard learned"), "{err}");
