@@ -29,6 +29,7 @@ from collections.abc import Callable
 import numpy as np
 import polars as pl
 import scipy.sparse as sp
+from peak_memory import peak_above_kib
 
 METHODS = ["sklearn", "ours_1thread", "ours_all_cores", "polars_expr", "polars_streaming"]
 
@@ -98,14 +99,6 @@ def in_child(job: dict[str, object], env: dict[str, str] | None = None) -> dict[
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _memory_kib(field: str) -> int:
-    with open("/proc/self/status") as status:
-        for line in status:
-            if line.startswith(field):
-                return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status")
-
-
 def child(job: dict[str, int | str]) -> None:
     """In a fresh process: peak memory growth of one call, then (if asked) best-of timing."""
     n_rows, nnz, n_features = int(job["n_rows"]), int(job["nnz"]), int(job["n_features"])
@@ -117,16 +110,9 @@ def child(job: dict[str, int | str]) -> None:
         if job["method"] == "floor"
         else methods(X, degree)[str(job["method"])]
     )
-    with open("/proc/self/clear_refs", "w") as clear:
-        clear.write("5")  # resets VmHWM to the current RSS
-    base = _memory_kib("VmRSS:")
-    started = time.perf_counter()
-    result = run()
-    first = time.perf_counter() - started
-    peak = _memory_kib("VmHWM:")
-    del result
+    peak_kib, first = peak_above_kib(run)
     seconds = best(run, repeats) if repeats else first
-    print(json.dumps({"peak_kib": peak - base, "first_seconds": first, "seconds": seconds}))
+    print(json.dumps({"peak_kib": peak_kib, "first_seconds": first, "seconds": seconds}))
 
 
 def main() -> None:

@@ -13,32 +13,19 @@ from __future__ import annotations
 import argparse
 import pickle
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import polars_poly as pp
 import scipy.sparse as sp
-
-
-def _kib(field: str) -> int:
-    for line in Path("/proc/self/status").read_text().splitlines():
-        if line.startswith(field):
-            return int(line.split()[1])
-    raise RuntimeError(f"{field} not in /proc/self/status (Linux only)")
+from peak_memory import peak_above_kib
 
 
 def peak_above(run: Callable[[], object]) -> tuple[float, float]:
     """(MiB of peak resident memory above the memory before ``run``, seconds it took)."""
-    Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current RSS
-    before = _kib("VmRSS:")
-    began = time.perf_counter()
-    result = run()
-    took = time.perf_counter() - began
-    peak = _kib("VmHWM:")
-    del result
-    return max(0.0, (peak - before) / 1024), took
+    kib, took = peak_above_kib(run)
+    return max(0.0, kib / 1024), took
 
 
 def main() -> None:
