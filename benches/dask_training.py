@@ -109,7 +109,9 @@ def throughput(name: str, estimator: Any, paths: list[str], y: str, args: Any) -
             total_seconds = sum(r["seconds"] for r in rounds)
             rates[workers].append(total_examples / total_seconds)
             per_round = ", ".join(
-                f"{r['seconds']:.2f} s / {r['bytes_moved'] / 1e6:.0f} MB" for r in rounds
+                f"{r['seconds']:.2f} s (tasks {'/'.join(f'{t:.2f}' for t in r['task_seconds'])} "
+                f"s, average {r['average_seconds']:.2f} s) / {r['bytes_moved'] / 1e6:.0f} MB"
+                for r in rounds
             )
             print(
                 f"repeat {repeat + 1}, {workers} worker(s): "
@@ -132,6 +134,16 @@ def _fit_alone(path: str) -> float:
     return len(frame) / (time.perf_counter() - began)
 
 
+def _read_then_fit(path: str) -> tuple[float, float]:
+    """Seconds to read a shard as a training task does (``collect_batches``), and to learn it
+    from memory."""
+    began = time.perf_counter()
+    for _ in pl.scan_parquet(path).collect_batches(chunk_size=65_536):
+        pass
+    read = time.perf_counter() - began
+    return read, len(pl.read_parquet(path)) / _fit_alone(path)
+
+
 def machine_scaling(paths: list[str], args: Any) -> None:
     """The control: the same fits as plain processes, without Dask, one alone and two at once.
     Two at once over one alone bounds what 2 Dask workers can gain on this machine."""
@@ -146,8 +158,14 @@ def machine_scaling(paths: list[str], args: Any) -> None:
                 f"1 process {alone[-1]:,.0f} examples/s; 2 at once {together[-1]:,.0f} "
                 f"examples/s in all; {load()}"
             )
+        read, learn = pool.apply(_read_then_fit, (paths[0],))
     one, two = statistics.median(alone), statistics.median(together)
     print(f"median: 1 process {one:,.0f}, 2 at once {two:,.0f} examples/s, ratio {two / one:.2f}x")
+    rows = pl.scan_parquet(paths[0]).select(pl.len()).collect().item()
+    print(
+        f"one shard ({rows:,} rows): read in batches {read:.2f} s "
+        f"({read / rows * 1e6:.2f} µs/row), learned from memory {learn:.2f} s"
+    )
 
 
 def accuracy(work: Path, args: Any) -> None:

@@ -298,7 +298,9 @@ def _average(
 ) -> Estimator:
     """The round's model: the last level of the averages (see the module docs), with the
     round's record."""
+    began = time.perf_counter()
     out = _combine(start, parts, averaging)
+    averaged = time.perf_counter() - began
     before = (0, 0.0, 0.0) if start is None else _progress(start)
     after = _progress(out)
     examples, weight = after[0] - before[0], after[2] - before[2]
@@ -309,6 +311,7 @@ def _average(
         "examples": int(examples),
         "progressive_loss": loss,
         "task_seconds": [float(t) for t in out._task_seconds],
+        "average_seconds": averaged,
         "model_bytes": int(model.nbytes),
     }
     out.rounds_ = [*getattr(start, "rounds_", []), record]
@@ -442,7 +445,8 @@ def fit(
     ``src/model/average.rs``). ``client``: the Dask client (default: the current one).
 
     The fitted estimator's ``rounds_`` lists each round's examples, seconds, examples/s,
-    progressive loss, each training task's seconds, the model's bytes and the bytes moved.
+    progressive loss, each training task's seconds, the last average's seconds, the model's
+    bytes and the bytes moved.
     """
     if not isinstance(estimator, _BaseSGD | _BasePA):
         raise TypeError(
