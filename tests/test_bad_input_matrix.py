@@ -101,7 +101,7 @@ BAD_Y: dict[str, tuple[Any, Any, Any]] = {
 }
 ESTIMATORS: dict[str, tuple[Callable[[], Any], np.ndarray, bool]] = {
     "SGDRegressor": (lambda: pp.SGDRegressor(), Y_REAL, False),
-    "SGDClassifier": (lambda: pp.SGDClassifier(), Y_SIGN, False),
+    "SGDClassifier": (lambda: pp.SGDClassifier(), Y_SIGN, True),
     "DoSClassifier": (lambda: pp.DoSClassifier(rank=2), Y_SIGN, True),
     "PassiveAggressiveClassifier": (lambda: pp.PassiveAggressiveClassifier(), Y_SIGN, True),
 }

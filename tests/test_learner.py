@@ -167,26 +167,13 @@ def test_sklearn_clone_pipeline_and_grid_search() -> None:
 
 
 # Checks our estimators fail by design: online learning is order dependent, so a weight of 2 is
-# not the same as a duplicated row elsewhere in the data; the classifier is binary with labels in
-# {0, 1} or {-1, +1} (issue 4), and scikit-learn's generic checks use 3 classes or strings.
+# not the same as a duplicated row elsewhere in the data.
 EXPECTED_FAILURES = {
-    "SGDRegressor": {
+    name: {
         "check_sample_weight_equivalence_on_dense_data",
         "check_sample_weight_equivalence_on_sparse_data",
-    },
-    "SGDClassifier": {
-        "check_sample_weight_equivalence_on_dense_data",
-        "check_sample_weight_equivalence_on_sparse_data",
-        "check_estimators_dtypes",
-        "check_sample_weights_not_an_array",
-        "check_sample_weights_shape",
-        "check_sample_weights_not_overwritten",
-        "check_classifier_data_not_an_array",
-        "check_classifiers_classes",
-        "check_fit2d_1feature",
-        # Labels {1, 2}: binary labels must be {0, 1} or {-1, +1} (runs when pandas is there).
-        "check_sample_weights_pandas_series",
-    },
+    }
+    for name in ("SGDRegressor", "SGDClassifier")
 }
 
 
@@ -353,11 +340,15 @@ def test_bad_model_files_are_rejected(tmp_path: Path) -> None:
 
 def test_bad_input_raises_precise_errors() -> None:
     X, y = toy_classification(20)
-    with pytest.raises(ValueError, match=r"\{0, 1\} or in \{-1, \+1\}.*got label 2 at row 4"):
-        pp.SGDClassifier().fit(X, np.where(np.arange(20) == 4, 2, y))
+    with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):
+        pp.SGDClassifier().fit(X, np.where(np.arange(20) == 4, 0.5, y))
     fitted = pp.SGDClassifier().fit(X, y)
-    with pytest.raises(ValueError, match=r"classes \{0, 1\}.*got label -1 at row 0"):
-        fitted.partial_fit(X, -np.ones(20))
+    with pytest.raises(ValueError, match=r"row 0: label -1 is not one of the classes \[0, 1\]"):
+        fitted.partial_fit(X, -np.ones(20, dtype=int))
+    with pytest.raises(ValueError, match=r"greater than one; got 1 class \(2\).*classes="):
+        pp.SGDClassifier().fit(X, np.full(20, 2))
+    with pytest.raises(ValueError, match="row 3 is null"):
+        pp.SGDClassifier().fit(X, pl.Series(["a", "b", "c", None] * 5))
     bad = np.array(y, dtype=float)
     bad[7] = np.nan
     with pytest.raises(ValueError, match="row 7: label is nan"):

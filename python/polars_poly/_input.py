@@ -33,6 +33,15 @@ def is_sparse_dtype(dtype: pl.DataType) -> bool:
 def as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
     """Labels or weights as a contiguous 1-D float64 array (a null or a non-numeric value is an
     error naming ``what``)."""
+    array = label_array(values, what)
+    if array.dtype.kind not in "biuf":
+        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
+    return np.ascontiguousarray(array, dtype=np.float64)
+
+
+def label_array(values: Any, what: str) -> npt.NDArray[Any]:
+    """Labels of any type as a 1-D numpy array (a null is an error naming ``what`` and the row;
+    a column vector is raveled with scikit-learn's warning)."""
     if values is None:
         raise ValueError(
             f"{what}: this estimator requires y to be passed, but the target y is None"
@@ -51,14 +60,16 @@ def as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
         warnings.warn(
             f"A column-vector {what} was passed when a 1d array was expected; it is raveled",
             Conversion,
-            stacklevel=4,
+            stacklevel=5,
         )
         array = array[:, 0]
     if array.ndim != 1:
         raise ValueError(f"{what} must be 1-dimensional, got shape {array.shape}")
-    if array.dtype.kind not in "biuf":
-        raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
-    return np.ascontiguousarray(array, dtype=np.float64)
+    if array.dtype.kind == "O":
+        missing = [i for i, v in enumerate(array) if v is None]
+        if missing:
+            raise ValueError(f"{what}: row {missing[0]} is null")
+    return array
 
 
 def check_named_columns(schema: pl.Schema, **named: Any) -> None:

@@ -68,7 +68,7 @@ class Persistent:
         self.__dict__.update(state)
         if data is not None:
             model, _ = _internal.model_from_bytes(data)
-            setattr(self, self._model_attribute, model)
+            setattr(self, self._model_attribute, engine_model(model))
 
 
 def _estimators() -> dict[str, type[Persistent]]:
@@ -98,12 +98,22 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     if expected is not None and not issubclass(cls, expected):
         raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
     try:
-        return cls._from_model(model, state)
+        return cls._from_model(engine_model(model), state)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         # The engine checked its own sections; this is the Python layer's text, damaged.
         raise ValueError(
             f"the model file's {name} metadata is damaged ({type(err).__name__}: {err})"
         ) from err
+
+
+def engine_model(model: Any) -> Any:
+    """The engine model a file holds as the estimator keeps it (a one-against-all file reads
+    as a list of its classes' learners)."""
+    if isinstance(model, list):
+        from polars_poly.multiclass import OneAgainstAll
+
+        return OneAgainstAll(model)
+    return model
 
 
 def load_model(path: str | os.PathLike[str]) -> Any:

@@ -383,14 +383,15 @@ def _check_shards(shards: list[Shard], infos: list[ShardInfo]) -> None:
 def _classes(infos: list[ShardInfo]) -> Any:
     import numpy as np
 
-    seen = sorted({v for info in infos for v in (info.labels or [])})
-    if set(seen) <= {0.0, 1.0}:
-        return np.array([0, 1])
-    if set(seen) <= {-1.0, 1.0}:
-        return np.array([-1, 1])
-    raise ValueError(
-        f"SGDClassifier takes labels in {{0, 1}} or in {{-1, +1}}; the shards hold {seen[:10]}"
-    )
+    from polars_poly.learner import classes_of
+
+    classes = classes_of(np.asarray([v for info in infos for v in (info.labels or [])]))
+    if len(classes) > 2:
+        raise ValueError(
+            f"distributed training of a multiclass SGDClassifier is not supported; the shards "
+            f"hold {len(classes)} classes {classes.tolist()[:10]}"
+        )
+    return classes
 
 
 def _pa_classes(infos: list[ShardInfo], estimator: _BasePA, y: str) -> Any:

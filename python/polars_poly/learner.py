@@ -33,6 +33,7 @@ from polars_poly._input import (
     check_named_columns,
     feature_exprs,
     frame_columns,
+    label_array,
     matrix_series,
     namespace_names,
 )
@@ -53,6 +54,7 @@ from polars_poly._persist import Persistent
 from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
+from polars_poly.multiclass import OneAgainstAll
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
 Frame = pl.DataFrame | pl.LazyFrame
@@ -112,6 +114,7 @@ class _FitState:
     """Types of the private state ``fit`` sets (not options: a plain base, not dataclass
     fields)."""
 
+    _learner: Learner | OneAgainstAll
     _rows_seen: int
     _sparse_columns: bool
     _width: int
@@ -358,13 +361,19 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     def _new_learner(self, namespaces: list[str]) -> None:
         self._check_params()
-        self._learner = Learner(self._engine_options(namespaces))
+        self._learner = self._make_learner(self._engine_options(namespaces))
         self._history: list[dict[str, Any]] = []
         self._learned()
         self.namespaces_ = namespaces
         self.pass_loss_: list[float] = []
         self.holdout_loss_: list[float] = []
         self.stopped_early_ = False
+
+    def _make_learner(self, options: dict[str, Any]) -> Learner | OneAgainstAll:
+        return Learner(options)
+
+    def _before_lazy_fit(self, frame: pl.LazyFrame, y: str) -> None:
+        """What a fit on a LazyFrame must know before its first batch (the classes)."""
 
     def _show_progress(self) -> bool:
         try:
@@ -572,6 +581,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         """A new model from ``passes`` passes over a LazyFrame. apple's epochs are placed over
         ``run_length`` examples when given, else over the counted rows (epochs schedule)."""
         query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
+        self._before_lazy_fit(query, y)
         self._new_learner(namespace_names(*self._fitted_columns()))
         self._rows_seen = 0
         apple = self._apple()
@@ -648,8 +658,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------------- scoring
 
-    def _check_fitted(self) -> Learner:
-        learner: Learner | None = getattr(self, "_learner", None)
+    def _check_fitted(self) -> Learner | OneAgainstAll:
+        learner: Learner | OneAgainstAll | None = getattr(self, "_learner", None)
         if learner is None:
             raise _not_fitted(self)
         return learner
@@ -662,9 +672,21 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             )
             return np.asarray(column.get_column("score").to_numpy(), dtype=np.float64)
         data = self._data(X, None, None, fitting=False, scoring=True)
+        if isinstance(learner, OneAgainstAll):
+            return learner.scores(data.features)
         return np.asarray(learner.predict(data.features).to_numpy(), dtype=np.float64)
 
     def _score_expr(self, features: Sequence[str | pl.Expr] | None, output: str) -> pl.Expr:
+        learner = self._check_fitted()
+        if isinstance(learner, OneAgainstAll):
+            return pl.concat_arr(self._head_exprs(features, output))
+        return self._head_exprs(features, output)[0]
+
+    def _head_exprs(
+        self, features: Sequence[str | pl.Expr] | None, output: str
+    ) -> list[pl.Expr]:
+        """The scoring expression of each engine learner (one; one per class for a multiclass
+        model)."""
         learner = self._check_fitted()
         if features:
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
@@ -676,8 +698,15 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 f"the model was trained on {len(self.namespaces_)} feature column(s), got "
                 f"{len(exprs)}"
             )
-        kwargs = {"handle": learner.handle, "output": output, **self._source_kwargs()}
-        return call_plugin("model_predict", exprs, kwargs)
+        heads = learner.heads if isinstance(learner, OneAgainstAll) else [learner]
+        return [
+            call_plugin(
+                "model_predict",
+                exprs,
+                {"handle": head.handle, "output": output, "head": k, **self._source_kwargs()},
+            )
+            for k, head in enumerate(heads)
+        ]
 
     # ----------------------------------------------------------------------------- apple
 
@@ -701,6 +730,22 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
         return name
 
+    def _by_class(self, table: Callable[[Learner], pl.DataFrame]) -> pl.DataFrame:
+        """``table`` of the model; of a multiclass model, each class's, stacked in class order
+        after a ``class`` column."""
+        learner = self._check_fitted()
+        if not isinstance(learner, OneAgainstAll):
+            return table(learner)
+        classes = pl.Series("class", self.classes_)
+        return pl.concat(
+            [
+                table(head)
+                .with_columns(pl.lit(classes[k], dtype=classes.dtype).alias("class"))
+                .select("class", pl.exclude("class"))
+                for k, head in enumerate(learner.heads)
+            ]
+        )
+
     def _field_apple(self, method: str) -> tuple[Learner, list[str]]:
         """The fitted engine model and its feature-column names, for a model that grows field
         crosses (a FieldApple, or apple with field crosses)."""
@@ -719,7 +764,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         Columns: ``cross`` (``"animal*food"``), ``fields`` (the two column names) and
         ``added_at`` (the number of learned examples when the cross joined).
         """
-        learner, names = self._field_apple("crosses")
+        _, names = self._field_apple("crosses")
+        return self._by_class(lambda learner: self._crosses(learner, names))
+
+    def _crosses(self, learner: Learner, names: list[str]) -> pl.DataFrame:
         rows = [
             (f"{names[a]}*{names[b]}", [names[a], names[b]], added)
             for a, b, added in learner.field_crosses()
@@ -742,7 +790,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         paused: it had a negative z-score after 5,000 samples; paused candidates rejoin when a
         cross joins or after 30 checks without one). Empty once ``max_crosses`` are in.
         """
-        learner, names = self._field_apple("screening")
+        _, names = self._field_apple("screening")
+        return self._by_class(lambda learner: self._screening(learner, names))
+
+    def _screening(self, learner: Learner, names: list[str]) -> pl.DataFrame:
         rows = [
             (f"{names[a]}*{names[b]}", [names[a], names[b]], max(zf, zc), zf, zc, samples, active)
             for a, b, zf, zc, samples, active in learner.field_candidates()
@@ -771,12 +822,15 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         names, with repeats for powers). Every feature the model uses is a base feature or a
         parent times a base feature.
         """
-        learner = self._check_fitted()
+        self._check_fitted()
         if self._apple() is None:
             raise ValueError(
                 f"monomials() describes apple's feature set; this model uses "
                 f"expansion={self.expansion!r}"
             )
+        return self._by_class(self._monomials)
+
+    def _monomials(self, learner: Learner) -> pl.DataFrame:
         seeds = [learner.namespace_seed(k) for k in range(len(self.namespaces_))]
         name = self._feature_name(seeds)
         rows = []
@@ -989,14 +1043,45 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         return self._score_expr(features, "score")
 
 
+def classes_of(labels: npt.NDArray[Any]) -> npt.NDArray[Any]:
+    """The classes of a first batch of labels: their distinct values, sorted; a batch of one
+    class of {0, 1} or {-1, +1} is taken as that binary problem (``partial_fit``'s first
+    batch need not hold both)."""
+    try:
+        seen = np.unique(labels)
+    except TypeError as err:
+        raise ValueError(f"y mixes labels of types that cannot be ordered ({err})") from None
+    if seen.dtype.kind == "f" and np.any(seen != np.round(seen)):
+        value = seen[seen != np.round(seen)][0]
+        raise ValueError(
+            f"Unknown label type: continuous (y holds {value:g}); a classifier takes class "
+            "labels (integers, strings, booleans), a regressor continuous targets"
+        )
+    if seen.dtype.kind in "biuf" and len(seen) == 1:
+        if seen[0] in (0, 1):
+            return np.array([0, 1]).astype(seen.dtype)
+        if seen[0] == -1:
+            return np.array([-1, 1]).astype(seen.dtype)
+    if len(seen) < 2:
+        raise ValueError(
+            f"The number of classes has to be greater than one; got 1 class ({seen[0].item()!r}). "
+            "partial_fit's first call may name them all: classes=[...]"
+        )
+    return seen
+
+
 @documented(_NAMES)
 class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[misc]
-    """Hashed online binary classifier; parameters as :class:`SGDRegressor`, default loss
-    ``"logistic"``.
+    """Hashed online classifier, binary or multiclass (one against all); parameters as
+    :class:`SGDRegressor`, default loss ``"logistic"``.
 
-    Labels must be in {0, 1} (or booleans) or in {-1, +1}: the smaller class is learned as -1,
-    the larger as +1; ``classes_`` holds the two labels. ``predict_proba`` needs the logistic
-    loss.
+    Labels may be of any type numpy can sort (integers, strings, booleans); ``classes_`` holds
+    them sorted. With two classes the first is learned as -1, the second as +1. With more,
+    the model is one binary learner per class, each learning "this class or not" from the same
+    examples in the same pass (Vowpal Wabbit's ``--oaa``, scikit-learn's one-vs-rest): the
+    predicted class has the highest score, and the progressive loss is the sum of the classes'
+    binary losses. ``predict_proba`` needs the logistic loss (multiclass: each class's
+    probability, normalized to sum to 1, as scikit-learn's one-vs-rest does).
 
     [parameters]
 
@@ -1016,6 +1101,18 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     ... )
     >>> scored.collect(engine="streaming").head(3).rows()  # x, predicted label, P(label = 1)
     [(0.126, 1, 0.578), (-0.132, 0, 0.303), (0.64, 1, 0.932)]
+
+    Three classes named by strings:
+
+    >>> frame = frame.with_columns(
+    ...     size=pl.when(pl.col("x") < -0.5).then(pl.lit("small"))
+    ...     .when(pl.col("x") < 0.5).then(pl.lit("medium")).otherwise(pl.lit("large"))
+    ... )
+    >>> model = pp.SGDClassifier(expansion="quadratic", passes=3).fit(frame.drop("label"), "size")
+    >>> model.classes_.tolist(), model.score(frame.drop("label"), "size") > 0.9
+    (['large', 'medium', 'small'], True)
+    >>> model.predict_proba(frame.drop("label")).shape
+    (1000, 3)
     """
 
     loss: str = option(
@@ -1024,48 +1121,42 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         engine=True,
     )
 
+    def _multiclass(self) -> bool:
+        return len(getattr(self, "classes_", ())) > 2
+
+    def _make_learner(self, options: dict[str, Any]) -> Learner | OneAgainstAll:
+        if self._multiclass():
+            return OneAgainstAll.new(options, len(self.classes_))
+        return Learner(options)
+
+    def _before_lazy_fit(self, frame: pl.LazyFrame, y: str) -> None:
+        # A multiclass model has a learner per class from the first example: find the classes
+        # first (one scan of the label column).
+        values = frame.select(pl.col(y).unique()).collect(engine="streaming").get_column(y)
+        self.classes_ = classes_of(label_array(values, f"target column {y!r}"))
+
     def _labels(self, y: Any) -> npt.NDArray[np.float64]:
-        labels = as_float_array(y, "y")
-        if labels.size and not np.isfinite(labels).all():
+        """The engine's labels: -1 / +1 for a binary model, class numbers 0, 1, ... for a
+        multiclass one."""
+        labels = label_array(y, "y")
+        if labels.dtype.kind == "f" and not np.isfinite(labels).all():
             row = int(np.flatnonzero(~np.isfinite(labels))[0])
             raise ValueError(f"y: row {row}: label is {labels[row]}; labels must be finite")
-        classes = getattr(self, "classes_", None)
-        if classes is None:
-            seen = set(np.unique(labels).tolist())
-            if seen <= {0.0, 1.0}:
-                classes = np.array([0, 1])
-            elif seen <= {-1.0, 1.0}:
-                classes = np.array([-1, 1])
-            else:
-                bad = sorted(seen - {0.0, 1.0, -1.0}) or sorted(seen)
-                row = int(np.flatnonzero(labels == bad[0])[0])
-                kind = (
-                    "continuous"
-                    if any(v != int(v) for v in bad)
-                    else "Only binary classification is supported."
-                )
-                raise ValueError(
-                    f"SGDClassifier takes labels in {{0, 1}} or in {{-1, +1}} (the smaller "
-                    f"class is learned as -1, the larger as +1); got label {bad[0]:g} at row "
-                    f"{row} ({kind})"
-                )
-            self.classes_ = classes
-        low, high = float(classes[0]), float(classes[1])
-        outside = (labels != low) & (labels != high)
-        if outside.any():
-            row = int(np.flatnonzero(outside)[0])
-            raise ValueError(
-                f"SGDClassifier was fitted with classes {{{low:g}, {high:g}}} (mapped to -1 and "
-                f"+1); got label {labels[row]:g} at row {row}"
-            )
-        return np.where(labels == high, 1.0, -1.0)
+        if np.iscomplexobj(labels):
+            raise ValueError("Complex data not supported: the labels are complex numbers")
+        if not hasattr(self, "classes_"):
+            self.classes_ = classes_of(labels)
+        ids = _class_numbers(self.classes_, labels)
+        if self._multiclass():
+            return ids.astype(np.float64)
+        return np.where(ids == 1, 1.0, -1.0)
 
     def _classes_list(self) -> list[Any] | None:
         classes = getattr(self, "classes_", None)
-        return None if classes is None else [int(c) for c in classes]
+        return None if classes is None else classes.tolist()
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDClassifier:
-        """Trains a new model (labels in {0, 1} or {-1, +1})."""
+        """Trains a new model; its classes are the labels in ``y``."""
         if hasattr(self, "classes_"):
             del self.classes_
         self._fit(X, y, sample_weight)
@@ -1074,57 +1165,96 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     def partial_fit(
         self, X: Any, y: Any = None, sample_weight: Any = None, classes: Any = None
     ) -> SGDClassifier:
-        """One online pass over a batch; ``classes`` (the two labels) may be given on the first
-        call, as in scikit-learn."""
-        if classes is not None and not hasattr(self, "classes_"):
-            values = sorted(set(np.asarray(classes).tolist()))
-            if values not in ([0, 1], [-1, 1], [False, True]):
-                raise ValueError(
-                    f"classes must be [0, 1] or [-1, 1], got {list(np.asarray(classes))}"
-                )
-            self.classes_ = np.array([int(values[0]), int(values[1])])
+        """One online pass over a batch. The first call may name every class that will occur
+        (``classes``, as in scikit-learn); without it the first batch's labels are the
+        classes (a batch of only 0s or 1s: {0, 1}; only -1s: {-1, +1})."""
+        if classes is not None and not hasattr(self, "_learner"):
+            values = np.unique(label_array(classes, "classes"))
+            if len(values) < 2:
+                raise ValueError(f"classes must name 2 or more labels, got {values.tolist()!r}")
+            self.classes_ = values
         self._partial_fit(X, y, sample_weight)
         return self
 
-    def __sklearn_tags__(self) -> Any:
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
-
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Raw scores (margins for the logistic loss; clipped to the label range seen in
-        training); positive means ``classes_[1]``."""
+        training). Binary: shape ``(n,)``, positive means ``classes_[1]``. Multiclass: shape
+        ``(n, classes)``, each class's score."""
         return self._scores(X)
 
     def predict(self, X: Any) -> npt.NDArray[Any]:
-        """Class labels (``classes_[1]`` where the score is positive)."""
+        """Class labels (binary: ``classes_[1]`` where the score is positive; multiclass: the
+        class of the highest score)."""
         scores = self._scores(X)
+        if scores.ndim == 2:
+            return np.asarray(self.classes_[np.argmax(scores, axis=1)])
         labels: npt.NDArray[Any] = np.where(scores > 0, self.classes_[1], self.classes_[0])
         return labels
 
-    def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
-        """``[P(classes_[0]), P(classes_[1])]`` per row (logistic loss only)."""
+    def _check_logistic(self) -> None:
         if self.loss != "logistic":
             raise ValueError(f"predict_proba needs loss='logistic', this model uses {self.loss!r}")
+
+    def predict_proba(self, X: Any) -> npt.NDArray[np.float64]:
+        """Per row, the probability of each class in ``classes_`` order (logistic loss only;
+        multiclass: each class's own probability, normalized to sum to 1)."""
+        self._check_logistic()
         positive = 1.0 / (1.0 + np.exp(-self._scores(X)))
+        if positive.ndim == 2:
+            total = positive.sum(axis=1, keepdims=True)
+            return np.asarray(positive / np.where(total > 0, total, 1.0))
         return np.column_stack([1.0 - positive, positive])
 
     def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
         """A Polars expression computing :meth:`predict` (class labels) in queries."""
+        self._check_fitted()
+        if self._multiclass():
+            best = pl.concat_list(self._head_exprs(features, "score")).list.arg_max()
+            dtype = pl.Series(self.classes_[:1]).dtype
+            return best.replace_strict(
+                list(range(len(self.classes_))), self.classes_.tolist(), return_dtype=dtype
+            )
         score = self._score_expr(features, "score")
-        low, high = (int(c) for c in self.classes_)
+        low, high = self.classes_.tolist()
+        if not all(isinstance(c, int) and not isinstance(c, bool) for c in (low, high)):
+            dtype = pl.Series(self.classes_).dtype
+            return (score > 0).replace_strict([False, True], [low, high], return_dtype=dtype)
         # Arithmetic rather than when/then keeps the input column's name (and nulls stay null).
         return (score > 0).cast(pl.Int64) * (high - low) + low
 
     def predict_proba_expr(self, *features: str | pl.Expr) -> pl.Expr:
-        """A Polars expression of ``P(classes_[1])`` (logistic loss only)."""
-        if self.loss != "logistic":
-            raise ValueError(f"predict_proba needs loss='logistic', this model uses {self.loss!r}")
+        """A Polars expression of ``P(classes_[1])`` for a binary model; of an array of each
+        class's probability (as :meth:`predict_proba`) for a multiclass one (logistic loss
+        only)."""
+        self._check_logistic()
+        if self._multiclass():
+            each = self._head_exprs(features, "probability")
+            total = pl.sum_horizontal(each)
+            return pl.concat_arr([p / total for p in each])
         return self._score_expr(features, "probability")
 
     def decision_function_expr(self, *features: str | pl.Expr) -> pl.Expr:
-        """A Polars expression of :meth:`decision_function`."""
+        """A Polars expression of :meth:`decision_function` (multiclass: an array of each
+        class's score)."""
         return self._score_expr(features, "score")
+
+
+def _class_numbers(classes: npt.NDArray[Any], labels: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
+    """Each label's position in ``classes``; a label not among them is an error naming it."""
+    try:
+        ids = np.minimum(np.searchsorted(classes, labels), len(classes) - 1)
+        unseen = classes[ids] != labels
+    except TypeError:
+        unseen = np.ones(len(labels), dtype=bool)
+        ids = np.zeros(len(labels), dtype=np.int64)
+    if np.any(unseen):
+        row = int(np.flatnonzero(unseen)[0])
+        value = labels[row].item() if hasattr(labels[row], "item") else labels[row]
+        raise ValueError(
+            f"y: row {row}: label {value!r} is not one of the classes {classes.tolist()!r} "
+            "(the classes are fixed by fit's labels or partial_fit's first call)"
+        )
+    return ids.astype(np.int64)
 
 
 __all__ = ["SGDClassifier", "SGDRegressor"]

@@ -37,18 +37,25 @@ pub type OnlineModel = Learner<FeatureSet>;
 #[derive(Clone, Debug)]
 pub enum Model {
     Online(OnlineModel),
+    /// A multiclass model: one online model per class, each learning "this class or not"
+    /// (Vowpal Wabbit's `--oaa`, scikit-learn's one-vs-rest), in the order of the classes.
+    OneAgainstAll(Vec<OnlineModel>),
     PassiveAggressive(PaClassifier),
 }
 
 const LEARNER: &str = "learner";
 const FEATURES: &str = "features";
 const PASSIVE_AGGRESSIVE: &str = "passive_aggressive";
+const ONE_AGAINST_ALL: &str = "one_against_all";
+/// Most classes a one-against-all model may hold (bounds what a damaged count can allocate).
+pub const MAX_CLASSES: usize = 1 << 16;
 const ESTIMATOR: &str = "estimator";
 
 /// A borrowed [`Model`], what writing takes (a model is never copied to be saved).
 #[derive(Clone, Copy)]
 pub enum ModelRef<'a> {
     Online(&'a OnlineModel),
+    OneAgainstAll(&'a [&'a OnlineModel]),
     PassiveAggressive(&'a PaClassifier),
 }
 
@@ -78,6 +85,18 @@ impl<'m> ModelRef<'m> {
                     features.write_section(w);
                 });
             }
+            // One section: the class count, then each class's enumerator and learner.
+            ModelRef::OneAgainstAll(heads) => {
+                sections.add(ONE_AGAINST_ALL, move |w| {
+                    w.u32(heads.len() as u32);
+                    for head in heads {
+                        let features = head.expansion();
+                        w.str(features.kind());
+                        features.write_section(w);
+                        head.write_section(w);
+                    }
+                });
+            }
             ModelRef::PassiveAggressive(classifier) => {
                 sections.add(PASSIVE_AGGRESSIVE, |w| classifier.write_section(w));
             }
@@ -88,10 +107,17 @@ impl<'m> ModelRef<'m> {
 }
 
 impl Model {
-    pub fn as_ref(&self) -> ModelRef<'_> {
+    /// The model file's bytes (see [`ModelRef::to_bytes`]).
+    pub fn to_bytes(&self, estimator: &str) -> Vec<u8> {
         match self {
-            Model::Online(learner) => ModelRef::Online(learner),
-            Model::PassiveAggressive(classifier) => ModelRef::PassiveAggressive(classifier),
+            Model::Online(learner) => ModelRef::Online(learner).to_bytes(estimator),
+            Model::OneAgainstAll(models) => {
+                let heads: Vec<&OnlineModel> = models.iter().collect();
+                ModelRef::OneAgainstAll(&heads).to_bytes(estimator)
+            }
+            Model::PassiveAggressive(classifier) => {
+                ModelRef::PassiveAggressive(classifier).to_bytes(estimator)
+            }
         }
     }
 
@@ -110,6 +136,20 @@ impl Model {
                 FeatureSet::read_section(&kind, r)
             })?;
             Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features, version))?)
+        } else if sections.has(ONE_AGAINST_ALL) {
+            Model::OneAgainstAll(sections.read(ONE_AGAINST_ALL, |r| {
+                let n = r.u32("class count")? as usize;
+                if !(2..=MAX_CLASSES).contains(&n) {
+                    return Err(bad(format!("a one-against-all model of {n} classes")));
+                }
+                (0..n)
+                    .map(|_| {
+                        let kind = r.string("feature enumerator")?;
+                        let features = FeatureSet::read_section(&kind, r)?;
+                        Learner::read_section(r, features, version)
+                    })
+                    .collect::<PolyResult<Vec<_>>>()
+            })?)
         } else if sections.has(PASSIVE_AGGRESSIVE) {
             Model::PassiveAggressive(sections.read(PASSIVE_AGGRESSIVE, PaClassifier::read_section)?)
         } else {

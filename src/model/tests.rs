@@ -565,3 +565,47 @@ fn counted_file_length_equals_the_bytes_written() {
         assert_eq!(trained.file("e").file_len(), trained.to_bytes("e").len(), "bits {bits}");
     }
 }
+
+/// A one-against-all file holds each class's model (different enumerators included) and reads
+/// back to models that predict as the written ones; a damaged class count is refused.
+#[test]
+fn one_against_all_models_round_trip() {
+    let data = stream(200, 7, true);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let flipped: Vec<f64> = labels.iter().map(|y| -y).collect();
+    let flipped_batch = Batch::new(&ns, &flipped, None).unwrap();
+    let logistic = || config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT);
+    let mut heads = vec![
+        Learner::new(logistic(), FeatureSet::from(Interactions::linear())).unwrap(),
+        Learner::new(logistic(), FeatureSet::from(Interactions::quadratic())).unwrap(),
+        Learner::new(logistic(), FeatureSet::from(Interactions::linear())).unwrap(),
+    ];
+    heads[0].learn_batch(&batch).unwrap();
+    heads[1].learn_batch(&flipped_batch).unwrap();
+    let borrowed: Vec<&OnlineModel> = heads.iter().collect();
+    let bytes = ModelRef::OneAgainstAll(&borrowed).to_bytes("{\"classes\": 3}");
+    let (Model::OneAgainstAll(loaded), text) = Model::from_bytes(&bytes).unwrap() else {
+        panic!("not a one-against-all model")
+    };
+    assert_eq!(text, "{\"classes\": 3}");
+    assert_eq!(loaded.len(), 3);
+    for (written, read) in heads.iter().zip(&loaded) {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        written.predict_batch(&batch, &mut a).unwrap();
+        read.predict_batch(&batch, &mut b).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(written.progress(), read.progress());
+    }
+    assert_eq!(Model::OneAgainstAll(loaded).to_bytes("{\"classes\": 3}"), bytes);
+    // The class count is the first word of the section's bytes: make it 1, then 2^20.
+    let at = bytes.windows(15).position(|w| w == b"one_against_all").unwrap() + 15 + 8;
+    for count in [1u32, 1 << 20] {
+        let mut damaged = bytes.clone();
+        damaged[at..at + 4].copy_from_slice(&count.to_le_bytes());
+        let err = Model::from_bytes(&resealed(damaged)).unwrap_err().to_string();
+        assert!(err.contains(&format!("{count} classes")), "{err}");
+    }
+}

@@ -58,14 +58,15 @@ impl Drop for Handle {
 
 /// Models read back from their files for expressions that outlived them, by (path, file
 /// checksum): one copy per file in the process, however many queries use it.
-static RELOADED: LazyLock<Mutex<HashMap<(String, u32), Shared>>> =
+static RELOADED: LazyLock<Mutex<HashMap<(String, u32, usize), Shared>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The model saved in `path` whose file checksum is `checksum` (the file's last 4 bytes), read
 /// once per process: how an expression of a saved or loaded model scores after the model
-/// object is gone, or in another process. A file changed since is refused.
-pub fn reload(path: &str, checksum: u32) -> PolyResult<Shared> {
-    let key = (path.to_owned(), checksum);
+/// object is gone, or in another process. A file changed since is refused. `head` picks one
+/// class's model of a one-against-all file.
+pub fn reload(path: &str, checksum: u32, head: usize) -> PolyResult<Shared> {
+    let key = (path.to_owned(), checksum, head);
     if let Some(found) = RELOADED.lock().ok().and_then(|cached| cached.get(&key).cloned()) {
         return Ok(found);
     }
@@ -78,6 +79,15 @@ pub fn reload(path: &str, checksum: u32) -> PolyResult<Shared> {
     }
     let shared = match Model::from_bytes(&bytes)?.0 {
         Model::Online(m) => Shared::Online(Arc::new(RwLock::new(m))),
+        Model::OneAgainstAll(mut heads) if head < heads.len() => {
+            Shared::Online(Arc::new(RwLock::new(heads.swap_remove(head))))
+        }
+        Model::OneAgainstAll(heads) => {
+            return crate::invalid!(
+                "the model file {path:?} holds {} classes, not a class number {head}",
+                heads.len()
+            );
+        }
         Model::PassiveAggressive(m) => Shared::PassiveAggressive(Arc::new(RwLock::new(m))),
     };
     if let Ok(mut cached) = RELOADED.lock() {

@@ -5,13 +5,14 @@
 use std::path::PathBuf;
 
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyList};
 
 use super::dos::PyPaCore;
 use super::error::py_error;
 use super::guard::guarded;
 use super::learner::PyLearner;
-use crate::model::{Model, ModelRef};
+use super::error::poisoned;
+use crate::model::{Model, ModelRef, OnlineModel};
 
 /// The model file's bytes, written straight into a `bytes` object of the file's length (counted
 /// first), so that no second copy is made. The caller holds the model's lock throughout.
@@ -30,9 +31,47 @@ pub fn model_bytes<'py>(
 fn wrap(py: Python<'_>, (model, estimator): (Model, String)) -> PyResult<(Py<PyAny>, String)> {
     let object = match model {
         Model::Online(learner) => Py::new(py, PyLearner::wrap(learner))?.into_any(),
+        Model::OneAgainstAll(heads) => {
+            let heads: Vec<PyLearner> = heads.into_iter().map(PyLearner::wrap).collect();
+            PyList::new(py, heads)?.into_any().unbind()
+        }
         Model::PassiveAggressive(classifier) => Py::new(py, PyPaCore::wrap(classifier))?.into_any(),
     };
     Ok((object, estimator))
+}
+
+/// Runs `write` on the one-against-all model of `heads` (each read-locked meanwhile).
+fn with_heads<T>(
+    heads: &[PyRef<'_, PyLearner>],
+    write: impl FnOnce(ModelRef<'_>) -> PyResult<T>,
+) -> PyResult<T> {
+    let shared: Vec<_> = heads.iter().map(|h| h.shared()).collect();
+    let guards = shared.iter().map(|m| m.read().map_err(poisoned)).collect::<PyResult<Vec<_>>>()?;
+    let models: Vec<&OnlineModel> = guards.iter().map(|g| &**g).collect();
+    write(ModelRef::OneAgainstAll(&models))
+}
+
+/// The model-file bytes of a one-against-all model: one learner per class, in class order.
+#[pyfunction]
+fn heads_to_bytes<'py>(
+    py: Python<'py>,
+    heads: Vec<PyRef<'py, PyLearner>>,
+    estimator: &str,
+) -> PyResult<Bound<'py, PyBytes>> {
+    with_heads(&heads, |model| model_bytes(py, model, estimator))
+}
+
+/// Saves a one-against-all model (one learner per class, in class order) to `path`.
+#[pyfunction]
+fn save_heads(
+    py: Python<'_>,
+    heads: Vec<PyRef<'_, PyLearner>>,
+    path: PathBuf,
+    estimator: &str,
+) -> PyResult<()> {
+    with_heads(&heads, |model| {
+        py.detach(|| guarded(|| model.save(estimator, &path).map_err(py_error)))
+    })
 }
 
 /// (model, estimator text) of the model file at `path`.
@@ -52,5 +91,7 @@ fn model_from_bytes(py: Python<'_>, data: &[u8]) -> PyResult<(Py<PyAny>, String)
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(load_model, m)?)?;
     m.add_function(wrap_pyfunction!(model_from_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(heads_to_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(save_heads, m)?)?;
     Ok(())
 }

@@ -78,6 +78,9 @@ struct PredictKwargs {
     source: String,
     #[serde(default)]
     checksum: u32,
+    /// The class whose model this is, in a one-against-all file.
+    #[serde(default)]
+    head: usize,
 }
 
 fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Field> {
@@ -97,7 +100,7 @@ fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<
     let model = match lookup(kwargs.handle) {
         Some(model) => model,
         None if !kwargs.source.is_empty() => {
-            reload(&kwargs.source, kwargs.checksum).map_err(to_polars_error)?
+            reload(&kwargs.source, kwargs.checksum, kwargs.head).map_err(to_polars_error)?
         }
         None => {
             polars_bail!(ComputeError: "the model of this expression is gone (its estimator was garbage-collected or refitted, or the query runs in another process) and it was never saved: keep the fitted estimator while the query runs, or save it (expressions of a saved or loaded model read it back from its file)")

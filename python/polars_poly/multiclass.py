@@ -1,0 +1,156 @@
+"""One-against-all: a multiclass model as one hashed learner per class, each learning "this
+class or not" from the same examples in the same pass (Vowpal Wabbit's ``--oaa``,
+scikit-learn's one-vs-rest). :class:`polars_poly.SGDClassifier` uses it when it sees more
+than two classes; this module is the model object, the estimator keeps the class labels.
+
+The engine learners are the binary ones, unchanged; the model file holds them in class order
+(one ``one_against_all`` section). The progressive loss of the model is the sum over the
+classes of each one's binary loss on the example (the objective one-against-all minimizes).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import polars as pl
+
+from polars_poly import _internal
+from polars_poly._internal import Learner
+
+
+class OneAgainstAll:
+    """The learners of a multiclass model, one per class (in the order of ``classes_``), with
+    the methods of one engine ``Learner`` the estimator calls."""
+
+    def __init__(self, heads: Sequence[Learner]) -> None:
+        if len(heads) < 3:
+            raise ValueError(f"one-against-all needs 3 or more classes, got {len(heads)}")
+        self.heads = list(heads)
+
+    @classmethod
+    def new(cls, options: dict[str, Any], n_classes: int) -> OneAgainstAll:
+        return cls([Learner(options) for _ in range(n_classes)])
+
+    # --------------------------------------------------------------------------- training
+
+    def _signed(self, labels: pl.Series, k: int) -> pl.Series:
+        """Class ``k``'s binary labels from the class numbers: +1 for class k, -1 otherwise."""
+        return pl.Series(np.where(labels.to_numpy() == k, 1.0, -1.0))
+
+    def learn(
+        self,
+        features: list[pl.Series],
+        labels: pl.Series,
+        weights: pl.Series | None = None,
+        first_row: int = 0,
+    ) -> tuple[float, float]:
+        """One progressive pass of every class's learner over the batch (labels: class
+        numbers). The engine checks a batch whole before learning it, so a bad row stops the
+        first learner before any learns."""
+        loss = weight = 0.0
+        for k, head in enumerate(self.heads):
+            part, weight = head.learn(features, self._signed(labels, k), weights, first_row)
+            loss += part
+        return loss, weight
+
+    def fit(
+        self,
+        features: list[pl.Series],
+        labels: pl.Series,
+        weights: pl.Series | None,
+        passes: int,
+        shuffle_seed: int | None,
+        holdout_period: int,
+        early_stopping: int,
+        average_tail: float,
+    ) -> tuple[int, list[float], list[float], bool]:
+        """Each class's multi-pass fit (its own holdout and early stopping, as scikit-learn's
+        one-vs-rest fits each class alone). Per-pass losses sum the classes', a class that
+        stopped early counting its last pass."""
+        reports = [
+            head.fit(
+                features,
+                self._signed(labels, k),
+                weights,
+                passes,
+                shuffle_seed,
+                holdout_period,
+                early_stopping,
+                average_tail,
+            )
+            for k, head in enumerate(self.heads)
+        ]
+        runs = max(r[0] for r in reports)
+
+        def summed(index: int) -> list[float]:
+            return [
+                float(sum(r[index][min(p, len(r[index]) - 1)] for r in reports if r[index]))
+                for p in range(max(len(r[index]) for r in reports))
+            ]
+
+        return runs, summed(1), summed(2), any(r[3] for r in reports)
+
+    def begin_run(self, examples: int) -> None:
+        for head in self.heads:
+            head.begin_run(examples)
+
+    # --------------------------------------------------------------------------- state
+
+    @property
+    def progress(self) -> tuple[int, float, float, int]:
+        """(examples, Σ weight·loss summed over the classes, Σ weight, feature updates of all
+        the classes)."""
+        first = self.heads[0].progress
+        loss = sum(h.progress[1] for h in self.heads)
+        updates = sum(h.progress[3] for h in self.heads)
+        return first[0], loss, first[2], updates
+
+    def scores(self, features: list[pl.Series]) -> npt.NDArray[np.float64]:
+        """Each class's score of every row: shape (rows, classes)."""
+        columns = [np.asarray(h.predict(features).to_numpy(), np.float64) for h in self.heads]
+        return np.column_stack(columns)
+
+    def options(self) -> Any:
+        return self.heads[0].options()
+
+    def namespace_seed(self, k: int) -> int:
+        return int(self.heads[0].namespace_seed(k))
+
+    def apple_state(self) -> tuple[int, int, float, int] | None:
+        """apple's state of the first class, its expansions counted over all the classes."""
+        states = [h.apple_state() for h in self.heads]
+        if states[0] is None:
+            return None
+        first = states[0]
+        return (sum(int(s[0]) for s in states if s is not None), first[1], first[2], first[3])
+
+    def apple_parents(self) -> list[Any]:
+        return [p for h in self.heads for p in h.apple_parents()]
+
+    def field_crosses(self) -> list[Any]:
+        return [c for h in self.heads for c in h.field_crosses()]
+
+    def field_candidates(self) -> list[Any]:
+        return [c for h in self.heads for c in h.field_candidates()]
+
+    @property
+    def nbytes(self) -> int:
+        return sum(int(h.nbytes) for h in self.heads)
+
+    # --------------------------------------------------------------------------- files
+
+    def to_bytes(self, estimator: str) -> bytes:
+        return bytes(_internal.heads_to_bytes(self.heads, estimator))
+
+    def save(self, path: str, estimator: str) -> None:
+        _internal.save_heads(self.heads, path, estimator)
+
+    def __copy__(self) -> OneAgainstAll:
+        return OneAgainstAll([copy.copy(h) for h in self.heads])
+
+
+__all__ = ["OneAgainstAll"]
