@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import polars_poly as pp
 import pytest
 from polars_poly.__main__ import main
 
@@ -43,7 +44,7 @@ def test_train_prints_vowpal_wabbits_table(vw_file, tmp_path, capsys) -> None:
     model = tmp_path / "m.bin"
     args = ["-d", str(vw_file), "-q", "AF", "--loss_function", "logistic"]
     assert main(["train", *args, "-f", str(model)]) == 0
-    ours = table_rows(capsys.readouterr().out)
+    ours = table_rows(capsys.readouterr().err)
     assert [int(r[2]) for r in ours] == [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 3000]
     assert model.exists()
     pytest.importorskip("vowpalwabbit")
@@ -76,7 +77,7 @@ def test_continue_training_and_other_formats(vw_file, tmp_path, capsys) -> None:
     model = tmp_path / "m.bin"
     assert main(["train", "-d", str(vw_file), "--quiet", "-f", str(model)]) == 0
     assert main(["train", "-d", str(vw_file), "--quiet", "-i", str(model), "-f", str(model)]) == 0
-    assert "number of examples = 6000" in capsys.readouterr().out
+    assert "number of examples = 6000" in capsys.readouterr().err
     svm = tmp_path / "d.svm"
     svm.write_text("1 1:0.5 3:1\n0 2:1\n1 1:1 2:0.5\n")
     assert main(["train", "-d", str(svm), "--quiet", "--loss_function", "logistic"]) == 0
@@ -85,7 +86,7 @@ def test_continue_training_and_other_formats(vw_file, tmp_path, capsys) -> None:
         parquet
     )
     assert main(["train", "-d", str(parquet), "--label", "y", "--quiet"]) == 0
-    assert "number of examples = 3" in capsys.readouterr().out
+    assert "number of examples = 3" in capsys.readouterr().err
 
 
 def test_errors_exit_with_one_line(vw_file, tmp_path, capsys) -> None:
@@ -94,7 +95,7 @@ def test_errors_exit_with_one_line(vw_file, tmp_path, capsys) -> None:
     assert main(["train", "-d", str(vw_file), "-q", "AZ"]) == 1
     assert "no namespace starting with 'Z'" in capsys.readouterr().err
     with pytest.raises(SystemExit) as usage:
-        main(["train"])
+        main(["train", "--no-such-flag"])
     assert usage.value.code == 2
 
 
@@ -109,3 +110,91 @@ def test_the_module_runs_as_a_program(tmp_path) -> None:
         text=True,
     )
     assert failed.returncode == 1 and failed.stderr.startswith("polars-poly inspect: error:")
+
+
+@pytest.fixture(scope="module")
+def multiclass_file(tmp_path_factory) -> Path:
+    """Three classes, labels 1..3 (Vowpal Wabbit's multiclass labels)."""
+    rng = np.random.default_rng(1)
+    path = tmp_path_factory.mktemp("oaa") / "classes.vw"
+    lines = []
+    for _ in range(2000):
+        c = rng.integers(1, 4)
+        noisy = rng.integers(1, 4) if rng.random() < 0.2 else c
+        lines.append(f"{c} |a k{noisy} n{rng.integers(0, 30)} |b g{rng.integers(0, 9)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_oaa_prints_vowpal_wabbits_multiclass_table(multiclass_file, tmp_path, capsys) -> None:
+    """``--oaa 3``: the progressive multiclass error at each row, the current label, the
+    predicted class and the example's features, as ``vw --oaa 3`` prints them."""
+    args = ["-d", str(multiclass_file), "--oaa", "3", "--loss_function", "logistic"]
+    model = tmp_path / "oaa.bin"
+    assert main(["train", *args, "-f", str(model)]) == 0
+    ours = table_rows(capsys.readouterr().err)
+    assert [int(r[2]) for r in ours][-1] == 2000
+    assert main(["predict", "-d", str(multiclass_file), "-i", str(model), "--probabilities"]) == 0
+    probabilities = np.loadtxt(capsys.readouterr().out.splitlines())
+    assert probabilities.shape == (2000, 3)
+    np.testing.assert_allclose(probabilities.sum(axis=1), 1.0, atol=1e-5)
+    pytest.importorskip("vowpalwabbit")
+    vw = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", *args], capture_output=True, text=True, check=True
+    )
+    theirs = table_rows(vw.stdout + vw.stderr)
+    assert len(theirs) >= 11
+    for a, b in zip(ours, theirs, strict=False):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_standard_input_history_plot_and_a_broken_pipe(vw_file, tmp_path) -> None:
+    model, history = tmp_path / "m.bin", tmp_path / "curve.csv"
+    program = [sys.executable, "-m", "polars_poly"]
+    text = vw_file.read_bytes()
+    trained = subprocess.run(
+        [*program, "train", "-f", str(model), "--history", str(history)],
+        input=text,
+        capture_output=True,
+    )
+    assert trained.returncode == 0, trained.stderr
+    assert b"number of examples = 3000" in trained.stderr and trained.stdout == b""
+    curve = pl.read_csv(history)
+    assert curve["examples"].to_list()[:3] == [1, 2, 4] and curve["examples"][-1] == 3000
+    predicted = subprocess.run(
+        [*program, "predict", "-i", str(model)], input=text, capture_output=True
+    )
+    assert predicted.returncode == 0 and len(predicted.stdout.splitlines()) == 3000
+    # The reader stops after one line: exit 141 (SIGPIPE's), no traceback.
+    piped = subprocess.run(
+        f"{sys.executable} -m polars_poly predict -i {model} -d {vw_file} | head -1",
+        shell=True,
+        capture_output=True,
+        executable="/bin/bash",
+    )
+    assert len(piped.stdout.splitlines()) == 1 and b"Traceback" not in piped.stderr
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "curve.png"
+    assert main(["train", "-d", str(vw_file), "--quiet", "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_readable_model_names_the_weights(tmp_path, capsys) -> None:
+    """``inspect --readable_model``: a linear model's weights by column name (equal to
+    ``coef_``), then every nonzero slot."""
+    rng = np.random.default_rng(2)
+    frame = pl.DataFrame({"age": rng.normal(size=500), "hours": rng.normal(size=500)})
+    frame = frame.with_columns(y=2 * pl.col("age") - pl.col("hours") + 1)
+    data, model = tmp_path / "d.parquet", tmp_path / "m.bin"
+    frame.write_parquet(data)
+    assert main(["train", "-d", str(data), "--label", "y", "--quiet", "-f", str(model)]) == 0
+    readable = tmp_path / "readable.txt"
+    assert main(["inspect", "-i", str(model), "--readable_model", str(readable)]) == 0
+    lines = readable.read_text().splitlines()
+    named = dict(line.rsplit(":", 1) for line in lines if line.split(":")[0] in ("age", "hours"))
+    fitted = pp.load_model(model)
+    np.testing.assert_allclose(
+        [float(named["age"]), float(named["hours"])], fitted.coef_, rtol=1e-5
+    )
+    slots = [line for line in lines if line.split(":")[0].isdigit()]
+    assert len(slots) == 3  # age, hours and the constant

@@ -464,11 +464,21 @@ def test_vw_file_namespace_columns_train_exactly_like_vowpal_wabbit(tmp_path: Pa
     frame = pp.read_vw(path, namespaces="auto")
     assert frame.columns[4:] == ["A", "B", "c"]
     model = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")], progress=False)
-    model.fit(frame.select("label", "weight", "A", "B", "c"), "label", sample_weight="weight")
+    # The frame as read: its label and importance weights are used, as vw uses them.
+    model.fit(frame)
     # Measured: equal to 1e-7 (float rounding only).
     assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5)
-    ours = model.decision_function(frame.head(200).select("A", "B", "c"))
+    ours = model.decision_function(frame.head(200))
     np.testing.assert_allclose(ours, margins, rtol=1e-4, atol=1e-5)
+    streamed = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")])
+    assert streamed.fit(pp.scan_vw(path, namespaces="auto")).progressive_loss_ == pytest.approx(
+        model.progressive_loss_, rel=1e-12
+    )
+    unweighted = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")])
+    assert unweighted.fit(frame.drop("weight")).progressive_loss_ != pytest.approx(theirs)
+    (tmp_path / "based.vw").write_text("1 |a x\n-1 0.5 0.25 |a y\n")
+    with pytest.raises(ValueError, match=r"row 1 has base \(initial prediction\) 0.25"):
+        pp.SGDRegressor().fit(pp.read_vw(tmp_path / "based.vw"))
 
 
 def test_namespaces_crosses_and_arrow_input() -> None:
@@ -579,3 +589,34 @@ def test_an_expression_of_a_saved_model_outlives_the_model(tmp_path: Path) -> No
         [sys.executable, "-c", script, str(serialized)], capture_output=True, text=True
     )
     assert done.returncode != 0 and "changed since the expression was built" in done.stderr
+
+
+@pytest.mark.parametrize("constant", [True, False])
+def test_coef_and_intercept_reproduce_the_linear_scores(constant: bool) -> None:
+    """coef_ and intercept_ are what the model scores with: X @ coef_.T + intercept_ equals the
+    scores (float32 weights), for a matrix, numeric columns, scipy input, binary and multiclass."""
+    rng = np.random.default_rng(11)
+    X = rng.normal(size=(400, 6))
+    y = X @ rng.normal(size=6) + 0.7
+    options = {"constant": constant, "progress": False}
+    regressor = pp.SGDRegressor(passes=3, **options).fit(X, y)
+    assert regressor.coef_.shape == (6,) and regressor.intercept_.shape == (1,)
+    # Predictions are clipped to the label range seen in training.
+    linear = np.clip(X @ regressor.coef_ + regressor.intercept_, y.min(), y.max())
+    np.testing.assert_allclose(linear, regressor.predict(X), atol=1e-5)
+    assert (regressor.intercept_ != 0) == constant
+    frame = pl.DataFrame({f"c{i}": X[:, i] for i in range(6)})
+    binary = pp.SGDClassifier(**options).fit(frame, y > 0.7)
+    assert binary.coef_.shape == (1, 6)
+    scores = X @ binary.coef_.T + binary.intercept_
+    np.testing.assert_allclose(scores[:, 0], binary.decision_function(frame), atol=1e-5)
+    three = pp.SGDClassifier(**options).fit(sp.csr_matrix(X), np.digitize(y, [-1.0, 1.0]))
+    assert three.coef_.shape == (3, 6)
+    np.testing.assert_allclose(
+        X @ three.coef_.T + three.intercept_, three.decision_function(X), atol=1e-5
+    )
+    with pytest.raises(AttributeError, match="expansion='quadratic'"):
+        _ = pp.SGDRegressor(expansion="quadratic", progress=False).fit(X, y).coef_
+    hashed = pl.DataFrame({"f": pp.from_numpy(X), "y": y})
+    with pytest.raises(AttributeError, match=r"on hashed sparse columns \['f'\]"):
+        _ = pp.SGDRegressor(progress=False).fit(hashed, "y").coef_

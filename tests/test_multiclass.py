@@ -10,11 +10,10 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import polars_poly as pp
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import polars_poly as pp
 
 
 def blobs(n: int = 600, k: int = 3, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:

@@ -82,11 +82,26 @@ def check_named_columns(schema: pl.Schema, **named: Any) -> None:
             )
 
 
+# The columns read_vw puts before the features, with their types, and the columns of its output
+# that are never features.
+VW_LEADING = {"label": pl.Float64, "weight": pl.Float64, "base": pl.Float64, "tag": pl.String}
+VW_NOT_FEATURES = frozenset([*VW_LEADING, "namespace"])
+
+
+def is_vw_frame(schema: pl.Schema) -> bool:
+    """Whether a frame is :func:`polars_poly.read_vw`'s output (its label, base and tag
+    columns; the weight column may have been dropped)."""
+    return all(schema.get(n) == d for n, d in VW_LEADING.items() if n != "weight")
+
+
 def frame_columns(
     schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str]
 ) -> tuple[list[str], bool]:
     """(feature columns, sparse?) of a frame: ``features`` if given, else every sparse column,
-    else every numeric column (not the target or weight columns in ``exclude``)."""
+    else every numeric column (not the target or weight columns in ``exclude``, nor the label,
+    importance weight, base, tag and namespace columns of a Vowpal Wabbit file's frame)."""
+    if is_vw_frame(schema):
+        exclude = exclude | VW_NOT_FEATURES
     if features is not None:
         names = [features] if isinstance(features, str) else list(features)
         missing = [n for n in names if n not in schema]

@@ -13,7 +13,13 @@ Exit codes: 0 on success, 1 on an error (one line on stderr naming it), 2 on a u
 from __future__ import annotations
 
 import argparse
+import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
@@ -34,6 +40,24 @@ def _format_of(path: str, given: str) -> str:
     if name.endswith((".parquet", ".pq")):
         return "parquet"
     return "libsvm"
+
+
+STDIN = "-"
+
+
+@contextmanager
+def data_file(path: str, format: str) -> Iterator[tuple[str, str]]:
+    """(a readable path, its format) for ``-d``: the file, or standard input copied to a
+    temporary file (``-`` or no ``-d``: Vowpal Wabbit text unless ``--format`` says)."""
+    if path != STDIN:
+        yield path, _format_of(path, format)
+        return
+    kind = "vw" if format == "auto" else format
+    with tempfile.TemporaryDirectory(prefix="polars-poly-stdin-") as folder:
+        copy = Path(folder) / f"stdin.{kind}"
+        with copy.open("wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out)
+        yield str(copy), kind
 
 
 def read_data(path: str, format: str, label: str, bits: int) -> tuple[pl.DataFrame, list[str]]:
@@ -87,7 +111,7 @@ def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
         options["expansion"] = "quadratic"
     if args.q:
         options["interactions"] = _pairs(args.q, columns)
-    if args.loss_function in CLASSIFICATION_LOSSES:
+    if args.oaa or args.loss_function in CLASSIFICATION_LOSSES:
         return pp.SGDClassifier(**options)
     return pp.SGDRegressor(**options)
 
@@ -109,6 +133,9 @@ class ProgressTable:
 
     def row(self, model: Any, label: float, predicted: float, features: int) -> None:
         examples, loss, weight, _ = model._learner.progress
+        errors = getattr(model._learner, "errors", None)
+        if errors is not None:  # one against all: the multiclass error, as vw --oaa prints
+            loss, weight = errors
         since = (loss - self.last[0]) / max(weight - self.last[1], 1e-300)
         self.last = (loss, weight)
         print(
@@ -128,8 +155,9 @@ def _doubling_segments(n: int) -> list[tuple[int, int]]:
 
 
 def train(args: argparse.Namespace, out: TextIO) -> None:
-    frame, columns = read_data(args.data, args.format, args.label, args.bits)
-    label = "label" if _format_of(args.data, args.format) != "parquet" else args.label
+    with data_file(args.data, args.format) as (path, kind):
+        frame, columns = read_data(path, kind, args.label, args.bits)
+    label = "label" if kind != "parquet" else args.label
     weight = "weight" if "weight" in frame.columns else None
     if frame[label].null_count():
         raise ValueError(f"{args.data}: {frame[label].null_count()} examples have no label")
@@ -140,8 +168,7 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
         model = _estimator(args, columns)
     classes = None
     if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
-        seen = set(frame[label].unique().to_list())
-        classes = [0, 1] if seen <= {0, 1} else [-1, 1]
+        classes = _classes(args, frame[label])
     table = None if args.quiet else ProgressTable(out)
     segments = _doubling_segments(len(frame))
     for _ in range(args.passes):
@@ -151,12 +178,19 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
                 model.partial_fit(part.head(-1), label, weight, **_first(classes, model))
                 part = part.tail(1)
             predicted = _score(model, part) if table is not None and _fitted(model) else 0.0
+            if not _fitted(model) and classes is not None and len(classes) > 2:
+                predicted = float(classes[0])  # all scores 0: the first class, as vw says
             before = model._learner.progress[3] if _fitted(model) else 0
             model.partial_fit(part, label, weight, **_first(classes, model))
             if table is not None:
-                features = model._learner.progress[3] - before
+                # Features of the example (a multiclass model updates them once per class).
+                heads = len(getattr(model._learner, "heads", [None]))
+                features = (model._learner.progress[3] - before) // heads
                 table.row(model, float(part[label][0]), predicted, int(features))
     examples, loss, weight_sum, updates = model._learner.progress
+    errors = getattr(model._learner, "errors", None)
+    if errors is not None:
+        loss, updates = errors[0], updates // len(model._learner.heads)
     print(
         f"\nfinished run\nnumber of examples = {examples}\nweighted example sum = "
         f"{weight_sum:.1f}\naverage loss = {loss / max(weight_sum, 1e-300):.6f}\n"
@@ -166,12 +200,52 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
     if args.final_regressor:
         model.save(args.final_regressor)
         print(f"model written to {args.final_regressor}", file=out)
+    if args.history:
+        # partial_fit records each call's end; keep the doublings (and the end), as the table.
+        examples = pl.col("examples")
+        doublings = (examples & (examples - 1) == 0) | (examples == examples.max())
+        model.history_.filter(doublings).write_csv(args.history)
+        print(f"learning curve written to {args.history}", file=out)
+    if args.plot:
+        _plot(model, args.plot)
+        print(f"learning curve plot written to {args.plot}", file=out)
+
+
+def _classes(args: argparse.Namespace, labels: pl.Series) -> list[Any]:
+    """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels),
+    else the file's labels ({0, 1} or {-1, +1} when they are among those)."""
+    if args.oaa:
+        unknown = labels.filter(~labels.is_in([float(k) for k in range(1, args.oaa + 1)]))
+        if len(unknown):
+            raise ValueError(
+                f"--oaa {args.oaa} takes labels 1..{args.oaa}; {args.data} has {unknown[0]:g}"
+            )
+        return list(range(1, args.oaa + 1))
+    from polars_poly.learner import classes_of
+
+    found: list[Any] = classes_of(labels.unique().sort().to_numpy()).tolist()
+    return found
+
+
+def _plot(model: Any, path: str) -> None:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        raise ValueError("--plot needs matplotlib: pip install matplotlib") from None
+    ax = model.plot_learning_curve()
+    ax.figure.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(ax.figure)
 
 
 def _score(model: Any, row: pl.DataFrame) -> float:
     """The model's prediction for one row before learning it: the margin of a classifier, as
     Vowpal Wabbit prints."""
     if isinstance(model, pp.SGDClassifier):
+        if len(model.classes_) > 2:
+            return float(model.predict(row)[0])
         return float(model.decision_function(row)[0])
     return float(model.predict(row)[0])
 
@@ -189,19 +263,24 @@ def _first(classes: list[int] | None, model: Any) -> dict[str, Any]:
 
 def predict(args: argparse.Namespace, out: TextIO) -> None:
     model = pp.load_model(args.initial_regressor)
-    frame, _ = read_data(args.data, args.format, args.label, getattr(model, "bits", 18))
+    with data_file(args.data, args.format) as (path, kind):
+        frame, _ = read_data(path, kind, args.label, getattr(model, "bits", 18))
+    multiclass = len(getattr(model, "classes_", ())) > 2
     if args.raw and isinstance(model, pp.SGDClassifier):
         values = model.decision_function(frame)
     elif args.probabilities:
-        values = model.predict_proba(frame)[:, 1]
+        values = model.predict_proba(frame)
+        values = values if multiclass else values[:, 1]
     else:
         values = model.predict(frame)
+    values = np.asarray(values)
+    fmt = "%.6g" if values.dtype.kind in "biuf" else "%s"
     if args.predictions:
-        np.savetxt(args.predictions, np.asarray(values), fmt="%.6g")
+        np.savetxt(args.predictions, values, fmt=fmt)
         print(f"{len(values)} predictions written to {args.predictions}", file=out)
     else:
-        np.savetxt(out, np.asarray(values), fmt="%.6g")
-    label = "label" if _format_of(args.data, args.format) != "parquet" else args.label
+        np.savetxt(out, values, fmt=fmt)
+    label = "label" if kind != "parquet" else args.label
     if label in frame.columns and frame[label].null_count() == 0:
         print(f"score (R² or accuracy) = {model.score(frame, label):.6f}", file=sys.stderr)
 
@@ -214,18 +293,67 @@ def inspect(args: argparse.Namespace, out: TextIO) -> None:
         k: v for k, v in model.get_params(deep=False).items() if repr(v) != repr(defaults.get(k))
     }
     print(f"options (not default): {changed}", file=out)
-    for name in ("n_examples_", "progressive_loss_", "namespaces_", "n_parents_", "n_crosses_"):
+    names = ("classes_", "n_examples_", "progressive_loss_", "progressive_error_", "namespaces_")
+    for name in (*names, "n_parents_", "n_crosses_"):
         if hasattr(model, name):
-            print(f"{name.rstrip('_')}: {getattr(model, name)}", file=out)
+            value = getattr(model, name)
+            value = value.tolist() if isinstance(value, np.ndarray) else value
+            print(f"{name.rstrip('_')}: {value}", file=out)
     if getattr(model, "n_parents_", 0):
         with pl.Config(tbl_rows=args.top, tbl_cols=-1, fmt_str_lengths=60):
             print(model.monomials().head(args.top), file=out)
+    if args.readable_model:
+        with open(args.readable_model, "w") as file:
+            lines = write_readable_model(model, file)
+        print(f"readable model ({lines} lines) written to {args.readable_model}", file=out)
+
+
+def write_readable_model(model: Any, out: TextIO) -> int:
+    """Vowpal Wabbit's ``--readable_model``: the options, then the weights by name where the
+    model has names (a linear model's features and constant, apple's monomials), then every
+    nonzero weight slot as ``slot:weight``, per class for a multiclass model. Returns the
+    number of lines written."""
+    if not isinstance(model, pp.SGDRegressor | pp.SGDClassifier):
+        raise ValueError(f"--readable_model describes SGD models, not a {type(model).__name__}")
+    lines = [f"{type(model).__name__}", f"bits:{model.bits}", f"loss:{model.loss}"]
+    lines.append(f"expansion:{model.expansion!r}")
+    if model.interactions:
+        lines.append(f"interactions:{list(model.interactions)!r}")
+    learner = model._learner
+    heads = getattr(learner, "heads", [learner])
+    classes = model.classes_.tolist() if len(heads) > 1 else [None]
+    named: list[list[tuple[str, float]]] = [[] for _ in heads]
+    if hasattr(model, "coef_"):
+        names = model.feature_columns_ or [f"x{i}" for i in range(model.n_features_in_)]
+        coef = np.atleast_2d(model.coef_)
+        for k in range(len(heads)):
+            named[k] = [*zip(names, coef[k].tolist(), strict=True)]
+            named[k].append(("constant", float(model.intercept_[k])))
+    elif model._apple() is not None:
+        table = model.monomials()
+        for k, cls in enumerate(classes):
+            rows = table if cls is None else table.filter(pl.col("class") == cls)
+            named[k] = list(zip(rows["monomial"].to_list(), rows["weight"].to_list(), strict=True))
+    slots = list(range(2**model.bits))
+    for k, head in enumerate(heads):
+        if classes[k] is not None:
+            lines.append(f"class:{classes[k]}")
+        lines.extend(f"{name}:{weight:.6g}" for name, weight in named[k])
+        weights = np.asarray(head.weights_at(slots))
+        lines.extend(f"{slot}:{weights[slot]:.6g}" for slot in np.flatnonzero(weights))
+    out.write("\n".join(lines) + "\n")
+    return len(lines)
 
 
 def add_commands(commands: Any) -> None:
     """The ``train``, ``predict`` and ``inspect`` subcommands, on an argparse subparsers."""
     data = argparse.ArgumentParser(add_help=False)
-    data.add_argument("-d", "--data", required=True, help="LIBSVM, VW text or parquet file")
+    data.add_argument(
+        "-d",
+        "--data",
+        default=STDIN,
+        help="LIBSVM, VW text or parquet file, plain or gzip (default or '-': standard input)",
+    )
     data.add_argument("--format", choices=FORMATS, default="auto", help="default: by suffix")
     data.add_argument("--label", default="label", help="label column of a parquet file")
     t = commands.add_parser("train", parents=[data], help="train a model (Vowpal Wabbit flags)")
@@ -245,6 +373,11 @@ def add_commands(commands: Any) -> None:
     t.add_argument("--quadratic", action="store_true", help="all products x_i x_j")
     t.add_argument("--cubic", action="store_true", help="all products up to degree 3")
     t.add_argument("--quiet", action="store_true", help="no progressive table")
+    t.add_argument(
+        "--oaa", type=int, default=0, metavar="K", help="K classes, labels 1..K (one against all)"
+    )
+    t.add_argument("--history", metavar="CSV", help="write the learning curve (history_) here")
+    t.add_argument("--plot", metavar="PNG", help="plot the learning curve here (matplotlib)")
     p = commands.add_parser("predict", parents=[data], help="score a file with a model")
     p.add_argument("-i", "--initial_regressor", required=True, help="the model")
     p.add_argument("-p", "--predictions", help="write predictions here (default: stdout)")
@@ -253,18 +386,27 @@ def add_commands(commands: Any) -> None:
     i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
     i.add_argument("-i", "--initial_regressor", required=True, help="the model")
     i.add_argument("--top", type=int, default=20, help="monomials listed")
+    i.add_argument(
+        "--readable_model", metavar="FILE", help="write the weights, by name where known, here"
+    )
 
 
 COMMANDS = {"train": train, "predict": predict, "inspect": inspect}
 
 
 def run(args: argparse.Namespace) -> int:
-    """Runs a ``train`` / ``predict`` / ``inspect`` command: its exit code."""
+    """Runs a ``train`` / ``predict`` / ``inspect`` command: its exit code. ``train`` reports
+    on stderr, as ``vw`` does, so that stdout stays free for predictions."""
+    out = sys.stderr if args.command == "train" else sys.stdout
     try:
-        COMMANDS[args.command](args, sys.stdout)
+        COMMANDS[args.command](args, out)
     except KeyboardInterrupt:
         print("polars-poly: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader went away (``| head``): stop quietly, as a killed-by-SIGPIPE tool would.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (OSError, ValueError, TypeError, pl.exceptions.PolarsError) as err:
         print(f"polars-poly {args.command}: error: {err}", file=sys.stderr)
         return 1

@@ -284,9 +284,12 @@ def _combine(start: Estimator | None, parts: list[Estimator], averaging: str) ->
             None if start is None else start.core_, [p.core_ for p in parts]
         )
     else:
-        merged = _internal.average_learners(
-            None if start is None else start._learner, [p._learner for p in parts], averaging
-        )
+        # Multiclass models are refused before training (_classes): each is one Learner.
+        learners = [p._learner for p in parts if isinstance(p._learner, _internal.Learner)]
+        first = None if start is None else start._learner
+        if len(learners) != len(parts) or not isinstance(first, _internal.Learner | None):
+            raise TypeError("distributed averaging takes binary or regression models")
+        merged = _internal.average_learners(first, learners, averaging)
     out = _with_model(parts[0], merged)
     out._task_seconds = [t for p in parts for t in getattr(p, "_task_seconds", [])]
     result: Estimator = out

@@ -33,6 +33,7 @@ from polars_poly._input import (
     check_named_columns,
     feature_exprs,
     frame_columns,
+    is_vw_frame,
     label_array,
     matrix_series,
     namespace_names,
@@ -279,6 +280,27 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         }
 
     # ----------------------------------------------------------------------------- inputs
+
+    def _vw_defaults(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any]:
+        """``y`` and ``sample_weight`` of a Vowpal Wabbit file's frame (``read_vw`` /
+        ``scan_vw``) default to its ``label`` and ``weight`` (importance) columns, as ``vw``
+        learns it; its ``base`` (initial predictions) must be 0."""
+        if not isinstance(X, pl.DataFrame | pl.LazyFrame):
+            return y, sample_weight
+        schema = X.collect_schema()
+        if not is_vw_frame(schema):
+            return y, sample_weight
+        based = X.lazy().select(pl.col("base").ne(0).arg_true().first().alias("row"))
+        row = based.collect(engine="streaming")["row"][0]
+        if row is not None:
+            value = X.lazy().select(pl.col("base").gather(row)).collect()["base"][0]
+            raise ValueError(
+                f"row {row} has base (initial prediction) {value:g}: Vowpal Wabbit's base is "
+                "not supported; drop the column to ignore it"
+            )
+        if sample_weight is None and "weight" in schema:
+            sample_weight = "weight"
+        return ("label" if y is None else y), sample_weight
 
     def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
         return frame_columns(schema, self.features, exclude)
@@ -607,6 +629,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     def _fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         self._check_params()
+        y, sample_weight = self._vw_defaults(X, y, sample_weight)
         if isinstance(X, pl.LazyFrame):
             self._no_averaging("fit on a LazyFrame")
             self._fit_lazy(X, y, sample_weight)
@@ -635,11 +658,15 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self.n_parents_ = len(self._learner.apple_parents())
         if _has_field_crosses(self._learner):
             self.n_crosses_ = len(self._learner.field_crosses())
+        if isinstance(self._learner, OneAgainstAll) and self._learner.errors[1] > 0:
+            errors, weight = self._learner.errors
+            self.progressive_error_ = errors / weight
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         if isinstance(X, pl.LazyFrame):
             raise TypeError("partial_fit takes in-memory batches; use fit for a LazyFrame")
         self._no_averaging("partial_fit")
+        y, sample_weight = self._vw_defaults(X, y, sample_weight)
         first = not hasattr(self, "_learner")
         data = self._data(X, y, sample_weight, fitting=first)
         if first:
@@ -682,9 +709,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             return pl.concat_arr(self._head_exprs(features, output))
         return self._head_exprs(features, output)[0]
 
-    def _head_exprs(
-        self, features: Sequence[str | pl.Expr] | None, output: str
-    ) -> list[pl.Expr]:
+    def _head_exprs(self, features: Sequence[str | pl.Expr] | None, output: str) -> list[pl.Expr]:
         """The scoring expression of each engine learner (one; one per class for a multiclass
         model)."""
         learner = self._check_fitted()
@@ -707,6 +732,49 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             )
             for k, head in enumerate(heads)
         ]
+
+    def _linear_weights(self) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """(coefficients, intercepts), one row per engine learner, of a linear model on
+        numbered features."""
+        learner = self._check_fitted()
+        columns = getattr(self, "feature_columns_", None)
+        numbered = columns is None or not self._sparse_columns
+        linear = self.expansion == "linear" and not self.interactions
+        if not (linear and numbered):
+            raise AttributeError(
+                "coef_ describes a linear model on numbered features (a matrix or numeric "
+                f"columns); this model uses expansion={self.expansion!r}"
+                + (f", interactions={self.interactions!r}" if self.interactions else "")
+                + ("" if numbered else f" on hashed sparse columns {columns}")
+                + " (see monomials() for apple)"
+            )
+        n = len(columns) if columns is not None else int(self.n_features_in_)
+        heads = learner.heads if isinstance(learner, OneAgainstAll) else [learner]
+        found = [head.linear_coefficients(0, n, bool(self.constant)) for head in heads]
+        if any(f is None for f in found):
+            raise AttributeError(
+                f"coef_: two of the {n} features (or the constant) share a weight slot of "
+                f"2**{self.bits}; train with more bits"
+            )
+        coef = np.array([f[0] for f in found if f is not None], dtype=np.float64)
+        intercept = np.array([f[1] for f in found if f is not None], dtype=np.float64)
+        return coef, intercept
+
+    @property
+    def coef_(self) -> npt.NDArray[np.float64]:
+        """The weights of a linear model (``expansion="linear"``) on a matrix or numeric
+        columns: the score is ``X @ coef_.T + intercept_`` (before clipping to the label
+        range). Shape ``(n_features,)`` for a regressor, ``(1, n_features)`` for a binary
+        classifier, ``(n_classes, n_features)`` for a multiclass one, as scikit-learn's.
+        Other models have no ``coef_`` (``AttributeError`` saying why)."""
+        coef, _ = self._linear_weights()
+        return coef[0] if isinstance(self, RegressorMixin) else coef
+
+    @property
+    def intercept_(self) -> npt.NDArray[np.float64]:
+        """The constant feature's weight (0 with ``constant=False``), one per row of
+        ``coef_``."""
+        return self._linear_weights()[1]
 
     # ----------------------------------------------------------------------------- apple
 
@@ -746,7 +814,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             ]
         )
 
-    def _field_apple(self, method: str) -> tuple[Learner, list[str]]:
+    def _field_apple(self, method: str) -> tuple[Learner | OneAgainstAll, list[str]]:
         """The fitted engine model and its feature-column names, for a model that grows field
         crosses (a FieldApple, or apple with field crosses)."""
         learner = self._check_fitted()
@@ -876,13 +944,18 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             "holdout_loss": list(self.holdout_loss_),
             "rows_seen": self._rows_seen,
         }
+        if isinstance(self._learner, OneAgainstAll):
+            state["multiclass_errors"] = list(self._learner.errors)
         return json.dumps(state)
 
     def _classes_list(self) -> list[Any] | None:
         return None
 
-    def _restore(self, learner: Learner, state: dict[str, Any]) -> None:
+    def _restore(self, learner: Learner | OneAgainstAll, state: dict[str, Any]) -> None:
         self._learner = learner
+        if isinstance(learner, OneAgainstAll):
+            errors, weight = state.get("multiclass_errors", (0.0, 0.0))
+            learner.errors = (float(errors), float(weight))
         self.feature_columns_ = state["feature_columns"]
         self._sparse_columns = state["sparse_columns"]
         if state["n_features_in"] is not None:
@@ -896,7 +969,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self.classes_ = np.asarray(state["classes"])
         self._finish_fit()
 
-    def _fitted_model(self) -> Learner:
+    def _fitted_model(self) -> Learner | OneAgainstAll:
         return self._check_fitted()
 
     @classmethod
@@ -944,7 +1017,7 @@ def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
 _LEGACY_NAMES = {"early_stopping": "n_iter_no_change"}
 
 
-def _has_field_crosses(learner: Learner) -> bool:
+def _has_field_crosses(learner: Learner | OneAgainstAll) -> bool:
     """Whether the engine model grows crosses of feature columns."""
     return str(learner.options()["features"]["kind"]) in ("field_apple", "apple_fields")
 
@@ -1004,6 +1077,9 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     n_crosses_ : int
         FieldApple, or apple on two or more feature columns: crosses of feature columns added
         so far.
+    coef_, intercept_ : ndarray
+        Linear models (``expansion="linear"``) on a matrix or numeric columns: the weights,
+        shape ``(n_features,)``, and the constant's, shape ``(1,)``.
 
     Examples
     --------
@@ -1084,6 +1160,23 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     probability, normalized to sum to 1, as scikit-learn's one-vs-rest does).
 
     [parameters]
+
+    Attributes
+    ----------
+    classes_ : ndarray
+        The class labels, sorted.
+    progressive_loss_ : float
+        Average loss of every learned example before it was learned (multiclass: the sum of
+        the classes' binary losses).
+    progressive_error_ : float
+        Multiclass only: the fraction (by importance weight) of the examples learned one pass
+        at a time (``passes=1``, ``partial_fit``, LazyFrames) whose class was mispredicted
+        before they were learned (Vowpal Wabbit's ``--oaa`` progressive loss).
+    coef_, intercept_ : ndarray
+        Linear models on a matrix or numeric columns: the weights, shape ``(1, n_features)``
+        (binary) or ``(n_classes, n_features)``, and the constant's.
+    n_examples_, pass_loss_, holdout_loss_, n_expansions_, n_parents_, n_crosses_
+        As :class:`SGDRegressor`'s.
 
     Examples
     --------
@@ -1211,16 +1304,21 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         if self._multiclass():
             best = pl.concat_list(self._head_exprs(features, "score")).list.arg_max()
             dtype = pl.Series(self.classes_[:1]).dtype
-            return best.replace_strict(
+            labels: pl.Expr = best.replace_strict(
                 list(range(len(self.classes_))), self.classes_.tolist(), return_dtype=dtype
             )
+            return labels
         score = self._score_expr(features, "score")
         low, high = self.classes_.tolist()
         if not all(isinstance(c, int) and not isinstance(c, bool) for c in (low, high)):
             dtype = pl.Series(self.classes_).dtype
-            return (score > 0).replace_strict([False, True], [low, high], return_dtype=dtype)
+            named: pl.Expr = (score > 0).replace_strict(
+                [False, True], [low, high], return_dtype=dtype
+            )
+            return named
         # Arithmetic rather than when/then keeps the input column's name (and nulls stay null).
-        return (score > 0).cast(pl.Int64) * (high - low) + low
+        step = int(high) - int(low)
+        return (score > 0).cast(pl.Int64) * step + int(low)
 
     def predict_proba_expr(self, *features: str | pl.Expr) -> pl.Expr:
         """A Polars expression of ``P(classes_[1])`` for a binary model; of an array of each
@@ -1230,7 +1328,8 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         if self._multiclass():
             each = self._head_exprs(features, "probability")
             total = pl.sum_horizontal(each)
-            return pl.concat_arr([p / total for p in each])
+            probabilities: pl.Expr = pl.concat_arr([p / total for p in each])
+            return probabilities
         return self._score_expr(features, "probability")
 
     def decision_function_expr(self, *features: str | pl.Expr) -> pl.Expr:

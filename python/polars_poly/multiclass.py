@@ -26,10 +26,13 @@ class OneAgainstAll:
     """The learners of a multiclass model, one per class (in the order of ``classes_``), with
     the methods of one engine ``Learner`` the estimator calls."""
 
-    def __init__(self, heads: Sequence[Learner]) -> None:
+    def __init__(self, heads: Sequence[Learner], errors: tuple[float, float] = (0.0, 0.0)) -> None:
         if len(heads) < 3:
             raise ValueError(f"one-against-all needs 3 or more classes, got {len(heads)}")
         self.heads = list(heads)
+        # Σ weight of the examples whose class was mispredicted before learning them, Σ weight:
+        # the progressive multiclass error (Vowpal Wabbit's --oaa loss) of one-pass learning.
+        self.errors = errors
 
     @classmethod
     def new(cls, options: dict[str, Any], n_classes: int) -> OneAgainstAll:
@@ -49,12 +52,20 @@ class OneAgainstAll:
         first_row: int = 0,
     ) -> tuple[float, float]:
         """One progressive pass of every class's learner over the batch (labels: class
-        numbers). The engine checks a batch whole before learning it, so a bad row stops the
-        first learner before any learns."""
+        numbers), counting the examples whose class was mispredicted before learning them. The
+        engine checks a batch whole before learning it, so a bad row stops the first learner
+        before any learns."""
         loss = weight = 0.0
+        scores = []
         for k, head in enumerate(self.heads):
-            part, weight = head.learn(features, self._signed(labels, k), weights, first_row)
+            signed = self._signed(labels, k)
+            part, weight, progressive = head.learn_recording(features, signed, weights, first_row)
             loss += part
+            scores.append(progressive.to_numpy())
+        wrong = np.argmax(np.column_stack(scores), axis=1) != labels.to_numpy()
+        importance = np.ones(len(wrong)) if weights is None else weights.to_numpy()
+        errors, total = self.errors
+        self.errors = (errors + float(importance[wrong].sum()), total + float(importance.sum()))
         return loss, weight
 
     def fit(
@@ -85,14 +96,9 @@ class OneAgainstAll:
             for k, head in enumerate(self.heads)
         ]
         runs = max(r[0] for r in reports)
-
-        def summed(index: int) -> list[float]:
-            return [
-                float(sum(r[index][min(p, len(r[index]) - 1)] for r in reports if r[index]))
-                for p in range(max(len(r[index]) for r in reports))
-            ]
-
-        return runs, summed(1), summed(2), any(r[3] for r in reports)
+        pass_losses = [r[1] for r in reports]
+        holdout_losses = [r[2] for r in reports]
+        return runs, _summed(pass_losses), _summed(holdout_losses), any(r[3] for r in reports)
 
     def begin_run(self, examples: int) -> None:
         for head in self.heads:
@@ -150,7 +156,15 @@ class OneAgainstAll:
         _internal.save_heads(self.heads, path, estimator)
 
     def __copy__(self) -> OneAgainstAll:
-        return OneAgainstAll([copy.copy(h) for h in self.heads])
+        return OneAgainstAll([copy.copy(h) for h in self.heads], self.errors)
+
+
+def _summed(losses: list[list[float]]) -> list[float]:
+    """Per pass, the classes' losses summed; a class that stopped early counts its last."""
+    passes = max(len(each) for each in losses)
+    return [
+        float(sum(each[min(p, len(each) - 1)] for each in losses if each)) for p in range(passes)
+    ]
 
 
 __all__ = ["OneAgainstAll"]

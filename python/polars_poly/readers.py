@@ -162,7 +162,7 @@ def read_vw(
     >>> frame.columns
     ['label', 'weight', 'base', 'tag', 'A', 'F']
     >>> model = pp.SGDClassifier(loss="logistic", interactions=[("A", "F")], progress=False)
-    >>> model.fit(frame.select("label", "weight", "A", "F"), "label", "weight").namespaces_
+    >>> model.fit(frame).namespaces_  # label and importance weights used as vw uses them
     ['A', 'F']
     """
     return _read("vw", path, _vw_options(path, bits, seed, namespaces))

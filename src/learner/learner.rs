@@ -21,6 +21,7 @@ use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
 use crate::error::PolyResult;
 use crate::hashing::hash_feature_name;
+use crate::hashing::CONSTANT_FEATURE;
 
 /// The largest magnitude among `values` when its square overflows f32 (the learners' precision),
 /// else `None`. A max reduction, which vectorizes.
@@ -327,6 +328,29 @@ impl<E: Expansion> Learner<E> {
         f64::from(w) * self.state.contraction
     }
 
+    /// A linear model's coefficients on the `n` numbered features of namespace `k` (feature i
+    /// is hash `seed_k + i`) and, with `constant`, its intercept (the constant feature's
+    /// weight): the effective weights of their slots. `None` when two of them share a slot
+    /// (more features than slots, or the constant's slot is a feature's), where no such
+    /// coefficients describe the model.
+    pub fn linear_coefficients(
+        &self,
+        k: usize,
+        n: usize,
+        constant: bool,
+    ) -> Option<(Vec<f64>, f64)> {
+        let mask = self.weights.mask();
+        let seed = self.config.namespace_seed(k);
+        let slots: Vec<u32> = (0..n as u64).map(|i| (seed.wrapping_add(i) & mask) as u32).collect();
+        let constant_slot = (u64::from(CONSTANT_FEATURE) & mask) as u32;
+        if n as u64 > mask + 1 || (constant && slots.contains(&constant_slot)) {
+            return None;
+        }
+        let coefficients = slots.iter().map(|&s| self.effective_weight(s)).collect();
+        let intercept = if constant { self.effective_weight(constant_slot) } else { 0.0 };
+        Some((coefficients, intercept))
+    }
+
     /// Checks a label against the loss (classification losses take -1/+1).
     fn check_label(&self, label: f64, row: usize) -> PolyResult<()> {
         if !label.is_finite() {
@@ -587,11 +611,28 @@ impl<E: Expansion> Learner<E> {
         self.check_batch_labels(batch)?;
         self.check_batch_entries(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
-        self.learn_rows(batch, 0..batch.n_rows(), |_| false)?;
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_| {})?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
     }
 
-    /// Learns `rows` of `batch` in order (rows where `is_holdout` holds are only evaluated);
+    /// [`Learner::learn_batch`], also appending each row's progressive prediction (made before
+    /// learning it) to `predictions`: what a caller combining several models' predictions of
+    /// the same examples needs (one-against-all's progressive multiclass error).
+    pub fn learn_batch_recording(
+        &mut self,
+        batch: &Batch<'_>,
+        predictions: &mut Vec<f64>,
+    ) -> PolyResult<(f64, f64)> {
+        self.check_batch_labels(batch)?;
+        self.check_batch_entries(batch)?;
+        let before = (self.progress.weighted_loss, self.progress.weight);
+        predictions.reserve(batch.n_rows());
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |p| predictions.push(p))?;
+        Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
+    }
+
+    /// Learns `rows` of `batch` in order (rows where `is_holdout` holds are only evaluated; each
+    /// learned row's progressive prediction goes to `learned`);
     /// returns the holdout rows' `(Σ w·loss, Σ w)`. Stops at the first invalid row, the rows
     /// before it learned. Labels are checked by the caller ([`Learner::check_batch_labels`]).
     ///
@@ -604,6 +645,7 @@ impl<E: Expansion> Learner<E> {
         batch: &Batch<'_>,
         mut rows: impl Iterator<Item = usize>,
         is_holdout: impl Fn(usize) -> bool,
+        mut learned: impl FnMut(f64),
     ) -> PolyResult<(f64, f64)> {
         let [mut current, mut next] =
             std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
@@ -637,7 +679,11 @@ impl<E: Expansion> Learner<E> {
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
                     holdout_weight += example.weight;
                 } else {
-                    self.learn_example(&example, &current.features, batch.first_row + row)?;
+                    learned(self.learn_example(
+                        &example,
+                        &current.features,
+                        batch.first_row + row,
+                    )?);
                 }
                 match (upcoming, staged) {
                     (false, _) => return Ok((holdout_loss, holdout_weight)),
@@ -794,7 +840,7 @@ impl<E: Expansion> Learner<E> {
                 }
                 let before = (self.progress.weighted_loss, self.progress.weight);
                 let (holdout_loss, holdout_weight) =
-                    self.learn_rows(batch, order.iter().copied(), is_holdout)?;
+                    self.learn_rows(batch, order.iter().copied(), is_holdout, |_| {})?;
                 report.passes_run += 1;
                 let learned = self.progress.weight - before.1;
                 report.pass_loss.push(if learned > 0.0 {

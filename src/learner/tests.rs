@@ -795,3 +795,35 @@ fn learning_a_batch_equals_learning_its_examples_one_by_one() {
         }
     }
 }
+
+/// The progressive predictions `learn_batch_recording` reports are the model's predictions of
+/// each row just before learning it (checked one row at a time), and recording changes nothing
+/// the model learns.
+#[test]
+fn recorded_predictions_are_made_before_learning_each_row() {
+    let data = stream(300, 5, true);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let loss = Loss::Logistic(Logistic);
+    let mut recording =
+        Learner::new(config(loss, UpdateRule::VW_DEFAULT), Interactions::quadratic()).unwrap();
+    let mut plain = recording.clone();
+    let mut by_row = recording.clone();
+    let mut recorded = Vec::new();
+    let sums = recording.learn_batch_recording(&batch, &mut recorded).unwrap();
+    assert_eq!(sums, plain.learn_batch(&batch).unwrap());
+    assert_eq!(recording.progress(), plain.progress());
+    assert_eq!(recorded.len(), data.len());
+    for (i, row) in data.iter().enumerate() {
+        let (o, ix, v, y) = rows_of(std::slice::from_ref(row));
+        let one = SparseRows::new(&o, &ix, &v).unwrap();
+        let ns: [&dyn NamespaceRows; 1] = [&one];
+        let single = Batch::new(&ns, &y, None).unwrap();
+        let mut before = Vec::new();
+        by_row.predict_batch(&single, &mut before).unwrap();
+        assert_eq!(before[0], recorded[i], "row {i}");
+        by_row.learn_batch(&single).unwrap();
+    }
+}

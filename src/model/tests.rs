@@ -578,7 +578,7 @@ fn one_against_all_models_round_trip() {
     let flipped: Vec<f64> = labels.iter().map(|y| -y).collect();
     let flipped_batch = Batch::new(&ns, &flipped, None).unwrap();
     let logistic = || config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT);
-    let mut heads = vec![
+    let mut heads = [
         Learner::new(logistic(), FeatureSet::from(Interactions::linear())).unwrap(),
         Learner::new(logistic(), FeatureSet::from(Interactions::quadratic())).unwrap(),
         Learner::new(logistic(), FeatureSet::from(Interactions::linear())).unwrap(),

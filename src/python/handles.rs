@@ -56,9 +56,12 @@ impl Drop for Handle {
     }
 }
 
+/// A model file's path, checksum and the class of a one-against-all file.
+type FileModel = (String, u32, usize);
+
 /// Models read back from their files for expressions that outlived them, by (path, file
-/// checksum): one copy per file in the process, however many queries use it.
-static RELOADED: LazyLock<Mutex<HashMap<(String, u32, usize), Shared>>> =
+/// checksum, class): one copy per file in the process, however many queries use it.
+static RELOADED: LazyLock<Mutex<HashMap<FileModel, Shared>>> =
     LazyLock::new(|| Mutex::new(HashMap::new()));
 
 /// The model saved in `path` whose file checksum is `checksum` (the file's last 4 bytes), read

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use polars::prelude::{Float64Chunked, Series};
+use polars::prelude::{Float64Chunked, IntoSeries};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -45,26 +45,32 @@ impl PyLearner {
         self.inner.clone()
     }
 
-    /// Runs `train` on the model and the batch of the feature columns `series` with `labels` and
-    /// `weights` (rows numbered from `first_row`), without the GIL and guarded (Ctrl-C, panics).
+    /// Runs `train` on the model and the batch of the feature columns `features` with `labels`
+    /// and `weights` (rows numbered from `first_row`), without the GIL and guarded (Ctrl-C,
+    /// panics).
     fn with_batch<T: Send>(
         &self,
         py: Python<'_>,
-        series: &[Series],
-        labels: &Float64Chunked,
-        weights: Option<&Float64Chunked>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
         first_row: usize,
         train: impl FnOnce(&mut OnlineModel, &Batch<'_>) -> PyResult<T> + Send,
     ) -> PyResult<T> {
+        let series = rechunked(features);
+        let labels = labels_of(labels, "labels").map_err(polars_py)?;
+        let weights =
+            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(series, first_row).map_err(polars_py)?;
-                reject_null_rows(&columns, series, first_row)?;
+                let columns = Columns::new(&series, first_row).map_err(polars_py)?;
+                reject_null_rows(&columns, &series, first_row)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;
                 let namespaces = columns.namespaces(&empty);
                 let labels = labels.cont_slice().map_err(polars_py)?;
-                let weights = weights.map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+                let weights =
+                    weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
                 let batch = Batch::new(&namespaces, labels, weights)
                     .map_err(py_error)?
                     .with_first_row(first_row);
@@ -104,13 +110,28 @@ impl PyLearner {
         weights: Option<PySeries>,
         first_row: usize,
     ) -> PyResult<(f64, f64)> {
-        let series = rechunked(features);
-        let labels = labels_of(labels, "labels").map_err(polars_py)?;
-        let weights =
-            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
-        self.with_batch(py, &series, &labels, weights.as_ref(), first_row, |learner, batch| {
+        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
             learner.learn_batch(batch).map_err(py_error)
         })
+    }
+
+    /// `learn`, also returning each row's progressive prediction (made before learning it).
+    #[pyo3(signature = (features, labels, weights=None, first_row=0))]
+    fn learn_recording(
+        &self,
+        py: Python<'_>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        first_row: usize,
+    ) -> PyResult<(f64, f64, PySeries)> {
+        let mut predictions = Vec::new();
+        let (loss, weight) =
+            self.with_batch(py, features, labels, weights, first_row, |l, b| {
+                l.learn_batch_recording(b, &mut predictions).map_err(py_error)
+            })?;
+        let predictions = Float64Chunked::from_vec("progressive".into(), predictions);
+        Ok((loss, weight, PySeries(predictions.into_series())))
     }
 
     /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
@@ -129,13 +150,9 @@ impl PyLearner {
         early_stopping: usize,
         average_tail: f64,
     ) -> PyResult<(usize, Vec<f64>, Vec<f64>, bool)> {
-        let series = rechunked(features);
-        let labels = labels_of(labels, "labels").map_err(polars_py)?;
-        let weights =
-            weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         let options =
             FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
-        self.with_batch(py, &series, &labels, weights.as_ref(), 0, |learner, batch| {
+        self.with_batch(py, features, labels, weights, 0, |learner, batch| {
             let report = learner.fit(batch, &options).map_err(py_error)?;
             Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
         })
@@ -213,6 +230,17 @@ impl PyLearner {
     fn weights_at(&self, slots: Vec<u32>) -> PyResult<Vec<f64>> {
         let learner = self.inner.read().map_err(poisoned)?;
         Ok(slots.iter().map(|&s| learner.effective_weight(s)).collect())
+    }
+
+    /// (coefficients, intercept) of a linear model on `n` numbered features of namespace `k`,
+    /// or None when two of them share a weight slot.
+    fn linear_coefficients(
+        &self,
+        k: usize,
+        n: usize,
+        constant: bool,
+    ) -> PyResult<Option<(Vec<f64>, f64)>> {
+        Ok(self.inner.read().map_err(poisoned)?.linear_coefficients(k, n, constant))
     }
 
     /// Hash seed of namespace `k` (feature hash = index + seed).

@@ -8,10 +8,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use super::dos::PyPaCore;
+use super::error::poisoned;
 use super::error::py_error;
 use super::guard::guarded;
 use super::learner::PyLearner;
-use super::error::poisoned;
 use crate::model::{Model, ModelRef, OnlineModel};
 
 /// The model file's bytes, written straight into a `bytes` object of the file's length (counted
