@@ -7,29 +7,35 @@ PY := $(VENV)/bin/python
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/polars-poly/target
 DEPS_STAMP := $(VENV)/.deps-installed
 
-.PHONY: demo test venv build rust-test rust-lint py-test py-lint bench clean wheel wheel-test
+.PHONY: demo test venv build rust-test rust-lint py-test py-lint docs bench clean wheel wheel-test
 
 demo: build
 	$(PY) -m polars_poly demo
 
-test: build rust-test rust-lint py-lint py-test wheel-test
+test: build rust-test rust-lint py-lint py-test docs wheel-test
 
 $(PY):
 	python3 -m venv $(VENV)
 
 $(DEPS_STAMP): pyproject.toml | $(PY)
+	@echo "installing Python dependencies into $(VENV) ..."
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet "maturin>=1.8,<2" "polars>=2,<3" pyarrow numpy scipy tqdm \
 		pytest hypothesis scikit-learn ruff mypy mmh3 vowpalwabbit matplotlib \
-		"dask[distributed,dataframe]"
+		"dask[distributed,dataframe]" sphinx myst-parser furo
 	touch $@
 
 venv: $(DEPS_STAMP)
 
-# maturin develop compiles the extension in release mode and installs it (editable) into .venv.
+# maturin develop compiles the extension in release mode and installs it (editable) into .venv;
+# its output goes to a log, shown only when the build fails.
+BUILD_LOG := $(VENV)/build.log
+
 build: $(DEPS_STAMP)
-	VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
-		$(VENV)/bin/maturin develop --release --quiet
+	@echo "building the extension (release; ~10 min cold, seconds when warm) ..."
+	@VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
+		$(VENV)/bin/maturin develop --release --quiet > $(BUILD_LOG) 2>&1 \
+		|| { cat $(BUILD_LOG); exit 1; }
 
 rust-test:
 	cargo test --lib --tests --quiet
@@ -46,6 +52,10 @@ py-lint: $(DEPS_STAMP)
 
 py-test: $(DEPS_STAMP)
 	$(PY) -m pytest -q
+
+# The documentation site (docs/*.md and the API reference from the docstrings); warnings fail.
+docs: $(DEPS_STAMP)
+	$(VENV)/bin/sphinx-build -W --keep-going -q -b html docs docs/_build/html
 
 # The wheel (abi3, CPython >= 3.11) in dist/, and a smoke test of every public entry point in a
 # fresh virtual environment holding only the wheel and its runtime dependencies.

@@ -195,3 +195,14 @@ def test_links_point_at_files_and_headings(page: Path) -> None:
         elif anchor and linked.suffix == ".md" and anchor not in anchors(linked):
             broken.append(target)
     assert not broken, f"{page.name}: broken links {broken}"
+
+
+def test_the_api_reference_lists_every_public_name() -> None:
+    """docs/api.md documents each name of ``polars_poly.__all__`` (modules by their name)."""
+    api = (REPO / "docs" / "api.md").read_text()
+    missing = [
+        name
+        for name in polars_poly.__all__
+        if not name.startswith("__") and f"polars_poly.{name}" not in api and f"`{name}`" not in api
+    ]
+    assert not missing, f"docs/api.md does not document {missing}"

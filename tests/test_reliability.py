@@ -87,19 +87,19 @@ def _series() -> dict[str, tuple[pl.Series, str, str]]:
 
 DTYPES = _series()
 REFERENCE_CAST = {"number": pl.Float64, "text": pl.String, "tokens": pl.List(pl.String)}
-README_WORDS = {"value": "number", "hashed string": "text", "hashed tokens": "tokens"}
+TABLE_WORDS = {"value": "number", "hashed string": "text", "hashed tokens": "tokens"}
 
 
-def test_the_readme_dtype_table_is_what_the_tests_enforce() -> None:
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+def test_the_documented_dtype_table_is_what_the_tests_enforce() -> None:
+    readme = (Path(__file__).resolve().parents[1] / "docs" / "sparse.md").read_text()
     table = readme.split("| dtypes | `to_sparse` | `hash_features` |")[1].split("\n\n")[0]
     documented = {}
     for line in table.strip().splitlines()[1:]:
         names, to_sparse, hashed = (cell.strip() for cell in line.strip("|").split("|"))
         for name in names.split(", "):
             documented[name] = (
-                README_WORDS.get(to_sparse, to_sparse),
-                README_WORDS.get(hashed, hashed),
+                TABLE_WORDS.get(to_sparse, to_sparse),
+                TABLE_WORDS.get(hashed, hashed),
             )
     assert documented == {name: (a, b) for name, (_, a, b) in DTYPES.items()}
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import dataclasses
 import numbers
+import re
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -181,8 +182,10 @@ def check_options(obj: Any) -> None:
 
 
 def _type_name(kind: Any) -> str:
-    text = getattr(kind, "__name__", None) or str(kind)
-    return text.replace("typing.", "").replace("collections.abc.", "")
+    """``kind`` as the docs show it: ``int``, ``Sequence[str] | None``, ``Union[..., Apple]``."""
+    if isinstance(kind, type):
+        return kind.__name__
+    return re.sub(r"\b(?:typing|collections\.abc|polars_poly(?:\.\w+)*)\.", "", str(kind))
 
 
 def parameters_section(cls: type, names: dict[str, Any]) -> str:
