@@ -514,7 +514,8 @@ def test_progress_bar_shows_rate_and_loss(capsys: pytest.CaptureFixture[str]) ->
     X, y = toy_regression(500)
     pp.SGDRegressor(progress=True, batch_size=100).fit(X, y)
     err = capsys.readouterr().err
-    assert "SGDRegressor" in err and "loss=" in err and "ex_s=" in err
+    # One rate, tqdm's (examples/s), and the progressive loss.
+    assert "SGDRegressor" in err and "loss=" in err and "ex/s" in err and "ex_s=" not in err
     pp.SGDRegressor(progress=False).fit(X, y)
     assert capsys.readouterr().err == ""
 
@@ -620,3 +621,68 @@ def test_coef_and_intercept_reproduce_the_linear_scores(constant: bool) -> None:
     hashed = pl.DataFrame({"f": pp.from_numpy(X), "y": y})
     with pytest.raises(AttributeError, match=r"on hashed sparse columns \['f'\]"):
         _ = pp.SGDRegressor(progress=False).fit(hashed, "y").coef_
+
+
+def test_learning_curve_and_monomial_plots_draw_what_the_model_holds() -> None:
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(3000, 4))
+    y = X[:, 0] * X[:, 1] + X[:, 2]
+    model = pp.SGDRegressor(expansion="apple", progress=False).fit(X, y)
+    ax = model.plot_monomials(top=5)
+    bars = [patch.get_width() for patch in ax.patches]
+    strongest = model.monomials().sort(pl.col("weight").abs(), descending=True).head(5)
+    np.testing.assert_allclose(sorted(bars), sorted(strongest["weight"].to_list()))
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[-1].startswith(strongest["monomial"][0] + " (exp. ")
+    curve = model.plot_learning_curve()
+    xs = curve.lines[0].get_xdata()
+    np.testing.assert_array_equal(xs, model.history_["examples"].to_numpy())
+    with pytest.raises(ValueError, match="top must be at least 1"):
+        model.plot_monomials(top=0)
+    with pytest.raises(ValueError, match="monomials\\(\\) describes apple"):
+        pp.SGDRegressor(progress=False).fit(X, y).plot_monomials()
+    plt.close("all")
+
+
+def test_monomials_of_hashed_columns_read_as_column_values() -> None:
+    """apple on hash_features output: hashed_feature_names turns x<index> factors back into
+    column=value names, the planted product included."""
+    rng = np.random.default_rng(6)
+    n = 6000
+    frame = pl.DataFrame(
+        {
+            "city": rng.choice(["Paris", "Lyon", "Nice"], n),
+            "plan": rng.choice(["free", "pro"], n),
+            "age": rng.normal(size=n),
+        }
+    )
+    frame = frame.with_columns(
+        y=((pl.col("city") == "Lyon") & (pl.col("plan") == "pro")).cast(pl.Float64) * 2
+        + 0.1 * pl.col("age")
+    )
+    hashed = frame.select(pp.hash_features("city", "plan", "age", bits=16).alias("x"), "y")
+    model = pp.SGDRegressor(expansion="apple", bits=16, passes=2, progress=False)
+    model.fit(hashed, "y")
+    names = pp.hashed_feature_names(frame, "city", "plan", "age", bits=16)
+    assert set(names["name"]) == {
+        "city=Paris",
+        "city=Lyon",
+        "city=Nice",
+        "plan=free",
+        "plan=pro",
+        "age",
+    }
+    named = model.monomials(names=names)
+    unnamed = model.monomials()
+    assert named.height == unnamed.height
+    factors = {f for row in named["factors"].to_list() for f in row}
+    assert factors <= set(names["name"]), factors
+    assert unnamed["monomial"][0].startswith("x")
+    as_dict = model.monomials(names=dict(names.iter_rows()))
+    assert as_dict["monomial"].to_list() == named["monomial"].to_list()
+    with pytest.raises(ValueError, match="columns index and name"):
+        model.monomials(names=names.rename({"name": "label"}))

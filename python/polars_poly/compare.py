@@ -409,6 +409,12 @@ def compare(
     return table
 
 
+def plotted_files(table: pl.DataFrame) -> list[str]:
+    """The files :func:`plot` writes for ``table``."""
+    runs = table.select("dataset", "seed").n_unique()
+    return ["models.png"] if runs == 1 else ["rel_err_time_cdf.png", "tradeoff.png"]
+
+
 def plots_available() -> bool:
     """Whether matplotlib is installed (the plots are optional: the table is the result)."""
     try:
@@ -582,9 +588,11 @@ def format_summary(table: pl.DataFrame) -> str:
     return "\n".join(lines)
 
 
-def plot(table: pl.DataFrame, out_dir: Path) -> None:
+def plot(table: pl.DataFrame, out_dir: Path) -> list[str]:
     """The paper's Figure 2 (CDFs of rel_err and rel_time across data sets) and its trade-off
-    scatter, as ``rel_err_time_cdf.png`` and ``tradeoff.png``."""
+    scatter, as ``rel_err_time_cdf.png`` and ``tradeoff.png``; for a single run (one data set,
+    one split), where a distribution has one point, each model's test error and time as bars
+    (``models.png``). Returns the files written."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -592,6 +600,9 @@ def plot(table: pl.DataFrame, out_dir: Path) -> None:
 
     # The ablations would crowd the plots: they are in the table.
     table = table.filter(pl.col("algorithm").is_in(ALGORITHMS))
+    if table.select("dataset", "seed").n_unique() == 1:
+        _plot_models(table, out_dir / "models.png")
+        return ["models.png"]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for (system, algorithm), part in table.group_by(["system", "algorithm"], maintain_order=True):
         label = f"{system}:{algorithm}"
@@ -629,6 +640,38 @@ def plot(table: pl.DataFrame, out_dir: Path) -> None:
     ax.grid(alpha=0.3)
     fig.tight_layout()
     fig.savefig(out_dir / "tradeoff.png", dpi=110)
+    plt.close(fig)
+    return ["rel_err_time_cdf.png", "tradeoff.png"]
+
+
+def _plot_models(table: pl.DataFrame, path: Path) -> None:
+    """Test error and training time of each model of one run, ours and Vowpal Wabbit's side by
+    side."""
+    import matplotlib.pyplot as plt
+
+    algorithms = list(dict.fromkeys(table["algorithm"].to_list()))
+    systems = list(dict.fromkeys(table["system"].to_list()))
+    fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+    width = 0.8 / len(systems)
+    for s, system in enumerate(systems):
+        part = table.filter(pl.col("system") == system)
+        values = {a: part.filter(pl.col("algorithm") == a) for a in algorithms}
+        x = np.arange(len(algorithms)) + s * width
+        for ax, column, scale in zip(axes, ("error", "seconds"), (100.0, 1e3), strict=True):
+            heights = [
+                float(values[a][column][0]) * scale if values[a].height else np.nan
+                for a in algorithms
+            ]
+            ax.bar(x, heights, width, label="ours" if system == "ours" else "Vowpal Wabbit")
+    for ax, label in zip(axes, ("test error (%)", "training time (ms, log)"), strict=True):
+        ax.set_xticks(np.arange(len(algorithms)) + 0.4 - width / 2, algorithms)
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, axis="y")
+    axes[1].set_yscale("log")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"{table['dataset'][0]}: each model's test error and training time")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
     plt.close(fig)
 
 

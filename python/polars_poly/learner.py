@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import sys
-import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -421,7 +420,6 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             bar = tqdm(total=total, unit="ex", unit_scale=True, desc=type(self).__name__)
         self._learned()
         start_examples = self._learner.progress[0]
-        began = time.perf_counter()
         row: int = self._rows_seen
         try:
             pieces = batches if whole_batches else _at_doublings(batches, start_examples)
@@ -438,12 +436,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 if examples & (examples - 1) == 0:
                     self._record_history()
                 if bar is not None:
+                    # tqdm shows examples/s itself (one rate, not two that disagree).
                     bar.update(len(batch))
-                    examples, loss, weight, _ = self._learner.progress
-                    rate = (examples - start_examples) / max(time.perf_counter() - began, 1e-9)
-                    bar.set_postfix(
-                        loss=f"{loss / weight:.4f}" if weight else "n/a", ex_s=f"{rate:,.0f}"
-                    )
+                    _, loss, weight, _ = self._learner.progress
+                    bar.set_postfix(loss=f"{loss / weight:.4f}" if weight else "n/a")
         finally:
             if bar is not None:
                 bar.close()
@@ -506,6 +502,37 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         ax.set_xlabel("examples learned")
         ax.set_ylabel(f"progressive {self.loss} loss")
         ax.legend()
+        return ax
+
+    def plot_monomials(self, top: int = 20, ax: Any = None) -> Any:
+        """apple's ``top`` monomials of largest absolute weight as horizontal bars (colour:
+        degree; label: the monomial, with its class for a multiclass model, and the expansion
+        that added it); needs matplotlib. Returns the matplotlib Axes."""
+        try:
+            import matplotlib.pyplot as plt
+            from matplotlib.patches import Rectangle
+        except ImportError:
+            raise ImportError("plot_monomials needs matplotlib: pip install matplotlib") from None
+        table = self.monomials()
+        if top < 1:
+            raise ValueError(f"top must be at least 1, got {top!r}")
+        shown = table.sort(pl.col("weight").abs(), descending=True).head(top).reverse()
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 0.3 * max(shown.height, 4) + 1))
+        prefix = [f"{c}: " for c in shown["class"]] if "class" in shown.columns else None
+        labels = [
+            f"{prefix[i] if prefix else ''}{m} (exp. {e})"
+            for i, (m, e) in enumerate(zip(shown["monomial"], shown["expansion"], strict=True))
+        ]
+        colors = [f"C{d - 1}" for d in shown["degree"]]
+        ax.barh(range(shown.height), shown["weight"].to_list(), color=colors)
+        ax.set_yticks(range(shown.height), labels, fontsize=8)
+        ax.axvline(0, color="grey", linewidth=0.5)
+        ax.set_xlabel("weight of the monomial")
+        degrees = sorted(set(shown["degree"].to_list()))
+        handles = [Rectangle((0, 0), 1, 1, color=f"C{d - 1}") for d in degrees]
+        ax.legend(handles, [f"degree {d}" for d in degrees], fontsize=8, loc="lower right")
+        ax.set_title(f"apple's monomials, top {shown.height} of {table.height} by |weight|")
         return ax
 
     def _fit_memory(self, data: _Data) -> None:
@@ -778,10 +805,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------------- apple
 
-    def _feature_name(self, seeds: list[int]) -> Any:
+    def _feature_name(self, seeds: list[int], names: dict[int, str] | None = None) -> Any:
         """A function from a base feature's hash to its readable name: the column name for
-        numeric frame columns, ``x<i>`` for a matrix or one sparse column, ``<column>[<i>]``
-        with several sparse columns."""
+        numeric frame columns, the given name of its index (``names``), ``x<i>`` for a matrix
+        or one sparse column, ``<column>[<i>]`` with several sparse columns."""
         columns = getattr(self, "feature_columns_", None)
         dense_columns = columns is not None and not self._sparse_columns
 
@@ -792,6 +819,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             )
             if dense_columns and columns is not None and index < len(columns):
                 return str(columns[index])
+            if names is not None and index in names:
+                return names[index]
             if len(seeds) == 1:
                 return f"x{index}"
             return f"{self.namespaces_[k]}[{index}]"
@@ -881,7 +910,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         )
         return frame.sort("z", descending=True, maintain_order=True)
 
-    def monomials(self) -> pl.DataFrame:
+    def monomials(self, names: pl.DataFrame | dict[int, str] | None = None) -> pl.DataFrame:
         """The monomials apple chose to expand (its parents), in the order they were added.
 
         Columns: ``monomial`` (readable name built from the input feature names, e.g.
@@ -889,6 +918,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         ``weight`` (the model's weight on the monomial itself) and ``factors`` (the factor
         names, with repeats for powers). Every feature the model uses is a base feature or a
         parent times a base feature.
+
+        ``names`` names the features of sparse columns by index: a frame of ``index`` and
+        ``name`` (as :func:`polars_poly.hashed_feature_names` gives for hashed columns, e.g.
+        ``city=Paris*age``) or a dict; unnamed indices stay ``x<i>``.
         """
         self._check_fitted()
         if self._apple() is None:
@@ -896,11 +929,16 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 f"monomials() describes apple's feature set; this model uses "
                 f"expansion={self.expansion!r}"
             )
-        return self._by_class(self._monomials)
+        if isinstance(names, pl.DataFrame):
+            missing = {"index", "name"} - set(names.columns)
+            if missing:
+                raise ValueError(f"names must have columns index and name; missing {missing}")
+            names = dict(zip(names["index"].to_list(), names["name"].to_list(), strict=True))
+        return self._by_class(lambda learner: self._monomials(learner, names))
 
-    def _monomials(self, learner: Learner) -> pl.DataFrame:
+    def _monomials(self, learner: Learner, names: dict[int, str] | None) -> pl.DataFrame:
         seeds = [learner.namespace_seed(k) for k in range(len(self.namespaces_))]
-        name = self._feature_name(seeds)
+        name = self._feature_name(seeds, names)
         rows = []
         for factors, expansion, weight in learner.apple_parents():
             factor_names = [name(h) for h in factors]

@@ -242,7 +242,7 @@ def hash_features(
     x86_32 with Vowpal Wabbit's rule for all-digit names (value + seed), masked to the low
     ``bits`` bits; the rules are documented in docs/sparse.md ("Hashing"), stable across
     versions. Nulls are left out; colliding features are summed. Other dtypes are refused when
-    the query is planned, naming the column (the README's dtype table).
+    the query is planned, naming the column (the dtype table of docs/sparse.md).
 
     Examples
     --------
@@ -257,3 +257,52 @@ def hash_features(
     return call_plugin(
         "hash_features", as_exprs(columns), {"bits": bits, "seed": seed}, wildcard=True
     )
+
+
+def hashed_feature_names(
+    data: pl.DataFrame | pl.LazyFrame, *columns: str, bits: int = 18, seed: int = 0
+) -> pl.DataFrame:
+    """The readable name of every feature ``hash_features(*columns, bits=bits, seed=seed)``
+    gives ``data``: ``column=value`` for a string, categorical or enum column's values and a
+    token list's tokens, ``column`` for a numeric or boolean column. Columns: ``index`` (the
+    feature's index in the sparse column) and ``name`` (names of colliding features joined by
+    ``" | "``), sorted by index. Pass it to ``monomials(names=...)`` to read apple's monomials
+    of hashed data as column values.
+
+    Examples
+    --------
+    >>> df = pl.DataFrame({"age": [23.0, 31.0], "city": ["Paris", "Lyon"]})
+    >>> hashed_feature_names(df, "age", "city", bits=8).rows()
+    [(48, 'city=Lyon'), (72, 'city=Paris'), (81, 'age')]
+    """
+    lazy = data.lazy()
+    schema = lazy.collect_schema()
+    parts = []
+    for column in columns:
+        if column not in schema:
+            raise pl.exceptions.ColumnNotFoundError(
+                f"{column!r} is not a column of the frame; its columns are {schema.names()}"
+            )
+        dtype = schema[column]
+        if isinstance(dtype, pl.List | pl.Array):
+            # Each distinct token as a one-token list of the column: hashed as in the data.
+            tokens = lazy.select(pl.col(column).explode().drop_nulls().unique())
+            named = tokens.collect(engine="streaming").select(
+                pl.concat_list(pl.col(column)).alias(column),
+                (pl.lit(f"{column}=") + pl.col(column)).alias("name"),
+            )
+        elif dtype in (pl.String, pl.Categorical) or isinstance(dtype, pl.Enum | pl.Categorical):
+            values = lazy.select(pl.col(column).cast(pl.String).drop_nulls().unique())
+            named = values.collect(engine="streaming").with_columns(
+                name=pl.lit(f"{column}=") + pl.col(column)
+            )
+        else:
+            named = pl.DataFrame({column: [1.0], "name": [column]})
+        hashed = named.select(hash_features(column, bits=bits, seed=seed).alias("f"), "name")
+        parts.append(
+            hashed.select(pl.col("f").list.first().struct.field("index").alias("index"), "name")
+        )
+    if not parts:
+        raise ValueError("name at least one column, as given to hash_features")
+    found = pl.concat(parts).with_columns(pl.col("index").cast(pl.Int64))
+    return found.group_by("index").agg(pl.col("name").unique().sort().str.join(" | ")).sort("index")

@@ -43,6 +43,11 @@ def main() -> None:
     labels = (frame["y"] > 0).cast(pl.Int8)
     classifier = pp.SGDClassifier(progress=False).fit(frame.drop("y"), labels.to_numpy())
     assert classifier.predict_proba(frame.drop("y")).shape == (500, 2)
+    kinds = pl.Series(["low", "mid", "high"])[np.digitize(frame["y"].to_numpy(), [-0.3, 0.3])]
+    multiclass = pp.SGDClassifier(progress=False).fit(frame.drop("y"), kinds)
+    assert multiclass.predict_proba(frame.drop("y")).shape == (500, 3)
+    names = pp.hashed_feature_names(pl.DataFrame({"t": ["x", "y"]}), "t", bits=10)
+    assert set(names["name"]) == {"t=x", "t=y"}
     dos = pp.DoSClassifier(rank=2, progress=False).fit(frame.drop("y"), labels.to_numpy())
     assert set(dos.predict(frame.drop("y")).tolist()) <= {0, 1}
 
@@ -64,7 +69,13 @@ def main() -> None:
         env={**os.environ},
     )
     assert done.returncode == 0, done.stderr
-    assert "average loss" in done.stdout
+    assert "average loss" in done.stderr
+    # The demo runs without matplotlib and Vowpal Wabbit, and says what the plot needs.
+    demo = subprocess.run(
+        [sys.executable, "-m", "polars_poly", "demo"], capture_output=True, text=True, cwd=work
+    )
+    assert demo.returncode == 0, demo.stderr
+    assert "Best test error" in demo.stdout and "pip install matplotlib" in demo.stdout
     print(f"wheel smoke test passed: polars_poly {pp.__version__} from {pp.__file__}")
 
 
