@@ -238,3 +238,48 @@ def test_a_misnamed_target_column_is_named(estimator: str, lazy: bool) -> None:
     )
     model = make().fit(frame, "label")  # the same frame, the right name
     assert len(model.predict(FRAME.drop("label"))) == 40
+
+
+def _fit_with(cls: type, name: str, value: Any) -> None:
+    """Fits the estimator (or an estimator with the expansion) of class ``cls`` with option
+    ``name`` set to ``value``, on data every option applies to."""
+    rng = np.random.default_rng(0)
+    X = np.abs(rng.normal(size=(40, 3)))
+    y = (X[:, 0] > 0.8).astype(int)
+    if cls is pp.FieldApple:
+        fields = pl.DataFrame({"a": pp.from_numpy(X), "b": pp.from_numpy(X)})
+        pp.SGDClassifier(expansion=cls(**{name: value}), progress=False).fit(fields, y)
+    elif cls is pp.Apple:
+        pp.SGDRegressor(expansion=cls(**{name: value}), progress=False).fit(X, y)
+    else:
+        cls(**{name: value}).fit(X, y)
+
+
+DOCUMENTED_RANGES = [
+    (cls, f)
+    for cls in (pp.SGDRegressor, pp.Apple, pp.FieldApple, pp.DoSClassifier)
+    for f in dataclasses.fields(cls)
+    if f.metadata.get("accepted")
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "field"),
+    DOCUMENTED_RANGES,
+    ids=[f"{c.__name__}.{f.name}" for c, f in DOCUMENTED_RANGES],
+)
+def test_documented_ranges_are_what_the_engine_accepts(cls: type, field: Any) -> None:
+    """The 'Accepted:' line of an option the engine checks says what the engine's error says."""
+    accepted = field.metadata["accepted"]
+    assert f"Accepted: {accepted}." in " ".join((cls.__doc__ or "").split())
+    said = set()
+    for value in (0,) if isinstance(field.default, int) else (math.nan, -1.0, 0.0):
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                _fit_with(cls, field.name, value)
+        except (ValueError, TypeError) as error:
+            found = re.search(rf"\b{field.name} must be (.*?), got", str(error))
+            if found:
+                said.add(found.group(1))
+    assert said == {accepted}

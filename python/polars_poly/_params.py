@@ -36,16 +36,28 @@ def option(
     *,
     engine: bool | str = False,
     check: Check | None = None,
+    accepted: str | None = None,
     positional: bool = False,
 ) -> Any:
     """A documented option (see the module docs). ``engine``: the engine receives it (under this
     name when a string); ``check(value)`` returns what is wrong with a value (``None`` when it is
-    fine); ``positional`` options may also be given by position (before the keyword-only ones)."""
+    fine); ``accepted`` states the values the engine accepts, for the docs, where the engine
+    checks (a test holds the engine's errors to it); ``positional`` options may also be given by
+    position (before the keyword-only ones)."""
     return dataclasses.field(
         default=default,
-        metadata={"doc": doc, "engine": engine, "check": check},
+        metadata={"doc": doc, "engine": engine, "check": check, "accepted": accepted},
         kw_only=not positional,
     )
+
+
+def accepted_values(field: dataclasses.Field[Any]) -> str | None:
+    """What an option accepts, as the docs say it: its ``accepted`` text, else what its check
+    asks of a value no check accepts."""
+    if field.metadata.get("accepted"):
+        return str(field.metadata["accepted"])
+    check = field.metadata.get("check")
+    return None if check is None else check(object())
 
 
 # The engine stores integer options in 64 bits; larger values are refused here, by name.
@@ -197,6 +209,9 @@ def parameters_section(cls: type, names: dict[str, Any]) -> str:
         lines.append(f"{f.name} : {_type_name(hints[f.name])}, default={f.default!r}")
         doc = f.metadata["doc"].format(**names)
         lines.extend(f"    {line}" for line in doc.splitlines())
+        accepted = accepted_values(f)
+        if accepted:
+            lines.append(f"    Accepted: {accepted}.")
     return "\n".join(lines)
 
 

@@ -53,7 +53,7 @@ class Apple(BaseEstimator):  # type: ignore[misc]
     """
 
     alpha: float = option(
-        1.0, "Parents per expansion: ``floor(s̄ ** alpha)``, in (0, 2].", engine=True
+        1.0, "Parents per expansion: ``floor(s̄ ** alpha)``.", engine=True, accepted="in (0, 2]"
     )
     ranking: str = option(
         "typical",

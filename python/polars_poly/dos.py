@@ -74,7 +74,9 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         "labels (our extension for DoS, see docs/algorithms.md §5).",
         engine=True,
     )
-    C: float = option(1.0, "Aggressiveness of ``pa1``/``pa2``, > 0.", engine="c")
+    C: float = option(
+        1.0, "Aggressiveness of ``pa1``/``pa2``.", engine="c", accepted="> 0 (or inf for plain PA)"
+    )
     batch_size: int = option(
         8192, "Rows per engine call (and per progress-bar step).", check=at_least(1)
     )

@@ -53,15 +53,19 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     max_crosses: int = option(8, "Most crosses added (>= 1).", engine=True, check=at_least(1))
     budget: float = option(
         0.5,
-        "Screening units per learned feature (> 0; a unit is a shadow vector update or four\n"
+        "Screening units per learned feature (a unit is a shadow vector update or four\n"
         "crosses judged): screening costs about this fraction of linear training.",
         engine=True,
+        accepted="a number > 0",
     )
     check_every: int = option(
         10_000, "Learned examples between two checks (>= 1).", engine=True, check=at_least(1)
     )
     z: float = option(
-        5.0, "Least z-score (mean gain over its standard error) for a cross to join.", engine=True
+        5.0,
+        "Least z-score (mean gain over its standard error) for a cross to join.",
+        engine=True,
+        accepted="a number > 0",
     )
     shadow_bits: int = option(
         20,

@@ -144,17 +144,37 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     interactions: Sequence[tuple[str, str]] | None = option(
         None, "Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``)."
     )
-    bits: int = option(18, "The weight table has ``2**bits`` entries (1..=32).", engine=True)
+    bits: int = option(
+        18,
+        "The weight table has ``2**bits`` entries.",
+        engine=True,
+        accepted="an integer in 1..=32",
+    )
     eta0: float = option(
         0.5,
         "Initial learning rate (Vowpal Wabbit's ``-l``); the rate decays with ``power_t``\n"
         "and ``initial_t`` (``--power_t``, ``--initial_t``).",
         engine=True,
+        accepted="finite and > 0",
     )
-    power_t: float = option(0.5, "Exponent of the learning-rate decay.", engine=True)
-    initial_t: float = option(0.0, "Initial time of the learning-rate decay.", engine=True)
-    l1: float = option(0.0, "L1 regularization (Vowpal Wabbit's lazy scheme).", engine=True)
-    l2: float = option(0.0, "L2 regularization (Vowpal Wabbit's lazy scheme).", engine=True)
+    power_t: float = option(
+        0.5, "Exponent of the learning-rate decay.", engine=True, accepted="finite and >= 0"
+    )
+    initial_t: float = option(
+        0.0, "Initial time of the learning-rate decay.", engine=True, accepted="finite and >= 0"
+    )
+    l1: float = option(
+        0.0,
+        "L1 regularization (Vowpal Wabbit's lazy scheme).",
+        engine=True,
+        accepted="finite and >= 0",
+    )
+    l2: float = option(
+        0.0,
+        "L2 regularization (Vowpal Wabbit's lazy scheme).",
+        engine=True,
+        accepted="finite and >= 0",
+    )
     adaptive: bool = option(True, "Per-coordinate adaptive (AdaGrad) rates.", engine=True)
     normalized: bool = option(True, "Per-feature scale normalization.", engine=True)
     invariant: bool = option(
@@ -1186,8 +1206,9 @@ def classes_of(labels: npt.NDArray[Any]) -> npt.NDArray[Any]:
 
 @documented(_NAMES)
 class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[misc]
-    """Hashed online classifier, binary or multiclass (one against all); parameters as
-    :class:`SGDRegressor`, default loss ``"logistic"``.
+    """Hashed online classifier, binary or multiclass (one against all), on (polynomially
+    expanded) sparse features; the options of :class:`SGDRegressor`, with the logistic loss by
+    default.
 
     Labels may be of any type numpy can sort (integers, strings, booleans); ``classes_`` holds
     them sorted. With two classes the first is learned as -1, the second as +1. With more,
