@@ -244,7 +244,7 @@ def test_predict_expr_equals_predict_in_lazy_and_streaming_queries(tmp_path: Pat
     np.testing.assert_allclose(out["proba"].to_numpy(), clf.predict_proba(Xc)[:, 1], rtol=1e-12)
 
 
-def test_null_rows_score_null_and_refit_invalidates_expressions() -> None:
+def test_null_rows_score_null_and_a_refit_leaves_old_expressions_their_model() -> None:
     X, y = toy_regression(50)
     series = pp.from_scipy(X)
     model = pp.SGDRegressor().fit(X, y)
@@ -257,9 +257,13 @@ def test_null_rows_score_null_and_refit_invalidates_expressions() -> None:
     out = frame.select(model.predict_expr("features"))["features"]
     assert out.null_count() == 1 and out[3] is None
     expr = model.predict_expr("features")
-    model.fit(X, y)
-    with pytest.raises(pl.exceptions.ComputeError, match="model of this expression is gone"):
-        frame.select(expr)
+    before = model.predict(X)
+    model.fit(X[::-1], y[::-1])
+    # The refitted model is another model: the expression scores with the one it was built from
+    # (which it carries), not with the new one.
+    scored = frame.select(expr)["features"].to_numpy()
+    np.testing.assert_array_equal(np.delete(scored, 3), np.delete(before, 3))
+    assert not np.allclose(before, model.predict(X))
 
 
 def test_lazyframe_training_streams_batches_like_in_memory(tmp_path: Path) -> None:
@@ -575,14 +579,23 @@ def test_an_expression_of_a_saved_model_outlives_the_model(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert float(done.stdout) == pytest.approx(expected.sum())
-    # A model that learned after it was loaded is not its file any more.
+    # A model that learned after it was loaded is not its file any more: its expression carries
+    # the model's own bytes, so it scores as the changed model, here and in another process.
     changed = pp.load_model(path)
     changed.partial_fit(X[:10], y[:10])
-    stale = frame.lazy().select(changed.predict_expr("features"))
+    changed_expected = changed.predict(X)
+    carried = frame.lazy().select(changed.predict_expr("features").alias("p"))
     del changed
     gc.collect()
-    with pytest.raises(pl.exceptions.ComputeError, match="never saved"):
-        stale.collect()
+    np.testing.assert_array_equal(carried.collect()["p"].to_numpy(), changed_expected)
+    carried.serialize(tmp_path / "carried.bin")
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "carried.bin")],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == pytest.approx(changed_expected.sum())
     # A file replaced since is refused (in a process that has not read the first one yet),
     # not taken for the model the expression was built from.
     pp.SGDRegressor(progress=False, eta0=0.1).fit(X, y).save(path)
@@ -686,3 +699,21 @@ def test_monomials_of_hashed_columns_read_as_column_values() -> None:
     assert as_dict["monomial"].to_list() == named["monomial"].to_list()
     with pytest.raises(ValueError, match="columns index and name"):
         model.monomials(names=names.rename({"name": "label"}))
+
+
+def test_a_never_saved_model_too_large_to_carry_says_how_to_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Above the embedding limit a never-saved model's expression carries only its handle: once
+    the model is gone it fails with an error saying to keep it or save it."""
+    import gc
+
+    from polars_poly import _persist
+
+    X, y = toy_regression(200)
+    frame = pl.DataFrame({"features": pp.from_scipy(X)})
+    monkeypatch.setattr(_persist, "EMBED_LIMIT", 0)
+    query = frame.lazy().select(pp.SGDRegressor(progress=False).fit(X, y).predict_expr("features"))
+    gc.collect()
+    with pytest.raises(pl.exceptions.ComputeError, match="never saved"):
+        query.collect()

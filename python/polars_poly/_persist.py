@@ -10,7 +10,12 @@ import json
 import os
 from typing import Any
 
+import polars as pl
+
 from polars_poly import _internal
+
+# Largest model file a scoring expression embeds when the model was never saved (bytes).
+EMBED_LIMIT = 64 * 2**20
 
 
 class Persistent:
@@ -46,18 +51,33 @@ class Persistent:
         estimator._source = file_source(path)
         return estimator
 
-    def _source_kwargs(self) -> dict[str, Any]:
-        """What a scoring expression carries to find the model's file if the model object is
-        gone: the file it was read from or saved to, unless it learned since."""
+    def _carried(self) -> tuple[list[pl.Expr], dict[str, Any]]:
+        """What a scoring expression carries, besides the model's handle, to score when the
+        model object is gone or in another process: the file the model was read from or saved
+        to, unless it learned since (plugin kwargs); else, for a model file of at most
+        ``EMBED_LIMIT`` bytes, the file's bytes as a literal last input (built once per state
+        of the model). A larger model never saved carries nothing: its expression needs the
+        model object alive, and says so."""
         source = getattr(self, "_source", None)
-        return {} if source is None else {"source": source[0], "checksum": source[1]}
+        if source is not None:
+            return [], {"source": source[0], "checksum": source[1]}
+        embedded = self.__dict__.get("_embedded")
+        if embedded is None:
+            model = self._fitted_model()
+            if int(model.nbytes) > EMBED_LIMIT:
+                return [], {}
+            embedded = pl.lit(bytes(model.to_bytes("{}")), dtype=pl.Binary)
+            self.__dict__["_embedded"] = embedded
+        return [embedded], {"embedded": True}
 
     def _learned(self) -> None:
-        """The model changed: its file (if any) no longer holds it."""
+        """The model changed: its file (if any) no longer holds it, nor its embedded bytes."""
         self.__dict__.pop("_source", None)
+        self.__dict__.pop("_embedded", None)
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
+        state.pop("_embedded", None)
         model = state.pop(self._model_attribute, None)
         if model is not None:
             state["_model_bytes"] = model.to_bytes(self._estimator_text())

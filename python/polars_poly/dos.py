@@ -299,8 +299,12 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         streaming queries (the native scoring expression, elementwise)."""
         core = self._fitted_model()
         expr = pl.col(features) if isinstance(features, str) else features
-        kwargs = {"handle": core.handle, "output": "class_id", **self._source_kwargs()}
-        ids = call_plugin("model_predict", [expr], kwargs)
+        carried, kwargs = self._carried()
+        ids = call_plugin(
+            "model_predict",
+            [expr, *carried],
+            {"handle": core.handle, "output": "class_id", **kwargs},
+        )
         dtype = pl.Series(self.classes_[:1]).dtype
         return ids.replace_strict(
             list(range(len(self.classes_))), self.classes_.tolist(), return_dtype=dtype

@@ -771,11 +771,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 f"{len(exprs)}"
             )
         heads = learner.heads if isinstance(learner, OneAgainstAll) else [learner]
+        carried, kwargs = self._carried()
         return [
             call_plugin(
                 "model_predict",
-                exprs,
-                {"handle": head.handle, "output": output, "head": k, **self._source_kwargs()},
+                [*exprs, *carried],
+                {"handle": head.handle, "output": output, "head": k, **kwargs},
             )
             for k, head in enumerate(heads)
         ]

@@ -74,13 +74,46 @@ pub fn reload(path: &str, checksum: u32, head: usize) -> PolyResult<Shared> {
         return Ok(found);
     }
     let bytes = read_file(Path::new(path))?;
-    let trailer = bytes.len().checked_sub(4).map(|at| &bytes[at..]);
-    if trailer.and_then(|t| t.try_into().ok()).map(u32::from_le_bytes) != Some(checksum) {
+    if file_checksum(&bytes) != Some(checksum) {
         return crate::invalid!(
             "the model file {path:?} changed since the expression was built from it"
         );
     }
-    let shared = match Model::from_bytes(&bytes)?.0 {
+    let shared = shared_model(&bytes, head, path)?;
+    if let Ok(mut cached) = RELOADED.lock() {
+        cached.insert(key, shared.clone());
+    }
+    Ok(shared)
+}
+
+/// The model of the model-file bytes an expression carries as its last input (a model that
+/// was never saved, scoring after its object is gone or in another process), read once per
+/// process; `head` picks one class's model of a one-against-all model.
+pub fn embedded(bytes: &[u8], head: usize) -> PolyResult<Shared> {
+    let Some(checksum) = file_checksum(bytes) else {
+        return crate::invalid!("the model bytes of this expression are truncated");
+    };
+    // Keyed by the file checksum and length: the file's own check rejects damaged bytes.
+    let key = (format!("<embedded model of {} bytes>", bytes.len()), checksum, head);
+    if let Some(found) = RELOADED.lock().ok().and_then(|cached| cached.get(&key).cloned()) {
+        return Ok(found);
+    }
+    let shared = shared_model(bytes, head, &key.0)?;
+    if let Ok(mut cached) = RELOADED.lock() {
+        cached.insert(key, shared.clone());
+    }
+    Ok(shared)
+}
+
+/// A model file's checksum: its last 4 bytes, little-endian.
+fn file_checksum(bytes: &[u8]) -> Option<u32> {
+    let at = bytes.len().checked_sub(4)?;
+    bytes[at..].try_into().ok().map(u32::from_le_bytes)
+}
+
+/// The model in model-file `bytes` (class `head` of a one-against-all model), to share.
+fn shared_model(bytes: &[u8], head: usize, path: &str) -> PolyResult<Shared> {
+    Ok(match Model::from_bytes(bytes)?.0 {
         Model::Online(m) => Shared::Online(Arc::new(RwLock::new(m))),
         Model::OneAgainstAll(mut heads) if head < heads.len() => {
             Shared::Online(Arc::new(RwLock::new(heads.swap_remove(head))))
@@ -92,11 +125,7 @@ pub fn reload(path: &str, checksum: u32, head: usize) -> PolyResult<Shared> {
             );
         }
         Model::PassiveAggressive(m) => Shared::PassiveAggressive(Arc::new(RwLock::new(m))),
-    };
-    if let Ok(mut cached) = RELOADED.lock() {
-        cached.insert(key, shared.clone());
-    }
-    Ok(shared)
+    })
 }
 
 /// The live model of handle `id`.

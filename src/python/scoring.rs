@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::arrow_io::to_polars_error;
 use super::guard::guarded_expr;
-use super::handles::{lookup, reload, Shared};
+use super::handles::{embedded, lookup, reload, Shared};
 use super::input::{empty_rows, with_nulls, Columns};
 use crate::dos::PaClassifier;
 use crate::learner::Batch;
@@ -81,6 +81,9 @@ struct PredictKwargs {
     /// The class whose model this is, in a one-against-all file.
     #[serde(default)]
     head: usize,
+    /// The last input is the model file's bytes (a one-value Binary column).
+    #[serde(default)]
+    embedded: bool,
 }
 
 fn prediction_output(inputs: &[Field], kwargs: PredictKwargs) -> PolarsResult<Field> {
@@ -97,10 +100,21 @@ fn model_predict(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Serie
 }
 
 fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<Series> {
+    let (inputs, model_bytes) = match inputs.split_last() {
+        Some((last, features)) if kwargs.embedded => (features, Some(last)),
+        _ => (inputs, None),
+    };
     let model = match lookup(kwargs.handle) {
         Some(model) => model,
         None if !kwargs.source.is_empty() => {
             reload(&kwargs.source, kwargs.checksum, kwargs.head).map_err(to_polars_error)?
+        }
+        None if model_bytes.is_some() => {
+            let bytes = model_bytes.and_then(|c| c.binary().ok()?.get(0));
+            let Some(bytes) = bytes else {
+                polars_bail!(ComputeError: "model_predict: the model bytes input is missing")
+            };
+            embedded(bytes, kwargs.head).map_err(to_polars_error)?
         }
         None => {
             polars_bail!(ComputeError: "the model of this expression is gone (its estimator was garbage-collected or refitted, or the query runs in another process) and it was never saved: keep the fitted estimator while the query runs, or save it (expressions of a saved or loaded model read it back from its file)")
