@@ -4,6 +4,9 @@ pickling, nested parameters, streamed training and the errors a user can meet.""
 from __future__ import annotations
 
 import pickle
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -43,6 +46,15 @@ def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> No
     assert screening.height == 15 - 1
     assert "A*B" not in screening["cross"].to_list()
     assert screening["z"].to_list() == sorted(screening["z"].to_list(), reverse=True)
+    # The command line's inspect lists the crosses by field name.
+    path = Path(tempfile.mkdtemp()) / "fields.bin"
+    found.save(path)
+    shown = subprocess.run(
+        [sys.executable, "-m", "polars_poly", "inspect", "-i", str(path)],
+        capture_output=True,
+        text=True,
+    )
+    assert shown.returncode == 0 and "n_crosses: 1" in shown.stdout and "A*B" in shown.stdout
     assert (screening["samples"] > 0).all() and (screening["z"] < 5.0).all()
     # z is the better judge's; losers past 5,000 samples with z < 0 are paused.
     assert screening["z"].to_list() == [

@@ -299,9 +299,11 @@ def inspect(args: argparse.Namespace, out: TextIO) -> None:
             value = getattr(model, name)
             value = value.tolist() if isinstance(value, np.ndarray) else value
             print(f"{name.rstrip('_')}: {value}", file=out)
-    if getattr(model, "n_parents_", 0):
-        with pl.Config(tbl_rows=args.top, tbl_cols=-1, fmt_str_lengths=60):
+    with pl.Config(tbl_rows=args.top, tbl_cols=-1, fmt_str_lengths=60):
+        if getattr(model, "n_parents_", 0):
             print(model.monomials().head(args.top), file=out)
+        if getattr(model, "n_crosses_", 0):
+            print(model.crosses().head(args.top), file=out)
     if args.readable_model:
         with open(args.readable_model, "w") as file:
             lines = write_readable_model(model, file)
