@@ -71,6 +71,10 @@ def test_predict_and_inspect_read_the_model(vw_file, tmp_path, capsys) -> None:
     assert main(["inspect", "-i", str(model), "--top", "5"]) == 0
     text = capsys.readouterr().out
     assert "SGDRegressor" in text and "n_examples: 3000" in text and "monomial" in text
+    pytest.importorskip("matplotlib")
+    plot = tmp_path / "monomials.png"
+    assert main(["inspect", "-i", str(model), "--top", "5", "--plot", str(plot)]) == 0
+    assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
 def test_continue_training_and_other_formats(vw_file, tmp_path, capsys) -> None:

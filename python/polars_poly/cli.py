@@ -98,6 +98,7 @@ def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
         "bits": args.bits,
         "eta0": args.learning_rate,
         "power_t": args.power_t,
+        "initial_t": args.initial_t,
         "l1": args.l1,
         "l2": args.l2,
         "features": columns,
@@ -207,7 +208,7 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
         model.history_.filter(doublings).write_csv(args.history)
         print(f"learning curve written to {args.history}", file=out)
     if args.plot:
-        _plot(model, args.plot)
+        _save_plot(model.plot_learning_curve, args.plot)
         print(f"learning curve plot written to {args.plot}", file=out)
 
 
@@ -227,7 +228,8 @@ def _classes(args: argparse.Namespace, labels: pl.Series) -> list[Any]:
     return found
 
 
-def _plot(model: Any, path: str) -> None:
+def _save_plot(draw: Any, path: str) -> None:
+    """Saves the figure of the Axes ``draw()`` returns (matplotlib, without a display)."""
     try:
         import matplotlib
 
@@ -235,7 +237,7 @@ def _plot(model: Any, path: str) -> None:
         import matplotlib.pyplot as plt
     except ImportError:
         raise ValueError("--plot needs matplotlib: pip install matplotlib") from None
-    ax = model.plot_learning_curve()
+    ax = draw()
     ax.figure.savefig(path, dpi=120, bbox_inches="tight")
     plt.close(ax.figure)
 
@@ -304,6 +306,11 @@ def inspect(args: argparse.Namespace, out: TextIO) -> None:
             print(model.monomials().head(args.top), file=out)
         if getattr(model, "n_crosses_", 0):
             print(model.crosses().head(args.top), file=out)
+    if args.plot:
+        if not getattr(model, "n_parents_", 0):
+            raise ValueError("--plot draws apple's monomials; this model has none")
+        _save_plot(lambda: model.plot_monomials(top=args.top), args.plot)
+        print(f"monomials plot written to {args.plot}", file=out)
     if args.readable_model:
         with open(args.readable_model, "w") as file:
             lines = write_readable_model(model, file)
@@ -364,6 +371,7 @@ def add_commands(commands: Any) -> None:
     t.add_argument("-b", "--bits", type=int, default=18, help="weight table of 2**bits")
     t.add_argument("-l", "--learning_rate", type=float, default=0.5)
     t.add_argument("--power_t", type=float, default=0.5)
+    t.add_argument("--initial_t", type=float, default=0.0)
     t.add_argument("--l1", type=float, default=0.0)
     t.add_argument("--l2", type=float, default=0.0)
     t.add_argument("--passes", type=int, default=1)
@@ -391,6 +399,7 @@ def add_commands(commands: Any) -> None:
     i.add_argument(
         "--readable_model", metavar="FILE", help="write the weights, by name where known, here"
     )
+    i.add_argument("--plot", metavar="PNG", help="plot apple's --top monomials here (matplotlib)")
 
 
 COMMANDS = {"train": train, "predict": predict, "inspect": inspect}
