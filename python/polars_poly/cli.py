@@ -13,6 +13,7 @@ Exit codes: 0 on success, 1 on an error (one line on stderr naming it), 2 on a u
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shutil
 import sys
@@ -60,19 +61,29 @@ def data_file(path: str, format: str) -> Iterator[tuple[str, str]]:
         yield str(copy), kind
 
 
-def read_data(path: str, format: str, label: str, bits: int) -> tuple[pl.DataFrame, list[str]]:
-    """The data file as a frame, and its feature columns (one per Vowpal Wabbit namespace)."""
-    kind = _format_of(path, format)
+# Rows read and learned at a time: the commands stream their input in bounded memory.
+BATCH_ROWS = 65_536
+
+
+def scan_data(path: str, kind: str, label: str, bits: int) -> tuple[pl.LazyFrame, list[str], str]:
+    """The data file as a LazyFrame read in batches, its feature columns (one per Vowpal Wabbit
+    namespace) and its label column."""
     if kind == "libsvm":
-        frame = pp.read_libsvm(path)
-        return frame, ["features"]
+        return pp.scan_libsvm(path, batch_size=BATCH_ROWS), ["features"], "label"
     if kind == "vw":
-        frame = pp.read_vw(path, bits=bits, namespaces="auto")
-        return frame, [c for c in frame.columns if c not in ("label", "weight", "base", "tag")]
-    frame = pl.read_parquet(path)
-    if label not in frame.columns:
-        raise ValueError(f"{path}: no label column {label!r}; its columns are {frame.columns}")
-    return frame, [c for c in frame.columns if c not in (label, "weight")]
+        frame = pp.scan_vw(path, bits=bits, namespaces="auto", batch_size=BATCH_ROWS)
+        names = frame.collect_schema().names()
+        return frame, [c for c in names if c not in ("label", "weight", "base", "tag")], "label"
+    frame = pl.scan_parquet(path)
+    names = frame.collect_schema().names()
+    if label not in names:
+        raise ValueError(f"{path}: no label column {label!r}; its columns are {names}")
+    return frame, [c for c in names if c not in (label, "weight")], label
+
+
+def batches(frame: pl.LazyFrame) -> Iterator[pl.DataFrame]:
+    """The frame's rows, ``BATCH_ROWS`` at a time."""
+    yield from frame.collect_batches(chunk_size=BATCH_ROWS)
 
 
 def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
@@ -146,48 +157,22 @@ class ProgressTable:
         )
 
 
-def _doubling_segments(n: int) -> list[tuple[int, int]]:
-    """[0, 1), [1, 2), [2, 4), ... [2^k, n): each ends where the table prints a row."""
-    segments, start, end = [], 0, 1
-    while start < n:
-        segments.append((start, min(end, n)))
-        start, end = end, end * 2
-    return segments
-
-
 def train(args: argparse.Namespace, out: TextIO) -> None:
     with data_file(args.data, args.format) as (path, kind):
-        frame, columns = read_data(path, kind, args.label, args.bits)
-    label = "label" if kind != "parquet" else args.label
-    weight = "weight" if "weight" in frame.columns else None
-    if frame[label].null_count():
-        raise ValueError(f"{args.data}: {frame[label].null_count()} examples have no label")
-    if args.initial_regressor:
-        model = pp.load_model(args.initial_regressor)
-        model.set_params(progress=False)
-    else:
-        model = _estimator(args, columns)
-    classes = None
-    if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
-        classes = _classes(args, frame[label])
-    table = None if args.quiet else ProgressTable(out)
-    segments = _doubling_segments(len(frame))
-    for _ in range(args.passes):
-        for start, end in segments:
-            part = frame.slice(start, end - start)
-            if table is not None and end - start > 1:
-                model.partial_fit(part.head(-1), label, weight, **_first(classes, model))
-                part = part.tail(1)
-            predicted = _score(model, part) if table is not None and _fitted(model) else 0.0
-            if not _fitted(model) and classes is not None and len(classes) > 2:
-                predicted = float(classes[0])  # all scores 0: the first class, as vw says
-            before = model._learner.progress[3] if _fitted(model) else 0
-            model.partial_fit(part, label, weight, **_first(classes, model))
-            if table is not None:
-                # Features of the example (a multiclass model updates them once per class).
-                heads = len(getattr(model._learner, "heads", [None]))
-                features = (model._learner.progress[3] - before) // heads
-                table.row(model, float(part[label][0]), predicted, int(features))
+        frame, columns, label = scan_data(path, kind, args.label, args.bits)
+        weight = "weight" if "weight" in frame.collect_schema().names() else None
+        if args.initial_regressor:
+            model = pp.load_model(args.initial_regressor)
+            model.set_params(progress=False)
+        else:
+            model = _estimator(args, columns)
+        classes = None
+        if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
+            classes = _classes(args, frame, label)
+        table = None if args.quiet else ProgressTable(out)
+        for _ in range(args.passes):
+            for batch in batches(frame):
+                learn_batch(model, batch, label, weight, classes, table)
     examples, loss, weight_sum, updates = model._learner.progress
     errors = getattr(model._learner, "errors", None)
     if errors is not None:
@@ -212,19 +197,63 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
         print(f"learning curve plot written to {args.plot}", file=out)
 
 
-def _classes(args: argparse.Namespace, labels: pl.Series) -> list[Any]:
-    """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels),
-    else the file's labels ({0, 1} or {-1, +1} when they are among those)."""
-    if args.oaa:
-        unknown = labels.filter(~labels.is_in([float(k) for k in range(1, args.oaa + 1)]))
-        if len(unknown):
-            raise ValueError(
-                f"--oaa {args.oaa} takes labels 1..{args.oaa}; {args.data} has {unknown[0]:g}"
+def learn_batch(
+    model: Any,
+    batch: pl.DataFrame,
+    label: str,
+    weight: str | None,
+    classes: list[Any] | None,
+    table: ProgressTable | None,
+) -> None:
+    """Learns a batch of examples; with a table, the example that brings the count to a power
+    of two is scored first and gets its row (as ``vw`` prints them)."""
+    if batch[label].null_count():
+        first = int(batch[label].is_null().arg_true()[0]) + _examples(model)
+        raise ValueError(f"example {first + 1} has no label")
+    start = 0
+    while start < batch.height:
+        seen = _examples(model)
+        if table is None:
+            end = batch.height
+        else:
+            next_row = 1 << seen.bit_length()  # the next power of two above the count
+            end = min(batch.height, start + next_row - seen - 1)
+        if end > start:
+            model.partial_fit(
+                batch.slice(start, end - start), label, weight, **_first(classes, model)
             )
+            start = end
+            continue
+        # The example that brings the count to a power of two: scored first, then learned.
+        example = batch.slice(start, 1)
+        predicted = _score(model, example) if _fitted(model) else 0.0
+        if not _fitted(model) and classes is not None and len(classes) > 2:
+            predicted = float(classes[0])  # all scores 0: the first class, as vw says
+        before = model._learner.progress[3] if _fitted(model) else 0
+        model.partial_fit(example, label, weight, **_first(classes, model))
+        if table is not None:
+            # Features of the example (a multiclass model updates them once per class).
+            heads = len(getattr(model._learner, "heads", [None]))
+            features = (model._learner.progress[3] - before) // heads
+            table.row(model, float(example[label][0]), predicted, int(features))
+        start += 1
+
+
+def _examples(model: Any) -> int:
+    return int(model._learner.progress[0]) if _fitted(model) else 0
+
+
+def _classes(args: argparse.Namespace, frame: pl.LazyFrame, label: str) -> list[Any]:
+    """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels; a
+    label outside them is an error naming its example), else the file's labels ({0, 1} or
+    {-1, +1} when they are among those; one scan of the label column)."""
+    if args.oaa:
         return list(range(1, args.oaa + 1))
     from polars_poly.learner import classes_of
 
-    found: list[Any] = classes_of(labels.unique().sort().to_numpy()).tolist()
+    query = frame.select(pl.col(label).unique().sort())
+    labels = query.collect(engine="streaming")[label].drop_nulls()
+    found: list[Any] = classes_of(labels.to_numpy()).tolist()
     return found
 
 
@@ -265,26 +294,62 @@ def _first(classes: list[int] | None, model: Any) -> dict[str, Any]:
 
 def predict(args: argparse.Namespace, out: TextIO) -> None:
     model = pp.load_model(args.initial_regressor)
-    with data_file(args.data, args.format) as (path, kind):
-        frame, _ = read_data(path, kind, args.label, getattr(model, "bits", 18))
+    classifier = hasattr(model, "classes_")
     multiclass = len(getattr(model, "classes_", ())) > 2
-    if args.raw and isinstance(model, pp.SGDClassifier):
-        values = model.decision_function(frame)
-    elif args.probabilities:
-        values = model.predict_proba(frame)
-        values = values if multiclass else values[:, 1]
-    else:
-        values = model.predict(frame)
-    values = np.asarray(values)
-    fmt = "%.6g" if values.dtype.kind in "biuf" else "%s"
+    score = Score(classifier)
+    written = 0
+    with data_file(args.data, args.format) as (path, kind):
+        frame, _, label = scan_data(path, kind, args.label, getattr(model, "bits", 18))
+        with contextlib.ExitStack() as stack:
+            sink = stack.enter_context(open(args.predictions, "w")) if args.predictions else out
+            for batch in batches(frame):
+                predicted = model.predict(batch)
+                if args.raw and isinstance(model, pp.SGDClassifier):
+                    values = model.decision_function(batch)
+                elif args.probabilities:
+                    values = model.predict_proba(batch)
+                    values = values if multiclass else values[:, 1]
+                else:
+                    values = predicted
+                values = np.asarray(values)
+                fmt = "%.6g" if values.dtype.kind in "biuf" else "%s"
+                np.savetxt(sink, values, fmt=fmt)
+                written += len(values)
+                if label in batch.columns:
+                    score.add(batch[label], predicted)
     if args.predictions:
-        np.savetxt(args.predictions, values, fmt=fmt)
-        print(f"{len(values)} predictions written to {args.predictions}", file=out)
-    else:
-        np.savetxt(out, values, fmt=fmt)
-    label = "label" if kind != "parquet" else args.label
-    if label in frame.columns and frame[label].null_count() == 0:
-        print(f"score (R² or accuracy) = {model.score(frame, label):.6f}", file=sys.stderr)
+        print(f"{written} predictions written to {args.predictions}", file=out)
+    if score.rows:
+        print(f"{score.name} = {score.value():.6f}", file=sys.stderr)
+
+
+class Score:
+    """Accuracy (classifier) or R² (regressor) of predictions against labels, accumulated batch
+    by batch; examples without a label are left out."""
+
+    def __init__(self, classifier: bool) -> None:
+        self.classifier = classifier
+        self.name = "accuracy" if classifier else "R²"
+        self.rows = 0
+        self.correct = 0
+        self.sums = np.zeros(3)  # Σy, Σy², Σ(y - prediction)²
+
+    def add(self, labels: pl.Series, predicted: Any) -> None:
+        known = labels.is_not_null().to_numpy()
+        y, p = labels.to_numpy()[known], np.asarray(predicted)[known]
+        self.rows += len(y)
+        if self.classifier:
+            self.correct += int((p == y).sum())
+        else:
+            y = y.astype(np.float64)
+            self.sums += [y.sum(), (y * y).sum(), ((y - p) ** 2).sum()]
+
+    def value(self) -> float:
+        if self.classifier:
+            return self.correct / self.rows
+        total, squares, residual = self.sums
+        spread = squares - total * total / self.rows
+        return float(1.0 - residual / spread) if spread > 0 else float("nan")
 
 
 def inspect(args: argparse.Namespace, out: TextIO) -> None:
