@@ -38,8 +38,14 @@ from pathlib import Path
 from typing import Any, cast
 
 import polars as pl
-from dask.sizeof import sizeof
-from distributed import Client, Future, default_client, wait
+
+try:
+    from dask.sizeof import sizeof
+    from distributed import Client, Future, default_client, wait
+except ImportError as missing:  # an optional extra: say how to get it
+    raise ImportError(
+        f"polars_poly.dask needs Dask ({missing}): pip install 'polars-poly[dask]'"
+    ) from missing
 
 import polars_poly
 from polars_poly import _internal, readers
