@@ -351,6 +351,18 @@ def test_passive_aggressive_family_refusals(client, tmp_path) -> None:
     assert model.n_features_in_ == 4
 
 
+def test_a_multiclass_sgd_classifier_is_refused_by_name(client, tmp_path) -> None:
+    frame = pl.DataFrame({"features": pp.from_numpy(np.eye(6)), "label": ["a", "b", "c"] * 2})
+    path = tmp_path / "three.parquet"
+    frame.write_parquet(path)
+    with pytest.raises(ValueError, match=r"multiclass SGDClassifier is not supported.*3 classes"):
+        ppd.fit(pp.SGDClassifier(), [path], "label", client=client)
+    binary = frame.with_columns(label=pl.Series(["a", "b"] * 3))
+    binary.write_parquet(path)
+    model = ppd.fit(pp.SGDClassifier(), [path], "label", client=client)
+    assert model.classes_.tolist() == ["a", "b"]
+
+
 def test_vowpal_wabbit_shards_train_like_the_single_machine(client, tmp_path) -> None:
     rng = np.random.default_rng(5)
     paths = []

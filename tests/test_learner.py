@@ -347,7 +347,7 @@ def test_bad_input_raises_precise_errors() -> None:
     with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):
         pp.SGDClassifier().fit(X, np.where(np.arange(20) == 4, 0.5, y))
     fitted = pp.SGDClassifier().fit(X, y)
-    with pytest.raises(ValueError, match=r"row 0: label -1 is not one of the classes \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"row 20: label -1 is not one of the classes \[0, 1\]"):
         fitted.partial_fit(X, -np.ones(20, dtype=int))
     with pytest.raises(ValueError, match=r"greater than one; got 1 class \(2\).*classes="):
         pp.SGDClassifier().fit(X, np.full(20, 2))

@@ -98,7 +98,8 @@ def test_partial_fit_names_the_classes_first_and_refuses_others() -> None:
         part = slice(start, start + 300)
         online.partial_fit(X[part], y[part], classes=[0, 1, 2])
     np.testing.assert_array_equal(online.decision_function(X), whole.decision_function(X))
-    with pytest.raises(ValueError, match=r"row 1: label 7 is not one of the classes \[0, 1, 2\]"):
+    # Rows counted over the whole stream of partial_fit calls, as the engine counts them.
+    with pytest.raises(ValueError, match=r"row 901: label 7 is not one of the classes \[0, 1, 2\]"):
         online.partial_fit(X[:3], np.array([0, 7, 1]))
     np.testing.assert_array_equal(online.decision_function(X), whole.decision_function(X))
 
@@ -138,3 +139,22 @@ def test_multiclass_needs_the_logistic_loss_for_probabilities() -> None:
         hinge.predict_proba(X)
     with pytest.raises(ValueError, match="needs loss='logistic'"):
         hinge.predict_proba_expr()
+
+
+def test_bad_labels_are_named_in_frames_and_lazy_frames() -> None:
+    X, y = blobs(300, 3, 6)
+    frame = frame_of(X, y).with_columns(
+        animal=pl.when(pl.int_range(pl.len()) == 157).then(None).otherwise(pl.col("animal"))
+    )
+    with pytest.raises(ValueError, match="row 157 is null"):
+        pp.SGDClassifier(progress=False).fit(frame, "animal")
+    # Streamed in batches of 50: the row of the whole input, not of its batch.
+    with pytest.raises(ValueError, match="row 157 is null"):
+        pp.SGDClassifier(progress=False, batch_size=50).fit(frame.lazy(), "animal")
+    target = pl.when(pl.col("animal").is_null()).then(None).otherwise(pl.col("x0"))
+    numeric = frame.select(pl.exclude("animal"), target=target)
+    with pytest.raises(ValueError, match="row 157 is null"):
+        pp.SGDRegressor(progress=False, batch_size=50).fit(numeric.lazy(), "target")
+    mixed = np.array(["ant", 3, "bee"] * 100, dtype=object)
+    with pytest.raises(ValueError, match="cannot be ordered"):
+        pp.SGDClassifier(progress=False).fit(X, mixed)

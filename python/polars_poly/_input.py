@@ -30,25 +30,25 @@ def is_sparse_dtype(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
 
 
-def as_float_array(values: Any, what: str) -> npt.NDArray[np.float64]:
+def as_float_array(values: Any, what: str, first_row: int = 0) -> npt.NDArray[np.float64]:
     """Labels or weights as a contiguous 1-D float64 array (a null or a non-numeric value is an
-    error naming ``what``)."""
-    array = label_array(values, what)
+    error naming ``what`` and the row, counted from ``first_row``)."""
+    array = label_array(values, what, first_row)
     if array.dtype.kind not in "biuf":
         raise ValueError(f"Unknown label type: {what} must be numeric, got dtype {array.dtype}")
     return np.ascontiguousarray(array, dtype=np.float64)
 
 
-def label_array(values: Any, what: str) -> npt.NDArray[Any]:
-    """Labels of any type as a 1-D numpy array (a null is an error naming ``what`` and the row;
-    a column vector is raveled with scikit-learn's warning)."""
+def label_array(values: Any, what: str, first_row: int = 0) -> npt.NDArray[Any]:
+    """Labels of any type as a 1-D numpy array (a null is an error naming ``what`` and the row,
+    counted from ``first_row``; a column vector is raveled with scikit-learn's warning)."""
     if values is None:
         raise ValueError(
             f"{what}: this estimator requires y to be passed, but the target y is None"
         )
     if isinstance(values, pl.Series):
         if values.null_count():
-            row = int(values.is_null().arg_true()[0])
+            row = first_row + int(values.is_null().arg_true()[0])
             raise ValueError(f"{what}: row {row} is null")
         values = values.to_numpy()
     array = np.asarray(values)
@@ -68,7 +68,7 @@ def label_array(values: Any, what: str) -> npt.NDArray[Any]:
     if array.dtype.kind == "O":
         missing = [i for i, v in enumerate(array) if v is None]
         if missing:
-            raise ValueError(f"{what}: row {missing[0]} is null")
+            raise ValueError(f"{what}: row {first_row + missing[0]} is null")
     return array
 
 

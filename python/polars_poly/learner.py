@@ -339,26 +339,36 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         return [series]
 
     def _frame_data(
-        self, frame: pl.DataFrame, y: Any, sample_weight: Any, names: list[str], sparse: bool
+        self,
+        frame: pl.DataFrame,
+        y: Any,
+        sample_weight: Any,
+        names: list[str],
+        sparse: bool,
+        first_row: int,
     ) -> _Data:
         features = frame.select(feature_exprs(names, sparse))
         labels = None
-        if isinstance(y, str):
-            labels = as_float_array(self._labels(frame.get_column(y)), f"target column {y!r}")
-        elif y is not None:
-            labels = as_float_array(self._labels(y), "y")
+        if y is not None:
+            labels = self._labels(frame.get_column(y) if isinstance(y, str) else y, first_row)
         weights = None
-        if isinstance(sample_weight, str):
-            weights = as_float_array(frame.get_column(sample_weight), "sample_weight")
-        elif sample_weight is not None:
-            weights = as_float_array(sample_weight, "sample_weight")
+        if sample_weight is not None:
+            if isinstance(sample_weight, str):
+                sample_weight = frame.get_column(sample_weight)
+            weights = as_float_array(sample_weight, "sample_weight", first_row)
         return _Data(features.get_columns(), labels, weights)
 
     def _data(
-        self, X: Any, y: Any, sample_weight: Any, fitting: bool, scoring: bool = False
+        self,
+        X: Any,
+        y: Any,
+        sample_weight: Any,
+        fitting: bool,
+        scoring: bool = False,
+        first_row: int = 0,
     ) -> _Data:
         """In-memory inputs (everything but LazyFrames) as a batch (of 0 rows only when
-        ``scoring``)."""
+        ``scoring``); rows in label errors are counted from ``first_row``."""
         if isinstance(X, pa.Table | pa.RecordBatch):
             X = pl.from_arrow(X)
         if isinstance(X, pl.DataFrame):
@@ -369,14 +379,16 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 self._remember_columns(names, sparse)
             else:
                 names, sparse = self._fitted_columns()
-            return self._frame_data(X, y, sample_weight, names, sparse)
+            return self._frame_data(X, y, sample_weight, names, sparse, first_row)
         if isinstance(y, str) or isinstance(sample_weight, str):
             raise TypeError("y and sample_weight may be column names only with a Polars frame")
         features = self._matrix_features(X, min_rows=0 if scoring else 1)
         if fitting:
             self._remember_columns(None, True)
-        labels = None if y is None else as_float_array(self._labels(y), "y")
-        weights = None if sample_weight is None else as_float_array(sample_weight, "sample_weight")
+        labels = None if y is None else self._labels(y, first_row)
+        weights = None
+        if sample_weight is not None:
+            weights = as_float_array(sample_weight, "sample_weight", first_row)
         return _Data(features, labels, weights)
 
     def _remember_columns(self, names: list[str] | None, sparse: bool) -> None:
@@ -395,8 +407,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             )
         return list(names), bool(self._sparse_columns)
 
-    def _labels(self, y: Any) -> npt.NDArray[np.float64]:
-        return as_float_array(y, "y")
+    def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
+        """The engine's labels of ``y`` (rows in errors counted from ``first_row``)."""
+        return as_float_array(y, "y", first_row)
 
     # ----------------------------------------------------------------------------- training
 
@@ -621,10 +634,11 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         def batches() -> Iterator[_Data]:
             first_row = self._rows_seen
             for chunk in query.collect_batches(chunk_size=int(self.batch_size)):
-                labels = as_float_array(self._labels(chunk.get_column(y)), f"target column {y!r}")
+                labels = self._labels(chunk.get_column(y), first_row)
                 weights = None
                 if isinstance(sample_weight, str):
-                    weights = as_float_array(chunk.get_column(sample_weight), "sample_weight")
+                    column = chunk.get_column(sample_weight)
+                    weights = as_float_array(column, "sample_weight", first_row)
                 columns = chunk.get_columns()[: len(names)]
                 if not sparse:
                     dense = _internal.numeric_to_sparse(columns, first_row)
@@ -715,7 +729,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self._no_averaging("partial_fit")
         y, sample_weight = self._vw_defaults(X, y, sample_weight)
         first = not hasattr(self, "_learner")
-        data = self._data(X, y, sample_weight, fitting=first)
+        data = self._data(
+            X, y, sample_weight, fitting=first, first_row=0 if first else self._rows_seen
+        )
         if first:
             names, sparse = (
                 (self.feature_columns_, self._sparse_columns)
@@ -1285,21 +1301,25 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     def _before_lazy_fit(self, frame: pl.LazyFrame, y: str) -> None:
         # A multiclass model has a learner per class from the first example: find the classes
         # first (one scan of the label column).
+        # (A null label is left to the batches, whose errors name its row.)
         values = frame.select(pl.col(y).unique()).collect(engine="streaming").get_column(y)
+        values = values.drop_nulls()
         self.classes_ = classes_of(label_array(values, f"target column {y!r}"))
 
-    def _labels(self, y: Any) -> npt.NDArray[np.float64]:
+    def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
         """The engine's labels: -1 / +1 for a binary model, class numbers 0, 1, ... for a
-        multiclass one."""
-        labels = label_array(y, "y")
+        multiclass one (rows in errors counted from ``first_row``)."""
+        labels = label_array(y, "y", first_row)
         if labels.dtype.kind == "f" and not np.isfinite(labels).all():
             row = int(np.flatnonzero(~np.isfinite(labels))[0])
-            raise ValueError(f"y: row {row}: label is {labels[row]}; labels must be finite")
+            raise ValueError(
+                f"y: row {first_row + row}: label is {labels[row]}; labels must be finite"
+            )
         if np.iscomplexobj(labels):
             raise ValueError("Complex data not supported: the labels are complex numbers")
         if not hasattr(self, "classes_"):
             self.classes_ = classes_of(labels)
-        ids = _class_numbers(self.classes_, labels)
+        ids = _class_numbers(self.classes_, labels, first_row)
         if self._multiclass():
             return ids.astype(np.float64)
         return np.where(ids == 1, 1.0, -1.0)
@@ -1398,8 +1418,11 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         return self._score_expr(features, "score")
 
 
-def _class_numbers(classes: npt.NDArray[Any], labels: npt.NDArray[Any]) -> npt.NDArray[np.int64]:
-    """Each label's position in ``classes``; a label not among them is an error naming it."""
+def _class_numbers(
+    classes: npt.NDArray[Any], labels: npt.NDArray[Any], first_row: int = 0
+) -> npt.NDArray[np.int64]:
+    """Each label's position in ``classes``; a label not among them is an error naming it and
+    its row (counted from ``first_row``)."""
     try:
         ids = np.minimum(np.searchsorted(classes, labels), len(classes) - 1)
         unseen = classes[ids] != labels
@@ -1410,7 +1433,8 @@ def _class_numbers(classes: npt.NDArray[Any], labels: npt.NDArray[Any]) -> npt.N
         row = int(np.flatnonzero(unseen)[0])
         value = labels[row].item() if hasattr(labels[row], "item") else labels[row]
         raise ValueError(
-            f"y: row {row}: label {value!r} is not one of the classes {classes.tolist()!r} "
+            f"y: row {first_row + row}: label {value!r} is not one of the classes "
+            f"{classes.tolist()!r} "
             "(the classes are fixed by fit's labels or partial_fit's first call)"
         )
     return ids.astype(np.int64)
