@@ -32,7 +32,7 @@ venv: $(DEPS_STAMP)
 BUILD_LOG := $(VENV)/build.log
 
 build: $(DEPS_STAMP)
-	@echo "building the extension (release; ~10 min cold, seconds when warm) ..."
+	@echo "building the extension (release; 10-15 min cold on 2 cores, seconds when warm) ..."
 	@VIRTUAL_ENV=$(abspath $(VENV)) PATH=$(abspath $(VENV))/bin:$$PATH \
 		$(VENV)/bin/maturin develop --release --quiet > $(BUILD_LOG) 2>&1 \
 		|| { cat $(BUILD_LOG); exit 1; }
