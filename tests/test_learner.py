@@ -717,3 +717,40 @@ def test_a_never_saved_model_too_large_to_carry_says_how_to_score(
     gc.collect()
     with pytest.raises(pl.exceptions.ComputeError, match="never saved"):
         query.collect()
+
+
+def test_a_multi_pass_fit_records_its_learning_curve() -> None:
+    """A multi-pass in-memory fit (one engine call) records rows at 1, 2, 4, ... examples over
+    all passes and at each pass's end; its rows agree with the per-pass losses."""
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(3000, 3))
+    y = X[:, 0] * X[:, 1]
+    model = pp.SGDRegressor(expansion="apple", passes=3, holdout=0, progress=False).fit(X, y)
+    history = model.history_
+    examples = history["examples"].to_list()
+    assert examples == [
+        1,
+        2,
+        4,
+        8,
+        16,
+        32,
+        64,
+        128,
+        256,
+        512,
+        1024,
+        2048,
+        3000,
+        4096,
+        6000,
+        8192,
+        9000,
+    ]
+    # The rows at the passes' ends give back each pass's loss.
+    ends = history.filter(pl.col("examples").is_in([3000, 6000, 9000]))
+    losses = (ends["progressive_loss"] * ends["examples"]).to_numpy()
+    per_pass = np.diff(np.concatenate([[0.0], losses])) / 3000
+    np.testing.assert_allclose(per_pass, model.pass_loss_, rtol=1e-9)
+    assert history["expansions"][-1] == model.n_expansions_
+    assert history["expansions"][:-1].null_count() == len(examples) - 1

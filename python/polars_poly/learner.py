@@ -479,15 +479,26 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self._rows_seen = row
             self._record_history()
 
-    def _record_history(self) -> None:
-        """A row of ``history_`` now (once per example count)."""
+    def _record_history(
+        self,
+        progress: tuple[int, float, float, int] | None = None,
+        grown: tuple[int, int] | None | Literal["now"] = "now",
+    ) -> None:
+        """A row of ``history_`` (once per example count): of the model now, or of the
+        ``progress`` record (examples, Σ weight·loss, Σ weight, updates) an engine call
+        reported, with apple's (expansions, parents) ``grown`` when known (None: not known
+        then, a null in the frame)."""
         history: list[dict[str, Any]] = self.__dict__.setdefault("_history", [])
-        examples, loss, weight, updates = self._learner.progress
+        examples, loss, weight, updates = progress or self._learner.progress
         last = history[-1] if history else None
         if weight == 0 or (last is not None and last["examples"] == examples):
             return
         since = last or {"examples": 0, "_loss": 0.0, "_weight": 0.0, "_updates": 0}
-        apple = self._learner.apple_state()
+        if grown == "now":
+            apple = self._learner.apple_state()
+            grown = (
+                (int(apple[0]), len(self._learner.apple_parents())) if apple is not None else (0, 0)
+            )
         history.append(
             {
                 "examples": examples,
@@ -495,8 +506,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 "loss_since_last": (loss - since["_loss"]) / max(weight - since["_weight"], 1e-300),
                 "features_per_example": (updates - since["_updates"])
                 / max(examples - since["examples"], 1),
-                "expansions": int(apple[0]) if apple is not None else 0,
-                "parents": len(self._learner.apple_parents()) if apple is not None else 0,
+                "expansions": None if grown is None else grown[0],
+                "parents": None if grown is None else grown[1],
                 "_loss": loss,
                 "_weight": weight,
                 "_updates": updates,
@@ -506,13 +517,23 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     @property
     def history_(self) -> pl.DataFrame:
         """The learning curve: a row at 1, 2, 4, ... examples and at the end of each stream
-        (``fit``, ``partial_fit``): examples, progressive loss so far and since the row before,
-        features updated per example since then, apple's expansions and parents. A multi-pass
-        in-memory ``fit`` (run in one engine call) records its end only."""
+        (``fit``, ``partial_fit``, each pass of a multi-pass in-memory ``fit``): examples,
+        progressive loss so far and since the row before, features updated per example since
+        then, apple's expansions and parents. Inside a multi-pass in-memory ``fit`` (one engine
+        call) apple's counts are known at its end only: null before. A multiclass model's
+        multi-pass ``fit`` records its end only."""
         rows = getattr(self, "_history", None)
         if rows is None:
             raise _not_fitted(self)
-        return pl.DataFrame([{k: v for k, v in r.items() if not k.startswith("_")} for r in rows])
+        schema = {
+            "examples": pl.Int64,
+            "progressive_loss": pl.Float64,
+            "loss_since_last": pl.Float64,
+            "features_per_example": pl.Float64,
+            "expansions": pl.Int64,
+            "parents": pl.Int64,
+        }
+        return pl.DataFrame([{k: r[k] for k in schema} for r in rows], schema=schema)
 
     def plot_learning_curve(self, ax: Any = None) -> Any:
         """The progressive loss against the examples learned (log scale), apple's expansions
@@ -589,7 +610,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         seed = None
         if self.shuffle:
             seed = 0 if self.random_state is None else int(self.random_state)
-        runs, pass_loss, holdout_loss, stopped = self._learner.fit(
+        runs, pass_loss, holdout_loss, stopped, curve = self._learner.fit(
             data.features,
             pl.Series(data.labels),
             _weights(data.weights),
@@ -603,6 +624,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self.pass_loss_ = pass_loss
         self.holdout_loss_ = holdout_loss
         self.stopped_early_ = stopped
+        # The last record is the model now, whose apple counts are known.
+        for progress in curve[:-1]:
+            self._record_history(progress, grown=None)
         self._record_history()
 
     def _lazy_batches(

@@ -78,10 +78,11 @@ class OneAgainstAll:
         holdout_period: int,
         early_stopping: int,
         average_tail: float,
-    ) -> tuple[int, list[float], list[float], bool]:
+    ) -> tuple[int, list[float], list[float], bool, list[tuple[int, float, float, int]]]:
         """Each class's multi-pass fit (its own holdout and early stopping, as scikit-learn's
         one-vs-rest fits each class alone). Per-pass losses sum the classes', a class that
-        stopped early counting its last pass."""
+        stopped early counting its last pass. No learning curve (the classes' runs may differ
+        in length): ``history_`` records the end."""
         reports = [
             head.fit(
                 features,
@@ -98,7 +99,8 @@ class OneAgainstAll:
         runs = max(r[0] for r in reports)
         pass_losses = [r[1] for r in reports]
         holdout_losses = [r[2] for r in reports]
-        return runs, _summed(pass_losses), _summed(holdout_losses), any(r[3] for r in reports)
+        stopped = any(r[3] for r in reports)
+        return runs, _summed(pass_losses), _summed(holdout_losses), stopped, []
 
     def begin_run(self, examples: int) -> None:
         for head in self.heads:

@@ -185,6 +185,9 @@ pub struct FitReport {
     /// Average holdout loss after each pass (empty without a holdout).
     pub holdout_loss: Vec<f64>,
     pub stopped_early: bool,
+    /// The progress record at 1, 2, 4, ... learned examples and at the end of each pass (the
+    /// learning curve).
+    pub progress: Vec<Progress>,
 }
 
 /// Reused buffers for learning.
@@ -611,7 +614,7 @@ impl<E: Expansion> Learner<E> {
         self.check_batch_labels(batch)?;
         self.check_batch_entries(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
-        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_| {})?;
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_, _| {})?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
     }
 
@@ -627,12 +630,13 @@ impl<E: Expansion> Learner<E> {
         self.check_batch_entries(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
         predictions.reserve(batch.n_rows());
-        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |p| predictions.push(p))?;
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |p, _| predictions.push(p))?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
     }
 
     /// Learns `rows` of `batch` in order (rows where `is_holdout` holds are only evaluated; each
-    /// learned row's progressive prediction goes to `learned`);
+    /// learned row's progressive prediction goes to `learned`, with the progress record after
+    /// it);
     /// returns the holdout rows' `(Σ w·loss, Σ w)`. Stops at the first invalid row, the rows
     /// before it learned. Labels are checked by the caller ([`Learner::check_batch_labels`]).
     ///
@@ -645,7 +649,7 @@ impl<E: Expansion> Learner<E> {
         batch: &Batch<'_>,
         mut rows: impl Iterator<Item = usize>,
         is_holdout: impl Fn(usize) -> bool,
-        mut learned: impl FnMut(f64),
+        mut learned: impl FnMut(f64, &Progress),
     ) -> PolyResult<(f64, f64)> {
         let [mut current, mut next] =
             std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
@@ -679,11 +683,9 @@ impl<E: Expansion> Learner<E> {
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
                     holdout_weight += example.weight;
                 } else {
-                    learned(self.learn_example(
-                        &example,
-                        &current.features,
-                        batch.first_row + row,
-                    )?);
+                    let p =
+                        self.learn_example(&example, &current.features, batch.first_row + row)?;
+                    learned(p, &self.progress);
                 }
                 match (upcoming, staged) {
                     (false, _) => return Ok((holdout_loss, holdout_weight)),
@@ -839,8 +841,16 @@ impl<E: Expansion> Learner<E> {
                     rng.shuffle(&mut order);
                 }
                 let before = (self.progress.weighted_loss, self.progress.weight);
+                let record = |_: f64, progress: &Progress| {
+                    if progress.examples.is_power_of_two() {
+                        report.progress.push(progress.clone());
+                    }
+                };
                 let (holdout_loss, holdout_weight) =
-                    self.learn_rows(batch, order.iter().copied(), is_holdout, |_| {})?;
+                    self.learn_rows(batch, order.iter().copied(), is_holdout, record)?;
+                if report.progress.last() != Some(&self.progress) {
+                    report.progress.push(self.progress.clone());
+                }
                 report.passes_run += 1;
                 let learned = self.progress.weight - before.1;
                 report.pass_loss.push(if learned > 0.0 {

@@ -23,6 +23,10 @@ use crate::apple::{Ranking, ScheduleKind};
 use crate::learner::{Batch, Expansion, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
+/// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
+/// learning curve as (examples, Σ weight·loss, Σ weight, feature updates).
+type FitResult = (usize, Vec<f64>, Vec<f64>, bool, Vec<(u64, f64, f64, u64)>);
+
 /// A FieldApple candidate for Python: fields a and b, the factorization's and the cells'
 /// z-scores, gain samples, still racing.
 type CandidateRow = (usize, usize, f64, f64, u64, bool);
@@ -135,7 +139,8 @@ impl PyLearner {
     }
 
     /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
-    /// per-pass holdout loss, stopped early).
+    /// per-pass holdout loss, stopped early, the progress record (examples, Σ weight·loss,
+    /// Σ weight, feature updates) at 1, 2, 4, ... examples and at each pass's end).
     #[pyo3(signature = (features, labels, weights, passes, shuffle_seed, holdout_period, early_stopping, average_tail = 0.0))]
     #[allow(clippy::too_many_arguments)]
     fn fit(
@@ -149,12 +154,23 @@ impl PyLearner {
         holdout_period: usize,
         early_stopping: usize,
         average_tail: f64,
-    ) -> PyResult<(usize, Vec<f64>, Vec<f64>, bool)> {
+    ) -> PyResult<FitResult> {
         let options =
             FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
         self.with_batch(py, features, labels, weights, 0, |learner, batch| {
             let report = learner.fit(batch, &options).map_err(py_error)?;
-            Ok((report.passes_run, report.pass_loss, report.holdout_loss, report.stopped_early))
+            let curve = report
+                .progress
+                .iter()
+                .map(|p| (p.examples, p.weighted_loss, p.weight, p.feature_updates))
+                .collect();
+            Ok((
+                report.passes_run,
+                report.pass_loss,
+                report.holdout_loss,
+                report.stopped_early,
+                curve,
+            ))
         })
     }
 
