@@ -66,7 +66,7 @@ class Persistent:
             model = self._fitted_model()
             if int(model.nbytes) > EMBED_LIMIT:
                 return [], {}
-            embedded = pl.lit(bytes(model.to_bytes("{}")), dtype=pl.Binary)
+            embedded = pl.lit(model.to_bytes("{}"), dtype=pl.Binary)
             self.__dict__["_embedded"] = embedded
         return [embedded], {"embedded": True}
 

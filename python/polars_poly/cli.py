@@ -303,20 +303,24 @@ def predict(args: argparse.Namespace, out: TextIO) -> None:
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(open(args.predictions, "w")) if args.predictions else out
             for batch in batches(frame):
-                predicted = model.predict(batch)
+                predicted = None
                 if args.raw and isinstance(model, pp.SGDClassifier):
                     values = model.decision_function(batch)
                 elif args.probabilities:
                     values = model.predict_proba(batch)
                     values = values if multiclass else values[:, 1]
                 else:
-                    values = predicted
+                    values = predicted = model.predict(batch)
                 values = np.asarray(values)
                 fmt = "%.6g" if values.dtype.kind in "biuf" else "%s"
                 np.savetxt(sink, values, fmt=fmt)
                 written += len(values)
                 if label in batch.columns:
-                    score.add(batch[label], predicted)
+                    # Labels to score against: the predictions (made again only when the
+                    # output is margins or probabilities).
+                    score.add(
+                        batch[label], model.predict(batch) if predicted is None else predicted
+                    )
     if args.predictions:
         print(f"{written} predictions written to {args.predictions}", file=out)
     if score.rows:

@@ -426,8 +426,13 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def _make_learner(self, options: dict[str, Any]) -> Learner | OneAgainstAll:
         return Learner(options)
 
-    def _before_lazy_fit(self, frame: pl.LazyFrame, y: str) -> None:
-        """What a fit on a LazyFrame must know before its first batch (the classes)."""
+    def _lazy_facts(self, y: str) -> list[pl.Expr]:
+        """Aggregations of a LazyFrame a fit must know before its first batch (the classes),
+        computed in one scan with the row count when that is needed too."""
+        return []
+
+    def _learn_facts(self, facts: pl.DataFrame) -> None:
+        """Takes the one row of :meth:`_lazy_facts`' results."""
 
     def _show_progress(self) -> bool:
         try:
@@ -688,16 +693,21 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         """A new model from ``passes`` passes over a LazyFrame. apple's epochs are placed over
         ``run_length`` examples when given, else over the counted rows (epochs schedule)."""
         query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
-        self._before_lazy_fit(query, y)
+        apple = self._apple()
+        # apple's epochs need the run length: count the rows first, in the scan (if any) that
+        # finds what the model needs before its first batch.
+        count = run_length is None and apple is not None and apple.schedule == "epochs"
+        aggregates = [*self._lazy_facts(y), *([pl.len().alias("_rows")] if count else [])]
+        facts = query.select(aggregates).collect(engine="streaming") if aggregates else None
+        if facts is not None:
+            self._learn_facts(facts)
         self._new_learner(namespace_names(*self._fitted_columns()))
         self._rows_seen = 0
-        apple = self._apple()
         rows = run_length
         if run_length is not None:
             self._learner.begin_run(run_length)
-        elif apple is not None and apple.schedule == "epochs":
-            # apple's epochs need the run length: count the rows first (one more scan).
-            rows = int(query.select(pl.len()).collect(engine="streaming").item())
+        elif facts is not None and count:
+            rows = int(facts["_rows"][0])
             self._learner.begin_run(rows * int(self.passes))
         for _ in range(int(self.passes)):
             self._lazy_pass(batches, rows)
@@ -1322,13 +1332,15 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
             return OneAgainstAll.new(options, len(self.classes_))
         return Learner(options)
 
-    def _before_lazy_fit(self, frame: pl.LazyFrame, y: str) -> None:
+    def _lazy_facts(self, y: str) -> list[pl.Expr]:
         # A multiclass model has a learner per class from the first example: find the classes
-        # first (one scan of the label column).
-        # (A null label is left to the batches, whose errors name its row.)
-        values = frame.select(pl.col(y).unique()).collect(engine="streaming").get_column(y)
-        values = values.drop_nulls()
-        self.classes_ = classes_of(label_array(values, f"target column {y!r}"))
+        # first. (A null label is left to the batches, whose errors name its row.)
+        return [pl.col(y).drop_nulls().unique().implode().alias("_classes")]
+
+    def _learn_facts(self, facts: pl.DataFrame) -> None:
+        values = facts["_classes"].explode().drop_nulls()
+        if len(values):
+            self.classes_ = classes_of(label_array(values, "y"))
 
     def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
         """The engine's labels: -1 / +1 for a binary model, class numbers 0, 1, ... for a

@@ -40,9 +40,10 @@ class OneAgainstAll:
 
     # --------------------------------------------------------------------------- training
 
-    def _signed(self, labels: pl.Series, k: int) -> pl.Series:
+    @staticmethod
+    def _signed(classes: npt.NDArray[np.float64], k: int) -> pl.Series:
         """Class ``k``'s binary labels from the class numbers: +1 for class k, -1 otherwise."""
-        return pl.Series(np.where(labels.to_numpy() == k, 1.0, -1.0))
+        return pl.Series(np.where(classes == k, 1.0, -1.0))
 
     def learn(
         self,
@@ -57,12 +58,13 @@ class OneAgainstAll:
         before any learns."""
         loss = weight = 0.0
         scores = []
+        classes = labels.to_numpy()
         for k, head in enumerate(self.heads):
-            signed = self._signed(labels, k)
+            signed = self._signed(classes, k)
             part, weight, progressive = head.learn_recording(features, signed, weights, first_row)
             loss += part
             scores.append(progressive.to_numpy())
-        wrong = np.argmax(np.column_stack(scores), axis=1) != labels.to_numpy()
+        wrong = np.argmax(np.column_stack(scores), axis=1) != classes
         importance = np.ones(len(wrong)) if weights is None else weights.to_numpy()
         errors, total = self.errors
         self.errors = (errors + float(importance[wrong].sum()), total + float(importance.sum()))
@@ -83,10 +85,11 @@ class OneAgainstAll:
         one-vs-rest fits each class alone). Per-pass losses sum the classes', a class that
         stopped early counting its last pass. No learning curve (the classes' runs may differ
         in length): ``history_`` records the end."""
+        classes = labels.to_numpy()
         reports = [
             head.fit(
                 features,
-                self._signed(labels, k),
+                self._signed(classes, k),
                 weights,
                 passes,
                 shuffle_seed,
@@ -152,7 +155,7 @@ class OneAgainstAll:
     # --------------------------------------------------------------------------- files
 
     def to_bytes(self, estimator: str) -> bytes:
-        return bytes(_internal.heads_to_bytes(self.heads, estimator))
+        return _internal.heads_to_bytes(self.heads, estimator)
 
     def save(self, path: str, estimator: str) -> None:
         _internal.save_heads(self.heads, path, estimator)
