@@ -12,6 +12,10 @@
 //!
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
 //!
+//! A candidate whose children could overflow ([`CHILD_LIMIT`]) is never chosen: on raw-scale
+//! features (adult's weights near 1e6) high powers would otherwise reach values whose squares
+//! single precision cannot hold, and the learner refuses such rows.
+//!
 //! Cost: a ranking that scores by the weight slot alone (max-magnitude) streams the enumeration
 //! into a top-`s` list, and most monomials cost one weight load and one comparison; rankings
 //! that need occurrences (magnitude, SSM) accumulate per monomial (in a map keyed by the already
@@ -26,6 +30,11 @@ use super::parents::ParentSet;
 use super::ranking::{Candidate, Ranking, RankingRule, RankingVisitor, SlotWeights};
 use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
+
+/// The largest `|m(x)|·max_j |x_j|` over the remembered examples for which monomial `m` may
+/// become a parent: its children stay a factor ~1,800 below `sqrt(f32::MAX)` ≈ 1.8e19, room
+/// for rows larger than the remembered ones.
+pub const CHILD_LIMIT: f64 = 1e16;
 
 /// How many and which parents an expansion picks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -130,18 +139,21 @@ struct Occurrences {
     occurrences: usize,
     slot: u64,
     first: Ranked,
+    /// Whether some occurrence's children would exceed [`CHILD_LIMIT`].
+    too_large: bool,
 }
 
 /// Enumerates the monomials of S on the remembered examples, newest first, stopping after
 /// `budget` enumerated monomials (at least one example is always used), and gives `visit` each
-/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual)`. Returns
-/// the number of examples enumerated.
+/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual, too
+/// large)`, the last whether its children in this example would exceed [`CHILD_LIMIT`].
+/// Returns the number of examples enumerated.
 fn for_each_candidate(
     parents: &ParentSet,
     window: &Window,
     selection: &Selection,
     budget: usize,
-    mut visit: impl FnMut(u64, u64, &[u64], f32, f32),
+    mut visit: impl FnMut(u64, u64, &[u64], f32, f32, bool),
 ) -> usize {
     let mut scratch = WalkScratch::default();
     let (mut enumerated, mut examples) = (0usize, 0usize);
@@ -151,10 +163,12 @@ fn for_each_candidate(
         }
         examples += 1;
         enumerated += hashes.len();
+        let largest = values.iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
+        let too_large = |v: f32| f64::from(v.abs()) * largest > CHILD_LIMIT;
         for (&h, &v) in hashes.iter().zip(values) {
             let key = selection.identity.base_key(h);
             if selection.max_degree > 1 && !parents.contains(key) {
-                visit(key, h, &[h], v, residual);
+                visit(key, h, &[h], v, residual, too_large(v));
             }
         }
         walk_children(
@@ -171,7 +185,7 @@ fn for_each_candidate(
                 }
                 let mut factors = [0u64; MAX_DEGREE];
                 let n = node.child_factors(parents, hashes[i], &mut factors);
-                visit(key, slot, &factors[..n], value, residual);
+                visit(key, slot, &factors[..n], value, residual, too_large(value));
             },
         );
     }
@@ -214,9 +228,10 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
         // The fall-back's pick is the smallest candidate by order not already chosen: keep the
         // s smallest (score 0 for all, so that `Best` ranks by order alone).
         let mut smallest = Best::new(if selection.fallback { s } else { 0 });
+        let mut too_large: HashSet<u64, KeyHasher> = HashSet::default();
         if R::NEEDS_OCCURRENCES {
             let mut stats: HashMap<u64, Occurrences, KeyHasher> = HashMap::default();
-            let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32| {
+            let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32, large: bool| {
                 let (v, r) = (f64::from(v), f64::from(r));
                 let entry = stats.entry(key).or_insert_with(|| Occurrences {
                     residual_dot: 0.0,
@@ -224,13 +239,15 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                     occurrences: 0,
                     slot,
                     first: Ranked::new(0.0, key, factors),
+                    too_large: false,
                 });
                 entry.residual_dot += r * v;
                 entry.sum_squares += v * v;
                 entry.occurrences += 1;
+                entry.too_large |= large;
             };
             let examples = for_each_candidate(parents, window, selection, budget, visit);
-            for c in stats.into_values() {
+            for c in stats.into_values().filter(|c| !c.too_large) {
                 let candidate = Candidate {
                     slot: c.slot,
                     residual_dot: c.residual_dot,
@@ -246,7 +263,13 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                 }
             }
         } else {
-            for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
+            // Streamed: a candidate found too large after it entered `best` is dropped at the
+            // end (its place is not refilled: such candidates exist only on raw huge scales).
+            let visit = |key: u64, slot: u64, factors: &[u64], _: f32, _: f32, large: bool| {
+                if large {
+                    too_large.insert(key);
+                    return;
+                }
                 let score = R::score(&Candidate { slot, ..Candidate::default() }, weights);
                 if best.admits_score(score) {
                     best.offer(Ranked::new(score, key, factors));
@@ -254,11 +277,14 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                 if smallest.k > 0 {
                     smallest.offer(Ranked::new(0.0, key, factors));
                 }
-            });
+            };
+            for_each_candidate(parents, window, selection, budget, visit);
         }
+        let allowed = |r: &&Ranked| !too_large.contains(&r.key);
         let mut chosen: Vec<(Monomial, u64)> =
-            best.items.iter().map(|r| (r.monomial(), r.key)).collect();
-        if let Some(r) = smallest.items.iter().find(|r| !best.keys.contains(&r.key)) {
+            best.items.iter().filter(allowed).map(|r| (r.monomial(), r.key)).collect();
+        if let Some(r) = smallest.items.iter().filter(allowed).find(|r| !best.keys.contains(&r.key))
+        {
             chosen.push((r.monomial(), r.key));
         }
         chosen
@@ -360,6 +386,25 @@ mod tests {
         for selection in [MAG, MAX] {
             let got = choose(&ParentSet::new(), &w, &selection, 1, 1000, &weights);
             assert_eq!(factors(&got), vec![vec![2]]);
+        }
+    }
+
+    #[test]
+    fn candidates_whose_children_could_overflow_are_never_chosen() {
+        let parents = ParentSet::new();
+        // Feature 1 is 1e9 in the second example, where the largest value is also 1e9: its
+        // children there reach 1e18 > CHILD_LIMIT. Feature 2 (3e7 · 1e9 = 3e16) too; feature 3
+        // (1 · 1e9) and feature 4 (1 · 2) stay.
+        let w = window_of(&[(&[1, 4], &[1.0, 2.0], 0.5), (&[1, 2, 3], &[1e9, 3e7, 1.0], 0.5)]);
+        let score = unit(|h: u64| h as f64);
+        for ranking in [Ranking::MaxMagnitude, Ranking::Magnitude, Ranking::Typical] {
+            for fallback in [false, true] {
+                let selection = Selection { ranking, fallback, ..MAG };
+                let got = choose(&parents, &w, &selection, 4, 1000, &score);
+                let mut got = factors(&got);
+                got.sort();
+                assert_eq!(got, vec![vec![3], vec![4]], "{ranking:?}, fall-back {fallback}");
+            }
         }
     }
 
