@@ -12,9 +12,9 @@
 //!
 //! Ties break on (degree, factor hashes) ascending, so the choice is deterministic.
 //!
-//! A candidate whose children could overflow ([`CHILD_LIMIT`]) is never chosen: on raw-scale
-//! features (adult's weights near 1e6) high powers would otherwise reach values whose squares
-//! single precision cannot hold, and the learner refuses such rows.
+//! A candidate whose children could overflow ([`Magnitudes`]) is never chosen: on raw-scale
+//! features (adult's weights near 1.5e6, australian's 1e5) high powers would otherwise reach
+//! values whose squares single precision cannot hold, and the learner refuses such rows.
 //!
 //! Cost: a ranking that scores by the weight slot alone (max-magnitude) streams the enumeration
 //! into a top-`s` list, and most monomials cost one weight load and one comparison; rankings
@@ -31,10 +31,43 @@ use super::ranking::{Candidate, Ranking, RankingRule, RankingVisitor, SlotWeight
 use super::walk::{walk_children, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 
-/// The largest `|m(x)|·max_j |x_j|` over the remembered examples for which monomial `m` may
-/// become a parent: its children stay a factor ~1,800 below `sqrt(f32::MAX)` ≈ 1.8e19, room
-/// for rows larger than the remembered ones.
-pub const CHILD_LIMIT: f64 = 1e16;
+/// The largest bound on a parent's children: a factor ~180 below `sqrt(f32::MAX)` ≈ 1.8e19,
+/// room for rows larger than any seen so far.
+pub const CHILD_LIMIT: f64 = 1e17;
+
+/// Bounds on the values of candidates and their children: per base feature the largest `|x|`
+/// seen (the learner's normalizer, which covers every learned example, or the remembered
+/// examples when the rule keeps none), and the largest of these over the remembered features.
+struct Magnitudes<'a, W: SlotWeights> {
+    remembered: HashMap<u64, f64, KeyHasher>,
+    largest: f64,
+    weights: &'a W,
+}
+
+impl<'a, W: SlotWeights> Magnitudes<'a, W> {
+    fn of(window: &Window, weights: &'a W) -> Self {
+        let mut remembered: HashMap<u64, f64, KeyHasher> = HashMap::default();
+        for (hashes, values, _) in window.newest_first() {
+            for (&h, &v) in hashes.iter().zip(values) {
+                let seen = remembered.entry(h).or_insert(0.0);
+                *seen = seen.max(f64::from(v.abs()));
+            }
+        }
+        let mut bounds = Magnitudes { remembered, largest: 0.0, weights };
+        bounds.largest = bounds.remembered.keys().map(|&h| bounds.factor(h)).fold(0.0, f64::max);
+        bounds
+    }
+
+    fn factor(&self, hash: u64) -> f64 {
+        let remembered = self.remembered.get(&hash).copied().unwrap_or(0.0);
+        remembered.max(self.weights.normalizer(hash))
+    }
+
+    /// Whether every child `m·x_j` of the monomial stays below [`CHILD_LIMIT`].
+    fn children_fit(&self, factors: &[u64]) -> bool {
+        factors.iter().map(|&f| self.factor(f)).product::<f64>() * self.largest <= CHILD_LIMIT
+    }
+}
 
 /// How many and which parents an expansion picks.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,21 +172,18 @@ struct Occurrences {
     occurrences: usize,
     slot: u64,
     first: Ranked,
-    /// Whether some occurrence's children would exceed [`CHILD_LIMIT`].
-    too_large: bool,
 }
 
 /// Enumerates the monomials of S on the remembered examples, newest first, stopping after
 /// `budget` enumerated monomials (at least one example is always used), and gives `visit` each
-/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual, too
-/// large)`, the last whether its children in this example would exceed [`CHILD_LIMIT`].
-/// Returns the number of examples enumerated.
+/// non-parent candidate as `(key, slot hash, sorted factor hashes, value, residual)`. Returns
+/// the number of examples enumerated.
 fn for_each_candidate(
     parents: &ParentSet,
     window: &Window,
     selection: &Selection,
     budget: usize,
-    mut visit: impl FnMut(u64, u64, &[u64], f32, f32, bool),
+    mut visit: impl FnMut(u64, u64, &[u64], f32, f32),
 ) -> usize {
     let mut scratch = WalkScratch::default();
     let (mut enumerated, mut examples) = (0usize, 0usize);
@@ -163,12 +193,10 @@ fn for_each_candidate(
         }
         examples += 1;
         enumerated += hashes.len();
-        let largest = values.iter().fold(0f64, |m, v| m.max(f64::from(v.abs())));
-        let too_large = |v: f32| f64::from(v.abs()) * largest > CHILD_LIMIT;
         for (&h, &v) in hashes.iter().zip(values) {
             let key = selection.identity.base_key(h);
             if selection.max_degree > 1 && !parents.contains(key) {
-                visit(key, h, &[h], v, residual, too_large(v));
+                visit(key, h, &[h], v, residual);
             }
         }
         walk_children(
@@ -185,7 +213,7 @@ fn for_each_candidate(
                 }
                 let mut factors = [0u64; MAX_DEGREE];
                 let n = node.child_factors(parents, hashes[i], &mut factors);
-                visit(key, slot, &factors[..n], value, residual, too_large(value));
+                visit(key, slot, &factors[..n], value, residual);
             },
         );
     }
@@ -228,10 +256,10 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
         // The fall-back's pick is the smallest candidate by order not already chosen: keep the
         // s smallest (score 0 for all, so that `Best` ranks by order alone).
         let mut smallest = Best::new(if selection.fallback { s } else { 0 });
-        let mut too_large: HashSet<u64, KeyHasher> = HashSet::default();
+        let magnitudes = Magnitudes::of(window, weights);
         if R::NEEDS_OCCURRENCES {
             let mut stats: HashMap<u64, Occurrences, KeyHasher> = HashMap::default();
-            let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32, large: bool| {
+            let visit = |key: u64, slot: u64, factors: &[u64], v: f32, r: f32| {
                 let (v, r) = (f64::from(v), f64::from(r));
                 let entry = stats.entry(key).or_insert_with(|| Occurrences {
                     residual_dot: 0.0,
@@ -239,15 +267,13 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                     occurrences: 0,
                     slot,
                     first: Ranked::new(0.0, key, factors),
-                    too_large: false,
                 });
                 entry.residual_dot += r * v;
                 entry.sum_squares += v * v;
                 entry.occurrences += 1;
-                entry.too_large |= large;
             };
             let examples = for_each_candidate(parents, window, selection, budget, visit);
-            for c in stats.into_values().filter(|c| !c.too_large) {
+            for c in stats.into_values().filter(|c| magnitudes.children_fit(c.first.factors())) {
                 let candidate = Candidate {
                     slot: c.slot,
                     residual_dot: c.residual_dot,
@@ -263,28 +289,23 @@ impl<W: SlotWeights> RankingVisitor for Choose<'_, W> {
                 }
             }
         } else {
-            // Streamed: a candidate found too large after it entered `best` is dropped at the
-            // end (its place is not refilled: such candidates exist only on raw huge scales).
-            let visit = |key: u64, slot: u64, factors: &[u64], _: f32, _: f32, large: bool| {
-                if large {
-                    too_large.insert(key);
+            for_each_candidate(parents, window, selection, budget, |key, slot, factors, _, _| {
+                let score = R::score(&Candidate { slot, ..Candidate::default() }, weights);
+                let admitted = best.admits_score(score);
+                if !(admitted || smallest.k > 0) || !magnitudes.children_fit(factors) {
                     return;
                 }
-                let score = R::score(&Candidate { slot, ..Candidate::default() }, weights);
-                if best.admits_score(score) {
+                if admitted {
                     best.offer(Ranked::new(score, key, factors));
                 }
                 if smallest.k > 0 {
                     smallest.offer(Ranked::new(0.0, key, factors));
                 }
-            };
-            for_each_candidate(parents, window, selection, budget, visit);
+            });
         }
-        let allowed = |r: &&Ranked| !too_large.contains(&r.key);
         let mut chosen: Vec<(Monomial, u64)> =
-            best.items.iter().filter(allowed).map(|r| (r.monomial(), r.key)).collect();
-        if let Some(r) = smallest.items.iter().filter(allowed).find(|r| !best.keys.contains(&r.key))
-        {
+            best.items.iter().map(|r| (r.monomial(), r.key)).collect();
+        if let Some(r) = smallest.items.iter().find(|r| !best.keys.contains(&r.key)) {
             chosen.push((r.monomial(), r.key));
         }
         chosen
@@ -392,18 +413,21 @@ mod tests {
     #[test]
     fn candidates_whose_children_could_overflow_are_never_chosen() {
         let parents = ParentSet::new();
-        // Feature 1 is 1e9 in the second example, where the largest value is also 1e9: its
-        // children there reach 1e18 > CHILD_LIMIT. Feature 2 (3e7 · 1e9 = 3e16) too; feature 3
-        // (1 · 1e9) and feature 4 (1 · 2) stay.
-        let w = window_of(&[(&[1, 4], &[1.0, 2.0], 0.5), (&[1, 2, 3], &[1e9, 3e7, 1.0], 0.5)]);
-        let score = unit(|h: u64| h as f64);
+        // Largest |x| 1e9 (feature 1): feature 1's children reach 1e18 and feature 2's
+        // (3e8) 3e17, both beyond CHILD_LIMIT; features 3 (1) and 4 (2) stay candidates.
+        let w = window_of(&[(&[1, 4], &[1.0, 2.0], 0.5), (&[1, 2, 3], &[1e9, 3e8, 1.0], 0.5)]);
+        let by_hash = unit(|h: u64| h as f64);
+        // The learner's normalizer (largest |x| over every learned example) counts too:
+        // feature 4 once had 1e9 though the remembered examples show 2.
+        let normalized = Weights(|h: u64| h as f64, |h: u64| if h == 4 { 1e9 } else { 1.0 });
         for ranking in [Ranking::MaxMagnitude, Ranking::Magnitude, Ranking::Typical] {
             for fallback in [false, true] {
                 let selection = Selection { ranking, fallback, ..MAG };
-                let got = choose(&parents, &w, &selection, 4, 1000, &score);
-                let mut got = factors(&got);
+                let mut got = factors(&choose(&parents, &w, &selection, 4, 1000, &by_hash));
                 got.sort();
                 assert_eq!(got, vec![vec![3], vec![4]], "{ranking:?}, fall-back {fallback}");
+                let got = factors(&choose(&parents, &w, &selection, 4, 1000, &normalized));
+                assert_eq!(got, vec![vec![3]], "{ranking:?}, fall-back {fallback}");
             }
         }
     }
