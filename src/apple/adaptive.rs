@@ -303,6 +303,7 @@ impl Expansion for Apple {
         out.reserve(hashes.len() + 1);
         out.push_products(0, 1.0, hashes, values);
         if !self.parents.is_empty() {
+            let children = out.len();
             SCRATCH.with(|scratch| {
                 let mut scratch = scratch.borrow_mut();
                 walk_children(
@@ -315,6 +316,10 @@ impl Expansion for Apple {
                     &mut FeatureSink(out),
                 );
             });
+            // A child of an outlier row can exceed what the learner's f32 squares hold even
+            // when the selection's bound ([`super::select`]) held on the rows seen so far: it is
+            // left out of this row rather than failing the fit.
+            out.drop_overflowing(children);
         }
         if self.config.constant {
             out.push(u64::from(CONSTANT_FEATURE), 1.0);

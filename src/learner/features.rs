@@ -35,6 +35,29 @@ impl ExpandedFeatures {
         self.values.push(value);
     }
 
+    /// Removes the features from index `from` on whose value's square single precision cannot
+    /// hold, keeping the others in order; returns how many it removed. A max reduction first
+    /// (vectorized), so the common case costs one read of the values.
+    pub fn drop_overflowing(&mut self, from: usize) -> usize {
+        let fits = |x: f32| (x * x).is_finite();
+        let largest = self.values[from..].iter().fold(0.0f32, |m, x| m.max(x.abs()));
+        if fits(largest) {
+            return 0;
+        }
+        let before = self.values.len();
+        let mut kept = from;
+        for k in from..before {
+            if fits(self.values[k]) {
+                self.slots[kept] = self.slots[k];
+                self.values[kept] = self.values[k];
+                kept += 1;
+            }
+        }
+        self.slots.truncate(kept);
+        self.values.truncate(kept);
+        before - kept
+    }
+
     pub fn len(&self) -> usize {
         self.slots.len()
     }
@@ -66,5 +89,25 @@ impl ExpandedFeatures {
     #[inline]
     pub fn values(&self) -> &[f32] {
         &self.values
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn drop_overflowing_keeps_the_rest_in_order() {
+        let mut f = ExpandedFeatures::new(8);
+        for (h, x) in [(1, 1e20f32), (2, 3.0), (3, -2e19), (4, 1e19), (5, f32::INFINITY), (6, -1.0)]
+        {
+            f.push(h, x);
+        }
+        assert_eq!(f.drop_overflowing(2), 2, "from index 2: -2e19 and inf");
+        assert_eq!(f.slots(), &[1, 2, 4, 6]);
+        assert_eq!(f.values(), &[1e20, 3.0, 1e19, -1.0]);
+        assert_eq!(f.drop_overflowing(0), 1);
+        assert_eq!(f.values(), &[3.0, 1e19, -1.0]);
+        assert_eq!(f.drop_overflowing(0), 0);
     }
 }
