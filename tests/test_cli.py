@@ -204,6 +204,21 @@ def test_readable_model_names_the_weights(tmp_path, capsys) -> None:
     assert len(slots) == 3  # age, hours and the constant
 
 
+def test_field_scales_are_opt_in_and_listed(vw_file, tmp_path, capsys) -> None:
+    """``--field_scales`` learns a scale per namespace and cross (the default stays Vowpal
+    Wabbit's model); ``inspect --readable_model`` lists them after the slots."""
+    args = ["-d", str(vw_file), "-q", "AF", "--loss_function", "logistic", "--quiet"]
+    for flag, model in (([], tmp_path / "plain.bin"), (["--field_scales"], tmp_path / "fs.bin")):
+        assert main(["train", *args, *flag, "-f", str(model)]) == 0
+    assert not hasattr(pp.load_model(tmp_path / "plain.bin"), "field_scales_")
+    scaled = pp.load_model(tmp_path / "fs.bin")
+    assert scaled.field_scales_["field"].to_list() == ["A", "F", "A*F"]
+    readable = tmp_path / "readable.txt"
+    assert main(["inspect", "-i", str(tmp_path / "fs.bin"), "--readable_model", str(readable)]) == 0
+    listed = [line for line in readable.read_text().splitlines() if line.startswith("field_scale")]
+    assert [line.split(":")[1] for line in listed] == ["A", "F", "A*F"]
+
+
 def test_streaming_in_small_batches_changes_nothing(vw_file, tmp_path, capsys, monkeypatch) -> None:
     """The commands read their input batch by batch: with batches of 100 rows (the table's
     power-of-two rows falling inside and across them) the table, the model and the predictions

@@ -95,6 +95,11 @@ def test_apple_parents_are_the_union_of_the_local_ones_and_stay_frozen(client, s
     assert len(union) > max(len(m._learner.apple_parents()) for m in local)
 
 
+def test_field_scales_are_refused_and_auto_trains_without(client, shards) -> None:
+    with pytest.raises(ValueError, match="field_scales=True: the shards' models are averaged"):
+        ppd.fit(pp.SGDRegressor(field_scales=True), shards, "y", client=client)
+
+
 def test_passes_improve_and_rounds_are_recorded(client, shards, frame) -> None:
     model = ppd.fit(pp.SGDRegressor(expansion="quadratic"), shards, "y", client=client, passes=3)
     assert [r["pass"] for r in model.rounds_] == [1, 2, 3]
@@ -386,9 +391,10 @@ def test_vowpal_wabbit_shards_train_like_the_single_machine(client, tmp_path) ->
         reader_options=options,
     )
     frame = pp.read_vw(paths[0], namespaces="AF")
-    single = pp.SGDClassifier(interactions=[("A", "F")], features=["A", "F"]).fit(
-        frame, "label", "weight"
-    )
+    # On Dask 'auto' field scales are off (models with them cannot be averaged).
+    single = pp.SGDClassifier(
+        interactions=[("A", "F")], features=["A", "F"], field_scales=False
+    ).fit(frame, "label", "weight")
     assert model.progressive_loss_ == single.progressive_loss_
     both = ppd.fit(
         estimator, paths, "label", sample_weight="weight", client=client, reader_options=options

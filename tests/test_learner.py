@@ -467,18 +467,21 @@ def test_vw_file_namespace_columns_train_exactly_like_vowpal_wabbit(tmp_path: Pa
     workspace.finish()
     frame = pp.read_vw(path, namespaces="auto")
     assert frame.columns[4:] == ["A", "B", "c"]
-    model = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")], progress=False)
+    # field_scales=False: Vowpal Wabbit's model ('auto' learns a scale per column and cross).
+    model = pp.SGDClassifier(
+        loss="logistic", bits=20, interactions=[("A", "B")], field_scales=False, progress=False
+    )
     # The frame as read: its label and importance weights are used, as vw uses them.
     model.fit(frame)
     # Measured: equal to 1e-7 (float rounding only).
     assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5)
     ours = model.decision_function(frame.head(200))
     np.testing.assert_allclose(ours, margins, rtol=1e-4, atol=1e-5)
-    streamed = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")])
+    streamed = model.__sklearn_clone__()
     assert streamed.fit(pp.scan_vw(path, namespaces="auto")).progressive_loss_ == pytest.approx(
         model.progressive_loss_, rel=1e-12
     )
-    unweighted = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")])
+    unweighted = model.__sklearn_clone__()
     assert unweighted.fit(frame.drop("weight")).progressive_loss_ != pytest.approx(theirs)
     (tmp_path / "based.vw").write_text("1 |a x\n-1 0.5 0.25 |a y\n")
     with pytest.raises(ValueError, match=r"row 1 has base \(initial prediction\) 0.25"):

@@ -114,6 +114,7 @@ def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
         "l2": args.l2,
         "features": columns,
         "progress": False,
+        "field_scales": bool(args.field_scales),
     }
     if args.stage_poly:
         options["expansion"] = pp.Apple(field_crosses=None)
@@ -419,6 +420,13 @@ def write_readable_model(model: Any, out: TextIO) -> int:
         lines.extend(f"{name}:{weight:.6g}" for name, weight in named[k])
         weights = np.asarray(head.weights_at(slots))
         lines.extend(f"{slot}:{weights[slot]:.6g}" for slot in np.flatnonzero(weights))
+        if head.field_scales() is not None:
+            # Slot weights are before their field's scale; the scales follow.
+            scales = model.field_scales_
+            if classes[k] is not None:
+                scales = scales.filter(pl.col("class") == classes[k])
+            pairs = zip(scales["field"], scales["scale"], strict=True)
+            lines.extend(f"field_scale:{name}:{scale:.6g}" for name, scale in pairs)
     out.write("\n".join(lines) + "\n")
     return len(lines)
 
@@ -451,6 +459,11 @@ def add_commands(commands: Any) -> None:
     t.add_argument("--stage_poly", action="store_true", help="apple, the adaptive expansion")
     t.add_argument("--quadratic", action="store_true", help="all products x_i x_j")
     t.add_argument("--cubic", action="store_true", help="all products up to degree 3")
+    t.add_argument(
+        "--field_scales",
+        action="store_true",
+        help="learn a scale per namespace and cross (ours; off: Vowpal Wabbit's model)",
+    )
     t.add_argument("--quiet", action="store_true", help="no progressive table")
     t.add_argument(
         "--oaa", type=int, default=0, metavar="K", help="K classes, labels 1..K (one against all)"

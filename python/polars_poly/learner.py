@@ -184,6 +184,17 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         engine=True,
     )
     constant: bool = option(True, "Add the constant (bias) feature.", engine=True)
+    field_scales: bool | str = option(
+        "auto",
+        "Learn a scale per field (each sparse feature column, each cross of columns, apple's\n"
+        "monomials): the model scores ``sum_f a_f * (w_f . x_f)``, each ``a_f`` learned by\n"
+        "the loss, so that a field whose values each need large steps (a cross of two\n"
+        "categorical columns) and noise fields get their own effective rates, which no single\n"
+        "``eta0`` gives. ``'auto'``: on with two or more sparse feature columns, off with one\n"
+        "(or a matrix) and on Dask; ``False`` is Vowpal Wabbit's model. The learned scales:\n"
+        "``field_scales_``. See docs/learners.md.",
+        check=lambda v: None if v == "auto" or isinstance(v, bool) else "'auto', True or False",
+    )
     passes: int = option(
         1,
         "Passes over the data (in-memory data: with ``holdout`` and early stopping).",
@@ -292,10 +303,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             )
 
     def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
+        scales = self.field_scales
         return {
             **engine_options(self),
             "namespaces": namespaces,
             "features": self._feature_set(namespaces),
+            "field_scales": len(namespaces) >= 2 if scales == "auto" else bool(scales),
         }
 
     # ----------------------------------------------------------------------------- inputs
@@ -873,6 +886,48 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         """The constant feature's weight (0 with ``constant=False``), one per row of
         ``coef_``."""
         return self._linear_weights()[1]
+
+    @property
+    def field_scales_(self) -> pl.DataFrame:
+        """The learned scale of each field of a model with field scales (see ``field_scales``):
+        columns ``field`` (a feature column's name, a cross ``"A*B"``, ``"degree 2"``, apple's
+        ``"features"`` and ``"monomials"``) and ``scale`` (its weights' multiplier in the
+        score; 1 for a field not yet seen); with a ``class`` column first for a multiclass
+        model. A model without field scales has no ``field_scales_`` (``AttributeError``)."""
+        learner = self._check_fitted()
+        heads = learner.heads if isinstance(learner, OneAgainstAll) else [learner]
+        if heads[0].field_scales() is None:
+            raise AttributeError(
+                f"field_scales_: this model learns no field scales "
+                f"(field_scales={self.field_scales!r} on {len(self.namespaces_)} feature "
+                "column(s); 'auto' turns them on with two or more)"
+            )
+        return self._by_class(self._field_scale_table)
+
+    def _field_scale_table(self, learner: Learner) -> pl.DataFrame:
+        scales = learner.field_scales() or []
+        names = self._field_names(learner)
+        rows = [(name, float(scales[f]) if f < len(scales) else 1.0) for f, name in names]
+        return pl.DataFrame(rows, schema={"field": pl.String, "scale": pl.Float64}, orient="row")
+
+    def _field_names(self, learner: Learner) -> list[tuple[int, str]]:
+        """(field id, name) of the model's fields, in id order (ids: src/learner/features.rs)."""
+        options = learner.options()
+        features, names = options["features"], list(options["namespaces"])
+        kind = str(features["kind"])
+        if kind in ("apple", "apple_fields"):
+            fields = [(1, "features"), (2, "monomials")]
+        elif kind == "polynomial" and int(features["degree"]) >= 2:
+            fields = [(d, f"degree {d}") for d in range(1, int(features["degree"]) + 1)]
+        else:
+            fields = [(1 + k, name) for k, name in enumerate(names)]
+        if kind in ("field_apple", "apple_fields"):
+            pairs = [(a, b) for a, b, _ in learner.field_crosses()]
+        else:
+            pairs = [(int(a), int(b)) for a, b in features.get("namespace_pairs", [])]
+        first_cross = 1 + max(len(names), 3)
+        fields += [(first_cross + p, f"{names[a]}*{names[b]}") for p, (a, b) in enumerate(pairs)]
+        return fields
 
     # ----------------------------------------------------------------------------- apple
 

@@ -20,6 +20,7 @@ use crate::hashing::CONSTANT_FEATURE;
 use crate::learner::expansion::{
     check_scratch_fits, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
 };
+use crate::learner::features::{APPLE_BASE_FIELD, APPLE_MONOMIAL_FIELD, CONSTANT_FIELD};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model). The serde form is the options the Python layer
@@ -301,8 +302,10 @@ impl Expansion for Apple {
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let (hashes, values) = example.features();
         out.reserve(hashes.len() + 1);
+        out.begin_field(APPLE_BASE_FIELD);
         out.push_products(0, 1.0, hashes, values);
         if !self.parents.is_empty() {
+            out.begin_field(APPLE_MONOMIAL_FIELD);
             let children = out.len();
             SCRATCH.with(|scratch| {
                 let mut scratch = scratch.borrow_mut();
@@ -322,6 +325,7 @@ impl Expansion for Apple {
             out.drop_overflowing(children);
         }
         if self.config.constant {
+            out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
     }

@@ -24,6 +24,7 @@ use std::fmt::Debug;
 
 use super::example::Example;
 pub use super::features::ExpandedFeatures;
+use super::features::{cross_field, degree_field, namespace_field, CONSTANT_FIELD};
 use super::loss::Loss;
 use super::update::{trunc_weight, GdState};
 use super::weights::WeightTable;
@@ -217,6 +218,7 @@ impl Expansion for Interactions {
             out.reserve(n + 1);
             for k in 0..example.n_namespaces() {
                 let namespace = example.namespace(k);
+                out.begin_field(namespace_field(k));
                 out.push_products(0, 1.0, namespace.hashes, namespace.values);
             }
             push_namespace_pairs(example, &self.namespace_pairs, out);
@@ -224,14 +226,17 @@ impl Expansion for Interactions {
             let (hashes, values) = example.features();
             let sizes: [usize; 0] = [];
             out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });
+            out.begin_field(degree_field(1));
             out.push_products(0, 1.0, hashes, values);
             if self.degree >= 2 {
+                out.begin_field(degree_field(2));
                 for i in 0..n {
                     let hi = hashes[i].wrapping_mul(INTERACTION_PRIME);
                     out.push_products(hi, values[i], &hashes[i..], &values[i..]);
                 }
             }
             if self.degree >= 3 {
+                out.begin_field(degree_field(3));
                 for i in 0..n {
                     let (hi, xi) = (hashes[i].wrapping_mul(INTERACTION_PRIME), values[i]);
                     for j in i..n {
@@ -243,6 +248,7 @@ impl Expansion for Interactions {
             push_namespace_pairs(example, &self.namespace_pairs, out);
         }
         if self.constant {
+            out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
     }
@@ -273,7 +279,8 @@ pub fn push_namespace_pairs(
     pairs: &[(usize, usize)],
     out: &mut ExpandedFeatures,
 ) {
-    for &(a, b) in pairs {
+    for (p, &(a, b)) in pairs.iter().enumerate() {
+        out.begin_field(cross_field(example.n_namespaces(), p));
         let first = example.namespace(a);
         let second = example.namespace(b);
         for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {

@@ -1,5 +1,32 @@
 //! [`ExpandedFeatures`]: the per-example buffer of (weight slot, value) pairs that feature
 //! enumerators fill and the update rule reads. It sits below both, so neither imports the other.
+//!
+//! Enumerators also mark which *field* each run of features comes from (a namespace, a
+//! namespace cross, apple's monomials, ...; the ids below), which the learner's field scales
+//! ([`super::field_scales`]) read. Ids are small and stable for a model's lifetime.
+
+/// The constant feature's field (never scaled).
+pub const CONSTANT_FIELD: u32 = 0;
+/// The field of apple's base features (the union of the namespaces).
+pub const APPLE_BASE_FIELD: u32 = 1;
+/// The field of apple's generated monomials.
+pub const APPLE_MONOMIAL_FIELD: u32 = 2;
+
+/// The field of namespace `k`'s own features.
+pub fn namespace_field(k: usize) -> u32 {
+    1 + k as u32
+}
+
+/// The field of the polynomial terms of degree `d` (1..=3) over the feature set.
+pub fn degree_field(d: u32) -> u32 {
+    d
+}
+
+/// The field of the `p`-th namespace cross of an example of `n_namespaces` namespaces: after
+/// every namespace and degree field.
+pub fn cross_field(n_namespaces: usize, p: usize) -> u32 {
+    (1 + n_namespaces.max(3) + p) as u32
+}
 
 /// The per-example output of a feature enumerator (`super::Expansion`): weight slots (already masked to the table) and
 /// values. Slots are private so that every stored slot is `<= mask` by construction, which the
@@ -9,18 +36,41 @@ pub struct ExpandedFeatures {
     mask: u64,
     slots: Vec<u32>,
     values: Vec<f32>,
+    /// (first feature, field) of each run of features, in order (see the module docs).
+    fields: Vec<(u32, u32)>,
 }
 
 impl ExpandedFeatures {
     /// An empty buffer for a table of `2^bits` slots (`bits <= 32`).
     pub fn new(bits: u32) -> Self {
         let mask = if bits >= 32 { u64::from(u32::MAX) } else { (1u64 << bits) - 1 };
-        Self { mask, slots: Vec::new(), values: Vec::new() }
+        Self { mask, slots: Vec::new(), values: Vec::new(), fields: Vec::new() }
     }
 
     pub fn clear(&mut self) {
         self.slots.clear();
         self.values.clear();
+        self.fields.clear();
+    }
+
+    /// The features pushed from now on come from field `field` (see the module docs).
+    #[inline]
+    pub fn begin_field(&mut self, field: u32) {
+        self.fields.push((self.slots.len() as u32, field));
+    }
+
+    /// `(field, feature range)` of each run of features, in order; features pushed before the
+    /// first [`ExpandedFeatures::begin_field`] count as [`CONSTANT_FIELD`]'s.
+    pub fn field_runs(&self) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + '_ {
+        let n = self.slots.len();
+        let first = self.fields.first().map_or(n, |f| f.0 as usize);
+        let leading = (first > 0).then_some((CONSTANT_FIELD, 0..first));
+        leading.into_iter().chain(self.fields.iter().enumerate().map(
+            move |(k, &(start, field))| {
+                let end = self.fields.get(k + 1).map_or(n, |next| next.0 as usize);
+                (field, start as usize..end)
+            },
+        ))
     }
 
     pub fn reserve(&mut self, additional: usize) {
@@ -46,12 +96,21 @@ impl ExpandedFeatures {
         }
         let before = self.values.len();
         let mut kept = from;
+        let mut mark = self.fields.partition_point(|f| (f.0 as usize) < from);
         for k in from..before {
+            // A field run starting at k now starts where k's survivors go.
+            while mark < self.fields.len() && self.fields[mark].0 as usize == k {
+                self.fields[mark].0 = kept as u32;
+                mark += 1;
+            }
             if fits(self.values[k]) {
                 self.slots[kept] = self.slots[k];
                 self.values[kept] = self.values[k];
                 kept += 1;
             }
+        }
+        for f in &mut self.fields[mark..] {
+            f.0 = kept as u32;
         }
         self.slots.truncate(kept);
         self.values.truncate(kept);
@@ -109,5 +168,26 @@ mod tests {
         assert_eq!(f.drop_overflowing(0), 1);
         assert_eq!(f.values(), &[3.0, 1e19, -1.0]);
         assert_eq!(f.drop_overflowing(0), 0);
+    }
+
+    #[test]
+    fn field_runs_follow_the_marks_and_survive_dropping() {
+        let mut f = ExpandedFeatures::new(8);
+        f.push(9, 1.0);
+        f.begin_field(3);
+        f.push(1, 1e20);
+        f.push(2, 2.0);
+        f.begin_field(5);
+        f.begin_field(7);
+        f.push(3, 1e20);
+        f.push(4, 4.0);
+        let runs = |f: &ExpandedFeatures| f.field_runs().collect::<Vec<_>>();
+        assert_eq!(runs(&f), vec![(0, 0..1), (3, 1..3), (5, 3..3), (7, 3..5)]);
+        assert_eq!(f.drop_overflowing(1), 2);
+        assert_eq!(runs(&f), vec![(0, 0..1), (3, 1..2), (5, 2..2), (7, 2..3)]);
+        assert_eq!(f.values(), &[1.0, 2.0, 4.0]);
+        f.clear();
+        f.push(1, 1.0);
+        assert_eq!(runs(&f), vec![(0, 0..1)], "unmarked features are the constant field's");
     }
 }

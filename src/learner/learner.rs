@@ -16,6 +16,8 @@ use super::averaging::TailAverage;
 use super::batch::{Batch, BlockPosition, ExampleBlocks};
 use super::example::{Example, ExampleBuffer, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
+use super::features::namespace_field;
+use super::field_scales::FieldScales;
 use super::loss::{Loss, Squared};
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
@@ -59,6 +61,8 @@ pub struct LearnerConfig {
     /// index + seed, seed = [`hash_feature_name`] of the name: Vowpal Wabbit's hash of feature
     /// `index` in namespace `name` (`|name index:value`).
     pub namespaces: Vec<String>,
+    /// Learn a scale per field ([`super::field_scales`]); off is Vowpal Wabbit's model.
+    pub field_scales: bool,
 }
 
 impl Default for LearnerConfig {
@@ -73,6 +77,7 @@ impl Default for LearnerConfig {
             l1: 0.0,
             l2: 0.0,
             namespaces: vec!["features".to_owned()],
+            field_scales: false,
         }
     }
 }
@@ -249,6 +254,8 @@ pub struct Learner<E: Expansion = Interactions> {
     scratch: Scratch,
     /// The averaging window of the running [`Learner::fit`], if it averages.
     average: Option<TailAverage>,
+    /// The fields' scales, when [`LearnerConfig::field_scales`].
+    field_scales: Option<FieldScales>,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -268,6 +275,7 @@ impl<E: Expansion> Learner<E> {
             labels,
             progress: Progress::default(),
             expansion,
+            field_scales: config.field_scales.then(FieldScales::default),
             config,
             average: None,
         })
@@ -288,6 +296,23 @@ impl<E: Expansion> Learner<E> {
         learner.labels = labels;
         learner.progress = progress;
         Ok(learner)
+    }
+
+    /// The fields' learned scales, when the model has them ([`LearnerConfig::field_scales`]).
+    pub fn field_scales(&self) -> Option<&FieldScales> {
+        self.field_scales.as_ref()
+    }
+
+    /// Replaces the fields' scales (model loading); `None` unless the config has them.
+    pub(crate) fn set_field_scales(&mut self, scales: FieldScales) {
+        if self.config.field_scales {
+            self.field_scales = Some(scales);
+        }
+    }
+
+    /// The multiplier of `field`'s weights in the score: its scale, or 1 without field scales.
+    pub fn field_scale(&self, field: u32) -> f64 {
+        self.field_scales.as_ref().map_or(1.0, |s| f64::from(s.scale(field)))
     }
 
     pub fn config(&self) -> &LearnerConfig {
@@ -349,7 +374,8 @@ impl<E: Expansion> Learner<E> {
         if n as u64 > mask + 1 || (constant && slots.contains(&constant_slot)) {
             return None;
         }
-        let coefficients = slots.iter().map(|&s| self.effective_weight(s)).collect();
+        let scale = self.field_scale(namespace_field(k));
+        let coefficients = slots.iter().map(|&s| self.effective_weight(s) * scale).collect();
         let intercept = if constant { self.effective_weight(constant_slot) } else { 0.0 };
         Some((coefficients, intercept))
     }
@@ -375,6 +401,11 @@ impl<E: Expansion> Learner<E> {
             return 0.0;
         }
         let stride = self.weights.stride();
+        if let Some(scales) = &self.field_scales {
+            let gravity = self.state.gravity as f32;
+            return f64::from(scales.predict(data, stride, features, gravity))
+                * self.state.contraction;
+        }
         let dot = if self.state.gravity > 0.0 {
             update::dot_truncated(data, stride, features, self.state.gravity as f32)
         } else {
@@ -477,7 +508,14 @@ impl<E: Expansion> Learner<E> {
             self.labels.min = self.labels.min.min(label);
             self.labels.max = self.labels.max.max(label);
         }
-        let raw = self.raw_score(features);
+        let raw = match &mut self.field_scales {
+            Some(scales) if !self.weights.data().is_empty() => {
+                let (data, stride) = (self.weights.data(), self.weights.stride());
+                let score = scales.score(data, stride, features, self.state.gravity as f32, true);
+                f64::from(score) * self.state.contraction
+            }
+            _ => self.raw_score(features),
+        };
         let p = self.finalize(raw);
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         let grad_squared = (weight * derivative * derivative) as f32;
@@ -554,6 +592,10 @@ impl<E: Expansion> Learner<E> {
                     }
                     (false, false, _) => (update::sum_squares(features), 0.0),
                 };
+                let ppu = match &self.field_scales {
+                    Some(scales) => scales.pred_per_update(data, stride, features),
+                    None => ppu,
+                };
                 if rule.normalized {
                     self.state.normalized_sum_norm_x += weight * f64::from(norm_x);
                     self.state.total_weight += weight;
@@ -566,7 +608,10 @@ impl<E: Expansion> Learner<E> {
                 f64::from(ppu) * f64::from(multiplier)
             }
         } else {
-            f64::from(update::sum_squares(features))
+            match &self.field_scales {
+                Some(scales) => f64::from(scales.pred_per_update(data, stride, features)),
+                None => f64::from(update::sum_squares(features)),
+            }
         };
         let mut scale = config.eta0 * weight;
         if !rule.adaptive {
@@ -598,6 +643,10 @@ impl<E: Expansion> Learner<E> {
         }
         if step != 0.0 {
             update::apply_update(data, stride, features, step);
+        }
+        if let Some(scales) = &mut self.field_scales {
+            // The recorded contributions are before the contraction.
+            scales.learn(weight * derivative * self.state.contraction);
         }
         if self.state.contraction < 1e-9 || self.state.gravity > 1e3 {
             update::sync_weights(data, stride, &mut self.state);

@@ -8,7 +8,9 @@
 //! * [`example`]: a canonical, hashed example with namespaces;
 //! * [`batch`]: batches of examples and how examples are built from them, a block of rows at a
 //!   time, column by column;
-//! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill;
+//! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill, and the
+//!   fields its features come from;
+//! * [`field_scales`]: a learned scale per field (opt-in; Vowpal Wabbit has none);
 //! * [`expansion`]: the [`Expansion`] interface every feature enumerator implements, and the
 //!   fixed one (linear / quadratic / cubic / namespace crosses); further enumerators (apple)
 //!   live above this module and are named only by `crate::model`;
@@ -23,6 +25,7 @@ pub mod batch;
 pub mod example;
 pub mod expansion;
 pub mod features;
+pub mod field_scales;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;

@@ -17,7 +17,9 @@
 //!   weights above stored as the learner holds them. Version 3 and older folded that state into
 //!   the weights on writing, which loses what L1 truncation hides: a weight held at 0 by the
 //!   truncation forgot how far below the threshold it was, and training on after loading drifted
-//!   from training on without saving.
+//!   from training on without saving;
+//! * (format version 5 on) field scales: `u8` 1 when the model learns them
+//!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise.
 //!
 //! Interactions section: `degree u8`, `constant u8`, pair count `u32` then pairs (`u32`, `u32`).
 //!
@@ -25,6 +27,7 @@
 //! ([`crate::model::legacy`]) shares them.
 
 use super::expansion::{Expansion, Interactions};
+use super::field_scales::FieldScales;
 use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::{Loss, LossParams};
 use super::update::{GdState, UpdateRule};
@@ -34,6 +37,8 @@ use crate::error::PolyResult;
 
 /// The first format version that stores the lazy L1/L2 state (see the module docs).
 const LAZY_SCALES_VERSION: u32 = 4;
+/// The first format version that stores field scales.
+const FIELD_SCALES_VERSION: u32 = 5;
 
 /// Most namespaces or namespace pairs a stored model may declare (far above any real model;
 /// bounds what a corrupted count can allocate).
@@ -47,12 +52,19 @@ impl<E: Expansion> Learner<E> {
         write_weights(w, self.weights());
         w.f64(self.state().gravity);
         w.f64(self.state().contraction);
+        match self.field_scales() {
+            Some(scales) => {
+                w.u8(1);
+                scales.write(w);
+            }
+            None => w.u8(0),
+        }
     }
 
     /// Reads a learner's section of a file of format `version` (3 or later), with `expansion`
     /// as its feature enumerator.
     pub fn read_section(r: &mut ByteReader<'_>, expansion: E, version: u32) -> PolyResult<Self> {
-        let config = read_config(r)?;
+        let mut config = read_config(r)?;
         let (mut state, labels, progress) = read_training(r, config.initial_t)?;
         let table = read_weights(r, config.bits, config.rule)?;
         if version >= LAZY_SCALES_VERSION {
@@ -70,8 +82,18 @@ impl<E: Expansion> Learner<E> {
                 )));
             }
         }
-        Learner::from_parts(config, expansion, table, state, labels, progress)
-            .map_err(|e| bad(e.to_string()))
+        let scales = if version >= FIELD_SCALES_VERSION && r.u8("field scales flag")? == 1 {
+            Some(FieldScales::read(r)?)
+        } else {
+            None
+        };
+        config.field_scales = scales.is_some();
+        let mut learner = Learner::from_parts(config, expansion, table, state, labels, progress)
+            .map_err(|e| bad(e.to_string()))?;
+        if let Some(scales) = scales {
+            learner.set_field_scales(scales);
+        }
+        Ok(learner)
     }
 }
 
@@ -97,7 +119,18 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let rule = read_rule(r)?;
     let [eta0, power_t, initial_t, l1, l2] = read_rates(r)?;
     let namespaces = read_names(r)?;
-    let config = LearnerConfig { bits, loss, rule, eta0, power_t, initial_t, l1, l2, namespaces };
+    let config = LearnerConfig {
+        bits,
+        loss,
+        rule,
+        eta0,
+        power_t,
+        initial_t,
+        l1,
+        l2,
+        namespaces,
+        field_scales: false,
+    };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
 }

@@ -73,6 +73,12 @@ pub fn average(
     if start.is_some_and(|s| s.config() != config) {
         return Err(invalid("the shards were not trained from the starting model's options"));
     }
+    if config.field_scales {
+        // Each shard's weights live in units of its own scales: their mean is no shard's model.
+        return Err(invalid(
+            "models with field scales cannot be averaged; train with field_scales=False",
+        ));
+    }
     if weighting == Weighting::Adaptive && !config.rule.adaptive {
         return Err(invalid("averaging='adaptive' needs adaptive=True (AdaGrad sums to weigh by)"));
     }

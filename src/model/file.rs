@@ -32,7 +32,7 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// The first version of the sectioned layout (older ones: [`super::legacy`]).
 pub const SECTIONED_VERSION: u32 = 3;
 pub(crate) const HEADER: usize = 8 + 4 + 8;

@@ -80,7 +80,18 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let rule = read_rule(r)?;
     let [eta0, power_t, initial_t, l1, l2] = read_rates(r)?;
     let namespaces = read_names(r)?;
-    let config = LearnerConfig { bits, loss, rule, eta0, power_t, initial_t, l1, l2, namespaces };
+    let config = LearnerConfig {
+        bits,
+        loss,
+        rule,
+        eta0,
+        power_t,
+        initial_t,
+        l1,
+        l2,
+        namespaces,
+        field_scales: false,
+    };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
 }

@@ -28,6 +28,8 @@ pub struct LearnerOptions {
     /// One name per sparse input (namespace).
     pub namespaces: Vec<String>,
     pub features: FeatureSetOptions,
+    /// A learned scale per field ([`crate::learner::field_scales`]).
+    pub field_scales: bool,
 }
 
 impl LearnerOptions {
@@ -48,6 +50,7 @@ impl LearnerOptions {
             l1: self.l1,
             l2: self.l2,
             namespaces: self.namespaces,
+            field_scales: self.field_scales,
         };
         Learner::new(config, FeatureSet::new(self.features, self.constant)?)
     }
@@ -71,6 +74,7 @@ impl LearnerOptions {
             constant,
             namespaces: config.namespaces.clone(),
             features,
+            field_scales: config.field_scales,
         }
     }
 }

@@ -409,6 +409,7 @@ fn options_build_the_model_and_round_trip() {
         constant: false,
         namespaces: vec!["a".into(), "b".into()],
         features: FeatureSetOptions::Polynomial { degree: 2, namespace_pairs: vec![(0, 1)] },
+        field_scales: true,
     };
     let learner = options.clone().build().unwrap();
     assert_eq!(LearnerOptions::of(&learner), options);

@@ -20,6 +20,7 @@ use super::options::options_from;
 use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
+use crate::learner::features::{APPLE_BASE_FIELD, APPLE_MONOMIAL_FIELD};
 use crate::learner::{Batch, Expansion, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
@@ -259,6 +260,13 @@ impl PyLearner {
         Ok(self.inner.read().map_err(poisoned)?.linear_coefficients(k, n, constant))
     }
 
+    /// The learned scale of each field, by field id (`crate::learner::features`), or None
+    /// when the model has no field scales.
+    fn field_scales(&self) -> PyResult<Option<Vec<f32>>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        Ok(learner.field_scales().map(|s| s.scales().to_vec()))
+    }
+
     /// Hash seed of namespace `k` (feature hash = index + seed).
     fn namespace_seed(&self, k: usize) -> PyResult<u64> {
         Ok(self.inner.read().map_err(poisoned)?.config().namespace_seed(k))
@@ -272,7 +280,7 @@ impl PyLearner {
     }
 
     /// apple's parents in the order they were added: (factor hashes, expansion number, effective
-    /// weight of the monomial's own slot). Empty for fixed expansions.
+    /// weight of the monomial's own slot, times its field's scale). Empty for fixed expansions.
     fn apple_parents(&self) -> PyResult<Vec<(Vec<u64>, u32, f64)>> {
         let learner = self.inner.read().map_err(poisoned)?;
         let Some(apple) = learner.expansion().apple() else { return Ok(Vec::new()) };
@@ -282,7 +290,13 @@ impl PyLearner {
             .iter()
             .map(|p| {
                 let slot = (p.monomial.slot_hash() & mask) as u32;
-                (p.monomial.factors().to_vec(), p.expansion, learner.effective_weight(slot))
+                let field = if p.monomial.factors().len() == 1 {
+                    APPLE_BASE_FIELD
+                } else {
+                    APPLE_MONOMIAL_FIELD
+                };
+                let weight = learner.effective_weight(slot) * learner.field_scale(field);
+                (p.monomial.factors().to_vec(), p.expansion, weight)
             })
             .collect())
     }
