@@ -32,7 +32,7 @@ def main() -> None:
     train = frame.select("label", *(pp.hash_features(f, bits=24).alias(f) for f in fields))
     for _ in range(args.fits):
         model = pp.SGDClassifier(
-            loss="logistic", bits=24, interactions=[("A", "B")], progress=False
+            loss="logistic", bits=24, interactions=[("A", "B")], field_scales=False, progress=False
         )
         began = time.perf_counter()
         model.fit(train, "label")

@@ -102,6 +102,8 @@ def test_save_load_and_learning_on_continue_identically(eat_rate, tmp_path: Path
     x = test.drop("label").head(2_000)
     np.testing.assert_array_equal(resumed.decision_function(x), straight.decision_function(x))
     assert resumed.field_scales_.equals(straight.field_scales_)
+    # apple's fields: each column, its monomials, then any cross of columns found.
+    assert straight.field_scales_["field"].to_list()[:13] == [*"ABCDEFGHIJKL", "monomials"]
     assert (straight.field_scales_["scale"] != 1.0).any()
 
 

@@ -18,6 +18,9 @@ def _floats(text: str) -> list[float]:
         raise argparse.ArgumentTypeError(f"expected comma-separated numbers, got {text!r}") from err
 
 
+_FIELD_SCALES: dict[str, bool | str] = {"auto": "auto", "on": True, "off": False}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Runs a command; its exit code (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
     from polars_poly import compare as cmp
@@ -62,6 +65,12 @@ def main(argv: list[str] | None = None) -> int:
         default=0.0,
         help="tail averaging of our learners (SGDRegressor's average_tail; default 0: off)",
     )
+    c.add_argument(
+        "--field-scales",
+        choices=["auto", "on", "off"],
+        default="auto",
+        help="our learners' field scales (SGDRegressor's field_scales; 'auto' is off here)",
+    )
     args = parser.parse_args(argv)
     if args.command in cli.COMMANDS:
         return cli.run(args)
@@ -84,6 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         else None,
         seeds=args.seeds,
         average_tail=args.average_tail,
+        field_scales=_FIELD_SCALES[args.field_scales],
         out_dir=args.out,
     )
     import polars as pl

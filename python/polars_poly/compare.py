@@ -39,9 +39,10 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -141,14 +142,10 @@ def _fit_ours(
     alpha: float,
     X: sp.csr_array,
     y: npt.NDArray[np.float64],
-    average_tail: float = 0.0,
+    options: Mapping[str, Any] = MappingProxyType({}),
 ) -> tuple[SGDRegressor, float]:
-    params: dict[str, Any] = {
-        "bits": 24,
-        "eta0": rate,
-        "progress": False,
-        "average_tail": average_tail,
-    }
+    """Fits ours; ``options``: further ``SGDRegressor`` parameters (see :func:`compare`)."""
+    params: dict[str, Any] = {"bits": 24, "eta0": rate, "progress": False, **options}
     if algorithm.startswith("apple"):
         apple = Apple(alpha=alpha)
         if algorithm in ("apple_path", "apple_vw"):
@@ -170,17 +167,17 @@ def run_ours(
     rates: Sequence[float],
     alphas: Sequence[float],
     apple_rate: float | None = None,
-    average_tail: float = 0.0,
+    options: Mapping[str, Any] = MappingProxyType({}),
 ) -> Outcome:
     """Trains ``algorithm`` at every rate (``apple_best``: every alpha at ``apple_rate``, the
     rate picked for apple), picks the setting with the lowest progressive loss, returns its
-    outcome. ``average_tail`` is the learners' tail averaging (0: the last iterate)."""
+    outcome. ``options``: further ``SGDRegressor`` parameters of ours."""
     X, y, Xt, yt = data
     grid = _grid(algorithm, rates, alphas, apple_rate)
     best: Outcome | None = None
     by_rate: dict[float, float] = {}
     for rate, alpha in grid:
-        model, seconds = _fit_ours(algorithm, rate, alpha, X, y, average_tail)
+        model, seconds = _fit_ours(algorithm, rate, alpha, X, y, options)
         error = test_error(model.predict(Xt), yt, task)
         if algorithm != "apple_best":
             by_rate[rate] = error
@@ -192,7 +189,7 @@ def run_ours(
     # Small data sets train in milliseconds: time the picked setting as the best of 3 fits.
     best.seconds = min(
         [best.seconds]
-        + [_fit_ours(algorithm, best.rate, best.alpha or 1.0, X, y)[1] for _ in range(2)]
+        + [_fit_ours(algorithm, best.rate, best.alpha or 1.0, X, y, options)[1] for _ in range(2)]
     )
     return best
 
@@ -338,6 +335,7 @@ def compare(
     seeds: int | Sequence[int] = 0,
     max_cubic_updates: float = 2e9,
     average_tail: float = 0.0,
+    field_scales: bool | str = "auto",
     out_dir: str | Path | None = None,
     log: Any = print,
 ) -> pl.DataFrame:
@@ -349,8 +347,9 @@ def compare(
     ``data_dir=None`` uses the bundled german.numer set. ``vw_algorithms`` limits Vowpal Wabbit to
     some of ``algorithms`` (default: every one it has; ``apple_best`` needs ``apple``).
     ``average_tail`` turns on our learners' tail averaging (``SGDRegressor(average_tail=...)``)
-    for every algorithm of ours; Vowpal Wabbit has none. With ``out_dir`` the table is written as
-    CSV (after every data set) and, at the end, the two plots as PNG."""
+    for every algorithm of ours; Vowpal Wabbit has none. ``field_scales`` is our learners' (its
+    'auto' is off on the single feature matrix of every data set here). With ``out_dir`` the
+    table is written as CSV (after every data set) and, at the end, the two plots as PNG."""
     unknown = [a for a in algorithms if a not in ALGORITHMS + EXTRA_ALGORITHMS]
     if unknown:
         raise ValueError(
@@ -375,6 +374,7 @@ def compare(
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
     rows: list[dict[str, Any]] = []
+    ours_options = {"average_tail": average_tail, "field_scales": field_scales}
     for name in datasets:
         X, y, task = load_dataset(name, data_dir)
         for seed in [seeds] if isinstance(seeds, int) else seeds:
@@ -382,7 +382,7 @@ def compare(
             too_big = cubic_updates(data[0]) > max_cubic_updates
             systems = {
                 "ours": _run_system(
-                    None, algorithms, data, task, rates, alphas, too_big, average_tail
+                    None, algorithms, data, task, rates, alphas, too_big, ours_options
                 )
             }
             if vw:
@@ -432,7 +432,7 @@ def _run_system(
     rates: Sequence[float],
     alphas: Sequence[float],
     skip_cubic: bool = False,
-    average_tail: float = 0.0,
+    options: Mapping[str, Any] = MappingProxyType({}),
 ) -> dict[str, Outcome | None]:
     """Every algorithm on one split, ours (``runner=None``) or Vowpal Wabbit's; ``apple_best``
     searches alpha at the rate picked for ``apple``."""
@@ -445,7 +445,7 @@ def _run_system(
         apple_rate = apple.rate if apple is not None else None
         if runner is None:
             outcomes[algorithm] = run_ours(
-                algorithm, data, task, rates, alphas, apple_rate, average_tail
+                algorithm, data, task, rates, alphas, apple_rate, options
             )
         else:
             outcomes[algorithm] = runner.run(algorithm, task, data[3], rates, alphas, apple_rate)

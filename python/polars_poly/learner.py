@@ -891,7 +891,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def field_scales_(self) -> pl.DataFrame:
         """The learned scale of each field of a model with field scales (see ``field_scales``):
         columns ``field`` (a feature column's name, a cross ``"A*B"``, ``"degree 2"``, apple's
-        ``"features"`` and ``"monomials"``) and ``scale`` (its weights' multiplier in the
+        ``"monomials"``) and ``scale`` (its weights' multiplier in the
         score; 1 for a field not yet seen); with a ``class`` column first for a multiclass
         model. A model without field scales has no ``field_scales_`` (``AttributeError``)."""
         learner = self._check_fitted()
@@ -915,18 +915,18 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         options = learner.options()
         features, names = options["features"], list(options["namespaces"])
         kind = str(features["kind"])
-        if kind in ("apple", "apple_fields"):
-            fields = [(1, "features"), (2, "monomials")]
-        elif kind == "polynomial" and int(features["degree"]) >= 2:
+        monomials = 1 + max(len(names), 3)
+        if kind == "polynomial" and int(features["degree"]) >= 2:
             fields = [(d, f"degree {d}") for d in range(1, int(features["degree"]) + 1)]
         else:
             fields = [(1 + k, name) for k, name in enumerate(names)]
+        if kind in ("apple", "apple_fields"):
+            fields.append((monomials, "monomials"))
         if kind in ("field_apple", "apple_fields"):
             pairs = [(a, b) for a, b, _ in learner.field_crosses()]
         else:
             pairs = [(int(a), int(b)) for a, b in features.get("namespace_pairs", [])]
-        first_cross = 1 + max(len(names), 3)
-        fields += [(first_cross + p, f"{names[a]}*{names[b]}") for p, (a, b) in enumerate(pairs)]
+        fields += [(monomials + 1 + p, f"{names[a]}*{names[b]}") for p, (a, b) in enumerate(pairs)]
         return fields
 
     # ----------------------------------------------------------------------------- apple

@@ -20,7 +20,7 @@ use crate::hashing::CONSTANT_FEATURE;
 use crate::learner::expansion::{
     check_scratch_fits, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
 };
-use crate::learner::features::{APPLE_BASE_FIELD, APPLE_MONOMIAL_FIELD, CONSTANT_FIELD};
+use crate::learner::features::{monomial_field, namespace_field, CONSTANT_FIELD};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model). The serde form is the options the Python layer
@@ -302,10 +302,21 @@ impl Expansion for Apple {
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let (hashes, values) = example.features();
         out.reserve(hashes.len() + 1);
-        out.begin_field(APPLE_BASE_FIELD);
-        out.push_products(0, 1.0, hashes, values);
+        let n = example.n_namespaces();
+        if n > 1 {
+            // The inputs namespace by namespace (each its own field, as a linear model's); the
+            // walk below reads their union.
+            for k in 0..n {
+                let namespace = example.namespace(k);
+                out.begin_field(namespace_field(k));
+                out.push_products(0, 1.0, namespace.hashes, namespace.values);
+            }
+        } else {
+            out.begin_field(namespace_field(0));
+            out.push_products(0, 1.0, hashes, values);
+        }
         if !self.parents.is_empty() {
-            out.begin_field(APPLE_MONOMIAL_FIELD);
+            out.begin_field(monomial_field(n));
             let children = out.len();
             SCRATCH.with(|scratch| {
                 let mut scratch = scratch.borrow_mut();

@@ -7,11 +7,6 @@
 
 /// The constant feature's field (never scaled).
 pub const CONSTANT_FIELD: u32 = 0;
-/// The field of apple's base features (the union of the namespaces).
-pub const APPLE_BASE_FIELD: u32 = 1;
-/// The field of apple's generated monomials.
-pub const APPLE_MONOMIAL_FIELD: u32 = 2;
-
 /// The field of namespace `k`'s own features.
 pub fn namespace_field(k: usize) -> u32 {
     1 + k as u32
@@ -22,10 +17,16 @@ pub fn degree_field(d: u32) -> u32 {
     d
 }
 
-/// The field of the `p`-th namespace cross of an example of `n_namespaces` namespaces: after
+/// The field of apple's generated monomials, for examples of `n_namespaces` namespaces: after
 /// every namespace and degree field.
+pub fn monomial_field(n_namespaces: usize) -> u32 {
+    (1 + n_namespaces.max(3)) as u32
+}
+
+/// The field of the `p`-th namespace cross of an example of `n_namespaces` namespaces: after
+/// apple's monomials.
 pub fn cross_field(n_namespaces: usize, p: usize) -> u32 {
-    (1 + n_namespaces.max(3) + p) as u32
+    monomial_field(n_namespaces) + 1 + p as u32
 }
 
 /// The per-example output of a feature enumerator (`super::Expansion`): weight slots (already masked to the table) and

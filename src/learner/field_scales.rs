@@ -28,10 +28,11 @@ use super::weights::{RATE, W};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 
-/// β, the scales' AdaGrad rate (eat-rate, click and the text generator: test logloss within
-/// 1-6% of the best rate of the grid for every η in 1/8..8 at 0.1; docs/learners.md).
+/// β, the scales' AdaGrad rate. At 0.1 eat-rate's test logloss at the default η is 1.5% above
+/// the best η of a grid 1/16..8 (`benches/default_rate.py`); a first try at 0.01 let the
+/// scales move too slowly to make η irrelevant.
 pub const SCALE_RATE: f64 = 0.1;
-/// Largest scale: far above what any field reached in the measurements (~35).
+/// Largest scale: far above what any field reached in the measurements (under 40).
 pub const MAX_SCALE: f32 = 1e3;
 /// Most fields a model may hold (bounds what a corrupted file can allocate).
 const MAX_FIELDS: u32 = 1 << 20;
@@ -76,6 +77,10 @@ impl FieldScales {
             let c = contribution(data, stride, features, range, gravity);
             score += self.scale(field) * c;
             if record && field != CONSTANT_FIELD {
+                if field as usize >= self.scales.len() {
+                    self.scales.resize(field as usize + 1, 1.0);
+                    self.sums.resize(field as usize + 1, 0.0);
+                }
                 self.contributions.push((field, c));
             }
         }
@@ -117,19 +122,23 @@ impl FieldScales {
             .sum()
     }
 
+    /// Drops the recorded contributions (an example scored before the table existed records
+    /// none, and must not learn from the previous one's).
+    pub fn forget_contributions(&mut self) {
+        self.contributions.clear();
+    }
+
     /// One AdaGrad step of the recorded fields' scales, `gradient = importance · ℓ'(p)` (times
     /// the contraction the recorded contributions were taken without).
     pub fn learn(&mut self, gradient: f64) {
+        // Recorded fields are within the vectors (sized when recorded).
         for &(field, c) in &self.contributions {
             let f = field as usize;
-            if f >= self.scales.len() {
-                self.scales.resize(f + 1, 1.0);
-                self.sums.resize(f + 1, 0.0);
-            }
             let h = gradient * f64::from(c);
-            self.sums[f] += h * h;
-            if self.sums[f] > 0.0 {
-                let step = (SCALE_RATE * h / self.sums[f].sqrt()) as f32;
+            let sum = self.sums[f] + h * h;
+            self.sums[f] = sum;
+            if sum > 0.0 {
+                let step = (SCALE_RATE * h / sum.sqrt()) as f32;
                 self.scales[f] = (self.scales[f] - step).clamp(0.0, MAX_SCALE);
             }
         }

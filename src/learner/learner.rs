@@ -514,7 +514,11 @@ impl<E: Expansion> Learner<E> {
                 let score = scales.score(data, stride, features, self.state.gravity as f32, true);
                 f64::from(score) * self.state.contraction
             }
-            _ => self.raw_score(features),
+            Some(scales) => {
+                scales.forget_contributions();
+                self.raw_score(features)
+            }
+            None => self.raw_score(features),
         };
         let p = self.finalize(raw);
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);

@@ -20,7 +20,7 @@ use super::options::options_from;
 use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
-use crate::learner::features::{APPLE_BASE_FIELD, APPLE_MONOMIAL_FIELD};
+use crate::learner::features::{monomial_field, namespace_field};
 use crate::learner::{Batch, Expansion, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
@@ -290,10 +290,11 @@ impl PyLearner {
             .iter()
             .map(|p| {
                 let slot = (p.monomial.slot_hash() & mask) as u32;
-                let field = if p.monomial.factors().len() == 1 {
-                    APPLE_BASE_FIELD
+                let factors = p.monomial.factors();
+                let field = if factors.len() == 1 {
+                    namespace_field(namespace_of(learner.config(), factors[0]))
                 } else {
-                    APPLE_MONOMIAL_FIELD
+                    monomial_field(learner.config().namespaces.len())
                 };
                 let weight = learner.effective_weight(slot) * learner.field_scale(field);
                 (p.monomial.factors().to_vec(), p.expansion, weight)
@@ -340,4 +341,12 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SCHEDULES", ScheduleKind::NAMES.to_vec())?;
     m.add("IDENTITIES", Identity::NAMES.to_vec())?;
     Ok(())
+}
+
+/// The namespace a base feature's hash comes from: the one whose seed it is the smallest index
+/// above (feature hash = index + seed).
+fn namespace_of(config: &crate::learner::LearnerConfig, hash: u64) -> usize {
+    (0..config.namespaces.len())
+        .min_by_key(|&k| hash.wrapping_sub(config.namespace_seed(k)))
+        .unwrap_or(0)
 }
