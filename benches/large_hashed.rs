@@ -152,6 +152,15 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("step", bits), &bits, |b, _| {
             b.iter(|| learner.learn_batch(&batch).expect("learns"))
         });
+        if bits == 24 {
+            // The same step with a learned scale per field (`field_scales`, ours).
+            let scaled = LearnerConfig { field_scales: true, ..config(bits) };
+            let mut scaled = Learner::new(scaled, expansion()).expect("valid config");
+            scaled.learn_batch(&batch).expect("learns");
+            group.bench_with_input(BenchmarkId::new("step_field_scales", bits), &bits, |b, _| {
+                b.iter(|| scaled.learn_batch(&batch).expect("learns"))
+            });
+        }
         let mut scores = Vec::new();
         group.bench_with_input(BenchmarkId::new("score", bits), &bits, |b, _| {
             b.iter(|| learner.predict_batch_with(&batch, &mut scores, false).expect("scores"))

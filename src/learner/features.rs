@@ -29,6 +29,31 @@ pub fn cross_field(n_namespaces: usize, p: usize) -> u32 {
     monomial_field(n_namespaces) + 1 + p as u32
 }
 
+/// [`ExpandedFeatures::field_runs`]'s iterator (a plain loop over the marks: it runs twice per
+/// learned example).
+pub struct FieldRuns<'a> {
+    marks: &'a [(u32, u32)],
+    next: usize,
+    /// The end of the unmarked leading run, until it is given.
+    leading: Option<usize>,
+    n: usize,
+}
+
+impl Iterator for FieldRuns<'_> {
+    type Item = (u32, std::ops::Range<usize>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(end) = self.leading.take() {
+            return Some((CONSTANT_FIELD, 0..end));
+        }
+        let &(start, field) = self.marks.get(self.next)?;
+        self.next += 1;
+        let end = self.marks.get(self.next).map_or(self.n, |m| m.0 as usize);
+        Some((field, start as usize..end))
+    }
+}
+
 /// The per-example output of a feature enumerator (`super::Expansion`): weight slots (already masked to the table) and
 /// values. Slots are private so that every stored slot is `<= mask` by construction, which the
 /// learner's inner loops rely on.
@@ -62,16 +87,11 @@ impl ExpandedFeatures {
 
     /// `(field, feature range)` of each run of features, in order; features pushed before the
     /// first [`ExpandedFeatures::begin_field`] count as [`CONSTANT_FIELD`]'s.
-    pub fn field_runs(&self) -> impl Iterator<Item = (u32, std::ops::Range<usize>)> + '_ {
+    #[inline]
+    pub fn field_runs(&self) -> FieldRuns<'_> {
         let n = self.slots.len();
         let first = self.fields.first().map_or(n, |f| f.0 as usize);
-        let leading = (first > 0).then_some((CONSTANT_FIELD, 0..first));
-        leading.into_iter().chain(self.fields.iter().enumerate().map(
-            move |(k, &(start, field))| {
-                let end = self.fields.get(k + 1).map_or(n, |next| next.0 as usize);
-                (field, start as usize..end)
-            },
-        ))
+        FieldRuns { marks: &self.fields, next: 0, leading: (first > 0).then_some(first), n }
     }
 
     pub fn reserve(&mut self, additional: usize) {

@@ -133,12 +133,17 @@ impl FieldScales {
     pub fn learn(&mut self, gradient: f64) {
         // Recorded fields are within the vectors (sized when recorded).
         for &(field, c) in &self.contributions {
+            // A field contributing nothing has a zero gradient: nothing to learn (and no sqrt).
+            if c == 0.0 {
+                continue;
+            }
             let f = field as usize;
             let h = gradient * f64::from(c);
             let sum = self.sums[f] + h * h;
             self.sums[f] = sum;
             if sum > 0.0 {
-                let step = (SCALE_RATE * h / sum.sqrt()) as f32;
+                // The step in single precision (the sums stay double, to keep counting).
+                let step = (SCALE_RATE * h) as f32 / (sum as f32).sqrt();
                 self.scales[f] = (self.scales[f] - step).clamp(0.0, MAX_SCALE);
             }
         }
