@@ -13,23 +13,9 @@ import os
 import statistics
 import time
 
-import numpy as np
 import polars as pl
 import polars_poly as pp
-from polars_poly import synthetic
-
-
-def hashed(kind: str, n: int) -> pl.DataFrame:
-    generate = synthetic.eat_rate if kind == "eat_rate" else synthetic.click
-    data = generate(n, 0)
-    fields = [c for c in data.columns if c != "label"]
-    return data.select("label", *(pp.hash_features(f, bits=24).alias(f) for f in fields))
-
-
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
-    y = test["label"].to_numpy() > 0
-    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
+from default_rate import frames, scores  # the same sets, hashed the same way
 
 
 def main() -> None:
@@ -39,8 +25,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     for kind in args.sets.split(","):
-        data = hashed(kind, args.train + args.train // 10)
-        train, test = data.head(args.train), data.tail(args.train // 10)
+        train, test, _ = frames(kind, args.train, args.train // 10)
         given = [("A", "B")] if kind == "eat_rate" else [("f00", "f07"), ("f02", "f17")]
         models: dict[str, dict[str, object]] = {
             "linear": {},
@@ -58,7 +43,7 @@ def main() -> None:
                     began = time.perf_counter()
                     model.fit(train, "label")
                     times.setdefault((name, scales), []).append(time.perf_counter() - began)
-                    losses[(name, scales)] = logloss(model, test)
+                    losses[(name, scales)] = scores(model, test)[0]
         print(f"{kind}: {args.train:,} training rows; load {os.getloadavg()[0]:.2f}")
         rows = []
         for name in models:
