@@ -62,15 +62,24 @@ pub struct ExpandedFeatures {
     mask: u64,
     slots: Vec<u32>,
     values: Vec<f32>,
-    /// (first feature, field) of each run of features, in order (see the module docs).
+    /// (first feature, field) of each run of features, in order (see the module docs); kept
+    /// only while `tracks_fields` (a model with field scales), so that other models pay one
+    /// predictable branch per run instead of a push.
     fields: Vec<(u32, u32)>,
+    tracks_fields: bool,
 }
 
 impl ExpandedFeatures {
     /// An empty buffer for a table of `2^bits` slots (`bits <= 32`).
     pub fn new(bits: u32) -> Self {
         let mask = if bits >= 32 { u64::from(u32::MAX) } else { (1u64 << bits) - 1 };
-        Self { mask, slots: Vec::new(), values: Vec::new(), fields: Vec::new() }
+        Self {
+            mask,
+            slots: Vec::new(),
+            values: Vec::new(),
+            fields: Vec::new(),
+            tracks_fields: false,
+        }
     }
 
     pub fn clear(&mut self) {
@@ -79,10 +88,19 @@ impl ExpandedFeatures {
         self.fields.clear();
     }
 
-    /// The features pushed from now on come from field `field` (see the module docs).
+    /// Whether [`ExpandedFeatures::begin_field`] records fields (off by default).
+    #[inline]
+    pub fn track_fields(&mut self, on: bool) {
+        self.tracks_fields = on;
+    }
+
+    /// The features pushed from now on come from field `field` (see the module docs); recorded
+    /// only when tracking fields.
     #[inline]
     pub fn begin_field(&mut self, field: u32) {
-        self.fields.push((self.slots.len() as u32, field));
+        if self.tracks_fields {
+            self.fields.push((self.slots.len() as u32, field));
+        }
     }
 
     /// `(field, feature range)` of each run of features, in order; features pushed before the
@@ -194,6 +212,9 @@ mod tests {
     #[test]
     fn field_runs_follow_the_marks_and_survive_dropping() {
         let mut f = ExpandedFeatures::new(8);
+        f.begin_field(3);
+        assert_eq!(f.field_runs().count(), 0, "not tracking: nothing recorded");
+        f.track_fields(true);
         f.push(9, 1.0);
         f.begin_field(3);
         f.push(1, 1e20);

@@ -201,6 +201,7 @@ mod tests {
 
     fn features() -> ExpandedFeatures {
         let mut f = ExpandedFeatures::new(4);
+        f.track_fields(true);
         f.begin_field(1);
         f.push(1, 2.0);
         f.push(2, 1.0);

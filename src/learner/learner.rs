@@ -430,6 +430,7 @@ impl<E: Expansion> Learner<E> {
             *features = ExpandedFeatures::new(self.config.bits);
         }
         features.clear();
+        features.track_fields(self.field_scales.is_some());
         self.expansion.expand(example, features);
         self.finalize(self.raw_score(features))
     }
@@ -440,6 +441,7 @@ impl<E: Expansion> Learner<E> {
         self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         features.clear();
+        features.track_fields(self.field_scales.is_some());
         self.expansion.expand(example, &mut features);
         let result = self.learn_example(example, &features, row);
         self.scratch.features = features;
@@ -802,6 +804,7 @@ impl<E: Expansion> Learner<E> {
             staged.features = ExpandedFeatures::new(self.config.bits);
         }
         staged.features.clear();
+        staged.features.track_fields(self.field_scales.is_some());
         self.expansion.expand(&example, &mut staged.features);
         staged.generation = self.expansion.generation();
         Ok(())
