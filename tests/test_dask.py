@@ -292,28 +292,19 @@ def test_shards_of_files_directories_and_urls(tmp_path) -> None:
 def test_ctrl_c_stops_a_distributed_fit_and_its_tasks(client, tmp_path) -> None:
     paths = write_shards(make_frame(120_000, seed=3), tmp_path, 4)
     estimator = pp.SGDRegressor(expansion="cubic", passes=50)
-    done = threading.Event()
-
-    def press_ctrl_c() -> None:
-        # Ctrl-C after 1.5 s, pressed again every 0.25 s while the fit runs: a SIGINT that
-        # lands while the main thread runs a finalizer (a Dask future's __del__) is swallowed by
-        # CPython ("Exception ignored in ..."); seen twice in full CI runs.
-        if not done.wait(1.5):
-            for _ in range(8):
-                os.kill(os.getpid(), signal.SIGINT)
-                if done.wait(0.25):
-                    return
-
-    presser = threading.Thread(target=press_ctrl_c, daemon=True)
+    # A process started in the background by a non-interactive shell inherits SIGINT ignored,
+    # and Python then installs no KeyboardInterrupt handler: install it for this test.
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(1.5, os.kill, (os.getpid(), signal.SIGINT))
     started = time.monotonic()
-    presser.start()
+    timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
             ppd.fit(estimator, paths, "y", client=client)
         interrupted = time.monotonic()
     finally:
-        done.set()
-        presser.join()
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     # Returned within 1 s of Ctrl-C, and the round's tasks are cancelled on the cluster.
     assert interrupted - started < 1.5 + 1.0
     deadline = time.monotonic() + 10
