@@ -414,15 +414,16 @@ def write_readable_model(model: Any, out: TextIO) -> int:
             rows = table if cls is None else table.filter(pl.col("class") == cls)
             named[k] = list(zip(rows["monomial"].to_list(), rows["weight"].to_list(), strict=True))
     slots = list(range(2**model.bits))
+    # Slot weights are before their field's scale; the scales (every class's) follow each head.
+    all_scales = model.field_scales_ if heads[0].field_scales() is not None else None
     for k, head in enumerate(heads):
         if classes[k] is not None:
             lines.append(f"class:{classes[k]}")
         lines.extend(f"{name}:{weight:.6g}" for name, weight in named[k])
         weights = np.asarray(head.weights_at(slots))
         lines.extend(f"{slot}:{weights[slot]:.6g}" for slot in np.flatnonzero(weights))
-        if head.field_scales() is not None:
-            # Slot weights are before their field's scale; the scales follow.
-            scales = model.field_scales_
+        if all_scales is not None:
+            scales = all_scales
             if classes[k] is not None:
                 scales = scales.filter(pl.col("class") == classes[k])
             pairs = zip(scales["field"], scales["scale"], strict=True)
