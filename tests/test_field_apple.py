@@ -129,8 +129,9 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
     train, test = data.head(80_000), data.tail(20_000)
     default = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(train, "label")
     assert default.crosses()["cross"].to_list() == ["A*B"]
-    assert default.n_crosses_ == 1 and default.n_parents_ > 0  # monomials and crosses
-    assert default.monomials().height == default.n_parents_
+    # Every column is categorical (one value per row): apple leaves them to the crosses and
+    # takes no monomial parent from them.
+    assert default.n_crosses_ == 1 and default.n_parents_ == 0
     # Streamed from parquet (the doubling schedule), the crosses are found as well.
     train.write_parquet(tmp_path / "train.parquet")
     streamed = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple")
@@ -159,6 +160,20 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
         for other in (loaded, unpickled):
             assert np.array_equal(other.predict_proba(test), model.predict_proba(test))
     assert pp.load_model(tmp_path / "m").expansion.field_crosses is None
+
+
+def test_apple_takes_parents_from_the_columns_that_are_not_categorical() -> None:
+    frame = eat_rate(60_000, seed=1, varieties=100, noise_fields=4)
+    rng = np.random.default_rng(0)
+    frame = frame.with_columns(u=rng.normal(size=frame.height), v=rng.normal(size=frame.height))
+    data = frame.select(
+        "label", *(pp.hash_features(f, bits=20).alias(f) for f in FIELDS), N=pp.to_sparse("u", "v")
+    )
+    model = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(data, "label")
+    assert model.crosses()["cross"].to_list() == ["A*B"]
+    parents = model.monomials()
+    assert parents.height == model.n_parents_ > 0
+    assert all(f.startswith("N[") for factors in parents["factors"] for f in factors)
 
 
 def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:

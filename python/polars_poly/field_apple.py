@@ -75,6 +75,15 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
         check=at_least(10, 26),
     )
 
+    catch_up: int = option(
+        131_072,
+        "A cross that joins takes the update steps it missed on the last ``catch_up`` learned\n"
+        "examples (kept while screening, at most 2**22 features: 48 MiB), predicted by the model\n"
+        "as it is when it joins; 0 keeps none.",
+        engine=True,
+        check=at_least(0),
+    )
+
     def _engine(self) -> dict[str, Any]:
         """The engine's feature-set options."""
         check_options(self)

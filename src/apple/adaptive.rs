@@ -8,6 +8,7 @@
 
 use std::cell::RefCell;
 
+use super::categorical::CategoricalNamespaces;
 use super::monomial::Identity;
 use super::parents::{Parent, ParentSet};
 use super::ranking::{Ranking, SlotWeights};
@@ -17,6 +18,7 @@ use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
 use crate::hashing::CONSTANT_FEATURE;
+use crate::learner::example::FeatureUnion;
 use crate::learner::expansion::{
     check_scratch_fits, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
 };
@@ -177,6 +179,11 @@ pub struct Apple {
     parents: ParentSet,
     progress: AppleProgress,
     window: Window,
+    /// With field crosses beside apple: the namespaces seen categorical, which parents are not
+    /// taken from ([`super::categorical`]); `None`: parents from every namespace.
+    categorical: Option<CategoricalNamespaces>,
+    /// Scratch for the non-categorical features of a remembered example.
+    union: FeatureUnion,
 }
 
 impl PartialEq for Apple {
@@ -185,6 +192,7 @@ impl PartialEq for Apple {
             && self.schedule == other.schedule
             && self.parents == other.parents
             && self.progress == other.progress
+            && self.categorical == other.categorical
     }
 }
 
@@ -198,7 +206,21 @@ impl Apple {
             progress: AppleProgress::default(),
             schedule,
             config,
+            categorical: None,
+            union: FeatureUnion::default(),
         })
+    }
+
+    /// Parents are no longer taken from categorical namespaces ([`super::categorical`]), which
+    /// the field crosses screened beside apple cover; `seen` is what earlier training noted
+    /// (empty for a new model).
+    pub fn leave_categorical_to_field_crosses(&mut self, seen: CategoricalNamespaces) {
+        self.categorical = Some(seen);
+    }
+
+    /// The namespaces noted categorical, when parents are not taken from them.
+    pub fn categorical(&self) -> Option<&CategoricalNamespaces> {
+        self.categorical.as_ref()
     }
 
     /// Reassembles a saved apple state; parents must be listed in the order they were added.
@@ -312,8 +334,10 @@ impl Expansion for Apple {
                 out.push_products(0, 1.0, namespace.hashes, namespace.values);
             }
         } else {
+            // The namespace itself (its feature set may not be built, see `uses_feature_set`).
+            let namespace = example.namespace(0);
             out.begin_field(namespace_field(0));
-            out.push_products(0, 1.0, hashes, values);
+            out.push_products(0, 1.0, namespace.hashes, namespace.values);
         }
         if !self.parents.is_empty() {
             out.begin_field(monomial_field(n));
@@ -339,6 +363,12 @@ impl Expansion for Apple {
             out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
+    }
+
+    /// The walk reads the feature set; without parents there is no walk, and only a model
+    /// that takes parents from some namespaces only reads its namespaces alone.
+    fn uses_feature_set(&self) -> bool {
+        self.categorical.is_none() || !self.parents.is_empty()
     }
 
     fn validate(&self, _n_namespaces: usize) -> PolyResult<()> {
@@ -373,9 +403,18 @@ impl Expansion for Apple {
         let count = self.progress.learned;
         self.progress.nonzeros +=
             example.n_features() as f64 + if self.config.constant { 1.0 } else { 0.0 };
+        if let Some(categorical) = &mut self.categorical {
+            categorical.observe(example);
+        }
         if self.remember_now(count) {
-            let (hashes, values) = example.features();
-            self.window.remember(hashes, values, learned.residual() as f32);
+            let (hashes, values) = match &self.categorical {
+                Some(categorical) => categorical.other_features(example, &mut self.union),
+                None => example.features(),
+            };
+            // An example with no candidate parent is not worth remembering.
+            if !hashes.is_empty() || self.categorical.is_none() {
+                self.window.remember(hashes, values, learned.residual() as f32);
+            }
         }
         if self.schedule.is_expansion_point(count) {
             self.expand_now(learned);

@@ -1,6 +1,7 @@
 //! apple: adaptive polynomial expansion (docs/algorithms.md §4) on top of the hashed learner.
 //!
 //! One concept per module:
+//! * [`categorical`]: which namespaces are categorical fields (left to field crosses);
 //! * [`monomial`]: canonical monomial identity (order-independent key) and names;
 //! * [`parents`]: the parent set and its fast membership test;
 //! * [`walk`]: per-example enumeration of the current feature set, each monomial once;
@@ -11,6 +12,7 @@
 //! * [`adaptive`]: [`Apple`], the [`crate::learner::Expansion`] that ties them together.
 
 pub mod adaptive;
+pub mod categorical;
 pub mod monomial;
 pub mod parents;
 pub mod ranking;

@@ -30,7 +30,7 @@ use cells::PairCells;
 use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
-use crate::learner::expansion::{push_namespace_pairs, Learned};
+use crate::learner::expansion::{push_namespace_pair, push_namespace_pairs, Learned};
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
@@ -53,6 +53,14 @@ pub struct FieldAppleConfig {
     /// Add the constant feature.
     #[serde(default = "default_constant")]
     pub constant: bool,
+    /// A cross that joins catches up on the last `catch_up` learned examples (0: none; see
+    /// [`crate::learner::recent`] for the memory bound).
+    #[serde(default = "default_catch_up")]
+    pub catch_up: usize,
+}
+
+fn default_catch_up() -> usize {
+    FieldAppleConfig::default().catch_up
 }
 
 fn default_constant() -> bool {
@@ -68,6 +76,7 @@ impl Default for FieldAppleConfig {
             z: 5.0,
             shadow_bits: 20,
             constant: true,
+            catch_up: 131_072,
         }
     }
 }
@@ -186,6 +195,8 @@ pub struct FieldApple {
     budget_share: f64,
     /// Checks in a row that added no cross.
     quiet_checks: u32,
+    /// A cross joined that the recent examples have not caught up on.
+    catch_up_due: bool,
 }
 
 impl PartialEq for FieldApple {
@@ -213,6 +224,7 @@ impl FieldApple {
             allowance: 0.0,
             budget_share: 1.0,
             quiet_checks: 0,
+            catch_up_due: false,
         })
     }
 
@@ -337,6 +349,7 @@ impl FieldApple {
         self.quiet_checks = 0;
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
+        self.catch_up_due = self.config.catch_up > 0;
         if self.screening() {
             self.candidates.append(&mut self.paused);
             if let Some(judges) = self.judges.as_mut() {
@@ -388,6 +401,28 @@ impl Expansion for FieldApple {
     /// Crosses only join (in `add`), never leave.
     fn generation(&self) -> u64 {
         self.crosses.len() as u64
+    }
+
+    /// While screening, the last `catch_up` learned examples: a cross that joins is stepped on
+    /// them, against the model as it is when it joins.
+    fn recent_examples_wanted(&self) -> usize {
+        if self.screening() {
+            self.config.catch_up
+        } else {
+            0
+        }
+    }
+
+    fn take_catch_up(&mut self) -> bool {
+        std::mem::take(&mut self.catch_up_due)
+    }
+
+    /// The last cross that joined.
+    fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        let pairs = &self.features.namespace_pairs;
+        if let Some(&last) = pairs.last() {
+            push_namespace_pair(example, pairs.len() - 1, last, out);
+        }
     }
 
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {

@@ -1,10 +1,15 @@
-//! Field-level apple's section of the model file: its options, then the crosses in the order they
-//! were added (two field numbers and the learned-example count at which each joined), then the
-//! learned-example count. Shadows are not stored (see the module docs of [`super`]).
+//! Field-level apple's section of the model file: its options (`max_crosses u64`, `budget f64`,
+//! `check_every u64`, `z f64`, `shadow_bits u32`, `constant u8`, from format version 6 on
+//! `catch_up u64`), then the crosses in the order they were added (two field numbers and the
+//! learned-example count at which each joined), then the learned-example count. Shadows are
+//! not stored (see the module docs of [`super`]).
 
 use super::{Cross, FieldApple, FieldAppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
+
+/// The first model-file format version with `catch_up`.
+pub const CATCH_UP_VERSION: u32 = 6;
 
 /// Most crosses a file may list (far above any `max_crosses` in use; guards allocation).
 const MAX_STORED_CROSSES: usize = 1 << 16;
@@ -19,6 +24,7 @@ impl FieldApple {
         w.f64(c.z);
         w.u32(c.shadow_bits);
         w.flag(c.constant);
+        w.u64(c.catch_up as u64);
         w.len(self.crosses().len());
         for cross in self.crosses() {
             w.u32(cross.fields.0 as u32);
@@ -28,8 +34,9 @@ impl FieldApple {
         w.u64(self.learned());
     }
 
-    /// Reads the section.
-    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
+    /// Reads the section of a file of format `version` (before format 6 a cross did not catch
+    /// up: such a model continues without).
+    pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         let max_crosses = usize::try_from(r.u64("field_apple max_crosses")?)
             .map_err(|_| bad("field_apple max_crosses too large"))?;
         let config = FieldAppleConfig {
@@ -39,6 +46,12 @@ impl FieldApple {
             z: r.f64("field_apple z")?,
             shadow_bits: r.u32("field_apple shadow_bits")?,
             constant: r.flag("field_apple constant flag")?,
+            catch_up: if version >= CATCH_UP_VERSION {
+                usize::try_from(r.u64("field_apple catch_up")?)
+                    .map_err(|_| bad("field_apple catch_up too large"))?
+            } else {
+                0
+            },
         };
         let n = r.len("field_apple cross count", MAX_STORED_CROSSES.min(r.remaining() / 16))?;
         let mut crosses = Vec::with_capacity(n);

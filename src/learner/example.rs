@@ -144,8 +144,14 @@ pub(crate) struct FeatureUnion {
 impl FeatureUnion {
     /// The union of `example`'s namespaces: sorted by hash, equal hashes summed, zeros dropped.
     fn build(&mut self, example: &Example<'_>) {
+        self.build_of(example, |_| true);
+    }
+
+    /// The union of the namespaces `k` of `example` for which `keep(k)` holds (as
+    /// [`FeatureUnion::build`]); read it with [`FeatureUnion::features`].
+    pub(crate) fn build_of(&mut self, example: &Example<'_>, keep: impl Fn(usize) -> bool) {
         self.merged.clear();
-        for k in 0..example.n_namespaces() {
+        for k in (0..example.n_namespaces()).filter(|&k| keep(k)) {
             let namespace = example.namespace(k);
             self.merged
                 .extend(namespace.hashes.iter().copied().zip(namespace.values.iter().copied()));
@@ -154,6 +160,10 @@ impl FeatureUnion {
         self.hashes.clear();
         self.values.clear();
         push_summed(self.merged.iter().copied(), &mut self.hashes, &mut self.values);
+    }
+
+    pub(crate) fn features(&self) -> (&[u64], &[f32]) {
+        (&self.hashes, &self.values)
     }
 }
 

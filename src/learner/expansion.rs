@@ -71,6 +71,24 @@ pub trait Expansion: Debug + Send + Sync {
     fn generation(&self) -> u64 {
         0
     }
+
+    /// How many of the most recent learned examples the enumerator may ask the learner to
+    /// replay for features it adds (0, the default: none). The learner keeps that many
+    /// ([`super::recent`]) while this is above 0, and forgets them when it falls to 0.
+    fn recent_examples_wanted(&self) -> usize {
+        0
+    }
+
+    /// Whether features were added, since the last call, that the kept recent examples should
+    /// catch up on; asked after every [`Expansion::after_learn`]. The learner then replays
+    /// them, stepping only [`Expansion::expand_added`]'s features.
+    fn take_catch_up(&mut self) -> bool {
+        false
+    }
+
+    /// Only the features the enumerator's last growth added (for the catch-up), marked with
+    /// the fields [`Expansion::expand`] gives them.
+    fn expand_added(&self, _example: &Example<'_>, _out: &mut ExpandedFeatures) {}
 }
 
 /// What the learner tells [`Expansion::after_learn`].
@@ -279,15 +297,25 @@ pub fn push_namespace_pairs(
     pairs: &[(usize, usize)],
     out: &mut ExpandedFeatures,
 ) {
-    for (p, &(a, b)) in pairs.iter().enumerate() {
-        out.begin_field(cross_field(example.n_namespaces(), p));
-        let first = example.namespace(a);
-        let second = example.namespace(b);
-        for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
-            let ha = ha.wrapping_mul(INTERACTION_PRIME);
-            let start = if a == b { i } else { 0 };
-            out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
-        }
+    for (p, &pair) in pairs.iter().enumerate() {
+        push_namespace_pair(example, p, pair, out);
+    }
+}
+
+/// The features of the `p`-th namespace cross `(a, b)` (see [`push_namespace_pairs`]).
+pub fn push_namespace_pair(
+    example: &Example<'_>,
+    p: usize,
+    (a, b): (usize, usize),
+    out: &mut ExpandedFeatures,
+) {
+    out.begin_field(cross_field(example.n_namespaces(), p));
+    let first = example.namespace(a);
+    let second = example.namespace(b);
+    for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
+        let ha = ha.wrapping_mul(INTERACTION_PRIME);
+        let start = if a == b { i } else { 0 };
+        out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
     }
 }
 

@@ -19,6 +19,7 @@ use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::namespace_field;
 use super::field_scales::FieldScales;
 use super::loss::{Loss, Squared};
+use super::recent::RecentExamples;
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
 use crate::error::PolyResult;
@@ -256,6 +257,9 @@ pub struct Learner<E: Expansion = Interactions> {
     average: Option<TailAverage>,
     /// The fields' scales, when [`LearnerConfig::field_scales`].
     field_scales: Option<FieldScales>,
+    /// The recent learned examples, while the enumerator wants them
+    /// ([`Expansion::recent_examples_wanted`]).
+    recent: RecentExamples,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -278,6 +282,7 @@ impl<E: Expansion> Learner<E> {
             field_scales: config.field_scales.then(FieldScales::default),
             config,
             average: None,
+            recent: RecentExamples::default(),
         })
     }
 
@@ -466,7 +471,69 @@ impl<E: Expansion> Learner<E> {
             normalized: self.config.rule.normalized,
         };
         self.expansion.after_learn(example, &learned);
+        let catching_up = self.expansion.take_catch_up();
+        let wanted = self.expansion.recent_examples_wanted();
+        if wanted > 0 || catching_up {
+            // The example that made features join is replayed too; when the enumerator stops
+            // wanting examples as it grows (its last cross), the kept ones are replayed first.
+            let most = if wanted > 0 { wanted } else { self.recent.most() };
+            self.recent.push(example, most);
+        }
+        if catching_up {
+            self.catch_up()?;
+        }
+        if wanted == 0 && !self.recent.is_empty() {
+            self.recent.clear();
+        }
         Ok(p)
+    }
+
+    /// Replays the kept recent examples ([`super::recent`]) for the features the enumerator
+    /// just added: each example is predicted by the whole model as it is now, and only the
+    /// added features take its update step. An example counts once: the progress record, the
+    /// normalized rule's sums, the lazy L1/L2 state and the field scales stay as its first
+    /// visit left them. An example the added features cannot be learned from (too large to
+    /// expand, a value or step that overflows) is skipped: it was learned without them.
+    fn catch_up(&mut self) -> PolyResult<()> {
+        let recent = std::mem::take(&mut self.recent);
+        let track = self.field_scales.is_some();
+        let mut full = ExpandedFeatures::new(self.config.bits);
+        let mut added = ExpandedFeatures::new(self.config.bits);
+        let mut union = FeatureUnion::default();
+        let mut replayed = 0usize;
+        let with_union = self.expansion.uses_feature_set();
+        let result = recent.try_for_each(with_union, &mut union, |example| {
+            replayed += 1;
+            if replayed % 4096 == 0 {
+                crate::interrupt::check()?;
+            }
+            if example.weight <= 0.0 || self.expansion.check(example, 0).is_err() {
+                return Ok(());
+            }
+            added.clear();
+            added.track_fields(track);
+            self.expansion.expand_added(example, &mut added);
+            if added.is_empty() || overflowing_square(added.values()).is_some() {
+                return Ok(());
+            }
+            full.clear();
+            full.track_fields(track);
+            self.expansion.expand(example, &mut full);
+            let raw = self.raw_score(&full);
+            if !raw.is_finite() {
+                return Ok(());
+            }
+            let p = self.finalize(raw);
+            let (_, derivative, positive) = self.config.loss.evaluate(p, example.label);
+            if positive {
+                self.weights.touch(added.slots());
+                // An overflowing step is not taken (`step` moves no weight then).
+                let _ = self.step(&added, p, example.label, example.weight, derivative, true);
+            }
+            Ok(())
+        });
+        self.recent = recent;
+        result
     }
 
     /// Learns expanded features (the enumerator-independent core; see [`super::update`]), for
@@ -565,6 +632,32 @@ impl<E: Expansion> Learner<E> {
         if !positive || features.is_empty() {
             return Ok(p);
         }
+        if let Err(step) = self.step(features, p, label, weight, derivative, false) {
+            return crate::invalid!(
+                "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
+                 features down"
+            );
+        }
+        Ok(p)
+    }
+
+    /// The update step of an example of progressive prediction `p` on `features` (passes 1 and
+    /// 2 of [`super::update`]); `Err` with the step when it overflows (no weight moved; pass 1's
+    /// sums and normalizers are).
+    /// A `replay` ([`Learner::catch_up`]) moves only the weights of `features`: the state the
+    /// examples' first visit keeps (the normalized rule's sums, the lazy L1/L2 state, the field
+    /// scales) is read, not changed.
+    #[inline]
+    fn step(
+        &mut self,
+        features: &ExpandedFeatures,
+        p: f64,
+        label: f64,
+        weight: f64,
+        derivative: f64,
+        replay: bool,
+    ) -> Result<(), f32> {
+        let grad_squared = (weight * derivative * derivative) as f32;
         let config = &self.config;
         let rule = config.rule;
         let stride = self.weights.stride();
@@ -603,8 +696,10 @@ impl<E: Expansion> Learner<E> {
                     None => ppu,
                 };
                 if rule.normalized {
-                    self.state.normalized_sum_norm_x += weight * f64::from(norm_x);
-                    self.state.total_weight += weight;
+                    if !replay {
+                        self.state.normalized_sum_norm_x += weight * f64::from(norm_x);
+                        self.state.total_weight += weight;
+                    }
                     multiplier = update::average_update(
                         self.state.total_weight,
                         self.state.normalized_sum_norm_x,
@@ -632,7 +727,9 @@ impl<E: Expansion> Learner<E> {
         } else {
             config.loss.plain_update(p, label, scale)
         };
-        if (config.l1 > 0.0 || config.l2 > 0.0) && step.abs() > 1e-8 {
+        if replay {
+            step /= self.state.contraction;
+        } else if (config.l1 > 0.0 || config.l2 > 0.0) && step.abs() > 1e-8 {
             let eta_bar = if derivative.abs() > 1e-8 { -step / derivative } else { 0.0 };
             if derivative.abs() > 1e-8 {
                 self.state.contraction *= 1.0 - config.l2 * eta_bar;
@@ -642,13 +739,18 @@ impl<E: Expansion> Learner<E> {
         }
         let step = (step as f32) * multiplier;
         if !step.is_finite() {
-            return crate::invalid!(
-                "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
-                 features down"
-            );
+            return Err(step);
         }
         if step != 0.0 {
+            if let Some(average) = self.average.as_mut().filter(|_| replay) {
+                // After the update of the example just counted (see `learn_checked`).
+                let example = self.progress.examples.saturating_sub(1);
+                average.before_update(example, features.slots(), data, stride);
+            }
             update::apply_update(data, stride, features, step);
+        }
+        if replay {
+            return Ok(());
         }
         if let Some(scales) = &mut self.field_scales {
             // The recorded contributions are before the contraction.
@@ -657,7 +759,7 @@ impl<E: Expansion> Learner<E> {
         if self.state.contraction < 1e-9 || self.state.gravity > 1e3 {
             update::sync_weights(data, stride, &mut self.state);
         }
-        Ok(p)
+        Ok(())
     }
 
     /// One online pass over a batch in row order; returns the progressive predictions' losses

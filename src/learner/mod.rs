@@ -16,6 +16,7 @@
 //!   live above this module and are named only by `crate::model`;
 //! * [`learner`]: the [`Learner`] (learn, predict, batches, passes, holdout, progressive loss);
 //! * `averaging`: tail averaging of the weights over the end of a fit;
+//! * [`recent`]: the recent learned examples, replayed for features an enumerator adds;
 //! * [`stored`]: the learner's section of the model file (`crate::model::file`).
 //!
 //! No PyO3 or Polars types here; the Python layer is `crate::python::learner`.
@@ -29,6 +30,7 @@ pub mod field_scales;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;
+pub mod recent;
 pub mod stored;
 pub mod update;
 pub mod weights;

@@ -7,6 +7,7 @@ use proptest::prelude::*;
 
 use super::loss::{Hinge, Logistic, Quantile, Squared};
 use super::*;
+use crate::error::PolyResult;
 use crate::sparse::SparseRows;
 
 /// Straightforward f64 transcription of the update rules of `gd.cc` (the formulas of
@@ -60,13 +61,28 @@ impl Reference {
         }
         let p = self.predict(features);
         self.t += importance;
+        self.step(features, p, y, importance, true);
+        p
+    }
+
+    /// A catch-up step ([`Learner::catch_up`]): the model as it is predicts the example from
+    /// `full`, only `added` takes the update, and the example is not counted again (the
+    /// normalized rule's sums and the learned weight are read, not changed).
+    fn replay(&mut self, full: &[(u32, f64)], added: &[(u32, f64)], y: f64, importance: f64) {
+        let p = self.predict(full);
+        self.step(added, p, y, importance, false);
+    }
+
+    /// The update of `features` for an example predicted `p`; `count` adds it to the
+    /// normalized rule's sums and applies L2.
+    fn step(&mut self, features: &[(u32, f64)], p: f64, y: f64, importance: f64, count: bool) {
         // Vowpal Wabbit's gate: the loss evaluated in single precision must be positive.
         let loss_f32 = match self.loss {
             Loss::Logistic(Logistic) => (1.0f32 + ((-y * p) as f32).exp()).ln(),
             _ => self.loss.value(p, y) as f32,
         };
         if loss_f32 <= 0.0 {
-            return p;
+            return;
         }
         let d = self.loss.derivative(p, y);
         let g2 = importance * d * d;
@@ -98,8 +114,10 @@ impl Reference {
                 ppu += x2 * rate;
             }
             if self.rule.normalized {
-                self.sum_norm_x += importance * norm_x;
-                self.total_weight += importance;
+                if count {
+                    self.sum_norm_x += importance * norm_x;
+                    self.total_weight += importance;
+                }
                 let norm_power = if self.rule.adaptive { 1.0 - pt } else { 1.0 };
                 multiplier = (self.total_weight / self.sum_norm_x).powf(norm_power);
             }
@@ -119,7 +137,7 @@ impl Reference {
         } else {
             -scale * d
         };
-        if self.l2 > 0.0 && d.abs() > 1e-8 && u.abs() > 1e-8 {
+        if count && self.l2 > 0.0 && d.abs() > 1e-8 && u.abs() > 1e-8 {
             let shrink = 1.0 - self.l2 * (-u / d);
             for e in self.w.values_mut() {
                 e.0 *= shrink;
@@ -129,7 +147,6 @@ impl Reference {
             let e = self.w.entry(s).or_insert((0.0, 0.0, 0.0, 1.0));
             e.0 += multiplier * u * e.3 * x;
         }
-        p
     }
 }
 
@@ -825,5 +842,245 @@ fn recorded_predictions_are_made_before_learning_each_row() {
         by_row.predict_batch(&single, &mut before).unwrap();
         assert_eq!(before[0], recorded[i], "row {i}");
         by_row.learn_batch(&single).unwrap();
+    }
+}
+
+/// Linear terms of two namespaces and, from the `join_at`-th learned example on, their cross
+/// (as field-level apple adds one), asking the learner to keep the last `keep` examples until
+/// then and to catch them up on the cross when it joins.
+#[derive(Clone, Debug)]
+struct CrossJoinsLate {
+    join_at: u64,
+    keep: usize,
+    learned: u64,
+    due: bool,
+}
+
+impl CrossJoinsLate {
+    fn new(join_at: u64, keep: usize) -> Self {
+        CrossJoinsLate { join_at, keep, learned: 0, due: false }
+    }
+
+    fn joined(&self) -> bool {
+        self.learned >= self.join_at
+    }
+
+    fn now(&self) -> Interactions {
+        let pairs = if self.joined() { vec![(0, 1)] } else { Vec::new() };
+        Interactions { namespace_pairs: pairs, ..Interactions::linear() }
+    }
+}
+
+impl Expansion for CrossJoinsLate {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        self.now().expand(example, out);
+    }
+
+    fn uses_feature_set(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
+        Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() }
+            .validate(n_namespaces)
+    }
+
+    fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {
+        self.learned += 1;
+        self.due |= self.learned == self.join_at && self.keep > 0;
+    }
+
+    fn generation(&self) -> u64 {
+        u64::from(self.joined())
+    }
+
+    /// Like field-level apple's last cross: once it joined, no more examples are wanted.
+    fn recent_examples_wanted(&self) -> usize {
+        if self.joined() {
+            0
+        } else {
+            self.keep
+        }
+    }
+
+    fn take_catch_up(&mut self) -> bool {
+        std::mem::take(&mut self.due)
+    }
+
+    fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        expansion::push_namespace_pair(example, 0, (0, 1), out);
+    }
+}
+
+/// An example of two namespaces: the indices and values of each, the label, the importance.
+type TwoNamespaces = (Vec<u32>, Vec<f64>, Vec<u32>, Vec<f64>, f64, f64);
+
+/// Two namespaces of `stream` rows (the second from another seed), as examples.
+fn two_namespace_rows(n: usize, seed: u64) -> Vec<TwoNamespaces> {
+    let first = stream(n, seed, true);
+    let second = stream(n, seed + 1, true);
+    first
+        .into_iter()
+        .zip(second)
+        .map(|((i0, v0, y, w), (i1, v1, _, _))| (i0, v0, i1, v1, y, w))
+        .collect()
+}
+
+fn slots_and_values(features: &ExpandedFeatures) -> Vec<(u32, f64)> {
+    features.slots().iter().zip(features.values()).map(|(&s, &x)| (s, f64::from(x))).collect()
+}
+
+/// A cross that joins late catches up on the kept examples exactly as the f64 reference replays
+/// them (each predicted by the whole model as it is when the cross joins, only the cross's
+/// weights stepped), for every update rule; the model's predictions agree on the rows after.
+#[test]
+fn a_joining_cross_catches_up_as_the_reference_replays() {
+    let (join_at, keep) = (150usize, 100usize);
+    let data = two_namespace_rows(400, 11);
+    let rules = [
+        UpdateRule::VW_DEFAULT,
+        UpdateRule { normalized: false, ..UpdateRule::VW_DEFAULT },
+        UpdateRule { adaptive: false, ..UpdateRule::VW_DEFAULT },
+        UpdateRule { invariant: false, ..UpdateRule::VW_DEFAULT },
+    ];
+    for rule in rules {
+        for loss in [Loss::Logistic(Logistic), Loss::Squared(Squared)] {
+            let config =
+                LearnerConfig { namespaces: vec!["a".into(), "b".into()], ..config(loss, rule) };
+            let mut learner =
+                Learner::new(config.clone(), CrossJoinsLate::new(join_at as u64, keep)).unwrap();
+            let mut reference = Reference::new(&config);
+            let mut buffer = ExampleBuffer::new();
+            let mut features = ExpandedFeatures::new(config.bits);
+            let mut added = ExpandedFeatures::new(config.bits);
+            // Per row before the join: its features with the cross, the cross's, label, weight.
+            type Kept = (Vec<(u32, f64)>, Vec<(u32, f64)>, f64, f64);
+            let mut kept: Vec<Kept> = Vec::new();
+            for (row, (i0, v0, i1, v1, y, w)) in data.iter().enumerate() {
+                buffer.clear();
+                buffer.push_namespace(config.namespace_seed(0), i0, v0, row).unwrap();
+                buffer.push_namespace(config.namespace_seed(1), i1, v1, row).unwrap();
+                let example = buffer.finish(*y, *w, row).unwrap();
+                features.clear();
+                learner.expansion().expand(&example, &mut features);
+                let full = slots_and_values(&features);
+                let ours = learner.learn(&example, row).unwrap();
+                let theirs = reference.learn(&full, *y, *w);
+                assert!(
+                    (ours - theirs).abs() <= 2e-3 * (1.0 + theirs.abs()),
+                    "{rule:?} {loss:?}: row {row}: engine {ours} vs reference {theirs}"
+                );
+                if row < join_at {
+                    // What the cross will be on this example, and its features with it.
+                    added.clear();
+                    learner.expansion().expand_added(&example, &mut added);
+                    let mut with_cross = full.clone();
+                    with_cross.extend(slots_and_values(&added));
+                    kept.push((with_cross, slots_and_values(&added), *y, *w));
+                }
+                if row + 1 == join_at {
+                    for (with_cross, cross, y, w) in &kept[join_at - keep..] {
+                        reference.replay(with_cross, cross, *y, *w);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A catch-up counts no example twice and moves only the added features' weights: right after
+/// the cross joins, the model equals one that did not catch up but for the cross's slots, with
+/// and without field scales, and a later fit is deterministic.
+#[test]
+fn a_catch_up_moves_only_the_added_weights() {
+    let data = two_namespace_rows(300, 21);
+    let rows: Vec<_> = [0, 1]
+        .iter()
+        .map(|&k| {
+            let mut offsets = vec![0i64];
+            let (mut indices, mut values) = (Vec::new(), Vec::new());
+            for row in &data {
+                let (i, v) = if k == 0 { (&row.0, &row.1) } else { (&row.2, &row.3) };
+                indices.extend_from_slice(i);
+                values.extend_from_slice(v);
+                offsets.push(indices.len() as i64);
+            }
+            (offsets, indices, values)
+        })
+        .collect();
+    let sparse: Vec<SparseRows<'_, u32, f64>> =
+        rows.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = sparse.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let labels: Vec<f64> = data.iter().map(|r| r.4).collect();
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    for field_scales in [false, true] {
+        let config = LearnerConfig {
+            namespaces: vec!["a".into(), "b".into()],
+            field_scales,
+            ..config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT)
+        };
+        let mut caught_up = Learner::new(config.clone(), CrossJoinsLate::new(300, 200)).unwrap();
+        let mut plain = Learner::new(config.clone(), CrossJoinsLate::new(300, 0)).unwrap();
+        caught_up.learn_batch(&batch).unwrap();
+        plain.learn_batch(&batch).unwrap();
+        assert_eq!(caught_up.progress(), plain.progress());
+        assert_eq!(caught_up.state(), plain.state());
+        assert_eq!(caught_up.field_scales(), plain.field_scales());
+        // The cross's slots on the kept rows.
+        let mut cross_slots = std::collections::HashSet::new();
+        let mut buffer = ExampleBuffer::new();
+        let mut added = ExpandedFeatures::new(config.bits);
+        for (row, (i0, v0, i1, v1, y, w)) in data.iter().enumerate() {
+            buffer.clear();
+            buffer.push_namespace(config.namespace_seed(0), i0, v0, row).unwrap();
+            buffer.push_namespace(config.namespace_seed(1), i1, v1, row).unwrap();
+            let example = buffer.finish(*y, *w, row).unwrap();
+            added.clear();
+            caught_up.expansion().expand_added(&example, &mut added);
+            cross_slots.extend(added.slots().iter().copied());
+        }
+        let stride = caught_up.weights().stride();
+        let (ours, theirs) = (caught_up.weights().data(), plain.weights().data());
+        let mut moved = 0;
+        for slot in 0..ours.len() / stride {
+            let range = slot * stride..(slot + 1) * stride;
+            if cross_slots.contains(&(slot as u32)) {
+                moved += usize::from(ours[range.clone()] != theirs[range]);
+            } else {
+                assert_eq!(ours[range.clone()], theirs[range], "slot {slot}");
+            }
+        }
+        assert!(moved > cross_slots.len() / 2, "{moved} of {} cross slots", cross_slots.len());
+        // Deterministic.
+        let mut again = Learner::new(config, CrossJoinsLate::new(300, 200)).unwrap();
+        again.learn_batch(&batch).unwrap();
+        assert_eq!(again.weights().data(), caught_up.weights().data());
+    }
+}
+
+/// A feature of tiny value first seen on a small gradient has a rate `1/(sqrt(G)·N)` beyond
+/// single precision (G = g²x², N = |x|): the rate is held at the largest finite value instead
+/// of turning the logistic step into NaN (apple's degree-5 products of values near 0, on a
+/// confident model, made such features).
+#[test]
+fn tiny_values_on_small_gradients_learn_without_overflow() {
+    let rules =
+        [UpdateRule::VW_DEFAULT, UpdateRule { normalized: false, ..UpdateRule::VW_DEFAULT }];
+    for rule in rules {
+        let loss = Loss::Logistic(Logistic);
+        let mut learner = Learner::new(config(loss, rule), Interactions::linear()).unwrap();
+        let mut buffer = ExampleBuffer::new();
+        for row in 0..210 {
+            // A confident model first (a margin above 4.5: gradients under 0.01), then the
+            // tiny feature joins.
+            let (indices, values): (&[u32], &[f64]) =
+                if row < 200 { (&[1], &[1.0]) } else { (&[1, 2], &[1.0, 3e-19]) };
+            buffer.clear();
+            buffer.push_namespace(0, indices, values, row).unwrap();
+            let example = buffer.finish(1.0, 1.0, row).unwrap();
+            learner.learn(&example, row).unwrap();
+        }
+        let data = learner.weights().data();
+        assert!(data.iter().all(|v| v.is_finite()), "{rule:?}");
     }
 }

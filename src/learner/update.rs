@@ -237,6 +237,10 @@ pub(crate) fn sensitivity<const ADAPTIVE: bool, const NORMALIZED: bool, const SQ
                 (w[NORM] * w[NORM]).powf(powers.neg_norm_power)
             };
         }
+        // A tiny |x| first seen on a small gradient gives 1/(sqrt(G)·N) beyond single precision
+        // (G = g²x², N = |x|); x²·r stays below 1/|g|, so the largest finite rate keeps the step
+        // finite where infinity would make it NaN.
+        let rate = rate.min(f32::MAX);
         w[RATE] = rate;
         pred_per_update += x2 * rate;
     }

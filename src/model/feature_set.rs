@@ -6,11 +6,16 @@
 //! stores each in its own model-file section, written and read by the enumerator itself.
 //! Adding an enumerator: its variant and its arm in each `match` here (no catch-all arm).
 
+use crate::apple::categorical::CategoricalNamespaces;
 use crate::apple::{Apple, AppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::field_apple::{FieldApple, FieldAppleConfig};
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned};
+
+/// The first format version with apple's categorical namespaces beside field crosses (earlier
+/// models continue taking parents from every namespace, as they were trained).
+const CATEGORICAL_VERSION: u32 = 6;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeatureSet {
@@ -54,11 +59,15 @@ impl FeatureSet {
                     ..config
                 })?))
             }
-            FeatureSetOptions::AppleFields { apple, fields } => FeatureSet::AppleFields(
-                Box::new(Apple::new(AppleConfig { constant, ..apple })?),
-                // apple emits the linear features and the constant.
-                Box::new(FieldApple::new(FieldAppleConfig { constant: false, ..fields })?),
-            ),
+            FeatureSetOptions::AppleFields { apple, fields } => {
+                let mut apple = Apple::new(AppleConfig { constant, ..apple })?;
+                apple.leave_categorical_to_field_crosses(CategoricalNamespaces::default());
+                FeatureSet::AppleFields(
+                    Box::new(apple),
+                    // apple emits the linear features and the constant.
+                    Box::new(FieldApple::new(FieldAppleConfig { constant: false, ..fields })?),
+                )
+            }
         })
     }
 
@@ -120,23 +129,37 @@ impl FeatureSet {
             FeatureSet::Fixed(fixed) => fixed.write_section(w),
             FeatureSet::Apple(apple) => apple.write_section(w),
             FeatureSet::FieldApple(fields) => fields.write_section(w),
-            // Each component's own bytes, apple's first.
+            // Each component's own bytes, apple's first, then (format 6 on) apple's categorical
+            // namespaces: `u8` 1 and their flags, or 0 when apple takes parents from all
+            // namespaces (a model first saved by format 5 or earlier).
             FeatureSet::AppleFields(apple, fields) => {
                 apple.write_section(w);
                 fields.write_section(w);
+                match apple.categorical() {
+                    Some(categorical) => {
+                        w.u8(1);
+                        categorical.write(w);
+                    }
+                    None => w.u8(0),
+                }
             }
         }
     }
 
-    /// Reads the section of the enumerator called `kind`.
-    pub fn read_section(kind: &str, r: &mut ByteReader<'_>) -> PolyResult<Self> {
+    /// Reads the section of the enumerator called `kind` from a file of format `version`.
+    pub fn read_section(kind: &str, r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         match kind {
             "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
             "apple" => Ok(FeatureSet::from(Apple::read_section(r)?)),
-            "field_apple" => Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r)?))),
+            "field_apple" => {
+                Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r, version)?)))
+            }
             "apple_fields" => {
-                let apple = Apple::read_section(r)?;
-                let fields = FieldApple::read_section(r)?;
+                let mut apple = Apple::read_section(r)?;
+                let fields = FieldApple::read_section(r, version)?;
+                if version >= CATEGORICAL_VERSION && r.u8("apple categorical flag")? == 1 {
+                    apple.leave_categorical_to_field_crosses(CategoricalNamespaces::read(r)?);
+                }
                 Ok(FeatureSet::AppleFields(Box::new(apple), Box::new(fields)))
             }
             other => Err(bad(format!(
@@ -227,6 +250,36 @@ impl Expansion for FeatureSet {
             FeatureSet::FieldApple(e) => e.generation(),
             // Both only grow, so their sum changes whenever either does.
             FeatureSet::AppleFields(apple, fields) => apple.generation() + fields.generation(),
+        }
+    }
+
+    fn recent_examples_wanted(&self) -> usize {
+        match self {
+            FeatureSet::Fixed(e) => e.recent_examples_wanted(),
+            FeatureSet::Apple(e) => e.recent_examples_wanted(),
+            FeatureSet::FieldApple(e) => e.recent_examples_wanted(),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.recent_examples_wanted().max(fields.recent_examples_wanted())
+            }
+        }
+    }
+
+    fn take_catch_up(&mut self) -> bool {
+        match self {
+            FeatureSet::Fixed(e) => e.take_catch_up(),
+            FeatureSet::Apple(e) => e.take_catch_up(),
+            FeatureSet::FieldApple(e) => e.take_catch_up(),
+            // Only the field crosses catch up (apple's own parents never ask).
+            FeatureSet::AppleFields(_, fields) => fields.take_catch_up(),
+        }
+    }
+
+    fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        match self {
+            FeatureSet::Fixed(e) => e.expand_added(example, out),
+            FeatureSet::Apple(e) => e.expand_added(example, out),
+            FeatureSet::FieldApple(e) => e.expand_added(example, out),
+            FeatureSet::AppleFields(_, fields) => fields.expand_added(example, out),
         }
     }
 

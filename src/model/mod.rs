@@ -133,7 +133,7 @@ impl Model {
         let model = if sections.has(LEARNER) {
             let features = sections.read(FEATURES, |r| {
                 let kind = r.string("feature enumerator")?;
-                FeatureSet::read_section(&kind, r)
+                FeatureSet::read_section(&kind, r, version)
             })?;
             Model::Online(sections.read(LEARNER, |r| Learner::read_section(r, features, version))?)
         } else if sections.has(ONE_AGAINST_ALL) {
@@ -145,7 +145,7 @@ impl Model {
                 (0..n)
                     .map(|_| {
                         let kind = r.string("feature enumerator")?;
-                        let features = FeatureSet::read_section(&kind, r)?;
+                        let features = FeatureSet::read_section(&kind, r, version)?;
                         Learner::read_section(r, features, version)
                     })
                     .collect::<PolyResult<Vec<_>>>()

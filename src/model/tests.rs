@@ -513,7 +513,10 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     // interactions=[(0, 1)]: linear, the cross, the constant, each once.
     let crosses = vec![Cross { fields: (0, 1), added_at: 5 }];
     let found = FieldApple::from_parts(fields, crosses, 9).unwrap();
-    let set = FeatureSet::AppleFields(Box::new(Apple::new(apple).unwrap()), Box::new(found));
+    let set = FeatureSet::AppleFields(
+        Box::new(Apple::new(apple.clone()).unwrap()),
+        Box::new(found.clone()),
+    );
     let mut buffer = ExampleBuffer::new();
     buffer.push_namespace(0, &[3, 4], &[1.0f32, 0.5], 0).unwrap();
     buffer.push_namespace(0, &[7], &[2.0f32], 0).unwrap();
@@ -536,13 +539,48 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let mut w = ByteWriter::new();
     set.write_section(&mut w);
     let bytes = w.into_bytes();
-    let read =
-        FeatureSet::read_section("apple_fields", &mut ByteReader::new(&bytes, 0, "f")).unwrap();
+    let read = FeatureSet::read_section(
+        "apple_fields",
+        &mut ByteReader::new(&bytes, 0, "f"),
+        file::FORMAT_VERSION,
+    )
+    .unwrap();
     assert_eq!(read, set);
     assert_eq!(read.kind(), "apple_fields");
     assert!(read.apple().is_some() && read.field_apple().unwrap().crosses().len() == 1);
     let cut = &bytes[..bytes.len() - 3];
-    assert!(FeatureSet::read_section("apple_fields", &mut ByteReader::new(cut, 0, "f")).is_err());
+    let mut cut_reader = ByteReader::new(cut, 0, "f");
+    assert!(
+        FeatureSet::read_section("apple_fields", &mut cut_reader, file::FORMAT_VERSION).is_err()
+    );
+    // A section of format 5: the crosses' options without catch_up (8 bytes after their first
+    // 37), no flag of apple's categorical namespaces at the end; read as a model whose crosses
+    // do not catch up.
+    let mut w = ByteWriter::new();
+    set.apple().unwrap().write_section(&mut w);
+    let at = w.into_bytes().len() + 37;
+    let old = [&bytes[..at], &bytes[at + 8..bytes.len() - 1]].concat();
+    let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&old, 0, "f"), 5);
+    let read = read.unwrap();
+    assert_eq!(read.apple(), set.apple());
+    assert_eq!(read.field_apple().unwrap().config().catch_up, 0);
+    assert_eq!(read.field_apple().unwrap().crosses(), set.field_apple().unwrap().crosses());
+
+    // Built as a new model is, apple leaves the categorical namespaces to the crosses; what it
+    // noted of them is stored.
+    let mut noting = Apple::new(apple).unwrap();
+    let mut seen = crate::apple::categorical::CategoricalNamespaces::default();
+    seen.observe(&example);
+    noting.leave_categorical_to_field_crosses(seen);
+    assert!(!noting.categorical().unwrap().is_categorical(0)); // two features; 1: value 2
+    assert!(noting.categorical().unwrap().is_categorical(2));
+    let noting = FeatureSet::AppleFields(Box::new(noting), Box::new(found));
+    let mut w = ByteWriter::new();
+    noting.write_section(&mut w);
+    let bytes = w.into_bytes();
+    let mut reader = ByteReader::new(&bytes, 0, "f");
+    let read = FeatureSet::read_section("apple_fields", &mut reader, file::FORMAT_VERSION);
+    assert_eq!(read.unwrap(), noting);
 }
 
 /// The counted length of a model file (what pickling allocates and Dask reports) is the length
