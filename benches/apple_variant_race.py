@@ -1,0 +1,123 @@
+"""Could a training-only signal pick apple's variant per data set? For every shared data set
+and split seed (the comparison's protocol: ``polars_poly.compare.run_ours``, rate picked by
+progressive loss from the grid), our default ``apple`` and ``apple_vw`` (Vowpal Wabbit's parent
+ranking and path identity) are trained, and a third model, ``race``, takes whichever of the two
+has the lower progressive validation loss: what a champion/challenger run of both inside one fit
+would keep. Each is tested against Vowpal Wabbit's ``--stage_poly`` on the same splits (its 10
+splits in the committed ``docs/apple_compare.csv.gz`` and ``docs/apple_compare_noise.csv.gz``),
+paired t-test at 5% per data set, as ``benches/apple_noise.py`` does.
+
+    .venv/bin/python benches/apple_variant_race.py --out race.csv     # about 25 minutes
+    .venv/bin/python benches/apple_variant_race.py --table race.csv   # the verdicts only
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+from polars_poly import compare
+from polars_poly.benchdata import list_datasets, load_dataset
+from scipy import stats
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO.parent / "shared" / "data"
+VARIANTS = ("apple", "apple_vw")
+
+
+def run(datasets: list[str], seeds: range, out: Path) -> pl.DataFrame:
+    rows = []
+    for name in datasets:
+        X, y, task = load_dataset(name, DATA)
+        for seed in seeds:
+            split = compare.split(X, y, seed)
+            for algorithm in VARIANTS:
+                outcome = compare.run_ours(
+                    algorithm, split, task, compare.DEFAULT_RATES, compare.DEFAULT_ALPHAS
+                )
+                rows.append(
+                    {
+                        "dataset": name,
+                        "seed": seed,
+                        "algorithm": algorithm,
+                        "error": outcome.error,
+                        "progressive": outcome.progressive,
+                        "rate": outcome.rate,
+                    }
+                )
+            print(name, seed, rows[-2:], flush=True)
+        pl.DataFrame(rows).write_csv(out)
+    return pl.DataFrame(rows)
+
+
+def verdicts(table: pl.DataFrame) -> pl.DataFrame:
+    vw = (
+        pl.concat(
+            pl.read_csv((REPO / "docs" / name).read_bytes()).select(
+                "dataset", "seed", "system", "algorithm", "error"
+            )
+            for name in ("apple_compare.csv.gz", "apple_compare_noise.csv.gz")
+        )
+        .filter(system="vw", algorithm="apple")
+        .select("dataset", "seed", vw="error")
+    )
+    wide = (
+        table.filter(algorithm="apple")
+        .select("dataset", "seed", apple="error", p_apple="progressive")
+        .join(
+            table.filter(algorithm="apple_vw").select(
+                "dataset", "seed", apple_vw="error", p_vw="progressive"
+            ),
+            on=["dataset", "seed"],
+        )
+        .join(vw, on=["dataset", "seed"])
+        .with_columns(
+            race=pl.when(pl.col("p_apple") <= pl.col("p_vw"))
+            .then(pl.col("apple"))
+            .otherwise(pl.col("apple_vw"))
+        )
+    )
+    out = []
+    for (name,), group in sorted(wide.group_by("dataset"), key=lambda kv: kv[0]):
+        row: dict[str, object] = {"dataset": name, "splits": group.height}
+        for model in ("apple", "apple_vw", "race"):
+            d = (group[model] - group["vw"]).to_numpy()
+            if not np.any(d):
+                row[model] = "tie"
+                continue
+            p = stats.ttest_rel(group[model].to_numpy(), group["vw"].to_numpy()).pvalue
+            verdict = ("better" if d.mean() < 0 else "worse") if p < 0.05 else "n.s."
+            row[model] = f"{verdict} ({d.mean() / group['vw'].mean():+.3f})"
+        row["race picks apple"] = int((group["p_apple"] <= group["p_vw"]).sum())
+        out.append(row)
+    return pl.DataFrame(out)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=Path("race.csv"))
+    parser.add_argument("--table", type=Path, help="verdicts of an earlier run's CSV")
+    parser.add_argument("--datasets", default="", help="comma-separated (default: all)")
+    parser.add_argument("--seeds", type=int, default=10)
+    args = parser.parse_args()
+    if args.table is not None:
+        table = pl.read_csv(args.table.read_bytes())
+    else:
+        if not DATA.is_dir():
+            raise SystemExit(f"needs the shared data sets in {DATA}")
+        names = [n for n in args.datasets.split(",") if n] or list_datasets(DATA)
+        table = run(names, range(args.seeds), args.out)
+    result = verdicts(table)
+    with pl.Config(tbl_rows=40, tbl_width_chars=160):
+        print(result)
+    for model in ("apple", "apple_vw", "race"):
+        column = result[model].to_list()
+        better = sum(v.startswith("better") for v in column)
+        worse = sum(v.startswith("worse") for v in column)
+        print(f"{model}: significantly better than --stage_poly on {better}, worse on {worse}")
+
+
+if __name__ == "__main__":
+    main()
