@@ -49,9 +49,12 @@ def parse(out: str) -> dict[str, float]:
     return times
 
 
-def run(path: Path, seconds: float) -> dict[str, float]:
-    """Runs one bench executable; each benchmark's point estimate, in seconds."""
+def run(path: Path, seconds: float, only: str = "") -> dict[str, float]:
+    """Runs one bench executable (only the benchmarks matching the regular expression ``only``
+    when given); each benchmark's point estimate, in seconds."""
     command = [str(path), "--bench", "--warm-up-time", "1", "--measurement-time", str(seconds)]
+    if only:
+        command.append(only)
     out = subprocess.run([*command, "--noplot"], capture_output=True, text=True, check=True)
     return parse(out.stdout)
 
@@ -63,13 +66,18 @@ def main() -> None:
     parser.add_argument("--benches", default="learner,apple")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--seconds", type=float, default=2.0, help="measurement time")
+    parser.add_argument(
+        "--only", default="", help="criterion filter: run only the benchmarks it matches"
+    )
     args = parser.parse_args()
     results: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for round_ in range(1, args.rounds + 1):
         for side, target in (("base", args.base), ("new", args.new)):
             for bench in args.benches.split(","):
                 print(f"round {round_} {side} {bench}: load {os.getloadavg()[0]:.2f}", flush=True)
-                for name, seconds in run(executable(target, bench), args.seconds).items():
+                for name, seconds in run(
+                    executable(target, bench), args.seconds, args.only
+                ).items():
                     results[name][side].append(seconds)
     ratios = []
     for name, sides in results.items():
