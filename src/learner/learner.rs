@@ -22,7 +22,7 @@ use super::loss::{Loss, Squared};
 use super::recent::RecentExamples;
 use super::update::{self, GdState, Powers, UpdateRule};
 use super::weights::WeightTable;
-use crate::error::PolyResult;
+use crate::error::{PolyError, PolyResult};
 use crate::hashing::hash_feature_name;
 use crate::hashing::CONSTANT_FEATURE;
 
@@ -33,8 +33,15 @@ fn overflowing_square(values: &[f32]) -> Option<f32> {
     (!(largest * largest).is_finite()).then_some(largest)
 }
 
-/// At most this many slots of the next example are prefetched.
+/// At most this many slots of an upcoming example are prefetched.
 const PREFETCH_SLOTS: usize = 16;
+
+/// Examples staged ahead of the one being learned on a table larger than the cache. The slots
+/// of the furthest are prefetched in two halves during the current example's step, not all at
+/// once: on a table far beyond the TLB's reach each prefetch waits for its page walk, and a burst
+/// of them stalls the step, while spread over two examples' work the walks overlap it
+/// (criterion `step/24`, docs/benchmarks.md).
+const LEARN_AHEAD: usize = 2;
 
 /// Rows staged ahead when scoring a table larger than the cache (1: the row being scored only).
 const SCORE_AHEAD: usize = 4;
@@ -201,8 +208,8 @@ pub struct FitReport {
 struct Scratch {
     /// The expansion of [`Learner::learn`]'s example.
     features: ExpandedFeatures,
-    /// The example being learned and the next one, of [`Learner::learn_rows`].
-    staged: [Staged; 2],
+    /// The example being learned and those staged after it, of [`Learner::learn_rows`].
+    staged: Vec<Staged>,
     /// The rows [`Learner::learn_rows`] builds examples from.
     blocks: ExampleBlocks,
 }
@@ -211,7 +218,7 @@ impl Scratch {
     fn new(bits: u32) -> Self {
         Scratch {
             features: ExpandedFeatures::new(bits),
-            staged: [Staged::new(bits), Staged::new(bits)],
+            staged: Vec::new(),
             blocks: ExampleBlocks::default(),
         }
     }
@@ -227,6 +234,8 @@ struct Staged {
     features: ExpandedFeatures,
     /// [`Expansion::generation`] when it was expanded.
     generation: u64,
+    /// Why it could not be staged (reported when its turn comes).
+    error: Option<PolyError>,
 }
 
 impl Staged {
@@ -236,6 +245,7 @@ impl Staged {
             union: FeatureUnion::default(),
             features: ExpandedFeatures::new(bits),
             generation: 0,
+            error: None,
         }
     }
 }
@@ -448,20 +458,21 @@ impl<E: Expansion> Learner<E> {
         features.clear();
         features.track_fields(self.field_scales.is_some());
         self.expansion.expand(example, &mut features);
-        let result = self.learn_example(example, &features, row);
+        let result = self.learn_example(example, &features, row, &[]);
         self.scratch.features = features;
         result
     }
 
     /// Learns `example` from its expanded `features` (label and expansion checked by the caller)
-    /// and tells the enumerator.
+    /// and tells the enumerator; `upcoming`: slots to prefetch meanwhile.
     fn learn_example(
         &mut self,
         example: &Example<'_>,
         features: &ExpandedFeatures,
         row: usize,
+        upcoming: &[u32],
     ) -> PolyResult<f64> {
-        let p = self.learn_checked(features, example.label, example.weight, row)?;
+        let p = self.learn_checked(features, example.label, example.weight, row, upcoming)?;
         let learned = Learned {
             prediction: p,
             label: example.label,
@@ -556,7 +567,7 @@ impl<E: Expansion> Learner<E> {
                 self.config.bits
             );
         }
-        self.learn_checked(features, label, weight, 0)
+        self.learn_checked(features, label, weight, 0, &[])
     }
 
     /// [`Learner::learn_expanded`] after its checks. `row` numbers the example in errors.
@@ -571,7 +582,10 @@ impl<E: Expansion> Learner<E> {
         label: f64,
         weight: f64,
         row: usize,
+        upcoming: &[u32],
     ) -> PolyResult<f64> {
+        let (upcoming_now, upcoming_later) = upcoming.split_at(upcoming.len() / 2);
+        self.prefetch_slots(upcoming_now);
         let labels_before = self.labels;
         if self.config.loss.fixed_range().is_none() {
             self.labels.min = self.labels.min.min(label);
@@ -629,6 +643,7 @@ impl<E: Expansion> Learner<E> {
             return Ok(p);
         }
         self.state.t += weight;
+        self.prefetch_slots(upcoming_later);
         if !positive || features.is_empty() {
             return Ok(p);
         }
@@ -797,10 +812,11 @@ impl<E: Expansion> Learner<E> {
     /// returns the holdout rows' `(Σ w·loss, Σ w)`. Stops at the first invalid row, the rows
     /// before it learned. Labels are checked by the caller ([`Learner::check_batch_labels`]).
     ///
-    /// One example ahead: the next example is built and expanded, and its weight slots
-    /// prefetched, before the current one is learned, so that the cache misses of a table
-    /// larger than the cache overlap the current step instead of stalling the next one. An
-    /// enumerator that grew in between ([`Expansion::generation`]) expands it again.
+    /// Looking ahead: on a table larger than the cache the next [`LEARN_AHEAD`] examples are
+    /// built and expanded before the current one is learned, and the furthest one's weight
+    /// slots prefetched during its step, so that the cache misses of the table overlap the
+    /// learning instead of stalling it. An enumerator that grew in between
+    /// ([`Expansion::generation`]) expands an example again when its turn comes.
     fn learn_rows(
         &mut self,
         batch: &Batch<'_>,
@@ -808,25 +824,40 @@ impl<E: Expansion> Learner<E> {
         is_holdout: impl Fn(usize) -> bool,
         mut learned: impl FnMut(f64, &Progress),
     ) -> PolyResult<(f64, f64)> {
-        let [mut current, mut next] =
-            std::mem::replace(&mut self.scratch.staged, [Staged::new(0), Staged::new(0)]);
+        let mut ring = std::mem::take(&mut self.scratch.staged);
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
         let result = (|| {
             let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
             if !blocks.start(batch, &mut rows, &self.seeds) {
                 return Ok((0.0, 0.0));
             }
-            self.stage(batch, &blocks, &mut current)?;
             // Without prefetching, looking ahead gains nothing and costs cache room.
-            let ahead = self.prefetches();
-            loop {
+            let depth = if self.prefetches() { LEARN_AHEAD + 1 } else { 1 };
+            ring.resize_with(depth, || Staged::new(self.config.bits));
+            // ring[(head + k) % depth] is the k-th example from the current one; `staged` of
+            // them are; the blocks' cursor is on the row to stage next (if `more`).
+            let (mut head, mut staged, mut more) = (0, 0, true);
+            while staged < depth && more {
+                self.stage(batch, &blocks, &mut ring[staged]);
+                staged += 1;
+                more = blocks.advance(batch, &mut rows, &self.seeds);
+            }
+            while staged > 0 {
                 crate::interrupt::check()?;
-                // Staging errors wait until the current example is learned.
-                let upcoming = blocks.advance(batch, &mut rows, &self.seeds);
-                let staged = (upcoming && ahead).then(|| self.stage(batch, &blocks, &mut next));
-                if current.generation != self.expansion.generation() {
-                    self.expand_staged(batch, &blocks, &mut current)?;
+                let current = &mut ring[head];
+                if let Some(error) = current.error.take() {
+                    return Err(error);
                 }
+                if current.generation != self.expansion.generation() {
+                    self.expand_staged(batch, &blocks, current)?;
+                }
+                let current = &ring[head];
+                let upcoming = if staged == depth && depth > 1 {
+                    let furthest = &ring[(head + depth - 1) % depth].features;
+                    &furthest.slots()[..furthest.len().min(PREFETCH_SLOTS)]
+                } else {
+                    &[]
+                };
                 // Staging built the feature set, if the enumerator reads it.
                 let union = if self.expansion.uses_feature_set() {
                     Union::Built(&current.union)
@@ -840,46 +871,44 @@ impl<E: Expansion> Learner<E> {
                     holdout_loss += self.config.loss.value(p, example.label) * example.weight;
                     holdout_weight += example.weight;
                 } else {
-                    let p =
-                        self.learn_example(&example, &current.features, batch.first_row + row)?;
+                    let row = batch.first_row + row;
+                    let p = self.learn_example(&example, &current.features, row, upcoming)?;
                     learned(p, &self.progress);
                 }
-                match (upcoming, staged) {
-                    (false, _) => return Ok((holdout_loss, holdout_weight)),
-                    (true, Some(result)) => {
-                        result?;
-                        std::mem::swap(&mut current, &mut next);
-                    }
-                    (true, None) => self.stage(batch, &blocks, &mut current)?,
+                // The current example's place takes the next row.
+                if more {
+                    self.stage(batch, &blocks, &mut ring[head]);
+                    more = blocks.advance(batch, &mut rows, &self.seeds);
+                } else {
+                    staged -= 1;
                 }
+                head = (head + 1) % depth;
             }
+            Ok((holdout_loss, holdout_weight))
         })();
-        self.scratch.staged = [current, next];
+        self.scratch.staged = ring;
         self.scratch.blocks = blocks;
         result
     }
 
-    /// Stages the current example of `blocks`: checks and expands it, and prefetches the weight
-    /// slots its features will touch.
-    fn stage(
-        &self,
-        batch: &Batch<'_>,
-        blocks: &ExampleBlocks,
-        staged: &mut Staged,
-    ) -> PolyResult<()> {
+    /// Stages the current example of `blocks`: checks and expands it; an error is kept in it.
+    fn stage(&self, batch: &Batch<'_>, blocks: &ExampleBlocks, staged: &mut Staged) {
         staged.at = blocks.cursor();
-        self.expand_staged(batch, blocks, staged)?;
+        staged.error = self.expand_staged(batch, blocks, staged).err();
+    }
+
+    /// Prefetches the weight slots `slots` will touch (on a table larger than the cache).
+    #[inline]
+    fn prefetch_slots(&self, slots: &[u32]) {
         let data = self.weights.data();
-        if self.prefetches() && !data.is_empty() {
-            let stride = self.weights.stride();
-            // A long example's own loop already overlaps its misses; prefetching hundreds of
-            // slots at once only fills the miss queue and stalls (5-9% on 12-40 dense features).
-            for &slot in staged.features.slots().iter().take(PREFETCH_SLOTS) {
-                // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
-                crate::memory::prefetch(data.as_ptr().wrapping_add(slot as usize * stride));
-            }
+        if data.is_empty() {
+            return;
         }
-        Ok(())
+        let stride = self.weights.stride();
+        for &slot in slots {
+            // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
+            crate::memory::prefetch(data.as_ptr().wrapping_add(slot as usize * stride));
+        }
     }
 
     /// Whether examples are staged ahead and their slots prefetched: only for tables larger
@@ -1070,15 +1099,26 @@ impl<E: Expansion> Learner<E> {
             let mut rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut blocks = ExampleBlocks::default();
             let mut more = blocks.start(batch, &mut rows, &self.seeds);
+            let stage = |staged: &mut Staged, blocks: &ExampleBlocks| -> PolyResult<()> {
+                self.stage(batch, blocks, staged);
+                if let Some(error) = staged.error.take() {
+                    return Err(error);
+                }
+                if depth > 1 {
+                    let slots = staged.features.slots();
+                    self.prefetch_slots(&slots[..slots.len().min(PREFETCH_SLOTS)]);
+                }
+                Ok(())
+            };
             for staged in ring.iter_mut() {
-                self.stage(batch, &blocks, staged)?;
+                stage(staged, &blocks)?;
                 more = blocks.advance(batch, &mut rows, &self.seeds);
             }
             for (slot, k) in chunk.iter_mut().zip((0..ring.len()).cycle()) {
                 // A staged example owns its expanded slots: the blocks may move on.
                 *slot = self.finalize(self.raw_score(&ring[k].features));
                 if more {
-                    self.stage(batch, &blocks, &mut ring[k])?;
+                    stage(&mut ring[k], &blocks)?;
                     more = blocks.advance(batch, &mut rows, &self.seeds);
                 }
             }

@@ -1084,3 +1084,51 @@ fn tiny_values_on_small_gradients_learn_without_overflow() {
         assert!(data.iter().all(|v| v.is_finite()), "{rule:?}");
     }
 }
+
+/// Fixed interactions whose `check` refuses examples of one label, like an example too large
+/// to expand.
+#[derive(Clone, Debug)]
+struct RefusesLabel(f64);
+
+impl Expansion for RefusesLabel {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        Interactions::linear().expand(example, out);
+    }
+
+    fn uses_feature_set(&self) -> bool {
+        false
+    }
+
+    fn validate(&self, _n_namespaces: usize) -> PolyResult<()> {
+        Ok(())
+    }
+
+    fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
+        if example.label == self.0 {
+            return crate::invalid!("row {row}: refused");
+        }
+        Ok(())
+    }
+}
+
+/// An example that cannot be staged (expanded ahead of its turn) stops learning at its row, the
+/// rows before it learned, whether the learner looks ahead (a table larger than the cache) or
+/// not.
+#[test]
+fn an_example_refused_ahead_of_its_turn_stops_learning_at_its_row() {
+    let data = stream(700, 9, false);
+    let (offsets, indices, values, mut labels) = rows_of(&data);
+    labels[500] = 99.0;
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(10);
+    for bits in [12, 22] {
+        let config =
+            LearnerConfig { bits, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
+        let mut learner = Learner::new(config, RefusesLabel(99.0)).unwrap();
+        assert_eq!(learner.weights().is_large(), bits == 22);
+        let err = learner.learn_batch(&batch).unwrap_err().to_string();
+        assert_eq!(err, "row 510: refused");
+        assert_eq!(learner.progress().examples, 500);
+    }
+}
