@@ -11,7 +11,12 @@
 //! * `floor_same_slots` — the same loop over the learner's own slots (most of eat-rate's
 //!   features have a few thousand values and stay in cache, so this floor is much lower);
 //! * `score` — `Learner::predict_batch_with` on one thread (what a streaming `predict_expr`
-//!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read.
+//!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read;
+//! * `minimal_step` — the step's own arithmetic with nothing around it: a hand-written loop
+//!   over the learner's slots, expanded beforehand, with Vowpal Wabbit's default rule (adaptive,
+//!   normalized, importance-invariant logistic step, the engine's own loss functions), the
+//!   slots two examples ahead prefetched in halves. No reading of columns, no hashing, no
+//!   enumerator: what this arithmetic costs on this machine, the bound a full step can approach.
 //!
 //! Throughput is in examples; step / floor is the ratio the README quotes.
 //! Run: `cargo bench --bench large_hashed` (needs about 9 GiB for bits 28).
@@ -113,6 +118,60 @@ fn read(table: &[f32], slots: &[u32], per_example: usize) -> f32 {
     checksum
 }
 
+/// Vowpal Wabbit's default update over one-hot examples of `per_example` slots each (stride-4
+/// slots `[w, g2, norm, rate]`, every value 1), the slots two examples ahead prefetched in two
+/// halves; returns the progressive loss so nothing is optimized away.
+fn minimal_step(table: &mut [f32], slots: &[u32], labels: &[f64], per_example: usize) -> f64 {
+    let loss = Loss::Logistic(Logistic);
+    let (mut total_weight, mut sum_norm_x, mut progressive) = (0.0f64, 0.0f64, 0.0f64);
+    let examples = slots.len() / per_example;
+    let mut rates = vec![0.0f32; per_example];
+    for e in 0..examples {
+        let ahead = (e + 2).min(examples - 1) * per_example;
+        let (first, second) = slots[ahead..ahead + per_example].split_at(per_example / 2);
+        let prefetch_all = |part: &[u32], table: &[f32]| {
+            for &slot in part {
+                prefetch(table.as_ptr().wrapping_add(slot as usize * 4));
+            }
+        };
+        prefetch_all(first, table);
+        let mine = &slots[e * per_example..(e + 1) * per_example];
+        let dot: f32 = mine.iter().map(|&s| table[s as usize * 4]).sum();
+        let (p, y) = (f64::from(dot).clamp(-50.0, 50.0), labels[e]);
+        let (value, derivative, positive) = loss.evaluate(p, y);
+        progressive += value;
+        prefetch_all(second, table);
+        if !positive {
+            continue;
+        }
+        let g2 = (derivative * derivative) as f32;
+        let (mut ppu, mut norm_x) = (0.0f32, 0.0f32);
+        for (k, &slot) in mine.iter().enumerate() {
+            let w = &mut table[slot as usize * 4..slot as usize * 4 + 4];
+            w[1] += g2;
+            if w[2] < 1.0 {
+                if w[2] > 0.0 {
+                    w[0] *= w[2];
+                }
+                w[2] = 1.0;
+            }
+            let inv_norm = 1.0 / w[2];
+            norm_x += inv_norm * inv_norm;
+            rates[k] = inv_norm / w[1].sqrt();
+            ppu += rates[k];
+        }
+        total_weight += 1.0;
+        sum_norm_x += f64::from(norm_x);
+        let multiplier = (total_weight / sum_norm_x).sqrt();
+        let step = loss.invariant_update(p, y, 0.5, f64::from(ppu) * multiplier);
+        let step = (step * multiplier) as f32;
+        for (k, &slot) in mine.iter().enumerate() {
+            table[slot as usize * 4] += step * rates[k];
+        }
+    }
+    progressive
+}
+
 /// Builds and expands every row as the learner does, handing each expansion to `sink`.
 fn expand_all(
     namespaces: &[&dyn NamespaceRows],
@@ -186,6 +245,10 @@ fn bench(c: &mut Criterion) {
             (0..same.len()).map(|_| (rng.next() & ((1 << bits) - 1)) as u32).collect();
         group.bench_with_input(BenchmarkId::new("floor_uniform", bits), &bits, |b, _| {
             b.iter(|| touch(&mut table, &uniform, per_example))
+        });
+        table.iter_mut().for_each(|v| *v = 0.0);
+        group.bench_with_input(BenchmarkId::new("minimal_step", bits), &bits, |b, _| {
+            b.iter(|| minimal_step(&mut table, &same, &labels, per_example))
         });
         group.bench_with_input(BenchmarkId::new("floor_same_slots", bits), &bits, |b, _| {
             b.iter(|| touch(&mut table, &same, per_example))

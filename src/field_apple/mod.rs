@@ -31,7 +31,7 @@ use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
 use crate::learner::expansion::{push_namespace_pair, push_namespace_pairs, Learned};
-use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions};
+use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, OneHotColumns};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
 /// `polars_poly.FieldApple`).
@@ -415,6 +415,16 @@ impl Expansion for FieldApple {
 
     fn take_catch_up(&mut self) -> bool {
         std::mem::take(&mut self.catch_up_due)
+    }
+
+    /// The crosses in the model now, as fixed interactions (a cross that joins later changes
+    /// [`Expansion::generation`]).
+    fn expand_one_hot_block(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        self.features.expand_one_hot_block(columns, out)
     }
 
     /// The last cross that joined.

@@ -15,10 +15,16 @@
 //! row (`Batch::example`) would have met it.
 //!
 //! `ExampleBlocks` serves the rows of an iterator one at a time from two blocks filled in
-//! turn, so that the example being learned stays valid while the next one, perhaps in the next
-//! block, is built ahead of it.
+//! turn, so that the example being learned stays valid while the next ones, perhaps in the next
+//! block, are built ahead of it.
+//!
+//! A block whose rows all hold exactly one feature in every namespace (hashed categorical
+//! fields) can also be expanded whole, column by column ([`OneHotColumns`],
+//! [`super::Expansion::expand_one_hot_block`]): the learner then copies each example's features
+//! from the block instead of assembling and expanding it.
 
 use super::example::{check_label_and_weight, push_canonical, Example, ExampleBuffer, Union};
+use super::features::ExpandedFeatures;
 use crate::error::{PolyError, PolyResult};
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
@@ -236,6 +242,49 @@ pub(crate) struct ExampleBlock {
     built: usize,
     /// Why the row at position `built` did not build (when `built < rows.len()`).
     error: Option<PolyError>,
+    /// Every built row holds exactly one feature in every namespace.
+    one_hot: bool,
+    /// The built rows expanded whole ([`ExampleBlocks::expand_block`]), each example's
+    /// `per_example` features in turn, as the enumerator of `generation` gave them.
+    expanded: Option<ExpandedBlock>,
+}
+
+/// A block's examples expanded at once (see [`ExampleBlock::expanded`]).
+#[derive(Clone, Debug)]
+struct ExpandedBlock {
+    features: ExpandedFeatures,
+    per_example: usize,
+    generation: u64,
+}
+
+/// The namespaces of a block of one-hot rows: the only feature of namespace `k` in the block's
+/// row `p` is `(hash(k, p), value(k, p))`.
+pub struct OneHotColumns<'a> {
+    hashes: &'a [u64],
+    values: &'a [f32],
+    /// Where each namespace's rows start in `hashes` / `values`.
+    starts: &'a [usize],
+    n_rows: usize,
+}
+
+impl OneHotColumns<'_> {
+    pub fn n_namespaces(&self) -> usize {
+        self.starts.len()
+    }
+
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    #[inline]
+    pub fn hash(&self, k: usize, p: usize) -> u64 {
+        self.hashes[self.starts[k] + p]
+    }
+
+    #[inline]
+    pub fn value(&self, k: usize, p: usize) -> f32 {
+        self.values[self.starts[k] + p]
+    }
 }
 
 impl ExampleBlock {
@@ -275,6 +324,8 @@ impl ExampleBlock {
                 previous = end;
             }
         }
+        self.expanded = None;
+        self.one_hot = self.spans[..self.built * n].iter().all(|&(start, end)| end == start + 1);
         // A row's namespaces first, then its label and weight (the order of building row by row).
         for position in 0..self.built {
             let row = self.rows[position];
@@ -367,6 +418,62 @@ impl ExampleBlocks {
     /// The batch row at `at`.
     pub(crate) fn batch_row(&self, at: BlockPosition) -> usize {
         self.blocks[at.block].rows[at.position]
+    }
+
+    /// Expands the block the cursor has just entered (its first row) at once with `expand`
+    /// (see [`super::Expansion::expand_one_hot_block`]), when its rows are one-hot; `generation`
+    /// stamps the result, `bits` and `track_fields` are the learner's.
+    pub(crate) fn expand_block(
+        &mut self,
+        generation: u64,
+        bits: u32,
+        track_fields: bool,
+        expand: impl FnOnce(&OneHotColumns<'_>, &mut ExpandedFeatures) -> Option<usize>,
+    ) {
+        if self.cursor.position != 0 {
+            return;
+        }
+        let block = &mut self.blocks[self.cursor.block];
+        if !block.one_hot || block.built == 0 {
+            return;
+        }
+        let n = block.n_namespaces;
+        let starts: Vec<usize> = block.spans[..n].iter().map(|&(start, _)| start).collect();
+        let columns = OneHotColumns {
+            hashes: &block.sink.hashes,
+            values: &block.sink.values,
+            starts: &starts,
+            n_rows: block.built,
+        };
+        let mut features = match block.expanded.take() {
+            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => old.features,
+            _ => ExpandedFeatures::new(bits),
+        };
+        features.clear();
+        features.track_fields(track_fields);
+        block.expanded = expand(&columns, &mut features)
+            .filter(|&per_example| features.len() == per_example * block.built)
+            .map(|per_example| ExpandedBlock { features, per_example, generation });
+    }
+
+    /// The features of the example at `at` when its block was expanded whole by the enumerator
+    /// of `generation` (see [`ExampleBlocks::expand_block`]), appended to `out`; false (nothing
+    /// appended) otherwise.
+    pub(crate) fn expanded(
+        &self,
+        at: BlockPosition,
+        generation: u64,
+        out: &mut ExpandedFeatures,
+    ) -> bool {
+        let block = &self.blocks[at.block];
+        match &block.expanded {
+            Some(expanded) if expanded.generation == generation && at.position < block.built => {
+                let start = at.position * expanded.per_example;
+                out.extend_from_range(&expanded.features, start..start + expanded.per_example);
+                true
+            }
+            _ => false,
+        }
     }
 
     /// The example at `at` (see [`ExampleBlock::example`]).

@@ -22,6 +22,7 @@
 
 use std::fmt::Debug;
 
+use super::batch::OneHotColumns;
 use super::example::Example;
 pub use super::features::ExpandedFeatures;
 use super::features::{cross_field, degree_field, namespace_field, CONSTANT_FIELD};
@@ -89,6 +90,20 @@ pub trait Expansion: Debug + Send + Sync {
     /// Only the features the enumerator's last growth added (for the catch-up), marked with
     /// the fields [`Expansion::expand`] gives them.
     fn expand_added(&self, _example: &Example<'_>, _out: &mut ExpandedFeatures) {}
+
+    /// Expands every example of a block of one-hot rows at once, in order, into `out` (each
+    /// example's features exactly as [`Expansion::expand`] gives them, fields marked when `out`
+    /// tracks them), returning how many features each example has; `None` when the enumerator
+    /// has no such form. An enumerator that answers accepts every row of the block (the learner
+    /// then skips [`Expansion::check`]). Hashed categorical data is one-hot, and there the
+    /// per-example work around the learning step costs more than the step's own arithmetic.
+    fn expand_one_hot_block(
+        &self,
+        _columns: &OneHotColumns<'_>,
+        _out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        None
+    }
 }
 
 /// What the learner tells [`Expansion::after_learn`].
@@ -269,6 +284,41 @@ impl Expansion for Interactions {
             out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
+    }
+
+    /// Linear terms and namespace crosses (degree 1), example by example as
+    /// [`Interactions::expand`] orders them; one-hot namespaces make every example's count
+    /// `namespaces + crosses + constant`.
+    fn expand_one_hot_block(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        if self.degree > 1 {
+            return None;
+        }
+        let n = columns.n_namespaces();
+        if self.namespace_pairs.iter().any(|&(a, b)| a >= n || b >= n) {
+            return None;
+        }
+        let per_example = n + self.namespace_pairs.len() + usize::from(self.constant);
+        out.reserve(per_example * columns.n_rows());
+        for p in 0..columns.n_rows() {
+            for k in 0..n {
+                out.begin_field(namespace_field(k));
+                out.push(columns.hash(k, p), columns.value(k, p));
+            }
+            for (i, &(a, b)) in self.namespace_pairs.iter().enumerate() {
+                out.begin_field(cross_field(n, i));
+                let first = columns.hash(a, p).wrapping_mul(INTERACTION_PRIME);
+                out.push(first ^ columns.hash(b, p), columns.value(a, p) * columns.value(b, p));
+            }
+            if self.constant {
+                out.begin_field(CONSTANT_FIELD);
+                out.push(u64::from(CONSTANT_FEATURE), 1.0);
+            }
+        }
+        Some(per_example)
     }
 
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {

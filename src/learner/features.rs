@@ -5,6 +5,8 @@
 //! namespace cross, apple's monomials, ...; the ids below), which the learner's field scales
 //! ([`super::field_scales`]) read. Ids are small and stable for a model's lifetime.
 
+use std::ops::Range;
+
 /// The constant feature's field (never scaled).
 pub const CONSTANT_FIELD: u32 = 0;
 /// The field of namespace `k`'s own features.
@@ -178,6 +180,22 @@ impl ExpandedFeatures {
         }
         self.slots.extend(hashes.iter().map(|&h| ((first_hash ^ h) & mask) as u32));
         self.values.extend(values.iter().map(|&x| first * x));
+    }
+
+    /// Appends the features `range` of `other` (expanded for a table of the same size), with
+    /// the marks of the field runs starting inside it when tracking fields.
+    pub(crate) fn extend_from_range(&mut self, other: &ExpandedFeatures, range: Range<usize>) {
+        let base = self.slots.len() as u32;
+        if self.tracks_fields {
+            let first = other.fields.partition_point(|&(start, _)| (start as usize) < range.start);
+            let marks = other.fields[first..].iter().take_while(|m| (m.0 as usize) < range.end);
+            let offset = range.start as u32;
+            self.fields.extend(marks.map(|&(start, field)| (base + start - offset, field)));
+        }
+        let mask = self.mask as u32;
+        // Masked again: the same size gives the same mask, and the invariant holds whatever.
+        self.slots.extend(other.slots[range.clone()].iter().map(|&slot| slot & mask));
+        self.values.extend_from_slice(&other.values[range]);
     }
 
     /// The mask every slot is within.

@@ -831,6 +831,7 @@ impl<E: Expansion> Learner<E> {
             if !blocks.start(batch, &mut rows, &self.seeds) {
                 return Ok((0.0, 0.0));
             }
+            self.expand_block(&mut blocks);
             // Without prefetching, looking ahead gains nothing and costs cache room.
             let depth = if self.prefetches() { LEARN_AHEAD + 1 } else { 1 };
             ring.resize_with(depth, || Staged::new(self.config.bits));
@@ -840,7 +841,7 @@ impl<E: Expansion> Learner<E> {
             while staged < depth && more {
                 self.stage(batch, &blocks, &mut ring[staged]);
                 staged += 1;
-                more = blocks.advance(batch, &mut rows, &self.seeds);
+                more = self.advance(batch, &mut rows, &mut blocks);
             }
             while staged > 0 {
                 crate::interrupt::check()?;
@@ -878,7 +879,7 @@ impl<E: Expansion> Learner<E> {
                 // The current example's place takes the next row.
                 if more {
                     self.stage(batch, &blocks, &mut ring[head]);
-                    more = blocks.advance(batch, &mut rows, &self.seeds);
+                    more = self.advance(batch, &mut rows, &mut blocks);
                 } else {
                     staged -= 1;
                 }
@@ -889,6 +890,33 @@ impl<E: Expansion> Learner<E> {
         self.scratch.staged = ring;
         self.scratch.blocks = blocks;
         result
+    }
+
+    /// Moves `blocks` to the next row (false when there is none), expanding a block it enters
+    /// whole when it can ([`Learner::expand_block`]).
+    fn advance(
+        &self,
+        batch: &Batch<'_>,
+        rows: &mut impl Iterator<Item = usize>,
+        blocks: &mut ExampleBlocks,
+    ) -> bool {
+        let more = blocks.advance(batch, rows, &self.seeds);
+        if more {
+            self.expand_block(blocks);
+        }
+        more
+    }
+
+    /// Expands the block the cursor of `blocks` has just entered at once, if its rows are
+    /// one-hot and the enumerator has a block form ([`Expansion::expand_one_hot_block`]).
+    fn expand_block(&self, blocks: &mut ExampleBlocks) {
+        let track = self.field_scales.is_some();
+        blocks.expand_block(
+            self.expansion.generation(),
+            self.config.bits,
+            track,
+            |columns, out| self.expansion.expand_one_hot_block(columns, out),
+        );
     }
 
     /// Stages the current example of `blocks`: checks and expands it; an error is kept in it.
@@ -917,13 +945,24 @@ impl<E: Expansion> Learner<E> {
         self.weights.is_large()
     }
 
-    /// (Re-)expands a staged example with the enumerator as it is now, checking it first.
+    /// (Re-)expands a staged example with the enumerator as it is now, checking it first (or
+    /// copies its features from its block, expanded whole by the same enumerator).
     fn expand_staged(
         &self,
         batch: &Batch<'_>,
         blocks: &ExampleBlocks,
         staged: &mut Staged,
     ) -> PolyResult<()> {
+        if staged.features.mask() != self.weights.mask() {
+            staged.features = ExpandedFeatures::new(self.config.bits);
+        }
+        let generation = self.expansion.generation();
+        staged.features.clear();
+        staged.features.track_fields(self.field_scales.is_some());
+        if blocks.expanded(staged.at, generation, &mut staged.features) {
+            staged.generation = generation;
+            return Ok(());
+        }
         let union = if self.expansion.uses_feature_set() {
             Union::Build(&mut staged.union)
         } else {
@@ -931,13 +970,8 @@ impl<E: Expansion> Learner<E> {
         };
         let example = blocks.example(staged.at, batch, union)?;
         self.expansion.check(&example, batch.first_row + blocks.batch_row(staged.at))?;
-        if staged.features.mask() != self.weights.mask() {
-            staged.features = ExpandedFeatures::new(self.config.bits);
-        }
-        staged.features.clear();
-        staged.features.track_fields(self.field_scales.is_some());
         self.expansion.expand(&example, &mut staged.features);
-        staged.generation = self.expansion.generation();
+        staged.generation = generation;
         Ok(())
     }
 
@@ -1099,6 +1133,9 @@ impl<E: Expansion> Learner<E> {
             let mut rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut blocks = ExampleBlocks::default();
             let mut more = blocks.start(batch, &mut rows, &self.seeds);
+            if more {
+                self.expand_block(&mut blocks);
+            }
             let stage = |staged: &mut Staged, blocks: &ExampleBlocks| -> PolyResult<()> {
                 self.stage(batch, blocks, staged);
                 if let Some(error) = staged.error.take() {
@@ -1112,14 +1149,14 @@ impl<E: Expansion> Learner<E> {
             };
             for staged in ring.iter_mut() {
                 stage(staged, &blocks)?;
-                more = blocks.advance(batch, &mut rows, &self.seeds);
+                more = self.advance(batch, &mut rows, &mut blocks);
             }
             for (slot, k) in chunk.iter_mut().zip((0..ring.len()).cycle()) {
                 // A staged example owns its expanded slots: the blocks may move on.
                 *slot = self.finalize(self.raw_score(&ring[k].features));
                 if more {
                     stage(&mut ring[k], &blocks)?;
-                    more = blocks.advance(batch, &mut rows, &self.seeds);
+                    more = self.advance(batch, &mut rows, &mut blocks);
                 }
             }
             Ok(())

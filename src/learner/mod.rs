@@ -35,7 +35,7 @@ pub mod stored;
 pub mod update;
 pub mod weights;
 
-pub use batch::{Batch, NamespaceRows};
+pub use batch::{Batch, NamespaceRows, OneHotColumns};
 pub use example::{Example, ExampleBuffer};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::ExpandedFeatures;

@@ -1132,3 +1132,73 @@ fn an_example_refused_ahead_of_its_turn_stops_learning_at_its_row() {
         assert_eq!(learner.progress().examples, 500);
     }
 }
+
+/// One-hot rows (one feature in every namespace, like hashed categorical fields) are expanded a
+/// block at a time ([`Expansion::expand_one_hot_block`]): learning and scoring a batch of them
+/// equal doing it one example at a time, bit for bit, with crosses (one of a namespace with
+/// itself), importance weights, with and without field scales, on small and large tables; a
+/// block with a row of two features in some namespace is expanded example by example.
+#[test]
+fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
+    let n = 700;
+    let mut state = 3u64;
+    let mut next = |modulus: u64| {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % modulus
+    };
+    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
+        vec![(vec![0], Vec::new(), Vec::new()); 3];
+    let mut labels = Vec::new();
+    let mut weights = Vec::new();
+    for row in 0..n {
+        for (k, column) in columns.iter_mut().enumerate() {
+            column.1.push(next(50) as u32);
+            column.2.push(if k == 2 { 0.5 + next(4) as f64 } else { 1.0 });
+            // Row 600 has two features in namespace 1: its block is not one-hot.
+            if row == 600 && k == 1 {
+                column.1.push(77);
+                column.2.push(1.0);
+            }
+            column.0.push(column.1.len() as i64);
+        }
+        labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
+        weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
+    }
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
+    let expansion =
+        Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() };
+    for bits in [12, 22] {
+        for field_scales in [false, true] {
+            let config = LearnerConfig {
+                bits,
+                loss: Loss::Logistic(Logistic),
+                namespaces: vec!["a".into(), "b".into(), "c".into()],
+                field_scales,
+                ..LearnerConfig::default()
+            };
+            let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
+            batched.learn_batch(&batch).unwrap();
+            let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
+            let mut buffer = ExampleBuffer::new();
+            let mut features = ExpandedFeatures::new(bits);
+            let mut expected = Vec::new();
+            let seeds: Vec<u64> = (0..3).map(|k| config.namespace_seed(k)).collect();
+            for row in 0..n {
+                let example = batch.example(row, &seeds, &mut buffer).unwrap();
+                single.learn(&example, row).unwrap();
+                expected.push(batched.predict_with(&example, &mut features));
+            }
+            let case = format!("bits {bits}, field scales {field_scales}");
+            assert_eq!(batched.progress(), single.progress(), "{case}");
+            assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
+            assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
+            let mut predicted = Vec::new();
+            batched.predict_batch(&batch, &mut predicted).unwrap();
+            assert_eq!(predicted, expected, "{case}");
+        }
+    }
+}

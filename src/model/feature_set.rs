@@ -11,7 +11,7 @@ use crate::apple::{Apple, AppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::field_apple::{FieldApple, FieldAppleConfig};
-use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned};
+use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned, OneHotColumns};
 
 /// The first format version with apple's categorical namespaces beside field crosses (earlier
 /// models continue taking parents from every namespace, as they were trained).
@@ -271,6 +271,20 @@ impl Expansion for FeatureSet {
             FeatureSet::FieldApple(e) => e.take_catch_up(),
             // Only the field crosses catch up (apple's own parents never ask).
             FeatureSet::AppleFields(_, fields) => fields.take_catch_up(),
+        }
+    }
+
+    fn expand_one_hot_block(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        match self {
+            FeatureSet::Fixed(e) => e.expand_one_hot_block(columns, out),
+            FeatureSet::Apple(e) => e.expand_one_hot_block(columns, out),
+            FeatureSet::FieldApple(e) => e.expand_one_hot_block(columns, out),
+            // apple's monomials and the crosses: no block form.
+            FeatureSet::AppleFields(..) => None,
         }
     }
 
