@@ -1,14 +1,17 @@
 """What it costs a scoring expression to carry its model: a streaming ``predict_proba_expr``
-query with the model's file bytes as a literal input (a never-saved model, the default up to 64
-MiB) against the same query carrying only the model's handle (``EMBED_LIMIT = 0``), alternating:
+query with the model's file bytes as a literal input (what a never-saved model up to
+``EMBED_LIMIT`` carries) against the same query carrying only the model's handle, alternating:
 the expression's build (which writes the model's bytes once per model state) and the query apart.
 
-eat-rate rows (12 hashed fields, ``polars_poly.synthetic.eat_rate``), a linear logistic model
-trained on 100k of them; the query scores ``--rows`` rows in a streaming engine run. Each
+eat-rate rows (12 hashed fields, ``polars_poly.synthetic.eat_rate``), logistic models trained on
+``--train`` of them: linear, and with the A x B cross (``--cross``, a model file some 10x
+larger); the query scores ``--rows`` rows in a streaming engine run. Polars materializes the
+literal for every batch (copying the bytes), so the cost grows with the model file. Each
 expression is built afresh per round (building one serializes the model once). Prints each
 side's median seconds, the ratio and the load average.
 
-    .venv/bin/python benches/carried_model.py                  # 2M rows, bits 18 and 22
+    .venv/bin/python benches/carried_model.py                  # 2M rows, bits 18 and 22, linear
+    .venv/bin/python benches/carried_model.py --bits 24 --cross --train 2000000
 """
 
 from __future__ import annotations
@@ -30,13 +33,17 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--bits", default="18,22")
+    parser.add_argument("--train", type=int, default=100_000)
+    parser.add_argument("--cross", action="store_true", help="interactions=[('A', 'B')]")
     args = parser.parse_args()
+    crosses = [("A", "B")] if args.cross else None
     raw = eat_rate(args.rows, seed=0)
     for bits in (int(b) for b in args.bits.split(",")):
         frame = raw.select("label", *(pp.hash_features(f, bits=bits).alias(f) for f in FIELDS))
-        model = pp.SGDClassifier(bits=bits, progress=False).fit(frame.head(100_000), "label")
+        model = pp.SGDClassifier(bits=bits, interactions=crosses, progress=False)
+        model.fit(frame.head(args.train), "label")
         size = model._learner.nbytes
-        sides = {"handle only": 0, "bytes carried": 64 * 2**20}
+        sides = {"handle only": 0, "bytes carried": 2**40}
         build: dict[str, list[float]] = {s: [] for s in sides}
         query: dict[str, list[float]] = {s: [] for s in sides}
         loads = []
@@ -54,7 +61,8 @@ def main() -> None:
         b0, b1 = (statistics.median(build[s]) for s in sides)
         q0, q1 = (statistics.median(query[s]) for s in sides)
         print(
-            f"bits {bits} (model file {size / 2**20:.1f} MiB), {args.rows:,} rows: "
+            f"bits {bits}{' A x B' if crosses else ''} (model file {size / 2**20:.1f} MiB), "
+            f"{args.rows:,} rows: "
             f"build {1e3 * b0:.1f} ms / {1e3 * b1:.1f} ms, query {q0:.3f} s / {q1:.3f} s "
             f"(handle only / bytes carried), query ratio {q1 / q0:.3f} "
             f"(load {min(loads):.2f}-{max(loads):.2f})"
