@@ -177,6 +177,32 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
     }
 }
 
+impl<I: SparseIndex, V: SparseValue> SparseRows<'_, I, V> {
+    /// Prefetches every cache line of rows `start..end` (their offsets and entries; rows past
+    /// the last are ignored): a reader that will walk a block of rows of a dozen columns reads
+    /// three dozen streams, more than the hardware prefetcher follows.
+    pub fn prefetch_rows(&self, start: usize, end: usize) {
+        let end = end.min(self.n_rows());
+        if start >= end {
+            return;
+        }
+        let (first, last) = (self.offsets[start] as usize, self.offsets[end] as usize);
+        prefetch_lines(&self.offsets[start..=end]);
+        prefetch_lines(&self.indices[first..last]);
+        prefetch_lines(&self.values[first..last]);
+    }
+}
+
+/// Prefetches each cache line of `items`.
+fn prefetch_lines<T>(items: &[T]) {
+    const LINE: usize = 64;
+    let bytes = size_of_val(items);
+    let start = items.as_ptr().cast::<u8>();
+    for offset in (0..bytes).step_by(LINE) {
+        prefetch(start.wrapping_add(offset));
+    }
+}
+
 /// How far ahead [`SparseRows::row_reading_ahead`] prefetches: 8 cache lines, some 10 examples
 /// of a dozen one-hot columns.
 const READ_AHEAD_BYTES: usize = 512;

@@ -39,6 +39,8 @@ pub trait NamespaceRows: Sync {
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
     /// See [`SparseRows::entries_are_plain`].
     fn entries_are_plain(&self) -> bool;
+    /// Prefetches rows `start..end` (a block the reader will build soon).
+    fn prefetch_rows(&self, start: usize, end: usize);
     /// Hashes rows `rows` into `out` (see `ColumnSink::fill`).
     fn fill_block(
         &self,
@@ -60,6 +62,10 @@ impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
 
     fn entries_are_plain(&self) -> bool {
         SparseRows::entries_are_plain(self)
+    }
+
+    fn prefetch_rows(&self, start: usize, end: usize) {
+        SparseRows::prefetch_rows(self, start, end);
     }
 
     fn fill_block(
@@ -307,6 +313,13 @@ impl ExampleBlock {
         self.built = self.rows.len();
         self.error = None;
         let consecutive = self.rows.windows(2).all(|w| w[1] == w[0] + 1);
+        if let (true, Some(&last)) = (consecutive, self.rows.last()) {
+            // The next block is most likely the next rows: their column arrays are fetched
+            // while this block is learned.
+            for column in batch.namespaces {
+                column.prefetch_rows(last + 1, last + 1 + BLOCK_ROWS);
+            }
+        }
         for (k, (column, &seed)) in batch.namespaces.iter().zip(seeds).enumerate() {
             let start = self.sink.hashes.len();
             // Rows from the first failure on are never served: build only those before it, so
