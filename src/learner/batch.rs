@@ -291,6 +291,12 @@ impl OneHotColumns<'_> {
     pub fn value(&self, k: usize, p: usize) -> f32 {
         self.values[self.starts[k] + p]
     }
+
+    /// Namespace `k`'s hashes and values, one per row.
+    pub fn column(&self, k: usize) -> (&[u64], &[f32]) {
+        let range = self.starts[k]..self.starts[k] + self.n_rows;
+        (&self.hashes[range.clone()], &self.values[range])
+    }
 }
 
 impl ExampleBlock {

@@ -301,23 +301,40 @@ impl Expansion for Interactions {
         if self.namespace_pairs.iter().any(|&(a, b)| a >= n || b >= n) {
             return None;
         }
-        let per_example = n + self.namespace_pairs.len() + usize::from(self.constant);
-        out.reserve(per_example * columns.n_rows());
-        for p in 0..columns.n_rows() {
+        let mut fields: Vec<u32> = (0..n).map(namespace_field).collect();
+        fields.extend((0..self.namespace_pairs.len()).map(|i| cross_field(n, i)));
+        if self.constant {
+            fields.push(CONSTANT_FIELD);
+        }
+        let per_example = fields.len();
+        out.append_rows(columns.n_rows(), &fields, |slots, values| {
+            // Column by column into the row-major block: feature j of every row in turn.
             for k in 0..n {
-                out.begin_field(namespace_field(k));
-                out.push(columns.hash(k, p), columns.value(k, p));
+                let (hashes, xs) = columns.column(k);
+                for ((row_slots, row_values), (&h, &x)) in
+                    block_rows(slots, values, per_example).zip(hashes.iter().zip(xs))
+                {
+                    row_slots[k] = h as u32;
+                    row_values[k] = x;
+                }
             }
             for (i, &(a, b)) in self.namespace_pairs.iter().enumerate() {
-                out.begin_field(cross_field(n, i));
-                let first = columns.hash(a, p).wrapping_mul(INTERACTION_PRIME);
-                out.push(first ^ columns.hash(b, p), columns.value(a, p) * columns.value(b, p));
+                let ((ha, xa), (hb, xb)) = (columns.column(a), columns.column(b));
+                let pairs = ha.iter().zip(xa).zip(hb.iter().zip(xb));
+                for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
+                    block_rows(slots, values, per_example).zip(pairs)
+                {
+                    row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
+                    row_values[n + i] = xa * xb;
+                }
             }
             if self.constant {
-                out.begin_field(CONSTANT_FIELD);
-                out.push(u64::from(CONSTANT_FEATURE), 1.0);
+                for (row_slots, row_values) in block_rows(slots, values, per_example) {
+                    row_slots[per_example - 1] = CONSTANT_FEATURE;
+                    row_values[per_example - 1] = 1.0;
+                }
             }
-        }
+        });
         Some(per_example)
     }
 
@@ -338,6 +355,15 @@ impl Expansion for Interactions {
         }
         Ok(())
     }
+}
+
+/// The rows of a row-major block of `per_example` features each, as (slots, values) pairs.
+fn block_rows<'a>(
+    slots: &'a mut [u32],
+    values: &'a mut [f32],
+    per_example: usize,
+) -> impl Iterator<Item = (&'a mut [u32], &'a mut [f32])> {
+    slots.chunks_exact_mut(per_example).zip(values.chunks_exact_mut(per_example))
 }
 
 /// The features of namespace crosses `pairs` (Vowpal Wabbit's `-q ab`: every product of a

@@ -182,6 +182,35 @@ impl ExpandedFeatures {
         self.values.extend(values.iter().map(|&x| first * x));
     }
 
+    /// Appends `n_rows` examples of `fields.len()` features each, feature `j` of every example
+    /// in a run of field `fields[j]` (marked when tracking fields): `write` fills the new
+    /// features row-major (example `p`'s feature `j` at `p * fields.len() + j`), each slot as
+    /// its hash's low 32 bits, masked here. A block of examples written column by column costs
+    /// no capacity check per feature.
+    pub(crate) fn append_rows(
+        &mut self,
+        n_rows: usize,
+        fields: &[u32],
+        write: impl FnOnce(&mut [u32], &mut [f32]),
+    ) {
+        let start = self.slots.len();
+        let end = start + n_rows * fields.len();
+        if self.tracks_fields {
+            self.fields.reserve(n_rows * fields.len());
+            for p in 0..n_rows {
+                let first = start + p * fields.len();
+                self.fields
+                    .extend(fields.iter().enumerate().map(|(j, &f)| ((first + j) as u32, f)));
+            }
+        }
+        self.slots.resize(end, 0);
+        self.values.resize(end, 0.0);
+        write(&mut self.slots[start..], &mut self.values[start..]);
+        // The mask is below 2^32: masking the low 32 bits is masking the hash.
+        let mask = self.mask as u32;
+        self.slots[start..].iter_mut().for_each(|slot| *slot &= mask);
+    }
+
     /// Appends the features `range` of `other` (expanded for a table of the same size), with
     /// the marks of the field runs starting inside it when tracking fields.
     pub(crate) fn extend_from_range(&mut self, other: &ExpandedFeatures, range: Range<usize>) {
@@ -231,6 +260,38 @@ mod tests {
         assert_eq!(f.drop_overflowing(0), 1);
         assert_eq!(f.values(), &[3.0, 1e19, -1.0]);
         assert_eq!(f.drop_overflowing(0), 0);
+    }
+
+    #[test]
+    fn appended_rows_equal_the_same_features_pushed_one_by_one() {
+        let fields = [3u32, 5, 0];
+        let hashes = |p: u64| [(p << 40) | 0x1_2345_6789, p * 7 + 1, 11];
+        let values = |p: u64| [p as f32, -0.5, 1.0];
+        for track in [false, true] {
+            let mut pushed = ExpandedFeatures::new(12);
+            pushed.track_fields(track);
+            pushed.push(99, 2.0);
+            let mut appended = pushed.clone();
+            for p in 0..4u64 {
+                for j in 0..3 {
+                    pushed.begin_field(fields[j]);
+                    pushed.push(hashes(p)[j], values(p)[j]);
+                }
+            }
+            appended.append_rows(4, &fields, |slots, xs| {
+                for p in 0..4u64 {
+                    for j in 0..3 {
+                        slots[p as usize * 3 + j] = hashes(p)[j] as u32;
+                        xs[p as usize * 3 + j] = values(p)[j];
+                    }
+                }
+            });
+            assert_eq!(appended.slots(), pushed.slots(), "masked to 12 bits as push does");
+            assert_eq!(appended.values(), pushed.values());
+            let runs = |f: &ExpandedFeatures| f.field_runs().collect::<Vec<_>>();
+            assert_eq!(runs(&appended), runs(&pushed));
+            assert_eq!(runs(&appended).len(), if track { 13 } else { 1 });
+        }
     }
 
     #[test]
