@@ -11,7 +11,8 @@
 //! * `floor_same_slots` — the same loop over the learner's own slots (most of eat-rate's
 //!   features have a few thousand values and stay in cache, so this floor is much lower);
 //! * `score` — `Learner::predict_batch_with` on one thread (what a streaming `predict_expr`
-//!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read;
+//!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read, and
+//!   `floor_read_same_slots`: the learner's own slots, only read (scoring's floor on this data);
 //! * `minimal_step` — the step's own arithmetic with nothing around it: a hand-written loop
 //!   over the learner's slots, expanded beforehand, with Vowpal Wabbit's default rule (adaptive,
 //!   normalized, importance-invariant logistic step, the engine's own loss functions), the
@@ -255,6 +256,9 @@ fn bench(c: &mut Criterion) {
         });
         group.bench_with_input(BenchmarkId::new("floor_read_uniform", bits), &bits, |b, _| {
             b.iter(|| read(&table, &uniform, per_example))
+        });
+        group.bench_with_input(BenchmarkId::new("floor_read_same_slots", bits), &bits, |b, _| {
+            b.iter(|| read(&table, &same, per_example))
         });
     }
     group.finish();
