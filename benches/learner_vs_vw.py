@@ -13,7 +13,9 @@ time is the process wall time minus the wall time of the same command on a one-e
 Data: a9a (train/test), w8a (80/20 split), Skin_NonSkin (shuffled, 80/20), and a synthetic set
 of 1M training rows (20 of 2,000 features per row, labels from a random linear + pairwise model).
 
-Run: ``.venv/bin/python benches/learner_vs_vw.py`` (``--quick`` for a 100k-row synthetic set).
+Run: ``.venv/bin/python benches/learner_vs_vw.py`` (``--quick`` for a 100k-row synthetic set;
+``--ours-only`` skips Vowpal Wabbit, for A/B runs of two builds of ours: run it alternately with
+``PYTHONPATH`` set to an unpacked wheel of the other build).
 """
 
 from __future__ import annotations
@@ -111,21 +113,26 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="100k synthetic rows instead of 1M")
     parser.add_argument("--only", nargs="*", help="dataset names to run")
+    parser.add_argument("--ours-only", action="store_true", help="time ours alone (no VW)")
     options = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="pp-vw-"))
     one = work / "one.vw"
     one.write_text("1 |features 1:1\n")
-    startup = min(run_vw(["-d", str(one), "--quiet", *VW_ARGS])[0] for _ in range(3))
-    print(f"Vowpal Wabbit start-up (subtracted): {startup:.3f} s", file=sys.stderr)
+    print(f"polars_poly from {pp.__file__}", file=sys.stderr)
+    if not options.ours_only:
+        startup = min(run_vw(["-d", str(one), "--quiet", *VW_ARGS])[0] for _ in range(3))
+        print(f"Vowpal Wabbit start-up (subtracted): {startup:.3f} s", file=sys.stderr)
     rows = []
     for name, (Xtr, ytr, Xte, yte) in datasets(options.quick).items():
         if options.only and name not in options.only:
             continue
         train_vw, test_vw = work / f"{name}.vw", work / f"{name}.test.vw"
-        vw_text(Xtr, ytr, train_vw)
-        vw_text(Xte, yte, test_vw)
         cache = work / f"{name}.cache"
-        run_vw(["-d", str(train_vw), "--cache_file", str(cache), "--quiet", "--noop", "-b", "18"])
+        if not options.ours_only:
+            vw_text(Xtr, ytr, train_vw)
+            vw_text(Xte, yte, test_vw)
+            make_cache = ["-d", str(train_vw), "--cache_file", str(cache), "--noop", "-b", "18"]
+            run_vw([*make_cache, "--quiet"])
         train = pl.DataFrame({"features": pp.from_scipy(Xtr), "label": ytr})
         test = pl.DataFrame({"features": pp.from_scipy(Xte)})
         for expansion, q in (("linear", []), ("quadratic", ["-q", "ff"])):
@@ -136,6 +143,20 @@ def main() -> None:
                 model.fit(train, "label")
                 ours_time = min(ours_time, time.perf_counter() - began)
             ours_error = float(np.mean(model.predict(test) != yte))
+            n = len(train)
+            if options.ours_only:
+                rows.append(
+                    {
+                        "data": name,
+                        "expansion": expansion,
+                        "rows": n,
+                        "ours ex/s": n / ours_time,
+                        "ours loss": model.progressive_loss_,
+                        "ours test err": ours_error,
+                    }
+                )
+                print(rows[-1], file=sys.stderr)
+                continue
             model_file = work / f"{name}.{expansion}.model"
             args = ["-d", str(train_vw), "--cache_file", str(cache), "-f", str(model_file)]
             runs = [run_vw([*args, *VW_ARGS, *q]) for _ in range(REPEATS)]
@@ -145,7 +166,6 @@ def main() -> None:
             run_vw(["-t", "-i", str(model_file), "-d", str(test_vw), "-p", str(preds), "--quiet"])
             vw_scores = np.loadtxt(preds, usecols=0)
             vw_error = float(np.mean(np.where(vw_scores > 0, 1.0, -1.0) != yte))
-            n = len(train)
             rows.append(
                 {
                     "data": name,
