@@ -273,17 +273,18 @@ mod tests {
             pushed.push(99, 2.0);
             let mut appended = pushed.clone();
             for p in 0..4u64 {
-                for j in 0..3 {
-                    pushed.begin_field(fields[j]);
-                    pushed.push(hashes(p)[j], values(p)[j]);
+                for ((&field, hash), value) in fields.iter().zip(hashes(p)).zip(values(p)) {
+                    pushed.begin_field(field);
+                    pushed.push(hash, value);
                 }
             }
             appended.append_rows(4, &fields, |slots, xs| {
-                for p in 0..4u64 {
-                    for j in 0..3 {
-                        slots[p as usize * 3 + j] = hashes(p)[j] as u32;
-                        xs[p as usize * 3 + j] = values(p)[j];
+                for (p, (slots, xs)) in slots.chunks_mut(3).zip(xs.chunks_mut(3)).enumerate() {
+                    let p = p as u64;
+                    for (slot, hash) in slots.iter_mut().zip(hashes(p)) {
+                        *slot = hash as u32;
                     }
+                    xs.copy_from_slice(&values(p));
                 }
             });
             assert_eq!(appended.slots(), pushed.slots(), "masked to 12 bits as push does");
