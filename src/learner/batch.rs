@@ -434,6 +434,42 @@ impl ExampleBlocks {
         self.cursor
     }
 
+    /// Moves to the first row of the next block, filled from `rows`; false when there is none.
+    pub(crate) fn next_block(
+        &mut self,
+        batch: &Batch<'_>,
+        rows: &mut impl Iterator<Item = usize>,
+        seeds: &[u64],
+    ) -> bool {
+        self.cursor = BlockPosition { block: 1 - self.cursor.block, position: 0 };
+        self.blocks[self.cursor.block].fill(batch, rows, seeds)
+    }
+
+    /// How many rows the cursor's block holds.
+    pub(crate) fn block_len(&self) -> usize {
+        self.blocks[self.cursor.block].rows.len()
+    }
+
+    /// The position of row `position` of the cursor's block.
+    pub(crate) fn in_block(&self, position: usize) -> BlockPosition {
+        BlockPosition { block: self.cursor.block, position }
+    }
+
+    /// The cursor's block expanded whole by the enumerator of `generation` (see
+    /// [`ExampleBlocks::expand_block`]), every row of it valid: its features, example after
+    /// example, and how many each example has.
+    pub(crate) fn block_expanded(&self, generation: u64) -> Option<(&ExpandedFeatures, usize)> {
+        let block = &self.blocks[self.cursor.block];
+        match &block.expanded {
+            Some(expanded)
+                if expanded.generation == generation && block.built == block.rows.len() =>
+            {
+                Some((&expanded.features, expanded.per_example))
+            }
+            _ => None,
+        }
+    }
+
     /// The batch row at `at`.
     pub(crate) fn batch_row(&self, at: BlockPosition) -> usize {
         self.blocks[at.block].rows[at.position]

@@ -1130,34 +1130,22 @@ impl<E: Expansion> Learner<E> {
             crate::interrupt::check()?;
             let mut ring: Vec<Staged> =
                 (0..depth.min(chunk.len())).map(|_| Staged::new(self.config.bits)).collect();
+            let mut row = ExpandedFeatures::new(self.config.bits);
             let mut rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut blocks = ExampleBlocks::default();
             let mut more = blocks.start(batch, &mut rows, &self.seeds);
-            if more {
+            let mut done = 0;
+            while more {
                 self.expand_block(&mut blocks);
-            }
-            let stage = |staged: &mut Staged, blocks: &ExampleBlocks| -> PolyResult<()> {
-                self.stage(batch, blocks, staged);
-                if let Some(error) = staged.error.take() {
-                    return Err(error);
+                let scores = &mut chunk[done..done + blocks.block_len()];
+                match blocks.block_expanded(self.expansion.generation()) {
+                    Some((features, per_example)) => {
+                        self.score_expanded(features, per_example, scores, &mut row)
+                    }
+                    None => self.score_block_rows(batch, &blocks, scores, &mut ring)?,
                 }
-                if depth > 1 {
-                    let slots = staged.features.slots();
-                    self.prefetch_slots(&slots[..slots.len().min(PREFETCH_SLOTS)]);
-                }
-                Ok(())
-            };
-            for staged in ring.iter_mut() {
-                stage(staged, &blocks)?;
-                more = self.advance(batch, &mut rows, &mut blocks);
-            }
-            for (slot, k) in chunk.iter_mut().zip((0..ring.len()).cycle()) {
-                // A staged example owns its expanded slots: the blocks may move on.
-                *slot = self.finalize(self.raw_score(&ring[k].features));
-                if more {
-                    stage(&mut ring[k], &blocks)?;
-                    more = self.advance(batch, &mut rows, &mut blocks);
-                }
+                done += scores.len();
+                more = blocks.next_block(batch, &mut rows, &self.seeds);
             }
             Ok(())
         };
@@ -1168,6 +1156,74 @@ impl<E: Expansion> Learner<E> {
         } else {
             out.chunks_mut(BLOCK).enumerate().try_for_each(run)
         }
+    }
+
+    /// Scores the examples of a block expanded whole (`per_example` features each, in turn)
+    /// into `scores`, the slots `SCORE_AHEAD` examples ahead prefetched; `row` is scratch.
+    fn score_expanded(
+        &self,
+        block: &ExpandedFeatures,
+        per_example: usize,
+        scores: &mut [f64],
+        row: &mut ExpandedFeatures,
+    ) {
+        let slots = block.slots();
+        let ahead = if self.prefetches() { SCORE_AHEAD } else { 0 };
+        let prefetch_example = |p: usize| {
+            let first = p * per_example;
+            self.prefetch_slots(&slots[first..first + per_example.min(PREFETCH_SLOTS)]);
+        };
+        (0..ahead.min(scores.len())).for_each(prefetch_example);
+        if row.mask() != self.weights.mask() {
+            *row = ExpandedFeatures::new(self.config.bits);
+        }
+        row.track_fields(self.field_scales.is_some());
+        let n = scores.len();
+        for (p, score) in scores.iter_mut().enumerate() {
+            if ahead > 0 && p + ahead < n {
+                prefetch_example(p + ahead);
+            }
+            row.clear();
+            row.extend_from_range(block, p * per_example..(p + 1) * per_example);
+            *score = self.finalize(self.raw_score(row));
+        }
+    }
+
+    /// Scores the rows of the cursor's block of `blocks` one by one into `scores`, each
+    /// staged (checked, expanded, its slots prefetched) `ring.len()` rows ahead; the first
+    /// invalid row's error.
+    fn score_block_rows(
+        &self,
+        batch: &Batch<'_>,
+        blocks: &ExampleBlocks,
+        scores: &mut [f64],
+        ring: &mut [Staged],
+    ) -> PolyResult<()> {
+        let depth = ring.len().min(scores.len());
+        let prefetch = ring.len() > 1;
+        let stage = |staged: &mut Staged, position: usize| -> PolyResult<()> {
+            staged.at = blocks.in_block(position);
+            self.expand_staged(batch, blocks, staged)?;
+            if prefetch {
+                let slots = staged.features.slots();
+                self.prefetch_slots(&slots[..slots.len().min(PREFETCH_SLOTS)]);
+            }
+            Ok(())
+        };
+        for (position, staged) in ring[..depth].iter_mut().enumerate() {
+            stage(staged, position)?;
+        }
+        let n = scores.len();
+        // The ring's slots in turn (a cycle, not `position % depth`: a division a row).
+        let turns = scores.iter_mut().enumerate().zip((0..depth).cycle());
+        for ((position, score), k) in turns {
+            let staged = &mut ring[k];
+            *score = self.finalize(self.raw_score(&staged.features));
+            if position + depth < n {
+                stage(staged, position + depth)?;
+            }
+        }
+        Ok(())
     }
 
     /// `P(y = +1)` for a logistic-loss margin.

@@ -1202,3 +1202,51 @@ fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
         }
     }
 }
+
+/// Scoring a batch whose block holds an invalid row (a NaN value) reports that row, whether
+/// the other blocks are one-hot (scored from the block expanded whole) or not, on one thread
+/// and in parallel, and the first invalid row when there are two.
+#[test]
+fn scoring_reports_the_first_invalid_row_of_any_block() {
+    let n = 5_000usize;
+    for one_hot in [true, false] {
+        for bad in [[300usize, 4_500], [4_500, 4_600]] {
+            let mut offsets = vec![0i64];
+            let (mut indices, mut values, mut good) = (Vec::new(), Vec::new(), Vec::new());
+            for row in 0..n {
+                let width = if one_hot { 1 } else { 1 + row % 3 };
+                for k in 0..width {
+                    indices.push((row * 7 + k) as u32 % 1_000 + k as u32);
+                    values.push(if bad.contains(&row) { f64::NAN } else { 1.0 });
+                    good.push(1.0);
+                }
+                offsets.push(indices.len() as i64);
+            }
+            let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+            let other = SparseRows::new(&offsets, &indices, &values).unwrap();
+            let ns: [&dyn NamespaceRows; 2] = [&rows, &other];
+            let labels = vec![1.0; n];
+            let batch = Batch::new(&ns, &labels, None).unwrap();
+            let valid = SparseRows::new(&offsets, &indices, &good).unwrap();
+            let valid_ns: [&dyn NamespaceRows; 2] = [&valid, &valid];
+            let training = Batch::new(&valid_ns, &labels, None).unwrap();
+            let expansion =
+                Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: true };
+            for bits in [12, 25] {
+                let namespaces = vec!["a".into(), "b".into()];
+                let config = LearnerConfig { bits, namespaces, ..LearnerConfig::default() };
+                let mut learner = Learner::new(config, expansion.clone()).unwrap();
+                learner.learn_batch(&training).unwrap();
+                for parallel in [false, true] {
+                    let mut out = Vec::new();
+                    let err = learner.predict_batch_with(&batch, &mut out, parallel).unwrap_err();
+                    let message = err.to_string();
+                    assert!(
+                        message.starts_with(&format!("row {}:", bad[0])),
+                        "one-hot {one_hot}, bits {bits}, parallel {parallel}: {message}"
+                    );
+                }
+            }
+        }
+    }
+}
