@@ -358,6 +358,11 @@ impl ExampleBlock {
         !self.rows.is_empty()
     }
 
+    /// The block expanded whole, if the enumerator of `generation` expanded it.
+    fn expanded_by(&self, generation: u64) -> Option<&ExpandedBlock> {
+        self.expanded.as_ref().filter(|expanded| expanded.generation == generation)
+    }
+
     /// The example at `position` (its feature set as `union` says, see
     /// [`Example::assemble`]); the error of an invalid row.
     fn example<'a>(
@@ -425,8 +430,7 @@ impl ExampleBlocks {
         if self.cursor.position < self.blocks[self.cursor.block].rows.len() {
             return true;
         }
-        self.cursor = BlockPosition { block: 1 - self.cursor.block, position: 0 };
-        self.blocks[self.cursor.block].fill(batch, rows, seeds)
+        self.next_block(batch, rows, seeds)
     }
 
     /// The current row's position (valid until the cursor has moved a block past it).
@@ -460,14 +464,8 @@ impl ExampleBlocks {
     /// example, and how many each example has.
     pub(crate) fn block_expanded(&self, generation: u64) -> Option<(&ExpandedFeatures, usize)> {
         let block = &self.blocks[self.cursor.block];
-        match &block.expanded {
-            Some(expanded)
-                if expanded.generation == generation && block.built == block.rows.len() =>
-            {
-                Some((&expanded.features, expanded.per_example))
-            }
-            _ => None,
-        }
+        let expanded = block.expanded_by(generation)?;
+        (block.built == block.rows.len()).then_some((&expanded.features, expanded.per_example))
     }
 
     /// The batch row at `at`.
@@ -521,8 +519,8 @@ impl ExampleBlocks {
         out: &mut ExpandedFeatures,
     ) -> bool {
         let block = &self.blocks[at.block];
-        match &block.expanded {
-            Some(expanded) if expanded.generation == generation && at.position < block.built => {
+        match block.expanded_by(generation) {
+            Some(expanded) if at.position < block.built => {
                 let start = at.position * expanded.per_example;
                 out.extend_from_range(&expanded.features, start..start + expanded.per_example);
                 true

@@ -441,13 +441,19 @@ impl<E: Expansion> Learner<E> {
     /// [`Learner::probability`]) for one example, using `features` as scratch. Unlike the
     /// batch functions it does not call [`Expansion::check`] first.
     pub fn predict_with(&self, example: &Example<'_>, features: &mut ExpandedFeatures) -> f64 {
+        self.empty_features(features);
+        self.expansion.expand(example, features);
+        self.finalize(self.raw_score(features))
+    }
+
+    /// Empties `features` for this model's next example: its table size, its field tracking.
+    #[inline]
+    fn empty_features(&self, features: &mut ExpandedFeatures) {
         if features.mask() != self.weights.mask() {
             *features = ExpandedFeatures::new(self.config.bits);
         }
         features.clear();
         features.track_fields(self.field_scales.is_some());
-        self.expansion.expand(example, features);
-        self.finalize(self.raw_score(features))
     }
 
     /// Learns one example; returns its progressive prediction (made before learning it).
@@ -455,8 +461,7 @@ impl<E: Expansion> Learner<E> {
         self.check_label(example.label, row)?;
         self.expansion.check(example, row)?;
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
-        features.clear();
-        features.track_fields(self.field_scales.is_some());
+        self.empty_features(&mut features);
         self.expansion.expand(example, &mut features);
         let result = self.learn_example(example, &features, row, &[]);
         self.scratch.features = features;
@@ -953,12 +958,8 @@ impl<E: Expansion> Learner<E> {
         blocks: &ExampleBlocks,
         staged: &mut Staged,
     ) -> PolyResult<()> {
-        if staged.features.mask() != self.weights.mask() {
-            staged.features = ExpandedFeatures::new(self.config.bits);
-        }
+        self.empty_features(&mut staged.features);
         let generation = self.expansion.generation();
-        staged.features.clear();
-        staged.features.track_fields(self.field_scales.is_some());
         if blocks.expanded(staged.at, generation, &mut staged.features) {
             staged.generation = generation;
             return Ok(());
@@ -1174,16 +1175,12 @@ impl<E: Expansion> Learner<E> {
             self.prefetch_slots(&slots[first..first + per_example.min(PREFETCH_SLOTS)]);
         };
         (0..ahead.min(scores.len())).for_each(prefetch_example);
-        if row.mask() != self.weights.mask() {
-            *row = ExpandedFeatures::new(self.config.bits);
-        }
-        row.track_fields(self.field_scales.is_some());
         let n = scores.len();
         for (p, score) in scores.iter_mut().enumerate() {
             if ahead > 0 && p + ahead < n {
                 prefetch_example(p + ahead);
             }
-            row.clear();
+            self.empty_features(row);
             row.extend_from_range(block, p * per_example..(p + 1) * per_example);
             *score = self.finalize(self.raw_score(row));
         }
