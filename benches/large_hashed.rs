@@ -2,9 +2,11 @@
 //!
 //! Data: eat-rate-like rows of 12 one-hot namespaces (two of 1,000 values, ten of 10,000), the
 //! cross of the first two (`-q AB`), the constant: 14 features per example; logistic loss, Vowpal
-//! Wabbit's default rule, one thread, `bits` 24 (256 MiB table) and 28 (4 GiB).
+//! Wabbit's default rule, one learning thread, `bits` 24 (256 MiB table) and 28 (4 GiB).
 //!
-//! * `step` — `Learner::learn_batch` over 200k rows (the table warm from earlier iterations);
+//! * `step` — `Learner::learn_batch` over 200k rows (the table warm from earlier iterations),
+//!   the examples built and expanded on a thread beside the learner (the default on a table this
+//!   large, like Vowpal Wabbit's parser thread); `step_one_thread` — the same on one thread;
 //! * `floor_uniform` — the memory floor of the issue: per example, 14 slots drawn uniformly from
 //!   the same table, each read (the prediction) then written (the update), the next example's
 //!   slots prefetched; no learning arithmetic;
@@ -25,8 +27,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use polars_poly::learner::loss::Logistic;
 use polars_poly::learner::{
-    Batch, ExampleBuffer, ExpandedFeatures, Expansion, Interactions, Learner, LearnerConfig, Loss,
-    NamespaceRows,
+    Batch, BuilderThread, ExampleBuffer, ExpandedFeatures, Expansion, Interactions, Learner,
+    LearnerConfig, Loss, NamespaceRows,
 };
 use polars_poly::memory::prefetch;
 use polars_poly::sparse::SparseRows;
@@ -212,6 +214,12 @@ fn bench(c: &mut Criterion) {
         group.bench_with_input(BenchmarkId::new("step", bits), &bits, |b, _| {
             b.iter(|| learner.learn_batch(&batch).expect("learns"))
         });
+        // The same without the builder thread (the examples built on the learner's thread).
+        learner.set_builder_thread(BuilderThread::Never);
+        group.bench_with_input(BenchmarkId::new("step_one_thread", bits), &bits, |b, _| {
+            b.iter(|| learner.learn_batch(&batch).expect("learns"))
+        });
+        learner.set_builder_thread(BuilderThread::Auto);
         if bits == 24 {
             // The same step with a learned scale per field (`field_scales`, ours).
             let scaled = LearnerConfig { field_scales: true, ..config(bits) };

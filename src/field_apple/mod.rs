@@ -427,6 +427,10 @@ impl Expansion for FieldApple {
         self.features.expand_one_hot_block(columns, out)
     }
 
+    fn block_expansion(&self) -> Option<Interactions> {
+        self.features.block_expansion()
+    }
+
     /// The last cross that joined.
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let pairs = &self.features.namespace_pairs;

@@ -302,7 +302,7 @@ impl OneHotColumns<'_> {
 impl ExampleBlock {
     /// Fills the block with the next rows of `rows` (at most [`BLOCK_ROWS`]); false when there
     /// are none.
-    fn fill(
+    pub(crate) fn fill(
         &mut self,
         batch: &Batch<'_>,
         rows: &mut impl Iterator<Item = usize>,
@@ -363,6 +363,39 @@ impl ExampleBlock {
         self.expanded.as_ref().filter(|expanded| expanded.generation == generation)
     }
 
+    /// Expands the block's built rows at once with `expand` (see
+    /// [`super::Expansion::expand_one_hot_block`]) when they are one-hot; `generation` stamps the
+    /// result, `bits` and `track_fields` are the learner's.
+    pub(crate) fn expand_whole(
+        &mut self,
+        generation: u64,
+        bits: u32,
+        track_fields: bool,
+        expand: impl FnOnce(&OneHotColumns<'_>, &mut ExpandedFeatures) -> Option<usize>,
+    ) {
+        if !self.one_hot || self.built == 0 {
+            return;
+        }
+        let n = self.n_namespaces;
+        let starts: Vec<usize> = self.spans[..n].iter().map(|&(start, _)| start).collect();
+        let columns = OneHotColumns {
+            hashes: &self.sink.hashes,
+            values: &self.sink.values,
+            starts: &starts,
+            n_rows: self.built,
+        };
+        let mut features = match self.expanded.take() {
+            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => old.features,
+            _ => ExpandedFeatures::new(bits),
+        };
+        features.clear();
+        features.track_fields(track_fields);
+        let built = self.built;
+        self.expanded = expand(&columns, &mut features)
+            .filter(|&per_example| features.len() == per_example * built)
+            .map(|per_example| ExpandedBlock { features, per_example, generation });
+    }
+
     /// The example at `position` (its feature set as `union` says, see
     /// [`Example::assemble`]); the error of an invalid row.
     fn example<'a>(
@@ -391,6 +424,26 @@ fn label_and_weight(batch: &Batch<'_>, row: usize) -> (f64, f64) {
     (label, batch.weights.map_or(1.0, |w| w[row]))
 }
 
+/// Where [`ExampleBlocks`] gets its blocks: built here from a batch's rows ([`RowBlocks`]), or
+/// built ahead by another thread ([`super::builder`]).
+pub(crate) trait BlockSource {
+    /// Fills `block` with the next rows (whatever it held before); false when there are none.
+    fn fill(&mut self, block: &mut ExampleBlock) -> bool;
+}
+
+/// Blocks built on the calling thread from `rows` of `batch`, hashed with `seeds`.
+pub(crate) struct RowBlocks<'s, 'a, R> {
+    pub batch: &'s Batch<'a>,
+    pub rows: R,
+    pub seeds: &'s [u64],
+}
+
+impl<R: Iterator<Item = usize>> BlockSource for RowBlocks<'_, '_, R> {
+    fn fill(&mut self, block: &mut ExampleBlock) -> bool {
+        block.fill(self.batch, &mut self.rows, self.seeds)
+    }
+}
+
 /// Where an example is in [`ExampleBlocks`]: which block, which position.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct BlockPosition {
@@ -407,30 +460,20 @@ pub(crate) struct ExampleBlocks {
 }
 
 impl ExampleBlocks {
-    /// Starts on the first row of `rows`; false when there is none.
-    pub(crate) fn start(
-        &mut self,
-        batch: &Batch<'_>,
-        rows: &mut impl Iterator<Item = usize>,
-        seeds: &[u64],
-    ) -> bool {
+    /// Starts on the first row `source` gives; false when there is none.
+    pub(crate) fn start(&mut self, source: &mut impl BlockSource) -> bool {
         self.cursor = BlockPosition::default();
-        self.blocks[0].fill(batch, rows, seeds)
+        source.fill(&mut self.blocks[0])
     }
 
-    /// Moves to the next row, filling the other block from `rows` when this one is used up;
+    /// Moves to the next row, filling the other block from `source` when this one is used up;
     /// false when there is none.
-    pub(crate) fn advance(
-        &mut self,
-        batch: &Batch<'_>,
-        rows: &mut impl Iterator<Item = usize>,
-        seeds: &[u64],
-    ) -> bool {
+    pub(crate) fn advance(&mut self, source: &mut impl BlockSource) -> bool {
         self.cursor.position += 1;
         if self.cursor.position < self.blocks[self.cursor.block].rows.len() {
             return true;
         }
-        self.next_block(batch, rows, seeds)
+        self.next_block(source)
     }
 
     /// The current row's position (valid until the cursor has moved a block past it).
@@ -438,15 +481,10 @@ impl ExampleBlocks {
         self.cursor
     }
 
-    /// Moves to the first row of the next block, filled from `rows`; false when there is none.
-    pub(crate) fn next_block(
-        &mut self,
-        batch: &Batch<'_>,
-        rows: &mut impl Iterator<Item = usize>,
-        seeds: &[u64],
-    ) -> bool {
+    /// Moves to the first row of the next block, filled from `source`; false when there is none.
+    pub(crate) fn next_block(&mut self, source: &mut impl BlockSource) -> bool {
         self.cursor = BlockPosition { block: 1 - self.cursor.block, position: 0 };
-        self.blocks[self.cursor.block].fill(batch, rows, seeds)
+        source.fill(&mut self.blocks[self.cursor.block])
     }
 
     /// How many rows the cursor's block holds.
@@ -473,9 +511,14 @@ impl ExampleBlocks {
         self.blocks[at.block].rows[at.position]
     }
 
-    /// Expands the block the cursor has just entered (its first row) at once with `expand`
-    /// (see [`super::Expansion::expand_one_hot_block`]), when its rows are one-hot; `generation`
-    /// stamps the result, `bits` and `track_fields` are the learner's.
+    /// Whether the cursor has just entered a block (its first row) that is one-hot and not
+    /// expanded whole by the enumerator of `generation`.
+    pub(crate) fn entered_unexpanded(&self, generation: u64) -> bool {
+        let block = &self.blocks[self.cursor.block];
+        self.cursor.position == 0 && block.one_hot && block.expanded_by(generation).is_none()
+    }
+
+    /// Expands the cursor's block whole (see [`ExampleBlock::expand_whole`]).
     pub(crate) fn expand_block(
         &mut self,
         generation: u64,
@@ -483,30 +526,7 @@ impl ExampleBlocks {
         track_fields: bool,
         expand: impl FnOnce(&OneHotColumns<'_>, &mut ExpandedFeatures) -> Option<usize>,
     ) {
-        if self.cursor.position != 0 {
-            return;
-        }
-        let block = &mut self.blocks[self.cursor.block];
-        if !block.one_hot || block.built == 0 {
-            return;
-        }
-        let n = block.n_namespaces;
-        let starts: Vec<usize> = block.spans[..n].iter().map(|&(start, _)| start).collect();
-        let columns = OneHotColumns {
-            hashes: &block.sink.hashes,
-            values: &block.sink.values,
-            starts: &starts,
-            n_rows: block.built,
-        };
-        let mut features = match block.expanded.take() {
-            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => old.features,
-            _ => ExpandedFeatures::new(bits),
-        };
-        features.clear();
-        features.track_fields(track_fields);
-        block.expanded = expand(&columns, &mut features)
-            .filter(|&per_example| features.len() == per_example * block.built)
-            .map(|per_example| ExpandedBlock { features, per_example, generation });
+        self.blocks[self.cursor.block].expand_whole(generation, bits, track_fields, expand);
     }
 
     /// The features of the example at `at` when its block was expanded whole by the enumerator
@@ -579,9 +599,9 @@ mod tests {
 
     fn served_by_blocks(batch: &Batch<'_>, order: &[usize], seeds: &[u64]) -> Served {
         let mut blocks = ExampleBlocks::default();
-        let mut rows = order.iter().copied();
+        let mut source = RowBlocks { batch, rows: order.iter().copied(), seeds };
         let mut out = Vec::new();
-        let mut more = blocks.start(batch, &mut rows, seeds);
+        let mut more = blocks.start(&mut source);
         let mut union = FeatureUnion::default();
         while more {
             match blocks.example(blocks.cursor(), batch, Union::Build(&mut union)) {
@@ -591,7 +611,7 @@ mod tests {
                     break;
                 }
             }
-            more = blocks.advance(batch, &mut rows, seeds);
+            more = blocks.advance(&mut source);
         }
         out
     }

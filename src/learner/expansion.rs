@@ -104,6 +104,14 @@ pub trait Expansion: Debug + Send + Sync {
     ) -> Option<usize> {
         None
     }
+
+    /// A copy of the enumerator's block form as it is now ([`Expansion::generation`] tells
+    /// when it changes), which expands one-hot blocks exactly as
+    /// [`Expansion::expand_one_hot_block`] does: a builder thread expands blocks ahead with it
+    /// while the learner runs. `None` (the default) when there is no block form.
+    fn block_expansion(&self) -> Option<Interactions> {
+        None
+    }
 }
 
 /// What the learner tells [`Expansion::after_learn`].
@@ -284,6 +292,10 @@ impl Expansion for Interactions {
             out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
+    }
+
+    fn block_expansion(&self) -> Option<Interactions> {
+        (self.degree <= 1).then(|| self.clone())
     }
 
     /// Linear terms and namespace crosses (degree 1), example by example as

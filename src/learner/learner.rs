@@ -13,7 +13,8 @@
 use rayon::prelude::*;
 
 use super::averaging::TailAverage;
-use super::batch::{Batch, BlockPosition, ExampleBlocks};
+use super::batch::{Batch, BlockPosition, ExampleBlocks, RowBlocks};
+use super::builder::{self, FollowsExpansion};
 use super::example::{Example, ExampleBuffer, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::namespace_field;
@@ -45,6 +46,21 @@ const LEARN_AHEAD: usize = 2;
 
 /// Rows staged ahead when scoring a table larger than the cache (1: the row being scored only).
 const SCORE_AHEAD: usize = 4;
+
+/// Batches of fewer rows are built on the learner's thread (see [`Learner::builds_ahead`]):
+/// starting a thread costs some tens of microseconds.
+const BUILDER_MIN_ROWS: usize = 4096;
+
+/// Whether a learner builds its batches' examples on a thread beside it ([`super::builder`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BuilderThread {
+    /// Where it pays: tables larger than the cache, batches of thousands of rows, a second
+    /// thread in the pool (`RAYON_NUM_THREADS=1` turns it off).
+    #[default]
+    Auto,
+    Never,
+    Always,
+}
 
 /// Largest supported `bits`: slots are u32.
 pub const MAX_BITS: u32 = 32;
@@ -270,6 +286,7 @@ pub struct Learner<E: Expansion = Interactions> {
     /// The recent learned examples, while the enumerator wants them
     /// ([`Expansion::recent_examples_wanted`]).
     recent: RecentExamples,
+    builder_thread: BuilderThread,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -293,6 +310,7 @@ impl<E: Expansion> Learner<E> {
             config,
             average: None,
             recent: RecentExamples::default(),
+            builder_thread: BuilderThread::default(),
         })
     }
 
@@ -825,7 +843,52 @@ impl<E: Expansion> Learner<E> {
     fn learn_rows(
         &mut self,
         batch: &Batch<'_>,
-        mut rows: impl Iterator<Item = usize>,
+        rows: impl Iterator<Item = usize> + Send,
+        is_holdout: impl Fn(usize) -> bool,
+        learned: impl FnMut(f64, &Progress),
+    ) -> PolyResult<(f64, f64)> {
+        let seeds = self.seeds.clone();
+        if self.builds_ahead(rows.size_hint().0) {
+            let form = (self.expansion.generation(), self.expansion.block_expansion());
+            let (bits, track) = (self.config.bits, self.field_scales.is_some());
+            builder::with_builder(*batch, rows, &seeds, form, bits, track, |source| {
+                self.learn_from(batch, source, is_holdout, learned)
+            })
+        } else {
+            let mut source = RowBlocks { batch, rows, seeds: &seeds };
+            self.learn_from(batch, &mut source, is_holdout, learned)
+        }
+    }
+
+    /// Whether [`Learner::learn_rows`] builds the blocks of `rows` rows on a builder thread
+    /// ([`super::builder`]): as [`Learner::set_builder_thread`] says; by default only where it
+    /// pays, on a table larger than the cache, for batches of thousands of rows, when the
+    /// thread pool has a second thread and the learner is not itself running on one of them
+    /// (learners trained in parallel already use the cores).
+    fn builds_ahead(&self, rows: usize) -> bool {
+        match self.builder_thread {
+            BuilderThread::Never => false,
+            BuilderThread::Always => true,
+            BuilderThread::Auto => {
+                self.prefetches()
+                    && rows >= BUILDER_MIN_ROWS
+                    && rayon::current_thread_index().is_none()
+                    && rayon::current_num_threads() >= 2
+            }
+        }
+    }
+
+    /// Whether batches are built on a thread beside the learner (see [`BuilderThread`]); the
+    /// results are the same either way.
+    pub fn set_builder_thread(&mut self, builder_thread: BuilderThread) {
+        self.builder_thread = builder_thread;
+    }
+
+    /// The rows of `source` learned as [`Learner::learn_rows`] says.
+    fn learn_from(
+        &mut self,
+        batch: &Batch<'_>,
+        source: &mut impl FollowsExpansion,
         is_holdout: impl Fn(usize) -> bool,
         mut learned: impl FnMut(f64, &Progress),
     ) -> PolyResult<(f64, f64)> {
@@ -833,10 +896,10 @@ impl<E: Expansion> Learner<E> {
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
         let result = (|| {
             let (mut holdout_loss, mut holdout_weight) = (0.0, 0.0);
-            if !blocks.start(batch, &mut rows, &self.seeds) {
+            if !blocks.start(source) {
                 return Ok((0.0, 0.0));
             }
-            self.expand_block(&mut blocks);
+            self.expand_block(&mut blocks, source);
             // Without prefetching, looking ahead gains nothing and costs cache room.
             let depth = if self.prefetches() { LEARN_AHEAD + 1 } else { 1 };
             ring.resize_with(depth, || Staged::new(self.config.bits));
@@ -846,7 +909,7 @@ impl<E: Expansion> Learner<E> {
             while staged < depth && more {
                 self.stage(batch, &blocks, &mut ring[staged]);
                 staged += 1;
-                more = self.advance(batch, &mut rows, &mut blocks);
+                more = self.advance(&mut blocks, source);
             }
             while staged > 0 {
                 crate::interrupt::check()?;
@@ -884,7 +947,7 @@ impl<E: Expansion> Learner<E> {
                 // The current example's place takes the next row.
                 if more {
                     self.stage(batch, &blocks, &mut ring[head]);
-                    more = self.advance(batch, &mut rows, &mut blocks);
+                    more = self.advance(&mut blocks, source);
                 } else {
                     staged -= 1;
                 }
@@ -899,29 +962,28 @@ impl<E: Expansion> Learner<E> {
 
     /// Moves `blocks` to the next row (false when there is none), expanding a block it enters
     /// whole when it can ([`Learner::expand_block`]).
-    fn advance(
-        &self,
-        batch: &Batch<'_>,
-        rows: &mut impl Iterator<Item = usize>,
-        blocks: &mut ExampleBlocks,
-    ) -> bool {
-        let more = blocks.advance(batch, rows, &self.seeds);
+    fn advance(&self, blocks: &mut ExampleBlocks, source: &mut impl FollowsExpansion) -> bool {
+        let more = blocks.advance(source);
         if more {
-            self.expand_block(blocks);
+            self.expand_block(blocks, source);
         }
         more
     }
 
     /// Expands the block the cursor of `blocks` has just entered at once, if its rows are
-    /// one-hot and the enumerator has a block form ([`Expansion::expand_one_hot_block`]).
-    fn expand_block(&self, blocks: &mut ExampleBlocks) {
+    /// one-hot, the enumerator has a block form ([`Expansion::expand_one_hot_block`]) and
+    /// `source` did not expand it with the enumerator as it is now (`source` then learns of
+    /// the enumerator's change).
+    fn expand_block(&self, blocks: &mut ExampleBlocks, source: &mut impl FollowsExpansion) {
+        let generation = self.expansion.generation();
+        if !blocks.entered_unexpanded(generation) {
+            return;
+        }
         let track = self.field_scales.is_some();
-        blocks.expand_block(
-            self.expansion.generation(),
-            self.config.bits,
-            track,
-            |columns, out| self.expansion.expand_one_hot_block(columns, out),
-        );
+        blocks.expand_block(generation, self.config.bits, track, |columns, out| {
+            self.expansion.expand_one_hot_block(columns, out)
+        });
+        source.expansion_changed(generation, &|| self.expansion.block_expansion());
     }
 
     /// Stages the current example of `blocks`: checks and expands it; an error is kept in it.
@@ -1132,12 +1194,13 @@ impl<E: Expansion> Learner<E> {
             let mut ring: Vec<Staged> =
                 (0..depth.min(chunk.len())).map(|_| Staged::new(self.config.bits)).collect();
             let mut row = ExpandedFeatures::new(self.config.bits);
-            let mut rows = block * BLOCK..block * BLOCK + chunk.len();
+            let rows = block * BLOCK..block * BLOCK + chunk.len();
+            let mut source = RowBlocks { batch, rows, seeds: &self.seeds };
             let mut blocks = ExampleBlocks::default();
-            let mut more = blocks.start(batch, &mut rows, &self.seeds);
+            let mut more = blocks.start(&mut source);
             let mut done = 0;
             while more {
-                self.expand_block(&mut blocks);
+                self.expand_block(&mut blocks, &mut source);
                 let scores = &mut chunk[done..done + blocks.block_len()];
                 match blocks.block_expanded(self.expansion.generation()) {
                     Some((features, per_example)) => {
@@ -1146,7 +1209,7 @@ impl<E: Expansion> Learner<E> {
                     None => self.score_block_rows(batch, &blocks, scores, &mut ring)?,
                 }
                 done += scores.len();
-                more = blocks.next_block(batch, &mut rows, &self.seeds);
+                more = blocks.next_block(&mut source);
             }
             Ok(())
         };

@@ -8,6 +8,7 @@
 //! * [`example`]: a canonical, hashed example with namespaces;
 //! * [`batch`]: batches of examples and how examples are built from them, a block of rows at a
 //!   time, column by column;
+//! * `builder`: a thread beside the learner that builds (and expands) the blocks ahead of it;
 //! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill, and the
 //!   fields its features come from;
 //! * [`field_scales`]: a learned scale per field (opt-in; Vowpal Wabbit has none);
@@ -23,6 +24,7 @@
 
 pub(crate) mod averaging;
 pub mod batch;
+mod builder;
 pub mod example;
 pub mod expansion;
 pub mod features;
@@ -39,7 +41,9 @@ pub use batch::{Batch, NamespaceRows, OneHotColumns};
 pub use example::{Example, ExampleBuffer};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::ExpandedFeatures;
-pub use learner::{FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS};
+pub use learner::{
+    BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
+};
 pub use loss::{Loss, LossParams};
 pub use update::{GdState, UpdateRule};
 

@@ -910,6 +910,19 @@ impl Expansion for CrossJoinsLate {
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         expansion::push_namespace_pair(example, 0, (0, 1), out);
     }
+
+    /// The interactions of now, as field-level apple's crosses.
+    fn expand_one_hot_block(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        self.now().expand_one_hot_block(columns, out)
+    }
+
+    fn block_expansion(&self) -> Option<Interactions> {
+        self.now().block_expansion()
+    }
 }
 
 /// An example of two namespaces: the indices and values of each, the label, the importance.
@@ -1248,5 +1261,113 @@ fn scoring_reports_the_first_invalid_row_of_any_block() {
                 }
             }
         }
+    }
+}
+
+/// Two namespaces of `n` rows: one-hot (one feature each, of `values` distinct ones) but for
+/// rows `wide` (three features in the first namespace), labels of the pair's parity, importance
+/// weights now and then.
+fn two_field_batch_parts(n: usize, values: u64, wide: &[usize]) -> TwoFieldParts {
+    let mut state = 17u64;
+    let mut next = |modulus: u64| {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % modulus
+    };
+    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
+        vec![(vec![0], Vec::new(), Vec::new()); 2];
+    let (mut labels, mut weights) = (Vec::new(), Vec::new());
+    for row in 0..n {
+        let ids = [next(values), next(values)];
+        for (k, column) in columns.iter_mut().enumerate() {
+            let width = if k == 0 && wide.contains(&row) { 3 } else { 1 };
+            for j in 0..width {
+                column.1.push(ids[k] as u32 * 4 + j);
+                column.2.push(1.0);
+            }
+            column.0.push(column.1.len() as i64);
+        }
+        labels.push(if (ids[0] + ids[1]) % 2 == 0 { 1.0 } else { -1.0 });
+        weights.push(if next(7) == 0 { 2.0 } else { 1.0 });
+    }
+    (columns, labels, weights)
+}
+
+type TwoFieldParts = (Vec<(Vec<i64>, Vec<u32>, Vec<f64>)>, Vec<f64>, Vec<f64>);
+
+/// Learning with the blocks built on a thread beside the learner gives what learning with them
+/// built on the learner's thread gives, bit for bit: one-hot blocks expanded by the builder,
+/// a block that is not one-hot, a cross that joins mid-batch (blocks the builder expanded
+/// before are expanded again), the catch-up it triggers, passes over shuffled rows with a
+/// holdout, recorded progressive predictions, small and large tables.
+#[test]
+fn a_builder_thread_learns_what_the_learner_alone_learns() {
+    let n = 6_000;
+    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
+    let options = FitOptions {
+        passes: 3,
+        shuffle_seed: Some(4),
+        holdout_period: 9,
+        early_stopping: 0,
+        ..FitOptions::default()
+    };
+    for bits in [12, 22] {
+        let config = LearnerConfig {
+            bits,
+            loss: Loss::Logistic(Logistic),
+            namespaces: vec!["a".into(), "b".into()],
+            ..LearnerConfig::default()
+        };
+        let run = |builder: BuilderThread, join_at: u64| {
+            let expansion = CrossJoinsLate::new(join_at, 50);
+            let mut learner = Learner::new(config.clone(), expansion.clone()).unwrap();
+            learner.set_builder_thread(builder);
+            let mut recorded = Vec::new();
+            learner.learn_batch_recording(&batch, &mut recorded).unwrap();
+            let mut fitted = Learner::new(config.clone(), expansion).unwrap();
+            fitted.set_builder_thread(builder);
+            let report = fitted.fit(&batch, &options).unwrap();
+            (learner, recorded, fitted, report)
+        };
+        for join_at in [0, 2_500] {
+            let (alone, alone_recorded, alone_fitted, alone_report) =
+                run(BuilderThread::Never, join_at);
+            let (built, built_recorded, built_fitted, built_report) =
+                run(BuilderThread::Always, join_at);
+            let case = format!("bits {bits}, cross joins at {join_at}");
+            assert_eq!(built.progress(), alone.progress(), "{case}");
+            assert_eq!(built.weights().data(), alone.weights().data(), "{case}");
+            assert_eq!(built_recorded, alone_recorded, "{case}");
+            assert_eq!(built_fitted.weights().data(), alone_fitted.weights().data(), "{case}");
+            assert_eq!(built_report.pass_loss, alone_report.pass_loss, "{case}");
+            assert_eq!(built_report.holdout_loss, alone_report.holdout_loss, "{case}");
+            assert_eq!(built.expansion().joined(), join_at < n as u64, "{case}");
+        }
+    }
+}
+
+/// With a builder thread, an example refused at its turn still stops learning at its row, the
+/// rows before it learned, and the builder stops with the learner.
+#[test]
+fn a_builder_thread_stops_at_the_first_refused_row() {
+    let data = stream(9_000, 9, false);
+    let (offsets, indices, values, mut labels) = rows_of(&data);
+    labels[5_000] = 99.0;
+    labels[7_000] = 99.0;
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(10);
+    for bits in [12, 22] {
+        let config =
+            LearnerConfig { bits, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
+        let mut learner = Learner::new(config, RefusesLabel(99.0)).unwrap();
+        learner.set_builder_thread(BuilderThread::Always);
+        let err = learner.learn_batch(&batch).unwrap_err().to_string();
+        assert_eq!(err, "row 5010: refused");
+        assert_eq!(learner.progress().examples, 5_000);
     }
 }

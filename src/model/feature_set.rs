@@ -288,6 +288,15 @@ impl Expansion for FeatureSet {
         }
     }
 
+    fn block_expansion(&self) -> Option<Interactions> {
+        match self {
+            FeatureSet::Fixed(e) => e.block_expansion(),
+            FeatureSet::Apple(e) => e.block_expansion(),
+            FeatureSet::FieldApple(e) => e.block_expansion(),
+            FeatureSet::AppleFields(..) => None,
+        }
+    }
+
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         match self {
             FeatureSet::Fixed(e) => e.expand_added(example, out),

@@ -1,0 +1,150 @@
+//! A builder thread beside the learner: blocks of examples are built (their columns read, hashed
+//! and checked, [`super::batch`]) and, when their rows are one-hot, expanded whole, on another
+//! core while the learner learns the blocks before them. Vowpal Wabbit runs its parser thread
+//! beside its learner the same way.
+//!
+//! On a table far larger than the cache the learning step waits on memory, and reading a dozen
+//! input columns a row competes with it for the core's outstanding misses; on another core the
+//! reading overlaps the learning instead. Results are those of building on the learner's thread:
+//! the blocks arrive in order, carry their rows' errors with them, and a block the builder
+//! expanded with an enumerator that has since grown ([`super::Expansion::generation`]) is
+//! expanded again by the learner (the builder is then handed the new block form).
+
+use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::{Mutex, PoisonError};
+
+use super::batch::{Batch, BlockSource, ExampleBlock, RowBlocks};
+use super::expansion::{Expansion, Interactions};
+
+/// Blocks the builder may have out (built and not yet handed back by the learner, which holds
+/// two at a time): the builder sleeps when all are out and wakes when the learner hands back
+/// [`RETURN_GROUP`] of them, so that it wakes once every few blocks, not every block (a
+/// wake-up per block cost 5% of the step). Must exceed `RETURN_GROUP + 1`, or the builder
+/// could wait for blocks the learner waits to be built.
+const BLOCKS_OUT: usize = 8;
+
+/// Blocks the learner hands back to the builder at once.
+const RETURN_GROUP: usize = 4;
+
+/// The block form the builder expands with and the enumerator generation it is of.
+type BlockForm = (u64, Option<Interactions>);
+
+/// A [`BlockSource`] that hears of the enumerator's growth: one that expands blocks ahead needs
+/// the enumerator's new block form.
+pub(crate) trait FollowsExpansion: BlockSource {
+    /// The learner's enumerator is now at `generation`; `block_form` is its block form
+    /// ([`super::Expansion::block_expansion`]), asked for only when the source wants it.
+    fn expansion_changed(
+        &mut self,
+        _generation: u64,
+        _block_form: &dyn Fn() -> Option<Interactions>,
+    ) {
+    }
+}
+
+/// Blocks built on the learner's own thread expand there too.
+impl<R: Iterator<Item = usize>> FollowsExpansion for RowBlocks<'_, '_, R> {}
+
+/// Blocks built ahead by the builder thread of [`with_builder`], in row order.
+pub(crate) struct BuiltBlocks<'s> {
+    built: Receiver<ExampleBlock>,
+    /// Blocks the learner is done with, handed back to the builder for reuse a group at a time.
+    spent: Vec<ExampleBlock>,
+    returned: Sender<Vec<ExampleBlock>>,
+    form: &'s Mutex<BlockForm>,
+    generation: u64,
+}
+
+impl BlockSource for BuiltBlocks<'_> {
+    fn fill(&mut self, block: &mut ExampleBlock) -> bool {
+        self.spent.push(std::mem::take(block));
+        if self.spent.len() >= RETURN_GROUP {
+            // The builder may have finished: then the blocks are simply dropped.
+            let _ = self.returned.send(std::mem::take(&mut self.spent));
+        }
+        match self.built.recv() {
+            Ok(next) => {
+                *block = next;
+                true
+            }
+            Err(_) => false,
+        }
+    }
+}
+
+impl FollowsExpansion for BuiltBlocks<'_> {
+    fn expansion_changed(
+        &mut self,
+        generation: u64,
+        block_form: &dyn Fn() -> Option<Interactions>,
+    ) {
+        if generation != self.generation {
+            self.generation = generation;
+            *self.form.lock().unwrap_or_else(PoisonError::into_inner) = (generation, block_form());
+        }
+    }
+}
+
+/// Runs `learn` on the blocks of `rows` of `batch` (hashed with `seeds`), built by a thread of
+/// their own; one-hot blocks are expanded there with `form` (the block form of the enumerator
+/// at a generation, see [`super::Expansion::block_expansion`]) into features of the learner's
+/// `bits`, fields tracked when `track_fields`. The builder stops when `learn` returns (whether
+/// it learned every row or stopped at an error).
+pub(crate) fn with_builder<T>(
+    batch: Batch<'_>,
+    rows: impl Iterator<Item = usize> + Send,
+    seeds: &[u64],
+    form: BlockForm,
+    bits: u32,
+    track_fields: bool,
+    learn: impl FnOnce(&mut BuiltBlocks<'_>) -> T,
+) -> T {
+    let generation = form.0;
+    let shared = Mutex::new(form);
+    std::thread::scope(|scope| {
+        let (to_learner, built) = channel::<ExampleBlock>();
+        let (returned, from_learner) = channel::<Vec<ExampleBlock>>();
+        let shared = &shared;
+        scope.spawn(move || {
+            let mut rows = rows;
+            let mut form = shared.lock().unwrap_or_else(PoisonError::into_inner).clone();
+            let (mut free, mut outstanding) = (Vec::new(), 0usize);
+            loop {
+                let group = if outstanding >= BLOCKS_OUT {
+                    from_learner.recv().ok()
+                } else {
+                    from_learner.try_recv().ok()
+                };
+                if let Some(group) = group {
+                    outstanding -= group.len();
+                    free.extend(group);
+                } else if outstanding >= BLOCKS_OUT {
+                    // The learner stopped (an error, an interrupt).
+                    break;
+                }
+                let mut block = free.pop().unwrap_or_default();
+                if !block.fill(&batch, &mut rows, seeds) {
+                    break;
+                }
+                {
+                    let latest = shared.lock().unwrap_or_else(PoisonError::into_inner);
+                    if latest.0 != form.0 {
+                        form = latest.clone();
+                    }
+                }
+                if let Some(expansion) = &form.1 {
+                    block.expand_whole(form.0, bits, track_fields, |columns, out| {
+                        expansion.expand_one_hot_block(columns, out)
+                    });
+                }
+                if to_learner.send(block).is_err() {
+                    break;
+                }
+                outstanding += 1;
+            }
+        });
+        let mut source =
+            BuiltBlocks { built, spent: Vec::new(), returned, form: shared, generation };
+        learn(&mut source)
+    })
+}
