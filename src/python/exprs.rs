@@ -187,6 +187,14 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
 fn hash_features_body(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
     let arrays: Vec<ColumnArrays> =
         inputs.iter().map(column_arrays).collect::<PolarsResult<_>>()?;
+    if let ([series], [ColumnArrays::Text(texts)]) = (inputs, arrays.as_slice()) {
+        // One string field (hashed categorical data, a field per call): the straight path.
+        let name = series.name().as_str();
+        let matrix =
+            hashing::columns::hash_one_categorical(name, texts.iter(), kwargs.bits, kwargs.seed)
+                .map_err(to_polars_error)?;
+        return sparse_series(first_name_of(inputs), matrix, None);
+    }
     let columns: Vec<FeatureColumn<'_>> = inputs
         .iter()
         .zip(&arrays)
