@@ -21,10 +21,10 @@ use super::expansion::{Expansion, Interactions};
 /// [`RETURN_GROUP`] of them, so that it wakes once every few blocks, not every block (a
 /// wake-up per block cost 5% of the step). Must exceed `RETURN_GROUP + 1`, or the builder
 /// could wait for blocks the learner waits to be built.
-const BLOCKS_OUT: usize = 8;
+const BLOCKS_OUT: usize = 12;
 
 /// Blocks the learner hands back to the builder at once.
-const RETURN_GROUP: usize = 4;
+const RETURN_GROUP: usize = 8;
 
 /// The block form the builder expands with and the enumerator generation it is of.
 type BlockForm = (u64, Option<Interactions>);
