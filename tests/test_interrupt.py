@@ -51,6 +51,15 @@ X, y = sp.vstack([X] * 4).tocsr(), np.tile(np.sign(y), 4)
 m = pp.DoSClassifier(rank=64, n_features=500, batch_size=2_000_000)
 print("ready", flush=True); m.fit(X, y)
 """,
+    "SGDClassifier.fit (hashed fields, bits 24, builder thread)": """
+from polars_poly import synthetic
+raw = synthetic.eat_rate(1_000_000, 0)
+fields = [c for c in raw.columns if c != "label"]
+frame = raw.select("label", *(pp.hash_features(f, bits=24).alias(f) for f in fields))
+m = pp.SGDClassifier(loss="logistic", bits=24, interactions=[("A", "B")], passes=8,
+                     n_iter_no_change=0, field_scales=False, progress=False)
+print("ready", flush=True); m.fit(frame, "label")
+""",
     "read_libsvm": """
 print("ready", flush=True); pp.read_libsvm(sys.argv[1])
 """,

@@ -757,3 +757,34 @@ def test_a_multi_pass_fit_records_its_learning_curve() -> None:
     np.testing.assert_allclose(per_pass, model.pass_loss_, rtol=1e-9)
     assert history["expansions"][-1] == model.n_expansions_
     assert history["expansions"][:-1].null_count() == len(examples) - 1
+
+
+def test_a_builder_thread_beside_the_learner_changes_no_result(tmp_path: Path) -> None:
+    """On a table larger than the cache the engine builds each batch's examples on a thread
+    beside the learner (docs/learners.md); a process whose thread pool has one thread
+    (``RAYON_NUM_THREADS=1``) learns on one thread. Both fit the same model, score for score."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np, polars_poly as pp\n"
+        "from polars_poly import synthetic\n"
+        "raw = synthetic.eat_rate(20_000, 3)\n"
+        "fields = [c for c in raw.columns if c != 'label']\n"
+        "frame = raw.select('label', *(pp.hash_features(f, bits=22).alias(f) for f in fields))\n"
+        "m = pp.SGDClassifier(loss='logistic', bits=22, interactions=[('A', 'B')], passes=2,\n"
+        "                     progress=False).fit(frame, 'label')\n"
+        "np.save(sys.argv[1], m.decision_function(frame.drop('label')))\n"
+    )
+    scores = []
+    for threads in ["2", "1"]:
+        path = tmp_path / f"scores_{threads}.npy"
+        env = {**os.environ, "RAYON_NUM_THREADS": threads}
+        done = subprocess.run(
+            [sys.executable, "-c", script, str(path)], capture_output=True, text=True, env=env
+        )
+        assert done.returncode == 0, done.stderr
+        scores.append(np.load(path))
+    assert np.abs(scores[0]).max() > 0.1, "the model learned something"
+    np.testing.assert_array_equal(scores[0], scores[1])
