@@ -15,7 +15,7 @@
 use crate::error::{PolyError, PolyResult};
 
 /// Below this size huge pages cannot help (they need a 2 MiB aligned span).
-const HUGE_PAGE_BYTES: usize = 1 << 21;
+pub(crate) const HUGE_PAGE_BYTES: usize = 1 << 21;
 
 /// Bytes this process can still allocate, where known: the system's available memory
 /// (`MemAvailable`), and no more than what is left under an address-space limit (`ulimit -v`).

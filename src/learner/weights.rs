@@ -71,6 +71,17 @@ pub(crate) fn zeroed_vec<T: ZeroBits>(len: usize) -> Option<Vec<T>> {
     }
 }
 
+/// Faults in the pages of fresh zeroed memory on the thread pool, one write of zero per huge
+/// page: the kernel zeroes each page it hands out, and a table being moved to huge pages is
+/// about to have nearly all of them faulted (its touched pages are spread over every 2 MiB
+/// span), which on one thread is most of a short run's time (256 MiB of fresh memory: 0.57 s
+/// on one thread, 0.32 s on two, on the 2-core VM of docs/benchmarks.md).
+fn fault_in_parallel(fresh: &mut [f32]) {
+    use rayon::prelude::*;
+    let per_page = crate::memory::HUGE_PAGE_BYTES / size_of::<f32>();
+    fresh.par_chunks_mut(per_page).with_min_len(8).for_each(|page| page[0] = 0.0);
+}
+
 /// A table of `2^bits` weight slots.
 #[derive(Clone, Debug)]
 pub struct WeightTable {
@@ -207,6 +218,7 @@ impl WeightTable {
         }
         let mut fresh = zeroed_vec::<f32>(self.data.len())?;
         crate::memory::advise_huge_pages(&mut fresh);
+        fault_in_parallel(&mut fresh);
         let page_len = self.stride << SLOTS_PER_PAGE_SHIFT;
         for (k, &word) in touched.iter().enumerate() {
             let mut bits = word;
