@@ -1146,6 +1146,16 @@ fn an_example_refused_ahead_of_its_turn_stops_learning_at_its_row() {
     }
 }
 
+/// A seeded pseudo-random draw below its argument (a linear congruential generator's high bits).
+fn below(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut state = seed;
+    move |modulus| {
+        state =
+            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) % modulus
+    }
+}
+
 /// One-hot rows (one feature in every namespace, like hashed categorical fields) are expanded a
 /// block at a time ([`Expansion::expand_one_hot_block`]): learning and scoring a batch of them
 /// equal doing it one example at a time, bit for bit, with crosses (one of a namespace with
@@ -1154,12 +1164,7 @@ fn an_example_refused_ahead_of_its_turn_stops_learning_at_its_row() {
 #[test]
 fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
     let n = 700;
-    let mut state = 3u64;
-    let mut next = |modulus: u64| {
-        state =
-            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        (state >> 33) % modulus
-    };
+    let mut next = below(3);
     let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
         vec![(vec![0], Vec::new(), Vec::new()); 3];
     let mut labels = Vec::new();
@@ -1268,12 +1273,7 @@ fn scoring_reports_the_first_invalid_row_of_any_block() {
 /// rows `wide` (three features in the first namespace), labels of the pair's parity, importance
 /// weights now and then.
 fn two_field_batch_parts(n: usize, values: u64, wide: &[usize]) -> TwoFieldParts {
-    let mut state = 17u64;
-    let mut next = |modulus: u64| {
-        state =
-            state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
-        (state >> 33) % modulus
-    };
+    let mut next = below(17);
     let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
         vec![(vec![0], Vec::new(), Vec::new()); 2];
     let (mut labels, mut weights) = (Vec::new(), Vec::new());
