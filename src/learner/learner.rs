@@ -839,7 +839,9 @@ impl<E: Expansion> Learner<E> {
     /// built and expanded before the current one is learned, and the furthest one's weight
     /// slots prefetched during its step, so that the cache misses of the table overlap the
     /// learning instead of stalling it. An enumerator that grew in between
-    /// ([`Expansion::generation`]) expands an example again when its turn comes.
+    /// ([`Expansion::generation`]) expands an example again when its turn comes. There, too,
+    /// the blocks of a long batch are built on a thread beside the learner
+    /// ([`Learner::builds_ahead`], [`super::builder`]).
     fn learn_rows(
         &mut self,
         batch: &Batch<'_>,
