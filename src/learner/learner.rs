@@ -51,7 +51,7 @@ const SCORE_AHEAD: usize = 4;
 /// starting a thread costs some tens of microseconds.
 const BUILDER_MIN_ROWS: usize = 4096;
 
-/// Whether a learner builds its batches' examples on a thread beside it ([`super::builder`]).
+/// Whether a learner builds its batches' examples on a thread beside it (`src/learner/builder.rs`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum BuilderThread {
     /// Where it pays: tables larger than the cache, batches of thousands of rows, a second
