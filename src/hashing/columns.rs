@@ -39,9 +39,7 @@ pub fn hash_columns(
     bits: u32,
     seed: u32,
 ) -> PolyResult<SparseMatrix<u32, f64>> {
-    if !(1..=MAX_HASH_BITS).contains(&bits) {
-        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
-    }
+    check_bits(bits)?;
     let resolved: Vec<Resolved<'_, '_>> = columns
         .iter()
         .map(|column| match column {
@@ -90,6 +88,14 @@ pub fn hash_columns(
     Ok(out)
 }
 
+/// `bits` must be in `1..=MAX_HASH_BITS`.
+fn check_bits(bits: u32) -> PolyResult<()> {
+    if !(1..=MAX_HASH_BITS).contains(&bits) {
+        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
+    }
+    Ok(())
+}
+
 /// One categorical column holding at most one value a row (a string column), hashed exactly as
 /// [`hash_columns`] hashes it alone, without its generality: a row of one feature is canonical
 /// already, so the rows are written straight out. On eat-rate's 12 string fields this halved the
@@ -101,9 +107,7 @@ pub fn hash_one_categorical<'s>(
     bits: u32,
     seed: u32,
 ) -> PolyResult<SparseMatrix<u32, f64>> {
-    if !(1..=MAX_HASH_BITS).contains(&bits) {
-        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
-    }
+    check_bits(bits)?;
     let namespace = column_namespace_hash(name, seed);
     let rows = values.size_hint().0;
     let mut out = SparseMatrix::with_capacity(rows, rows);

@@ -1129,21 +1129,37 @@ impl Expansion for RefusesLabel {
 /// not.
 #[test]
 fn an_example_refused_ahead_of_its_turn_stops_learning_at_its_row() {
-    let data = stream(700, 9, false);
+    for bits in [12, 22] {
+        let learner =
+            refused_at_its_row(700, &[500], bits, BuilderThread::Auto, "row 510: refused");
+        assert_eq!(learner.weights().is_large(), bits == 22);
+        assert_eq!(learner.progress().examples, 500);
+    }
+}
+
+/// Learns `n` rows of `stream` (numbered from 10) whose rows `refused` have a label the
+/// enumerator refuses, expecting the error `expected`; the learner as it stopped.
+fn refused_at_its_row(
+    n: usize,
+    refused: &[usize],
+    bits: u32,
+    builder: BuilderThread,
+    expected: &str,
+) -> Learner<RefusesLabel> {
+    let data = stream(n, 9, false);
     let (offsets, indices, values, mut labels) = rows_of(&data);
-    labels[500] = 99.0;
+    for &row in refused {
+        labels[row] = 99.0;
+    }
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(10);
-    for bits in [12, 22] {
-        let config =
-            LearnerConfig { bits, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
-        let mut learner = Learner::new(config, RefusesLabel(99.0)).unwrap();
-        assert_eq!(learner.weights().is_large(), bits == 22);
-        let err = learner.learn_batch(&batch).unwrap_err().to_string();
-        assert_eq!(err, "row 510: refused");
-        assert_eq!(learner.progress().examples, 500);
-    }
+    let config = LearnerConfig { bits, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
+    let mut learner = Learner::new(config, RefusesLabel(99.0)).unwrap();
+    learner.set_builder_thread(builder);
+    let err = learner.learn_batch(&batch).unwrap_err().to_string();
+    assert_eq!(err, expected);
+    learner
 }
 
 /// A seeded pseudo-random draw below its argument (a linear congruential generator's high bits).
@@ -1354,20 +1370,14 @@ fn a_builder_thread_learns_what_the_learner_alone_learns() {
 /// rows before it learned, and the builder stops with the learner.
 #[test]
 fn a_builder_thread_stops_at_the_first_refused_row() {
-    let data = stream(9_000, 9, false);
-    let (offsets, indices, values, mut labels) = rows_of(&data);
-    labels[5_000] = 99.0;
-    labels[7_000] = 99.0;
-    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
-    let ns: [&dyn NamespaceRows; 1] = [&rows];
-    let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(10);
     for bits in [12, 22] {
-        let config =
-            LearnerConfig { bits, ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT) };
-        let mut learner = Learner::new(config, RefusesLabel(99.0)).unwrap();
-        learner.set_builder_thread(BuilderThread::Always);
-        let err = learner.learn_batch(&batch).unwrap_err().to_string();
-        assert_eq!(err, "row 5010: refused");
+        let learner = refused_at_its_row(
+            9_000,
+            &[5_000, 7_000],
+            bits,
+            BuilderThread::Always,
+            "row 5010: refused",
+        );
         assert_eq!(learner.progress().examples, 5_000);
     }
 }
