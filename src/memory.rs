@@ -154,6 +154,19 @@ pub fn prefetch<T>(ptr: *const T) {
     let _ = ptr;
 }
 
+/// Prefetches the weight slots `slots` of a table of `stride` values a slot (nothing when the
+/// table is not allocated).
+#[inline]
+pub(crate) fn prefetch_slots(data: &[f32], stride: usize, slots: &[u32]) {
+    if data.is_empty() {
+        return;
+    }
+    for &slot in slots {
+        // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
+        prefetch(data.as_ptr().wrapping_add(slot as usize * stride));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

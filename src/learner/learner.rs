@@ -40,9 +40,20 @@ const PREFETCH_SLOTS: usize = 16;
 /// Examples staged ahead of the one being learned on a table larger than the cache. The slots
 /// of the furthest are prefetched in two halves during the current example's step, not all at
 /// once: on a table far beyond the TLB's reach each prefetch waits for its page walk, and a burst
-/// of them stalls the step, while spread over two examples' work the walks overlap it
-/// (criterion `step/24`, docs/benchmarks.md).
+/// of them stalls the step. Each half goes just before one of the step's two chains of
+/// arithmetic that need no memory (the loss after the score, the update's size), whose work
+/// the walks overlap (criterion `step/24`, docs/benchmarks.md).
 const LEARN_AHEAD: usize = 2;
+
+/// Which visit of an example an update step is ([`Learner::step`]).
+#[derive(Clone, Copy)]
+enum Visit<'a> {
+    /// Its first: the state of the update rule moves too; the slots of an upcoming example
+    /// are prefetched before the step's size is computed (see [`LEARN_AHEAD`]).
+    First { upcoming: &'a [u32] },
+    /// A replay by the catch-up: only the weights move.
+    Replay,
+}
 
 /// Rows staged ahead when scoring a table larger than the cache (1: the row being scored only).
 const SCORE_AHEAD: usize = 4;
@@ -562,7 +573,7 @@ impl<E: Expansion> Learner<E> {
             if positive {
                 self.weights.touch(added.slots());
                 // An overflowing step is not taken (`step` moves no weight then).
-                let _ = self.step(&added, p, example.label, example.weight, derivative, true);
+                let _ = self.step(&added, p, example.label, example.weight, derivative, Visit::Replay);
             }
             Ok(())
         });
@@ -608,7 +619,6 @@ impl<E: Expansion> Learner<E> {
         upcoming: &[u32],
     ) -> PolyResult<f64> {
         let (upcoming_now, upcoming_later) = upcoming.split_at(upcoming.len() / 2);
-        self.prefetch_slots(upcoming_now);
         let labels_before = self.labels;
         if self.config.loss.fixed_range().is_none() {
             self.labels.min = self.labels.min.min(label);
@@ -626,6 +636,7 @@ impl<E: Expansion> Learner<E> {
             }
             None => self.raw_score(features),
         };
+        self.prefetch_slots(upcoming_now);
         let p = self.finalize(raw);
         let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
         let grad_squared = (weight * derivative * derivative) as f32;
@@ -663,14 +674,16 @@ impl<E: Expansion> Learner<E> {
         self.progress.weight += weight;
         self.progress.feature_updates += features.len() as u64;
         if weight <= 0.0 {
+            self.prefetch_slots(upcoming_later);
             return Ok(p);
         }
         self.state.t += weight;
-        self.prefetch_slots(upcoming_later);
         if !positive || features.is_empty() {
+            self.prefetch_slots(upcoming_later);
             return Ok(p);
         }
-        if let Err(step) = self.step(features, p, label, weight, derivative, false) {
+        let visit = Visit::First { upcoming: upcoming_later };
+        if let Err(step) = self.step(features, p, label, weight, derivative, visit) {
             return crate::invalid!(
                 "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
                  features down"
@@ -682,9 +695,9 @@ impl<E: Expansion> Learner<E> {
     /// The update step of an example of progressive prediction `p` on `features` (passes 1 and
     /// 2 of [`super::update`]); `Err` with the step when it overflows (no weight moved; pass 1's
     /// sums and normalizers are).
-    /// A `replay` ([`Learner::catch_up`]) moves only the weights of `features`: the state the
-    /// examples' first visit keeps (the normalized rule's sums, the lazy L1/L2 state, the field
-    /// scales) is read, not changed.
+    /// A [`Visit::Replay`] ([`Learner::catch_up`]) moves only the weights of `features`: the
+    /// state the examples' first visit keeps (the normalized rule's sums, the lazy L1/L2 state,
+    /// the field scales) is read, not changed.
     #[inline]
     fn step(
         &mut self,
@@ -693,8 +706,12 @@ impl<E: Expansion> Learner<E> {
         label: f64,
         weight: f64,
         derivative: f64,
-        replay: bool,
+        visit: Visit<'_>,
     ) -> Result<(), f32> {
+        let (replay, upcoming) = match visit {
+            Visit::First { upcoming } => (false, upcoming),
+            Visit::Replay => (true, &[][..]),
+        };
         let grad_squared = (weight * derivative * derivative) as f32;
         let config = &self.config;
         let rule = config.rule;
@@ -760,6 +777,7 @@ impl<E: Expansion> Learner<E> {
                 scale *= config.initial_t.powf(config.power_t);
             }
         }
+        crate::memory::prefetch_slots(data, stride, upcoming);
         let mut step = if rule.invariant {
             config.loss.invariant_update(p, label, scale, pred_per_update)
         } else {
@@ -997,15 +1015,7 @@ impl<E: Expansion> Learner<E> {
     /// Prefetches the weight slots `slots` will touch (on a table larger than the cache).
     #[inline]
     fn prefetch_slots(&self, slots: &[u32]) {
-        let data = self.weights.data();
-        if data.is_empty() {
-            return;
-        }
-        let stride = self.weights.stride();
-        for &slot in slots {
-            // Slots are <= mask, inside the table; a prefetch cannot fault anyway.
-            crate::memory::prefetch(data.as_ptr().wrapping_add(slot as usize * stride));
-        }
+        crate::memory::prefetch_slots(self.weights.data(), self.weights.stride(), slots);
     }
 
     /// Whether examples are staged ahead and their slots prefetched: only for tables larger
