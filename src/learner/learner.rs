@@ -573,7 +573,8 @@ impl<E: Expansion> Learner<E> {
             if positive {
                 self.weights.touch(added.slots());
                 // An overflowing step is not taken (`step` moves no weight then).
-                let _ = self.step(&added, p, example.label, example.weight, derivative, Visit::Replay);
+                let _ =
+                    self.step(&added, p, example.label, example.weight, derivative, Visit::Replay);
             }
             Ok(())
         });
