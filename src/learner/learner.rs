@@ -674,12 +674,11 @@ impl<E: Expansion> Learner<E> {
         self.progress.weighted_loss += loss * weight;
         self.progress.weight += weight;
         self.progress.feature_updates += features.len() as u64;
-        if weight <= 0.0 {
-            self.prefetch_slots(upcoming_later);
-            return Ok(p);
+        if weight > 0.0 {
+            self.state.t += weight;
         }
-        self.state.t += weight;
-        if !positive || features.is_empty() {
+        if weight <= 0.0 || !positive || features.is_empty() {
+            // No step to issue the second half's prefetches.
             self.prefetch_slots(upcoming_later);
             return Ok(p);
         }
