@@ -4,9 +4,9 @@
 //! recent ones for it alone gives it the steps it would have taken.
 //!
 //! Examples are copied (their namespaces' canonical hashes and values, label and importance
-//! weight) into chunks of [`CHUNK_EXAMPLES`]; when the buffer holds a whole chunk more than
-//! asked, or more than [`MAX_FEATURES`] features, its oldest chunk is dropped (and reused).
-//! Only the last examples asked for are visited.
+//! weight) into chunks of [`CHUNK_EXAMPLES`]; when the chunks after the oldest hold as many as
+//! asked, or more than [`MAX_FEATURES`] features are kept, the oldest chunk is dropped (and
+//! reused). Only the last examples asked for are visited.
 
 use std::collections::VecDeque;
 
@@ -82,8 +82,8 @@ impl RecentExamples {
         *self = RecentExamples::default();
     }
 
-    /// Keeps a copy of `example` among the last `most`, then drops the oldest chunks while more
-    /// than `most` examples (rounded up to whole chunks) or [`MAX_FEATURES`] features are kept.
+    /// Keeps a copy of `example` among the last `most`, then drops the oldest chunks while the
+    /// others hold `most` examples or more than [`MAX_FEATURES`] features are kept.
     pub fn push(&mut self, example: &Example<'_>, most: usize) {
         self.most = most;
         if self.chunks.back().is_none_or(|c| c.len() >= CHUNK_EXAMPLES) {
@@ -121,10 +121,13 @@ impl RecentExamples {
             chunk.lengths.as_ptr().wrapping_byte_add(ahead(4 * chunk.lengths.len())),
         );
         self.examples += 1;
-        let most_chunks = most.div_ceil(CHUNK_EXAMPLES).max(1);
-        while self.chunks.len() > 1
-            && (self.chunks.len() > most_chunks || self.features > MAX_FEATURES)
-        {
+        // The newest chunk is never dropped; an older one is once the chunks after it hold the
+        // `most` asked (or the features are too many).
+        while self.chunks.len() > 1 {
+            let oldest = self.chunks.front().map_or(0, Chunk::len);
+            if self.examples - oldest < most && self.features <= MAX_FEATURES {
+                break;
+            }
             if let Some(oldest) = self.chunks.pop_front() {
                 self.examples -= oldest.len();
                 self.features -= oldest.hashes.len();
@@ -224,6 +227,33 @@ mod tests {
             .unwrap();
         let expected: Vec<u32> = (n - recent.len() as u32..n).collect();
         assert_eq!(seen, expected);
+    }
+
+    /// Whatever the count asked and however the stream falls into chunks, the last `most`
+    /// examples (all of them while fewer came) are kept, in at most one chunk more than needed.
+    /// (Dropping by whole chunks counted from the newest, partial one kept as few as 1 of 4,096
+    /// asked.)
+    #[test]
+    fn keeps_exactly_the_last_examples_asked() {
+        let mut buffer = ExampleBuffer::new();
+        for most in [1, 100, CHUNK_EXAMPLES - 1, CHUNK_EXAMPLES, CHUNK_EXAMPLES + 1, 7_000] {
+            let mut recent = RecentExamples::default();
+            for i in 0..(3 * CHUNK_EXAMPLES + 17) as u32 {
+                recent.push(&example_of(&mut buffer, i, 1), most);
+                let seen = i as usize + 1;
+                assert_eq!(recent.len(), seen.min(most), "most {most}, after {seen}");
+                assert!(recent.chunks.len() <= most.div_ceil(CHUNK_EXAMPLES) + 1);
+            }
+            let mut last = None;
+            let mut union = FeatureUnion::default();
+            recent
+                .try_for_each(false, &mut union, |example| {
+                    last = Some(example.label);
+                    Ok::<(), ()>(())
+                })
+                .unwrap();
+            assert_eq!(last, Some((3 * CHUNK_EXAMPLES + 16) as f64));
+        }
     }
 
     #[test]
