@@ -4,12 +4,14 @@
 //! constant feature. After each learned example it counts the example (and its nonzeros, for
 //! s̄), remembers it when an expansion is near ([`super::window`]) and, at an expansion point
 //! ([`super::schedule`]), adds `s = floor(s̄^alpha)` new parents chosen by
-//! [`super::select`].
+//! [`super::select`]. The monomials that adds then catch up on the last `catch_up` learned
+//! examples, which the learner keeps from `catch_up` examples before each expansion point and
+//! replays for them alone ([`Expansion::expand_added`]).
 
 use std::cell::RefCell;
 
 use super::categorical::CategoricalNamespaces;
-use super::monomial::Identity;
+use super::monomial::{mix, Identity};
 use super::parents::{Parent, ParentSet};
 use super::ranking::{Ranking, SlotWeights};
 use super::schedule::{Schedule, ScheduleKind};
@@ -55,6 +57,15 @@ pub struct AppleConfig {
     pub window: usize,
     #[serde(default = "default_budget")]
     pub budget: usize,
+    /// The monomials an expansion adds catch up on the last `catch_up` learned examples before
+    /// it (2048; 0: none): the learner replays them for those features alone, as it does for a
+    /// field cross that joins ([`Expansion::expand_added`]).
+    #[serde(default = "default_catch_up")]
+    pub catch_up: usize,
+}
+
+fn default_catch_up() -> usize {
+    AppleConfig::default().catch_up
 }
 
 fn default_constant() -> bool {
@@ -83,6 +94,7 @@ impl Default for AppleConfig {
             constant: true,
             window: 10_000,
             budget: 4_000_000,
+            catch_up: 2048,
         }
     }
 }
@@ -156,6 +168,80 @@ impl ChildSink for FeatureSink<'_> {
     }
 }
 
+/// Tells the children an expansion added to S from those S had before it. Canonical identity:
+/// a product `c = m·x` was in S before iff `c / f` is an earlier parent for some factor `f` of
+/// `c` (S is the base features and every parent times a base feature); `f = x` leaves `m`, so a
+/// child of an earlier parent was there, and a child of a new parent is new unless removing one
+/// of that parent's factors leaves an earlier parent. Path identity: a product is keyed by its
+/// path, so exactly the children of new parents are new.
+struct NewChildren<'a> {
+    parents: &'a ParentSet,
+    identity: Identity,
+    /// The expansion whose parents are new.
+    expansion: u32,
+}
+
+impl<'a> NewChildren<'a> {
+    fn new(parents: &'a ParentSet, identity: Identity, expansion: u32) -> Self {
+        NewChildren { parents, identity, expansion }
+    }
+
+    fn is_earlier(&self, parent: u32) -> bool {
+        self.parents.parents()[parent as usize].expansion < self.expansion
+    }
+
+    /// Whether the child `parent·x` with identity key `key` is new.
+    #[inline]
+    fn is_new(&self, parent: &Node, key: u64) -> bool {
+        if self.is_earlier(parent.parent) {
+            return false;
+        }
+        if self.identity == Identity::Path {
+            return true;
+        }
+        let factors = self.parents.parents()[parent.parent as usize].monomial.factors();
+        !factors.iter().enumerate().any(|(k, &f)| {
+            (k == 0 || factors[k - 1] != f)
+                && self
+                    .parents
+                    .index_of(key.wrapping_sub(mix(f)))
+                    .is_some_and(|earlier| self.is_earlier(earlier))
+        })
+    }
+}
+
+/// Writes only the new children ([`Expansion::expand_added`]).
+struct AddedSink<'a, 'b> {
+    added: &'a mut ExpandedFeatures,
+    new: NewChildren<'b>,
+}
+
+impl ChildSink for AddedSink<'_, '_> {
+    #[inline]
+    fn child(&mut self, parent: &Node, _i: usize, key: u64, slot: u64, value: f32) {
+        if self.new.is_new(parent, key) {
+            self.added.push(slot, value);
+        }
+    }
+}
+
+/// Writes every child into `all` and the new ones into `added` too (a catch-up replay).
+struct BothSinks<'a, 'b> {
+    all: &'a mut ExpandedFeatures,
+    added: &'a mut ExpandedFeatures,
+    new: NewChildren<'b>,
+}
+
+impl ChildSink for BothSinks<'_, '_> {
+    #[inline]
+    fn child(&mut self, parent: &Node, _i: usize, key: u64, slot: u64, value: f32) {
+        self.all.push(slot, value);
+        if self.new.is_new(parent, key) {
+            self.added.push(slot, value);
+        }
+    }
+}
+
 /// The learner's weights as the rankings read them.
 impl SlotWeights for Learned<'_> {
     fn magnitude(&self, slot_hash: u64) -> f64 {
@@ -184,6 +270,11 @@ pub struct Apple {
     categorical: Option<CategoricalNamespaces>,
     /// Scratch for the non-categorical features of a remembered example.
     union: FeatureUnion,
+    /// Between an expansion that added parents and the next learned example: that expansion's
+    /// number, whose parents' new children catch up ([`Expansion::expand_added`]).
+    catching_up: Option<u32>,
+    /// An expansion added parents and the learner has not been told yet.
+    catch_up_due: bool,
 }
 
 impl PartialEq for Apple {
@@ -208,6 +299,8 @@ impl Apple {
             config,
             categorical: None,
             union: FeatureUnion::default(),
+            catching_up: None,
+            catch_up_due: false,
         })
     }
 
@@ -300,6 +393,10 @@ impl Apple {
         self.progress.expansions += 1;
         let expansion = self.progress.expansions;
         let added = self.parents.extend_keyed(chosen, expansion);
+        if added > 0 && self.config.catch_up > 0 {
+            self.catching_up = Some(expansion);
+            self.catch_up_due = true;
+        }
         self.window.clear();
         added
     }
@@ -312,16 +409,14 @@ impl Apple {
         (gap / 8).clamp(MIN_WINDOW, self.config.window as u64).min(gap)
     }
 
-    /// Whether the example about to be counted as number `learned` should be remembered.
-    fn remember_now(&self, learned: u64) -> bool {
-        self.schedule
-            .next_point(learned - 1)
-            .is_some_and(|point| point - learned < self.window_before(point))
-    }
-}
-
-impl Expansion for Apple {
-    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+    /// [`Expansion::expand`] into `out`; with `added`, also the monomials the expansion being
+    /// caught up added into it ([`NewChildren`]), from the same walk.
+    fn expand_with(
+        &self,
+        example: &Example<'_>,
+        out: &mut ExpandedFeatures,
+        added: Option<&mut ExpandedFeatures>,
+    ) {
         let (hashes, values) = example.features();
         out.reserve(hashes.len() + 1);
         let n = example.n_namespaces();
@@ -342,18 +437,14 @@ impl Expansion for Apple {
         if !self.parents.is_empty() {
             out.begin_field(monomial_field(n));
             let children = out.len();
-            SCRATCH.with(|scratch| {
-                let mut scratch = scratch.borrow_mut();
-                walk_children(
-                    &self.parents,
-                    usize::from(self.config.max_degree),
-                    self.config.identity,
-                    hashes,
-                    values,
-                    &mut scratch,
-                    &mut FeatureSink(out),
-                );
-            });
+            match (added, self.catching_up) {
+                (Some(added), Some(expansion)) => {
+                    added.begin_field(monomial_field(n));
+                    let new = NewChildren::new(&self.parents, self.config.identity, expansion);
+                    self.walk(hashes, values, &mut BothSinks { all: out, added, new });
+                }
+                _ => self.walk(hashes, values, &mut FeatureSink(out)),
+            }
             // A child of an outlier row can exceed what the learner's f32 squares hold even
             // when the selection's bound ([`super::select`]) held on the rows seen so far: it is
             // left out of this row rather than failing the fit.
@@ -363,6 +454,34 @@ impl Expansion for Apple {
             out.begin_field(CONSTANT_FIELD);
             out.push(u64::from(CONSTANT_FEATURE), 1.0);
         }
+    }
+
+    /// The walk of S's products over one example's base features.
+    fn walk(&self, hashes: &[u64], values: &[f32], sink: &mut impl ChildSink) {
+        SCRATCH.with(|scratch| {
+            walk_children(
+                &self.parents,
+                usize::from(self.config.max_degree),
+                self.config.identity,
+                hashes,
+                values,
+                &mut scratch.borrow_mut(),
+                sink,
+            );
+        });
+    }
+
+    /// Whether the example about to be counted as number `learned` should be remembered.
+    fn remember_now(&self, learned: u64) -> bool {
+        self.schedule
+            .next_point(learned - 1)
+            .is_some_and(|point| point - learned < self.window_before(point))
+    }
+}
+
+impl Expansion for Apple {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        self.expand_with(example, out, None);
     }
 
     /// The walk reads the feature set; without parents there is no walk, and only a model
@@ -398,7 +517,47 @@ impl Expansion for Apple {
         u64::from(self.progress.expansions)
     }
 
+    /// The last `catch_up` learned examples before each expansion point: asked for from
+    /// `catch_up` examples before it (none while every namespace is left to field crosses: no
+    /// parent can come).
+    fn recent_examples_wanted(&self) -> usize {
+        let may_grow = self.categorical.as_ref().is_none_or(|c| !c.all_categorical());
+        let learned = self.progress.learned;
+        match self.schedule.next_point(learned) {
+            Some(point) if may_grow && point - learned < self.config.catch_up as u64 => {
+                self.config.catch_up
+            }
+            _ => 0,
+        }
+    }
+
+    fn take_catch_up(&mut self) -> bool {
+        std::mem::take(&mut self.catch_up_due)
+    }
+
+    /// Right after an expansion that added parents, the monomials of S it added
+    /// ([`NewChildren`]); nothing at other times.
+    fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        let Some(expansion) = self.catching_up else { return };
+        let (hashes, values) = example.features();
+        out.begin_field(monomial_field(example.n_namespaces()));
+        let new = NewChildren::new(&self.parents, self.config.identity, expansion);
+        self.walk(hashes, values, &mut AddedSink { added: out, new });
+    }
+
+    /// One walk gives both.
+    fn expand_for_catch_up(
+        &self,
+        example: &Example<'_>,
+        added: &mut ExpandedFeatures,
+        all: &mut ExpandedFeatures,
+    ) {
+        self.expand_with(example, all, Some(added));
+    }
+
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        // The last expansion's catch-up is over.
+        self.catching_up = None;
         self.progress.learned += 1;
         let count = self.progress.learned;
         self.progress.nonzeros +=

@@ -47,6 +47,11 @@ impl CategoricalNamespaces {
         }
     }
 
+    /// Whether every namespace seen so far is categorical (apple then has no candidate parent).
+    pub fn all_categorical(&self) -> bool {
+        !self.categorical.is_empty() && self.categorical.iter().all(|&c| c)
+    }
+
     pub fn is_categorical(&self, k: usize) -> bool {
         self.categorical.get(k).copied().unwrap_or(true)
     }

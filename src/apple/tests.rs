@@ -231,3 +231,133 @@ fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
     assert_eq!(batched.expansion().parents(), single.expansion().parents());
     assert_eq!(batched.weights().data(), single.weights().data());
 }
+
+/// The features `expand` gives, as a sorted multiset of (slot, value bits).
+fn expanded(apple: &Apple, example: &crate::learner::Example<'_>) -> Vec<(u32, u32)> {
+    let mut out = crate::learner::ExpandedFeatures::new(squared_config().bits);
+    apple.expand(example, &mut out);
+    let mut features: Vec<(u32, u32)> =
+        out.slots().iter().zip(out.values()).map(|(&s, v)| (s, v.to_bits())).collect();
+    features.sort_unstable();
+    features
+}
+
+/// What `expand_added` gives, as a sorted multiset of (slot, value bits).
+fn added_by(apple: &Apple, example: &crate::learner::Example<'_>) -> Vec<(u32, u32)> {
+    let mut out = crate::learner::ExpandedFeatures::new(squared_config().bits);
+    apple.expand_added(example, &mut out);
+    let mut features: Vec<(u32, u32)> =
+        out.slots().iter().zip(out.values()).map(|(&s, v)| (s, v.to_bits())).collect();
+    features.sort_unstable();
+    features
+}
+
+/// Right after each expansion, `expand_added` gives exactly the monomials it added to S (what
+/// `expand` gives with the parents now, less what it gave with the parents before, for both
+/// identities; from the second expansion on some products of new parents were in S already),
+/// and nothing once the next example is learned. The first catch-up moved the weights of the
+/// added monomials only and counted no example twice.
+#[test]
+fn an_expansion_catches_up_on_exactly_the_monomials_it_added() {
+    use super::parents::ParentSet;
+    use super::walk::{walk_children, Node, WalkScratch};
+    let data = single_monomial(2_400, 10, 0.1, 9);
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let seed = squared_config().namespace_seed(0);
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    let example_at = |row: usize, buffer: &mut crate::learner::ExampleBuffer| {
+        buffer.clear();
+        rows.push_into(row, seed, buffer).unwrap();
+    };
+    for identity in [Identity::Canonical, Identity::Path] {
+        let new = |catch_up| {
+            let config = AppleConfig { identity, catch_up, ..AppleConfig::default() };
+            let mut learner = Learner::new(squared_config(), Apple::new(config).unwrap()).unwrap();
+            learner.expansion_mut().begin_run(2_400);
+            learner
+        };
+        let (mut caught_up, mut plain) = (new(300), new(0));
+        let mut already_in_s = 0;
+        for (row, &label) in data.labels.iter().enumerate() {
+            example_at(row, &mut buffer);
+            let example = buffer.finish(label, 1.0, row).unwrap();
+            let expansions = caught_up.expansion().progress().expansions;
+            caught_up.learn(&example, row).unwrap();
+            let apple = caught_up.expansion();
+            if apple.progress().expansions == expansions {
+                // Between expansions nothing is added.
+                assert!(added_by(apple, &example).is_empty(), "row {row}");
+                continue;
+            }
+            let newest = apple.progress().expansions;
+            let earlier = apple.parents().iter().filter(|p| p.expansion < newest).cloned();
+            let before = Apple::from_parts(
+                apple.config().clone(),
+                Vec::new(),
+                earlier.collect(),
+                AppleProgress::default(),
+            )
+            .unwrap();
+            let mut set = ParentSet::new();
+            set.restore(apple.parents().iter().cloned()).unwrap();
+            let mut added_slots = std::collections::HashSet::new();
+            for kept in row.saturating_sub(299)..=row {
+                example_at(kept, &mut buffer);
+                let example = buffer.finish(data.labels[kept], 1.0, kept).unwrap();
+                let (now, then) = (expanded(apple, &example), expanded(&before, &example));
+                let mut expected = now.clone();
+                for feature in &then {
+                    let at = expected.iter().position(|f| f == feature).unwrap();
+                    expected.remove(at);
+                }
+                let given = added_by(apple, &example);
+                assert_eq!(given, expected, "{identity:?}, expansion {newest}, row {kept}");
+                // Products of the new parents that S had before (through an earlier parent).
+                let mut of_new = 0;
+                let (hashes, values) = example.features();
+                walk_children(
+                    &set,
+                    usize::from(apple.config().max_degree),
+                    identity,
+                    hashes,
+                    values,
+                    &mut WalkScratch::default(),
+                    &mut |node: &Node, _: usize, _: u64, _: u64, _: f32| {
+                        of_new +=
+                            usize::from(set.parents()[node.parent as usize].expansion == newest);
+                    },
+                );
+                already_in_s += of_new - given.len();
+                added_slots.extend(given.iter().map(|&(slot, _)| slot));
+            }
+            if newest > 1 {
+                continue;
+            }
+            // The first expansion: the models were equal before it, so only the added
+            // monomials' weights differ, most of them (the last 300 rows replayed).
+            for (row, &label) in data.labels.iter().enumerate().take(row + 1) {
+                example_at(row, &mut buffer);
+                plain.learn(&buffer.finish(label, 1.0, row).unwrap(), row).unwrap();
+            }
+            assert_eq!(plain.expansion().parents(), caught_up.expansion().parents());
+            assert_eq!(caught_up.progress(), plain.progress());
+            assert_eq!(caught_up.state(), plain.state());
+            let stride = caught_up.weights().stride();
+            let (ours, theirs) = (caught_up.weights().data(), plain.weights().data());
+            let mut moved = 0;
+            for slot in 0..ours.len() / stride {
+                let range = slot * stride..(slot + 1) * stride;
+                if added_slots.contains(&(slot as u32)) {
+                    moved += usize::from(ours[range.clone()] != theirs[range]);
+                } else {
+                    assert_eq!(ours[range.clone()], theirs[range], "{identity:?}: slot {slot}");
+                }
+            }
+            assert!(moved > added_slots.len() / 2, "{moved} of {} slots", added_slots.len());
+        }
+        assert_eq!(caught_up.expansion().progress().expansions, 5);
+        if identity == Identity::Canonical {
+            assert!(already_in_s > 0, "the test must see products that S had before");
+        }
+    }
+}

@@ -197,6 +197,9 @@ pub struct FieldApple {
     quiet_checks: u32,
     /// A cross joined that the recent examples have not caught up on.
     catch_up_due: bool,
+    /// From the learner's [`Expansion::take_catch_up`] of a joining cross to the next learned
+    /// example: [`Expansion::expand_added`] gives that cross.
+    catching_up: bool,
 }
 
 impl PartialEq for FieldApple {
@@ -225,6 +228,7 @@ impl FieldApple {
             budget_share: 1.0,
             quiet_checks: 0,
             catch_up_due: false,
+            catching_up: false,
         })
     }
 
@@ -414,7 +418,8 @@ impl Expansion for FieldApple {
     }
 
     fn take_catch_up(&mut self) -> bool {
-        std::mem::take(&mut self.catch_up_due)
+        self.catching_up = std::mem::take(&mut self.catch_up_due);
+        self.catching_up
     }
 
     /// The crosses in the model now, as fixed interactions (a cross that joins later changes
@@ -431,8 +436,11 @@ impl Expansion for FieldApple {
         self.features.block_expansion()
     }
 
-    /// The last cross that joined.
+    /// During the catch-up of the cross that just joined, that cross; nothing at other times.
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        if !self.catching_up {
+            return;
+        }
         let pairs = &self.features.namespace_pairs;
         if let Some(&last) = pairs.last() {
             push_namespace_pair(example, pairs.len() - 1, last, out);
@@ -440,6 +448,7 @@ impl Expansion for FieldApple {
     }
 
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        self.catching_up = false;
         self.learned += 1;
         if !self.screening() {
             return;

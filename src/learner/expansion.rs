@@ -91,6 +91,21 @@ pub trait Expansion: Debug + Send + Sync {
     /// the fields [`Expansion::expand`] gives them.
     fn expand_added(&self, _example: &Example<'_>, _out: &mut ExpandedFeatures) {}
 
+    /// For a catch-up replay: [`Expansion::expand_added`] into `added` and, when that is not
+    /// empty, [`Expansion::expand`] into `all` (an enumerator whose walk finds both at once
+    /// gives both in one).
+    fn expand_for_catch_up(
+        &self,
+        example: &Example<'_>,
+        added: &mut ExpandedFeatures,
+        all: &mut ExpandedFeatures,
+    ) {
+        self.expand_added(example, added);
+        if !added.is_empty() {
+            self.expand(example, all);
+        }
+    }
+
     /// Expands every example of a block of one-hot rows at once, in order, into `out` (each
     /// example's features exactly as [`Expansion::expand`] gives them, fields marked when `out`
     /// tracks them), returning how many features each example has; `None` when the enumerator

@@ -557,13 +557,12 @@ impl<E: Expansion> Learner<E> {
             }
             added.clear();
             added.track_fields(track);
-            self.expansion.expand_added(example, &mut added);
+            full.clear();
+            full.track_fields(track);
+            self.expansion.expand_for_catch_up(example, &mut added, &mut full);
             if added.is_empty() || overflowing_square(added.values()).is_some() {
                 return Ok(());
             }
-            full.clear();
-            full.track_fields(track);
-            self.expansion.expand(example, &mut full);
             let raw = self.raw_score(&full);
             if !raw.is_finite() {
                 return Ok(());

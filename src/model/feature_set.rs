@@ -150,12 +150,12 @@ impl FeatureSet {
     pub fn read_section(kind: &str, r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         match kind {
             "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
-            "apple" => Ok(FeatureSet::from(Apple::read_section(r)?)),
+            "apple" => Ok(FeatureSet::from(Apple::read_section(r, version)?)),
             "field_apple" => {
                 Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r, version)?)))
             }
             "apple_fields" => {
-                let mut apple = Apple::read_section(r)?;
+                let mut apple = Apple::read_section(r, version)?;
                 let fields = FieldApple::read_section(r, version)?;
                 if version >= CATEGORICAL_VERSION && r.u8("apple categorical flag")? == 1 {
                     apple.leave_categorical_to_field_crosses(CategoricalNamespaces::read(r)?);
@@ -269,8 +269,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.take_catch_up(),
             FeatureSet::Apple(e) => e.take_catch_up(),
             FeatureSet::FieldApple(e) => e.take_catch_up(),
-            // Only the field crosses catch up (apple's own parents never ask).
-            FeatureSet::AppleFields(_, fields) => fields.take_catch_up(),
+            // Both are told (no short circuit): each then gives its own additions, if any.
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.take_catch_up() | fields.take_catch_up()
+            }
         }
     }
 
@@ -302,7 +304,28 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.expand_added(example, out),
             FeatureSet::Apple(e) => e.expand_added(example, out),
             FeatureSet::FieldApple(e) => e.expand_added(example, out),
-            FeatureSet::AppleFields(_, fields) => fields.expand_added(example, out),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.expand_added(example, out);
+                fields.expand_added(example, out);
+            }
+        }
+    }
+
+    fn expand_for_catch_up(
+        &self,
+        example: &Example<'_>,
+        added: &mut ExpandedFeatures,
+        all: &mut ExpandedFeatures,
+    ) {
+        match self {
+            FeatureSet::Fixed(e) => e.expand_for_catch_up(example, added, all),
+            FeatureSet::Apple(e) => e.expand_for_catch_up(example, added, all),
+            FeatureSet::FieldApple(e) => e.expand_for_catch_up(example, added, all),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.expand_for_catch_up(example, added, all);
+                fields.expand_added(example, added);
+                fields.expand_crosses(example, all);
+            }
         }
     }
 

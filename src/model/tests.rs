@@ -206,7 +206,10 @@ fn sparse_and_dense_weight_encodings_round_trip() {
 #[test]
 fn save_load_and_continue_equals_uninterrupted_training() {
     let data = single_monomial(6_000, 10, 0.1, 7);
-    let config = AppleConfig { window: 100, ranking: Ranking::Ssm, ..AppleConfig::default() };
+    // The examples a catch-up replays are kept in memory, not in the file: a resumed model's
+    // new monomials catch up on the examples learned since it was loaded only.
+    let config =
+        AppleConfig { window: 100, ranking: Ranking::Ssm, catch_up: 0, ..AppleConfig::default() };
     let new = || {
         let mut learner =
             Learner::new(squared_config(), FeatureSet::from(Apple::new(config.clone()).unwrap()))
@@ -535,6 +538,8 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let ours = expand(&|out| set.expand(&example, out));
     assert_eq!(ours, expand(&|out| given.expand(&example, out)));
     assert_eq!(ours.0, 4 + 2 + 1);
+    // Outside a catch-up neither part gives added features (the cross joined long ago).
+    assert_eq!(expand(&|out| set.expand_added(&example, out)).0, 0);
 
     let mut w = ByteWriter::new();
     set.write_section(&mut w);
@@ -553,16 +558,25 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     assert!(
         FeatureSet::read_section("apple_fields", &mut cut_reader, file::FORMAT_VERSION).is_err()
     );
-    // A section of format 5: the crosses' options without catch_up (8 bytes after their first
-    // 37), no flag of apple's categorical namespaces at the end; read as a model whose crosses
-    // do not catch up.
+    // A section of format 5: apple's options without catch_up (the 8 bytes of its distinctive
+    // value), the crosses' options without catch_up (8 bytes after their first 37), no flag of
+    // apple's categorical namespaces at the end; read as a model in which neither catches up.
+    let distinct = 0x0BAD_CAFE_F00D_u64.to_le_bytes();
+    let marked = Apple::new(AppleConfig { catch_up: 0x0BAD_CAFE_F00D, ..apple.clone() }).unwrap();
+    let marked = FeatureSet::AppleFields(Box::new(marked), Box::new(found.clone()));
     let mut w = ByteWriter::new();
-    set.apple().unwrap().write_section(&mut w);
+    marked.write_section(&mut w);
+    let bytes = w.into_bytes();
+    let apple_catch_up = bytes.windows(8).position(|b| b == distinct).unwrap();
+    let mut w = ByteWriter::new();
+    marked.apple().unwrap().write_section(&mut w);
     let at = w.into_bytes().len() + 37;
-    let old = [&bytes[..at], &bytes[at + 8..bytes.len() - 1]].concat();
+    let old =
+        [&bytes[..apple_catch_up], &bytes[apple_catch_up + 8..at], &bytes[at + 8..bytes.len() - 1]]
+            .concat();
     let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&old, 0, "f"), 5);
     let read = read.unwrap();
-    assert_eq!(read.apple(), set.apple());
+    assert_eq!(read.apple().unwrap().config(), &AppleConfig { catch_up: 0, ..apple.clone() });
     assert_eq!(read.field_apple().unwrap().config().catch_up, 0);
     assert_eq!(read.field_apple().unwrap().crosses(), set.field_apple().unwrap().crosses());
 
@@ -574,6 +588,15 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     noting.leave_categorical_to_field_crosses(seen);
     assert!(!noting.categorical().unwrap().is_categorical(0)); // two features; 1: value 2
     assert!(noting.categorical().unwrap().is_categorical(2));
+    assert!(!noting.categorical().unwrap().all_categorical());
+    // Only one-hot namespaces: apple can take no parent (and keeps no examples to catch up).
+    let mut one_hot = ExampleBuffer::new();
+    one_hot.push_namespace(0, &[3], &[1.0f32], 0).unwrap();
+    one_hot.push_namespace(0, &[7], &[1.0f32], 0).unwrap();
+    let mut only = crate::apple::categorical::CategoricalNamespaces::default();
+    assert!(!only.all_categorical(), "nothing seen yet");
+    only.observe(&one_hot.finish(0.0, 1.0, 0).unwrap());
+    assert!(only.all_categorical());
     let noting = FeatureSet::AppleFields(Box::new(noting), Box::new(found));
     let mut w = ByteWriter::new();
     noting.write_section(&mut w);
