@@ -2,7 +2,8 @@
 //! ([`crate::codec`]):
 //!
 //! * config: `alpha f64`, ranking name, `fallback u8`, identity name, `max_degree u8`, schedule
-//!   name, `epochs u32`, `doubling_first u64`, `constant u8`, `window u64`, `budget u64` (names
+//!   name, `epochs u32`, `doubling_first u64`, `constant u8`, `window u64`, `budget u64`, from
+//!   format version 7 on `catch_up u64` (names
 //!   are `u32` length + UTF-8, from the registries [`Ranking::NAMES`], [`Identity::NAMES`] and
 //!   [`ScheduleKind::NAMES`]: a name the build does not know is refused, never read as another);
 //! * planned expansion points (count `u64`, then `u64`s); progress `learned u64`,
@@ -17,6 +18,10 @@ use super::ranking::Ranking;
 use super::schedule::ScheduleKind;
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
+
+/// The first model-file format version with apple's `catch_up` (an older model continues
+/// without: its new monomials never caught up).
+pub const CATCH_UP_VERSION: u32 = 7;
 
 /// Most planned points or parents a stored model may list (bounds what a corrupted count can
 /// allocate; real models have a handful of points and at most millions of parents).
@@ -34,9 +39,9 @@ impl Apple {
         write_state(w, self);
     }
 
-    /// Reads apple's section.
-    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
-        let config = read_config(r)?;
+    /// Reads apple's section of a file of format `version`.
+    pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
+        let config = read_config(r, version)?;
         let n_planned = r.len("apple planned count", MAX_STORED.min(r.remaining() / 8))?;
         let planned =
             (0..n_planned).map(|_| r.u64("apple planned point")).collect::<PolyResult<Vec<_>>>()?;
@@ -56,9 +61,10 @@ fn write_config(w: &mut ByteWriter, c: &AppleConfig) {
     w.flag(c.constant);
     w.u64(c.window as u64);
     w.u64(c.budget as u64);
+    w.u64(c.catch_up as u64);
 }
 
-fn read_config(r: &mut ByteReader<'_>) -> PolyResult<AppleConfig> {
+fn read_config(r: &mut ByteReader<'_>, version: u32) -> PolyResult<AppleConfig> {
     let named = |r: &mut ByteReader<'_>, what: &str| r.string(what);
     let alpha = r.f64("apple alpha")?;
     let ranking = Ranking::parse(&named(r, "apple ranking")?).map_err(|e| bad(e.to_string()))?;
@@ -76,7 +82,13 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<AppleConfig> {
         schedule,
         ..AppleConfig::default()
     };
-    read_config_tail(r, named)
+    let config = read_config_tail(r, named)?;
+    let catch_up = if version >= CATCH_UP_VERSION {
+        usize::try_from(r.u64("apple catch_up")?).map_err(|_| bad("apple catch_up too large"))?
+    } else {
+        0
+    };
+    Ok(AppleConfig { catch_up, ..config })
 }
 
 /// The settings after the named ones (epochs, doubling_first, constant, window, budget), laid

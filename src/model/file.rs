@@ -1,14 +1,15 @@
 //! The model file: one versioned, checksummed container for every estimator. Each component
 //! writes and reads its own section ([`crate::codec`]); this module only frames them.
 //!
-//! All numbers little-endian. Layout (versions 3 to 6; 4 adds the learner's lazy L1/L2 state
+//! All numbers little-endian. Layout (versions 3 to 7; 4 adds the learner's lazy L1/L2 state
 //! to its section, see [`crate::learner::stored`]; 5 its field scales; 6 field-level apple's
-//! `catch_up` and apple's categorical namespaces, see [`super::FeatureSet`]):
+//! `catch_up` and apple's categorical namespaces, see [`super::FeatureSet`]; 7 apple's
+//! `catch_up`):
 //!
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `b"PPLEARN\0"` |
-//! | 4 | format version `u32` (= 6) |
+//! | 4 | format version `u32` (= 7) |
 //! | 8 | payload length `u64` |
 //! | n | payload: section count `u32`, then per section its name (`u32` length + UTF-8), its length `u64` and its bytes |
 //! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
@@ -33,7 +34,7 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 6;
+pub const FORMAT_VERSION: u32 = 7;
 /// The first version of the sectioned layout (older ones: [`super::legacy`]).
 pub const SECTIONED_VERSION: u32 = 3;
 pub(crate) const HEADER: usize = 8 + 4 + 8;

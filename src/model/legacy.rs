@@ -124,6 +124,8 @@ fn read_apple(r: &mut ByteReader<'_>) -> PolyResult<Apple> {
         identity,
         max_degree,
         schedule,
+        // Models of this format never caught up.
+        catch_up: 0,
         ..AppleConfig::default()
     };
     let config = apple_stored::read_config_tail(r, named)?;
