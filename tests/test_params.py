@@ -136,8 +136,8 @@ def test_files_of_polars_poly_0_1_load_with_todays_parameters() -> None:
     assert params["expansion"] == "linear" and params["loss"] == "squared"
     np.testing.assert_array_equal(model.predict(rng_rows), expected["linear_squared"])
     apple = pp.load_model(LEGACY / "apple_canonical.model")
-    # Trained with the default of its day, the ranking now called by its name.
-    assert repr(apple.get_params()["expansion"]) == "Apple(ranking='magnitude')"
+    # Trained with the defaults of its day: the ranking now called by its name, no catch-up.
+    assert repr(apple.get_params()["expansion"]) == "Apple(catch_up=0, ranking='magnitude')"
     np.testing.assert_array_equal(apple.predict(rng_rows), expected["apple_canonical"])
     path = pp.load_model(LEGACY / "apple_path.model")
     assert isinstance(path.expansion, pp.Apple) and path.expansion.identity == "path"

@@ -104,6 +104,16 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "reached it (``x_a·x_b`` from ``a`` and from ``b`` are two features), for comparison.",
         engine=True,
     )
+    catch_up: int = option(
+        2048,
+        "The monomials an expansion adds take the update steps they missed on the last\n"
+        "``catch_up`` learned examples before it (kept from ``catch_up`` examples before each\n"
+        "expansion; at most 2**22 features: 48 MiB), each predicted by the model as it is at\n"
+        "the expansion; 0: none (the paper's apple). The kept examples are not saved: a model\n"
+        "loaded just before an expansion catches up on the examples it learned since.",
+        engine=True,
+        check=at_least(0),
+    )
 
     field_crosses: FieldApple | str | None = option(
         "auto",
