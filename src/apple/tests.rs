@@ -232,24 +232,22 @@ fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
     assert_eq!(batched.weights().data(), single.weights().data());
 }
 
-/// The features `expand` gives, as a sorted multiset of (slot, value bits).
-fn expanded(apple: &Apple, example: &crate::learner::Example<'_>) -> Vec<(u32, u32)> {
+/// The features `fill` writes, as a sorted multiset of (slot, value bits).
+fn sorted_features(fill: impl FnOnce(&mut crate::learner::ExpandedFeatures)) -> Vec<(u32, u32)> {
     let mut out = crate::learner::ExpandedFeatures::new(squared_config().bits);
-    apple.expand(example, &mut out);
+    fill(&mut out);
     let mut features: Vec<(u32, u32)> =
         out.slots().iter().zip(out.values()).map(|(&s, v)| (s, v.to_bits())).collect();
     features.sort_unstable();
     features
 }
 
-/// What `expand_added` gives, as a sorted multiset of (slot, value bits).
+fn expanded(apple: &Apple, example: &crate::learner::Example<'_>) -> Vec<(u32, u32)> {
+    sorted_features(|out| apple.expand(example, out))
+}
+
 fn added_by(apple: &Apple, example: &crate::learner::Example<'_>) -> Vec<(u32, u32)> {
-    let mut out = crate::learner::ExpandedFeatures::new(squared_config().bits);
-    apple.expand_added(example, &mut out);
-    let mut features: Vec<(u32, u32)> =
-        out.slots().iter().zip(out.values()).map(|(&s, v)| (s, v.to_bits())).collect();
-    features.sort_unstable();
-    features
+    sorted_features(|out| apple.expand_added(example, out))
 }
 
 /// Right after each expansion, `expand_added` gives exactly the monomials it added to S (what
