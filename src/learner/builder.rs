@@ -116,7 +116,8 @@ pub(crate) fn with_builder<T>(
                     from_learner.try_recv().ok()
                 };
                 if let Some(group) = group {
-                    outstanding -= group.len();
+                    // The learner also hands back the blocks it started with, never sent here.
+                    outstanding = outstanding.saturating_sub(group.len());
                     free.extend(group);
                 } else if outstanding >= BLOCKS_OUT {
                     // The learner stopped (an error, an interrupt).
@@ -137,10 +138,13 @@ pub(crate) fn with_builder<T>(
                         expansion.expand_one_hot_block(columns, out)
                     });
                 }
+                // Counted before it is sent: the learner may take it and hand it back before
+                // this thread runs again (counted after, the count underflowed under load, and a
+                // wrapped count would have left this thread asleep while the learner waited).
+                outstanding += 1;
                 if to_learner.send(block).is_err() {
                     break;
                 }
-                outstanding += 1;
             }
         });
         let mut source =
