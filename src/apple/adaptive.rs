@@ -273,8 +273,6 @@ pub struct Apple {
     /// Between an expansion that added parents and the next learned example: that expansion's
     /// number, whose parents' new children catch up ([`Expansion::expand_added`]).
     catching_up: Option<u32>,
-    /// An expansion added parents and the learner has not been told yet.
-    catch_up_due: bool,
 }
 
 impl PartialEq for Apple {
@@ -300,7 +298,6 @@ impl Apple {
             categorical: None,
             union: FeatureUnion::default(),
             catching_up: None,
-            catch_up_due: false,
         })
     }
 
@@ -395,7 +392,6 @@ impl Apple {
         let added = self.parents.extend_keyed(chosen, expansion);
         if added > 0 && self.config.catch_up > 0 {
             self.catching_up = Some(expansion);
-            self.catch_up_due = true;
         }
         self.window.clear();
         added
@@ -531,8 +527,8 @@ impl Expansion for Apple {
         }
     }
 
-    fn take_catch_up(&mut self) -> bool {
-        std::mem::take(&mut self.catch_up_due)
+    fn catch_up_due(&self) -> bool {
+        self.catching_up.is_some()
     }
 
     /// Right after an expansion that added parents, the monomials of S it added

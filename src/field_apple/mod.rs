@@ -195,10 +195,8 @@ pub struct FieldApple {
     budget_share: f64,
     /// Checks in a row that added no cross.
     quiet_checks: u32,
-    /// A cross joined that the recent examples have not caught up on.
-    catch_up_due: bool,
-    /// From the learner's [`Expansion::take_catch_up`] of a joining cross to the next learned
-    /// example: [`Expansion::expand_added`] gives that cross.
+    /// From a cross joining (with `catch_up` > 0) to the next learned example: the recent
+    /// examples catch up on it, and [`Expansion::expand_added`] gives that cross.
     catching_up: bool,
 }
 
@@ -227,7 +225,6 @@ impl FieldApple {
             allowance: 0.0,
             budget_share: 1.0,
             quiet_checks: 0,
-            catch_up_due: false,
             catching_up: false,
         })
     }
@@ -353,7 +350,7 @@ impl FieldApple {
         self.quiet_checks = 0;
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
-        self.catch_up_due = self.config.catch_up > 0;
+        self.catching_up = self.config.catch_up > 0;
         if self.screening() {
             self.candidates.append(&mut self.paused);
             if let Some(judges) = self.judges.as_mut() {
@@ -417,8 +414,7 @@ impl Expansion for FieldApple {
         }
     }
 
-    fn take_catch_up(&mut self) -> bool {
-        self.catching_up = std::mem::take(&mut self.catch_up_due);
+    fn catch_up_due(&self) -> bool {
         self.catching_up
     }
 

@@ -80,10 +80,10 @@ pub trait Expansion: Debug + Send + Sync {
         0
     }
 
-    /// Whether features were added, since the last call, that the kept recent examples should
-    /// catch up on; asked after every [`Expansion::after_learn`]. The learner then replays
-    /// them, stepping only [`Expansion::expand_added`]'s features.
-    fn take_catch_up(&mut self) -> bool {
+    /// Whether the example just learned made features join that the kept recent examples
+    /// should catch up on; asked after every [`Expansion::after_learn`]. The learner then
+    /// replays them, stepping only [`Expansion::expand_added`]'s features.
+    fn catch_up_due(&self) -> bool {
         false
     }
 

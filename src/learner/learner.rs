@@ -516,7 +516,7 @@ impl<E: Expansion> Learner<E> {
             normalized: self.config.rule.normalized,
         };
         self.expansion.after_learn(example, &learned);
-        let catching_up = self.expansion.take_catch_up();
+        let catching_up = self.expansion.catch_up_due();
         let wanted = self.expansion.recent_examples_wanted();
         if wanted > 0 || catching_up {
             // The example that made features join is replayed too; when the enumerator stops

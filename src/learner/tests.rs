@@ -853,12 +853,11 @@ struct CrossJoinsLate {
     join_at: u64,
     keep: usize,
     learned: u64,
-    due: bool,
 }
 
 impl CrossJoinsLate {
     fn new(join_at: u64, keep: usize) -> Self {
-        CrossJoinsLate { join_at, keep, learned: 0, due: false }
+        CrossJoinsLate { join_at, keep, learned: 0 }
     }
 
     fn joined(&self) -> bool {
@@ -887,7 +886,6 @@ impl Expansion for CrossJoinsLate {
 
     fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {
         self.learned += 1;
-        self.due |= self.learned == self.join_at && self.keep > 0;
     }
 
     fn generation(&self) -> u64 {
@@ -903,8 +901,8 @@ impl Expansion for CrossJoinsLate {
         }
     }
 
-    fn take_catch_up(&mut self) -> bool {
-        std::mem::take(&mut self.due)
+    fn catch_up_due(&self) -> bool {
+        self.learned == self.join_at && self.keep > 0
     }
 
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {

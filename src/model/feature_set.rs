@@ -264,15 +264,13 @@ impl Expansion for FeatureSet {
         }
     }
 
-    fn take_catch_up(&mut self) -> bool {
+    fn catch_up_due(&self) -> bool {
         match self {
-            FeatureSet::Fixed(e) => e.take_catch_up(),
-            FeatureSet::Apple(e) => e.take_catch_up(),
-            FeatureSet::FieldApple(e) => e.take_catch_up(),
-            // Both are told (no short circuit): each then gives its own additions, if any.
-            FeatureSet::AppleFields(apple, fields) => {
-                apple.take_catch_up() | fields.take_catch_up()
-            }
+            FeatureSet::Fixed(e) => e.catch_up_due(),
+            FeatureSet::Apple(e) => e.catch_up_due(),
+            FeatureSet::FieldApple(e) => e.catch_up_due(),
+            // Each then gives its own additions, if any.
+            FeatureSet::AppleFields(apple, fields) => apple.catch_up_due() || fields.catch_up_due(),
         }
     }
 
