@@ -19,12 +19,11 @@ use super::select::{choose, Selection};
 use super::walk::{walk_children, ChildSink, Node, WalkScratch, MAX_DEGREE};
 use super::window::Window;
 use crate::error::PolyResult;
-use crate::hashing::CONSTANT_FEATURE;
 use crate::learner::example::FeatureUnion;
 use crate::learner::expansion::{
-    check_scratch_fits, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
+    check_scratch_fits, push_constant, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
 };
-use crate::learner::features::{monomial_field, namespace_field, CONSTANT_FIELD};
+use crate::learner::features::{monomial_field, namespace_field};
 use crate::learner::{Example, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model). The serde form is the options the Python layer
@@ -447,8 +446,7 @@ impl Apple {
             out.drop_overflowing(children);
         }
         if self.config.constant {
-            out.begin_field(CONSTANT_FIELD);
-            out.push(u64::from(CONSTANT_FEATURE), 1.0);
+            push_constant(out);
         }
     }
 

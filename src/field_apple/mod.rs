@@ -30,7 +30,9 @@ use cells::PairCells;
 use screen::{Candidate, Shadow};
 
 use crate::error::PolyResult;
-use crate::learner::expansion::{push_namespace_pair, push_namespace_pairs, Learned};
+use crate::learner::expansion::{
+    push_constant, push_namespace_pair, push_namespace_pairs, Learned,
+};
 use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, OneHotColumns};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
@@ -279,6 +281,21 @@ impl FieldApple {
         push_namespace_pairs(example, &self.features.namespace_pairs, out);
     }
 
+    /// The linear features, the crosses added so far and, with `constant`, the constant: the
+    /// features of apple with field crosses while apple has no parents (whose constant it is),
+    /// in the order of [`FieldApple::linear_form`]'s.
+    pub fn expand_linear(&self, example: &Example<'_>, out: &mut ExpandedFeatures, constant: bool) {
+        self.features.expand(example, out);
+        if constant && !self.features.constant {
+            push_constant(out);
+        }
+    }
+
+    /// [`FieldApple::expand_linear`] as fixed interactions (for the learner's block path).
+    pub fn linear_form(&self, constant: bool) -> Interactions {
+        Interactions { constant, ..self.features.clone() }
+    }
+
     /// Learned examples seen.
     pub fn learned(&self) -> u64 {
         self.learned
@@ -460,4 +477,4 @@ impl Expansion for FieldApple {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -5,7 +5,7 @@ use super::stored::CATCH_UP_VERSION;
 use super::*;
 use crate::codec::{ByteReader, ByteWriter};
 use crate::learner::loss::Logistic;
-use crate::learner::{Batch, FitOptions, Learner, LearnerConfig, Loss, NamespaceRows};
+use crate::learner::{Batch, Expansion, FitOptions, Learner, LearnerConfig, Loss, NamespaceRows};
 use crate::sparse::SparseRows;
 
 /// One namespace per field, one feature per row (the value id), like hashed categorical data.
@@ -226,22 +226,18 @@ fn options_are_checked() {
     assert!(FieldApple::from_parts(good, twice, 0).is_err());
 }
 
-/// The learner expands each example one ahead of its turn; a cross that joins in between must
-/// reach the next example: batch learning equals learning the rows one at a time.
-#[test]
-fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
+/// Learns small eat-rate rows (one one-hot namespace per field) with `expansion` twice: as one
+/// batch (whose one-hot blocks the learner expands at once when the enumerator has a block form,
+/// a row ahead of its turn) and one row at a time; returns both learners.
+pub(crate) fn batch_and_rows<E: Expansion>(expansion: impl Fn() -> E) -> (Learner<E>, Learner<E>) {
     // config's bits 22 (a 64 MiB table) is large enough for the learner to look ahead.
     let data = eat_rate(60_000, 100, 4, 0.0, 3);
     let rows = sparse_rows(&data);
     let namespaces: Vec<&dyn NamespaceRows> =
         rows.iter().map(|r| r as &dyn NamespaceRows).collect();
-    let new = || {
-        let fields = FieldApple::new(FieldAppleConfig::default()).unwrap();
-        Learner::new(config(data.columns.len()), fields).unwrap()
-    };
+    let new = || Learner::new(config(data.columns.len()), expansion()).unwrap();
     let mut batched = new();
     batched.learn_batch(&Batch::new(&namespaces, &data.labels, None).unwrap()).unwrap();
-    assert!(!batched.expansion().crosses().is_empty(), "a cross joins during the batch");
     let mut single = new();
     let seeds: Vec<u64> =
         (0..data.columns.len()).map(|k| config(data.columns.len()).namespace_seed(k)).collect();
@@ -253,6 +249,16 @@ fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
         }
         single.learn(&buffer.finish(label, 1.0, row).unwrap(), row).unwrap();
     }
+    (batched, single)
+}
+
+/// The learner expands each example one ahead of its turn; a cross that joins in between must
+/// reach the next example: batch learning equals learning the rows one at a time.
+#[test]
+fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
+    let (batched, single) =
+        batch_and_rows(|| FieldApple::new(FieldAppleConfig::default()).unwrap());
+    assert!(!batched.expansion().crosses().is_empty(), "a cross joins during the batch");
     assert_eq!(batched.expansion().crosses(), single.expansion().crosses());
     assert_eq!(batched.weights().data(), single.weights().data());
 }

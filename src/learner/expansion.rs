@@ -304,8 +304,7 @@ impl Expansion for Interactions {
             push_namespace_pairs(example, &self.namespace_pairs, out);
         }
         if self.constant {
-            out.begin_field(CONSTANT_FIELD);
-            out.push(u64::from(CONSTANT_FEATURE), 1.0);
+            push_constant(out);
         }
     }
 
@@ -391,6 +390,13 @@ fn block_rows<'a>(
     per_example: usize,
 ) -> impl Iterator<Item = (&'a mut [u32], &'a mut [f32])> {
     slots.chunks_exact_mut(per_example).zip(values.chunks_exact_mut(per_example))
+}
+
+/// The constant feature, in its own field.
+#[inline]
+pub fn push_constant(out: &mut ExpandedFeatures) {
+    out.begin_field(CONSTANT_FIELD);
+    out.push(u64::from(CONSTANT_FEATURE), 1.0);
 }
 
 /// The features of namespace crosses `pairs` (Vowpal Wabbit's `-q ab`: every product of a

@@ -190,8 +190,12 @@ impl Expansion for FeatureSet {
             FeatureSet::Apple(e) => e.expand(example, out),
             FeatureSet::FieldApple(e) => e.expand(example, out),
             FeatureSet::AppleFields(apple, fields) => {
-                apple.expand(example, out);
-                fields.expand_crosses(example, out);
+                if apple.parents().is_empty() {
+                    fields.expand_linear(example, out, apple.config().constant);
+                } else {
+                    apple.expand(example, out);
+                    fields.expand_crosses(example, out);
+                }
             }
         }
     }
@@ -283,8 +287,9 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.expand_one_hot_block(columns, out),
             FeatureSet::Apple(e) => e.expand_one_hot_block(columns, out),
             FeatureSet::FieldApple(e) => e.expand_one_hot_block(columns, out),
-            // apple's monomials and the crosses: no block form.
-            FeatureSet::AppleFields(..) => None,
+            FeatureSet::AppleFields(apple, fields) => {
+                apple_fields_linear(apple, fields)?.expand_one_hot_block(columns, out)
+            }
         }
     }
 
@@ -293,7 +298,7 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.block_expansion(),
             FeatureSet::Apple(e) => e.block_expansion(),
             FeatureSet::FieldApple(e) => e.block_expansion(),
-            FeatureSet::AppleFields(..) => None,
+            FeatureSet::AppleFields(apple, fields) => apple_fields_linear(apple, fields),
         }
     }
 
@@ -319,6 +324,10 @@ impl Expansion for FeatureSet {
             FeatureSet::Fixed(e) => e.expand_for_catch_up(example, added, all),
             FeatureSet::Apple(e) => e.expand_for_catch_up(example, added, all),
             FeatureSet::FieldApple(e) => e.expand_for_catch_up(example, added, all),
+            FeatureSet::AppleFields(apple, fields) if apple.parents().is_empty() => {
+                fields.expand_added(example, added);
+                self.expand(example, all);
+            }
             FeatureSet::AppleFields(apple, fields) => {
                 apple.expand_for_catch_up(example, added, all);
                 fields.expand_added(example, added);
@@ -339,4 +348,11 @@ impl Expansion for FeatureSet {
             }
         }
     }
+}
+
+/// Apple with field crosses while apple has no parents (always, when every field is categorical)
+/// is linear plus the crosses: fixed interactions, which the learner expands a block at a time
+/// (its features and their order are those of [`FieldApple::expand_linear`]).
+fn apple_fields_linear(apple: &Apple, fields: &FieldApple) -> Option<Interactions> {
+    apple.parents().is_empty().then(|| fields.linear_form(apple.config().constant))
 }

@@ -538,6 +538,14 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let ours = expand(&|out| set.expand(&example, out));
     assert_eq!(ours, expand(&|out| given.expand(&example, out)));
     assert_eq!(ours.0, 4 + 2 + 1);
+    // ... in the same order: the learner expands one-hot blocks with those interactions.
+    let ordered = |e: &dyn Expansion| {
+        let mut out = ExpandedFeatures::new(18);
+        e.expand(&example, &mut out);
+        (out.slots().to_vec(), out.values().to_vec())
+    };
+    assert_eq!(ordered(&set), ordered(&given));
+    assert_eq!(set.block_expansion(), Some(given.clone()));
     // Outside a catch-up neither part gives added features (the cross joined long ago).
     assert_eq!(expand(&|out| set.expand_added(&example, out)).0, 0);
 
@@ -604,6 +612,27 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let mut reader = ByteReader::new(&bytes, 0, "f");
     let read = FeatureSet::read_section("apple_fields", &mut reader, file::FORMAT_VERSION);
     assert_eq!(read.unwrap(), noting);
+}
+
+/// While apple has no parent (always, when every field is categorical), apple with field
+/// crosses is linear plus the crosses: the learner expands one-hot blocks at once, and learns
+/// what it learns one row at a time while a cross joins.
+#[test]
+fn apple_with_field_crosses_of_categorical_fields_learns_by_blocks_as_row_by_row() {
+    let new = || {
+        let options = FeatureSetOptions::AppleFields {
+            apple: AppleConfig::default(),
+            fields: crate::field_apple::FieldAppleConfig::default(),
+        };
+        FeatureSet::new(options, true).unwrap()
+    };
+    assert!(new().block_expansion().is_some());
+    let (batched, single) = crate::field_apple::tests::batch_and_rows(new);
+    let crosses = batched.expansion().field_apple().unwrap().crosses();
+    assert!(!crosses.is_empty(), "a cross joins during the batch");
+    assert!(batched.expansion().apple().unwrap().parents().is_empty());
+    assert_eq!(crosses, single.expansion().field_apple().unwrap().crosses());
+    assert_eq!(batched.weights().data(), single.weights().data());
 }
 
 /// The counted length of a model file (what pickling allocates and Dask reports) is the length
