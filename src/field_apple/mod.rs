@@ -13,11 +13,14 @@
 //!   rejoin when a cross joins or every [`PATIENT_CHECKS`] quiet checks.
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
 //!   gain over its standard error, the better judge's) joins if its z-score is at least `z`, then
-//!   every shadow and statistic starts again (the residual changed). After 30 checks in a row
-//!   that add nothing,
-//!   each further one shrinks the budget in force by 5%, down to a quarter of `budget`; a cross
-//!   joining restores it. At most `max_crosses` crosses are added;
-//!   screening stops when that many are in.
+//!   every shadow and statistic starts again (the residual changed). After a run of checks
+//!   that add nothing (30 before the first cross; after one, as many as it took to find the
+//!   last, at least 10), each further one shrinks the budget in force by 5%, down to a
+//!   sixteenth of `budget`; a cross joining restores it. At most `max_crosses` crosses are
+//!   added; screening stops when that many are in.
+//! * Catch-up: the last `catch_up` learned examples are kept while a join is in sight (before
+//!   the first cross, and while a racing candidate has half the z-score to join), and a cross
+//!   that joins is stepped on them.
 //! * Stored: the options, the crosses in the order they were added (with the example count at
 //!   which each joined) and the count of learned examples. Shadows are not stored: continued
 //!   training screens afresh.
@@ -104,12 +107,23 @@ impl FieldAppleConfig {
     }
 }
 
-/// After [`PATIENT_CHECKS`] checks in a row that add no cross, each further one shrinks the
-/// budget in force by this factor, down to [`QUIET_FLOOR`] of `budget`: a long stream whose
-/// crosses are found stops paying full price for screening, and still screens.
+/// After [`FieldApple::patience`] checks in a row that add no cross, each further one shrinks
+/// the budget in force by this factor, down to [`QUIET_FLOOR`] of `budget`: a long stream whose
+/// crosses are found stops paying full price for screening, and still screens (a sixteenth of
+/// the budget: eat-rate's screening after its one cross cost 0.4x the fit at a quarter).
 const QUIET_DECAY: f64 = 0.95;
-const QUIET_FLOOR: f64 = 0.25;
+const QUIET_FLOOR: f64 = 1.0 / 16.0;
+
+/// Quiet checks after which paused candidates rejoin the race (and, before the first cross,
+/// after which the budget starts to shrink).
 const PATIENT_CHECKS: u32 = 30;
+
+/// Least patience after a cross has joined (see [`FieldApple::patience`]).
+const MIN_PATIENCE: u32 = 10;
+
+/// The share of `z` a racing candidate's z-score must reach for a join to be in sight (see
+/// `FieldApple::in_sight`).
+const IN_SIGHT: f64 = 0.5;
 
 /// The value-pair cells ([`cells`]) number `2^(shadow_bits + 2)`, at most `2^26` (8 bytes each).
 const CELL_BITS_OVER_SHADOW: u32 = 2;
@@ -200,6 +214,11 @@ pub struct FieldApple {
     /// From a cross joining (with `catch_up` > 0) to the next learned example: the recent
     /// examples catch up on it, and [`Expansion::expand_added`] gives that cross.
     catching_up: bool,
+    /// Whether a join is in sight: always before the first cross; after one, from the first
+    /// check that finds a racing candidate with at least [`IN_SIGHT`] of the z-score to join
+    /// to the next that finds none. Recent examples are kept for the catch-up only then
+    /// (keeping them cost eat-rate 0.15x of its fit after its one cross had joined).
+    in_sight: bool,
 }
 
 impl PartialEq for FieldApple {
@@ -228,6 +247,7 @@ impl FieldApple {
             budget_share: 1.0,
             quiet_checks: 0,
             catching_up: false,
+            in_sight: true,
         })
     }
 
@@ -322,9 +342,7 @@ impl FieldApple {
     /// Screens every candidate on this example if the budget allows.
     fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         let Some(judges) = self.judges.as_mut() else { return };
-        let residual = learned.residual() as f32;
-        let weight = example.weight as f32;
-        if self.candidates.is_empty() || residual == 0.0 || weight == 0.0 {
+        if self.candidates.is_empty() {
             return;
         }
         let learned_features = example.n_features() + usize::from(self.config.constant);
@@ -335,14 +353,23 @@ impl FieldApple {
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
         self.allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
-        if cost <= self.allowance {
-            self.allowance -= cost;
+        if cost > self.allowance {
+            return;
+        }
+        self.allowance -= cost;
+        // The residual only now: most examples are not screened once the budget has shrunk.
+        let residual = learned.residual() as f32;
+        let weight = example.weight as f32;
+        if residual != 0.0 && weight != 0.0 {
             judges.screen(example, &mut self.candidates, residual, weight);
         }
     }
 
     /// At a check: the best candidate joins if it is sure enough; the losing ones pause.
     fn judge(&mut self) {
+        let sight = self.config.z * IN_SIGHT;
+        self.in_sight =
+            self.crosses.is_empty() || self.candidates.iter().any(|c| c.z_score() >= sight);
         let best = self
             .candidates
             .iter()
@@ -353,7 +380,7 @@ impl FieldApple {
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
         let Some((index, _)) = best else {
             self.quiet_checks += 1;
-            if self.quiet_checks > PATIENT_CHECKS {
+            if self.quiet_checks > self.patience() {
                 self.budget_share = (self.budget_share * QUIET_DECAY).max(QUIET_FLOOR);
             }
             if self.quiet_checks % PATIENT_CHECKS == 0 {
@@ -368,6 +395,8 @@ impl FieldApple {
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: joined.pair, added_at: self.learned });
         self.catching_up = self.config.catch_up > 0;
+        // The statistics start again: the next cross is out of sight until a check sees it.
+        self.in_sight = false;
         if self.screening() {
             self.candidates.append(&mut self.paused);
             if let Some(judges) = self.judges.as_mut() {
@@ -377,6 +406,20 @@ impl FieldApple {
             self.candidates = Vec::new();
             self.paused = Vec::new();
             self.judges = None;
+        }
+    }
+
+    /// Quiet checks before the budget starts to shrink: before the first cross,
+    /// [`PATIENT_CHECKS`]; after one, as many checks as it took to find the last cross (the
+    /// next is as likely to need as long; click's crosses join 150k to 240k rows apart, later
+    /// ones later), at least [`MIN_PATIENCE`].
+    fn patience(&self) -> u32 {
+        match self.crosses.last() {
+            None => PATIENT_CHECKS,
+            Some(last) => {
+                let checks = last.added_at / self.config.check_every;
+                u32::try_from(checks).unwrap_or(u32::MAX).max(MIN_PATIENCE)
+            }
         }
     }
 
@@ -424,7 +467,7 @@ impl Expansion for FieldApple {
     /// While screening, the last `catch_up` learned examples: a cross that joins is stepped on
     /// them, against the model as it is when it joins.
     fn recent_examples_wanted(&self) -> usize {
-        if self.screening() {
+        if self.screening() && self.in_sight {
             self.config.catch_up
         } else {
             0

@@ -290,3 +290,71 @@ fn a_joining_cross_catches_up_on_the_examples_before_it() {
     let (with, without) = (test_logloss(&caught_up, &fresh), test_logloss(&plain, &fresh));
     assert!(with < without - 0.005, "caught up {with}, not {without}, cross {crosses:?}");
 }
+
+/// After a cross joins the budget stays whole for as many quiet checks as the cross took to be
+/// found (at least MIN_PATIENCE), then shrinks by QUIET_DECAY per check down to QUIET_FLOOR; a
+/// cross joining restores it.
+#[test]
+fn the_budget_shrinks_after_as_many_quiet_checks_as_the_last_cross_took() {
+    let quiet = || vec![judged((1, 2), 10, 0.0)];
+    for (added_at, patience) in [(150_000, 15), (20_000, MIN_PATIENCE)] {
+        let config = FieldAppleConfig { check_every: 10_000, ..FieldAppleConfig::default() };
+        let crosses = vec![Cross { fields: (0, 1), added_at }];
+        let mut model = FieldApple::from_parts(config, crosses, added_at).unwrap();
+        assert_eq!(model.patience(), patience);
+        for check in 1..=patience {
+            model.candidates = quiet();
+            model.judge();
+            assert_eq!(model.budget_share, 1.0, "check {check}");
+        }
+        model.candidates = quiet();
+        model.judge();
+        assert_eq!(model.budget_share, QUIET_DECAY);
+        for _ in 0..200 {
+            model.candidates = quiet();
+            model.judge();
+        }
+        assert_eq!(model.budget_share, QUIET_FLOOR);
+        model.candidates = vec![judged((0, 2), MIN_SAMPLES_TO_JOIN as usize, 1.0)];
+        model.judge();
+        assert_eq!((model.crosses().len(), model.budget_share), (2, 1.0));
+    }
+    let fresh = FieldApple::new(FieldAppleConfig::default()).unwrap();
+    assert_eq!(fresh.patience(), PATIENT_CHECKS);
+}
+
+/// Recent examples are kept for a catch-up while a join is in sight: before the first cross,
+/// and after it only from a check that sees a candidate with half the z-score to join to one
+/// that sees none.
+#[test]
+fn recent_examples_are_kept_while_a_join_is_in_sight() {
+    let config = FieldAppleConfig::default();
+    let mut model = FieldApple::new(config.clone()).unwrap();
+    let kept = |m: &FieldApple| m.recent_examples_wanted();
+    assert_eq!(kept(&model), config.catch_up);
+    // Nothing near before the first cross: still kept (the first cross may come at any check).
+    model.candidates = vec![judged((0, 1), 6_000, 0.0), judged((1, 2), 6_000, 0.01)];
+    model.judge();
+    assert_eq!(kept(&model), config.catch_up);
+    model.candidates = vec![judged((0, 2), MIN_SAMPLES_TO_JOIN as usize, 1.0)];
+    model.judge();
+    assert_eq!(model.crosses().len(), 1);
+    assert_eq!(kept(&model), 0, "the next cross is out of sight");
+    // z of about 3 (mean 0.04 over a spread of 1, 6,000 samples): half of z = 5 is reached.
+    let near = judged((1, 2), 6_000, 0.04);
+    assert!(near.z_score() >= config.z * IN_SIGHT && near.z_score() < config.z);
+    model.candidates = vec![near, judged((0, 1), 6_000, 0.01)];
+    model.judge();
+    assert_eq!(kept(&model), config.catch_up);
+    model.candidates = vec![judged((0, 1), 6_000, 0.01)];
+    model.judge();
+    assert_eq!(kept(&model), 0);
+    // No longer screening (max_crosses reached): nothing kept.
+    let full = FieldApple::from_parts(
+        FieldAppleConfig { max_crosses: 1, ..config },
+        vec![Cross { fields: (0, 1), added_at: 0 }],
+        0,
+    )
+    .unwrap();
+    assert_eq!(kept(&full), 0);
+}
