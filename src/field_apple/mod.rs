@@ -18,9 +18,9 @@
 //!   last, at least 10), each further one shrinks the budget in force by 5%, down to a
 //!   sixteenth of `budget`; a cross joining restores it. At most `max_crosses` crosses are
 //!   added; screening stops when that many are in.
-//! * Catch-up: the last `catch_up` learned examples are kept while a join is in sight (before
-//!   the first cross, and while a racing candidate has half the z-score to join), and a cross
-//!   that joins is stepped on them.
+//! * Catch-up: the last `catch_up` learned examples are kept while a join is in sight (during
+//!   the first 30 checks, and while a racing candidate has half the z-score to join), and a
+//!   cross that joins is stepped on them.
 //! * Stored: the options, the crosses in the order they were added (with the example count at
 //!   which each joined) and the count of learned examples. Shadows are not stored: continued
 //!   training screens afresh.
@@ -214,9 +214,9 @@ pub struct FieldApple {
     /// From a cross joining (with `catch_up` > 0) to the next learned example: the recent
     /// examples catch up on it, and [`Expansion::expand_added`] gives that cross.
     catching_up: bool,
-    /// Whether a join is in sight: always before the first cross; after one, from the first
-    /// check that finds a racing candidate with at least [`IN_SIGHT`] of the z-score to join
-    /// to the next that finds none. Recent examples are kept for the catch-up only then
+    /// Whether a join is in sight: during the first [`PATIENT_CHECKS`] checks (a first cross may
+    /// come at any of them), then from a check that finds a racing candidate with at least
+    /// [`IN_SIGHT`] of the z-score to join to the next that finds none. Recent examples are kept for the catch-up only then
     /// (keeping them cost eat-rate 0.15x of its fit after its one cross had joined).
     in_sight: bool,
 }
@@ -368,8 +368,8 @@ impl FieldApple {
     /// At a check: the best candidate joins if it is sure enough; the losing ones pause.
     fn judge(&mut self) {
         let sight = self.config.z * IN_SIGHT;
-        self.in_sight =
-            self.crosses.is_empty() || self.candidates.iter().any(|c| c.z_score() >= sight);
+        let young = self.crosses.is_empty() && self.quiet_checks + 1 < PATIENT_CHECKS;
+        self.in_sight = young || self.candidates.iter().any(|c| c.z_score() >= sight);
         let best = self
             .candidates
             .iter()

@@ -323,17 +323,28 @@ fn the_budget_shrinks_after_as_many_quiet_checks_as_the_last_cross_took() {
     assert_eq!(fresh.patience(), PATIENT_CHECKS);
 }
 
-/// Recent examples are kept for a catch-up while a join is in sight: before the first cross,
-/// and after it only from a check that sees a candidate with half the z-score to join to one
-/// that sees none.
+/// Recent examples are kept for a catch-up while a join is in sight: during the first
+/// PATIENT_CHECKS checks, then (and after a cross joins) only from a check that sees a candidate
+/// with half the z-score to join to one that sees none.
 #[test]
 fn recent_examples_are_kept_while_a_join_is_in_sight() {
     let config = FieldAppleConfig::default();
-    let mut model = FieldApple::new(config.clone()).unwrap();
     let kept = |m: &FieldApple| m.recent_examples_wanted();
+    let nothing_near = || vec![judged((0, 1), 6_000, 0.0), judged((1, 2), 6_000, 0.01)];
+    // Nothing near, no cross yet: kept through the first PATIENT_CHECKS checks, then not.
+    let mut quiet = FieldApple::new(config.clone()).unwrap();
+    for check in 1..PATIENT_CHECKS {
+        quiet.candidates = nothing_near();
+        quiet.judge();
+        assert_eq!(kept(&quiet), config.catch_up, "check {check}");
+    }
+    quiet.candidates = nothing_near();
+    quiet.judge();
+    assert_eq!(kept(&quiet), 0);
+
+    let mut model = FieldApple::new(config.clone()).unwrap();
     assert_eq!(kept(&model), config.catch_up);
-    // Nothing near before the first cross: still kept (the first cross may come at any check).
-    model.candidates = vec![judged((0, 1), 6_000, 0.0), judged((1, 2), 6_000, 0.01)];
+    model.candidates = nothing_near();
     model.judge();
     assert_eq!(kept(&model), config.catch_up);
     model.candidates = vec![judged((0, 2), MIN_SAMPLES_TO_JOIN as usize, 1.0)];
