@@ -15,6 +15,8 @@
 //! * `score` — `Learner::predict_batch_with` on one thread (what a streaming `predict_expr`
 //!   runs per batch), against `floor_read_uniform`: the same uniform slots, only read, and
 //!   `floor_read_same_slots`: the learner's own slots, only read (scoring's floor on this data);
+//!   `score_field_scales`, the same with a scale per field (`field_scales`, on by default for
+//!   several columns, as in the Python bench);
 //! * `minimal_step` — the step's own arithmetic with nothing around it: a hand-written loop
 //!   over the learner's slots, expanded beforehand, with Vowpal Wabbit's default rule (adaptive,
 //!   normalized, importance-invariant logistic step, the engine's own loss functions), the
@@ -227,6 +229,11 @@ fn bench(c: &mut Criterion) {
             scaled.learn_batch(&batch).expect("learns");
             group.bench_with_input(BenchmarkId::new("step_field_scales", bits), &bits, |b, _| {
                 b.iter(|| scaled.learn_batch(&batch).expect("learns"))
+            });
+            // Scoring with field scales (what a model of several columns scores by default).
+            let mut scores = Vec::new();
+            group.bench_with_input(BenchmarkId::new("score_field_scales", bits), &bits, |b, _| {
+                b.iter(|| scaled.predict_batch_with(&batch, &mut scores, false).expect("scores"))
             });
         }
         let mut scores = Vec::new();

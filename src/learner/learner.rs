@@ -22,7 +22,7 @@ use super::field_scales::FieldScales;
 use super::loss::{Loss, Squared};
 use super::recent::RecentExamples;
 use super::update::{self, GdState, Powers, UpdateRule};
-use super::weights::WeightTable;
+use super::weights::{WeightTable, W};
 use crate::error::{PolyError, PolyResult};
 use crate::hashing::hash_feature_name;
 use crate::hashing::CONSTANT_FEATURE;
@@ -1249,15 +1249,72 @@ impl<E: Expansion> Learner<E> {
             self.prefetch_slots(&slots[first..first + per_example.min(PREFETCH_SLOTS)]);
         };
         (0..ahead.min(scores.len())).for_each(prefetch_example);
+        let scales = self.one_feature_field_scales(block, per_example);
         let n = scores.len();
         for (p, score) in scores.iter_mut().enumerate() {
             if ahead > 0 && p + ahead < n {
                 prefetch_example(p + ahead);
             }
-            self.empty_features(row);
-            row.extend_from_range(block, p * per_example..(p + 1) * per_example);
-            *score = self.finalize(self.raw_score(row));
+            let range = p * per_example..(p + 1) * per_example;
+            let raw = match &scales {
+                Some(scales) => self.raw_score_in_place(block, range, scales),
+                None => {
+                    self.empty_features(row);
+                    row.extend_from_range(block, range);
+                    self.raw_score(row)
+                }
+            };
+            *score = self.finalize(raw);
         }
+    }
+
+    /// When every field run of the block's examples is one feature (one-hot namespaces and
+    /// their crosses; the same layout in every example), each position's field scale (1s without
+    /// field scales): [`Learner::raw_score_in_place`] then scores an example where it lies.
+    fn one_feature_field_scales(
+        &self,
+        block: &ExpandedFeatures,
+        per_example: usize,
+    ) -> Option<Vec<f32>> {
+        let Some(field_scales) = &self.field_scales else {
+            return Some(vec![1.0; per_example]);
+        };
+        let runs: Vec<_> = block.field_runs().take(per_example).collect();
+        let one_each = runs.len() == per_example && runs.iter().all(|(_, r)| r.len() == 1);
+        one_each.then(|| runs.iter().map(|&(field, _)| field_scales.scale(field)).collect())
+    }
+
+    /// [`Learner::raw_score`] of the features `range` of `block`, each of its own field, whose
+    /// scales are `scales`: the same sums in the same order (a field's contribution is its one
+    /// feature's `w x`), without copying the example out of the block.
+    fn raw_score_in_place(
+        &self,
+        block: &ExpandedFeatures,
+        range: std::ops::Range<usize>,
+        scales: &[f32],
+    ) -> f64 {
+        let data = self.weights.data();
+        if data.is_empty() {
+            return 0.0;
+        }
+        let stride = self.weights.stride();
+        let gravity = self.state.gravity as f32;
+        let (slots, values) = (&block.slots()[range.clone()], &block.values()[range]);
+        let weight = |slot: u32| {
+            let w = data[slot as usize * stride + W];
+            if gravity > 0.0 {
+                update::trunc_weight(w, gravity)
+            } else {
+                w
+            }
+        };
+        let terms = slots.iter().zip(values).map(|(&slot, &x)| weight(slot) * x);
+        let sum: f32 = if self.field_scales.is_some() {
+            terms.zip(scales).map(|(c, &scale)| scale * c).sum()
+        } else {
+            terms.sum()
+        };
+        f64::from(sum) * self.state.contraction
     }
 
     /// Scores the rows of the cursor's block of `blocks` one by one into `scores`, each

@@ -1173,7 +1173,8 @@ fn below(seed: u64) -> impl FnMut(u64) -> u64 {
 /// One-hot rows (one feature in every namespace, like hashed categorical fields) are expanded a
 /// block at a time ([`Expansion::expand_one_hot_block`]): learning and scoring a batch of them
 /// equal doing it one example at a time, bit for bit, with crosses (one of a namespace with
-/// itself), importance weights, with and without field scales, on small and large tables; a
+/// itself), importance weights, with and without field scales and L1 (a one-hot block is scored
+/// where it lies, field by field as an example's copy would be), on small and large tables; a
 /// block with a row of two features in some namespace is expanded example by example.
 #[test]
 fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
@@ -1203,35 +1204,38 @@ fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
     let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
     let expansion =
         Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() };
-    for bits in [12, 22] {
-        for field_scales in [false, true] {
-            let config = LearnerConfig {
-                bits,
-                loss: Loss::Logistic(Logistic),
-                namespaces: vec!["a".into(), "b".into(), "c".into()],
-                field_scales,
-                ..LearnerConfig::default()
-            };
-            let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
-            batched.learn_batch(&batch).unwrap();
-            let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
-            let mut buffer = ExampleBuffer::new();
-            let mut features = ExpandedFeatures::new(bits);
-            let mut expected = Vec::new();
-            let seeds: Vec<u64> = (0..3).map(|k| config.namespace_seed(k)).collect();
-            for row in 0..n {
-                let example = batch.example(row, &seeds, &mut buffer).unwrap();
-                single.learn(&example, row).unwrap();
-                expected.push(batched.predict_with(&example, &mut features));
-            }
-            let case = format!("bits {bits}, field scales {field_scales}");
-            assert_eq!(batched.progress(), single.progress(), "{case}");
-            assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
-            assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
-            let mut predicted = Vec::new();
-            batched.predict_batch(&batch, &mut predicted).unwrap();
-            assert_eq!(predicted, expected, "{case}");
+    let cases = [12, 22].into_iter().flat_map(|bits| {
+        [(false, 0.0), (true, 0.0), (false, 1e-4), (true, 1e-4)]
+            .map(|(scales, l1)| (bits, scales, l1))
+    });
+    for (bits, field_scales, l1) in cases {
+        let config = LearnerConfig {
+            bits,
+            loss: Loss::Logistic(Logistic),
+            namespaces: vec!["a".into(), "b".into(), "c".into()],
+            field_scales,
+            l1,
+            ..LearnerConfig::default()
+        };
+        let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
+        batched.learn_batch(&batch).unwrap();
+        let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
+        let mut buffer = ExampleBuffer::new();
+        let mut features = ExpandedFeatures::new(bits);
+        let mut expected = Vec::new();
+        let seeds: Vec<u64> = (0..3).map(|k| config.namespace_seed(k)).collect();
+        for row in 0..n {
+            let example = batch.example(row, &seeds, &mut buffer).unwrap();
+            single.learn(&example, row).unwrap();
+            expected.push(batched.predict_with(&example, &mut features));
         }
+        let case = format!("bits {bits}, field scales {field_scales}, l1 {l1}");
+        assert_eq!(batched.progress(), single.progress(), "{case}");
+        assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
+        assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
+        let mut predicted = Vec::new();
+        batched.predict_batch(&batch, &mut predicted).unwrap();
+        assert_eq!(predicted, expected, "{case}");
     }
 }
 
