@@ -78,8 +78,9 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     catch_up: int = option(
         131_072,
         "A cross that joins takes the update steps it missed on the last ``catch_up`` learned\n"
-        "examples (kept while screening, at most 2**22 features: 48 MiB), predicted by the model\n"
-        "as it is when it joins; 0 keeps none.",
+        "examples (kept while a join is in sight: the first 30 checks, and while a candidate has\n"
+        "half the z-score to join; at most 2**22 features: 48 MiB), predicted by the model as it\n"
+        "is when it joins; 0 keeps none.",
         engine=True,
         check=at_least(0),
     )
