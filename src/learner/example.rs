@@ -311,13 +311,21 @@ fn to_f32(value: f64, index: u64, row: usize) -> PolyResult<f32> {
     if narrowed.is_finite() {
         Ok(narrowed)
     } else {
-        crate::invalid!("row {row}: feature {index} has value {value}, beyond the f32 range")
+        // In scientific notation: 1e300 printed in full is 301 digits.
+        crate::invalid!("row {row}: feature {index} has value {value:e}, beyond the f32 range")
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_beyond_f32_is_named_in_scientific_notation() {
+        let mut buf = ExampleBuffer::new();
+        let err = buf.push_namespace(0, &[3u32], &[1e300f64], 7).unwrap_err().to_string();
+        assert!(err.contains("row 7: feature 3 has value 1e300, beyond the f32 range"), "{err}");
+    }
 
     #[test]
     fn single_namespace_is_canonicalized() {
