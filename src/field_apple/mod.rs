@@ -216,8 +216,9 @@ pub struct FieldApple {
     catching_up: bool,
     /// Whether a join is in sight: during the first [`PATIENT_CHECKS`] checks (a first cross may
     /// come at any of them), then from a check that finds a racing candidate with at least
-    /// [`IN_SIGHT`] of the z-score to join to the next that finds none. Recent examples are kept for the catch-up only then
-    /// (keeping them cost eat-rate 0.15x of its fit after its one cross had joined).
+    /// [`IN_SIGHT`] of the z-score to join to the next that finds none. Recent examples are
+    /// kept for the catch-up only then (keeping them cost eat-rate 0.15x of its fit after its
+    /// one cross had joined).
     in_sight: bool,
 }
 
@@ -464,8 +465,8 @@ impl Expansion for FieldApple {
         self.crosses.len() as u64
     }
 
-    /// While screening, the last `catch_up` learned examples: a cross that joins is stepped on
-    /// them, against the model as it is when it joins.
+    /// While screening and a join is in sight, the last `catch_up` learned examples: a cross
+    /// that joins is stepped on them, against the model as it is when it joins.
     fn recent_examples_wanted(&self) -> usize {
         if self.screening() && self.in_sight {
             self.config.catch_up

@@ -1308,12 +1308,9 @@ impl<E: Expansion> Learner<E> {
                 w
             }
         };
-        let terms = slots.iter().zip(values).map(|(&slot, &x)| weight(slot) * x);
-        let sum: f32 = if self.field_scales.is_some() {
-            terms.zip(scales).map(|(c, &scale)| scale * c).sum()
-        } else {
-            terms.sum()
-        };
+        // Without field scales every scale is 1, and `1 * c` is `c` exactly.
+        let terms = slots.iter().zip(values).zip(scales);
+        let sum: f32 = terms.map(|((&slot, &x), &scale)| scale * (weight(slot) * x)).sum();
         f64::from(sum) * self.state.contraction
     }
 
