@@ -376,6 +376,8 @@ def test_bad_input_raises_precise_errors() -> None:
     empty = pl.DataFrame({"features": pp.from_numpy(X), "y": y}).head(0)
     with pytest.raises(ValueError, match="cannot fit on 0 examples"):
         pp.SGDRegressor().fit(empty, "y")
+    with pytest.raises(ValueError, match="cannot fit on 0 examples: y is empty"):
+        pp.SGDClassifier().fit(empty, "y")  # (was an IndexError in the classes' message)
     Xnan = X.copy()
     Xnan[3, 1] = np.nan
     with pytest.raises(ValueError, match="Input X contains NaN at row 3, column 1"):

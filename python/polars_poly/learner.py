@@ -1302,6 +1302,8 @@ def classes_of(labels: npt.NDArray[Any]) -> npt.NDArray[Any]:
             return np.array([0, 1]).astype(seen.dtype)
         if seen[0] == -1:
             return np.array([-1, 1]).astype(seen.dtype)
+    if len(seen) == 0:
+        raise ValueError("cannot fit on 0 examples: y is empty")
     if len(seen) < 2:
         raise ValueError(
             f"The number of classes has to be greater than one; got 1 class ({seen[0].item()!r}). "
