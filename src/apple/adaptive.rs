@@ -312,6 +312,26 @@ impl Apple {
         self.categorical.as_ref()
     }
 
+    /// Whether an expansion may add parents: not while every namespace seen is left to field
+    /// crosses ([`super::categorical`]).
+    pub fn may_grow(&self) -> bool {
+        self.categorical.as_ref().is_none_or(|c| !c.all_categorical())
+    }
+
+    /// The learned-example count at which the next expansion happens (None: the schedule has
+    /// no further point, as past the last epoch).
+    pub fn next_expansion(&self) -> Option<u64> {
+        self.schedule.next_point(self.progress.learned)
+    }
+
+    /// Ranks the candidates of later expansions by `ranking`. The ranking is read only when an
+    /// expansion selects parents, so a copy of a model given another ranking before its first
+    /// expansion is the model that ranking would have trained (a race between rankings forks
+    /// there).
+    pub fn set_ranking(&mut self, ranking: Ranking) {
+        self.config.ranking = ranking;
+    }
+
     /// Reassembles a saved apple state; parents must be listed in the order they were added.
     pub fn from_parts(
         config: AppleConfig,
@@ -515,10 +535,9 @@ impl Expansion for Apple {
     /// `catch_up` examples before it (none while every namespace is left to field crosses: no
     /// parent can come).
     fn recent_examples_wanted(&self) -> usize {
-        let may_grow = self.categorical.as_ref().is_none_or(|c| !c.all_categorical());
         let learned = self.progress.learned;
         match self.schedule.next_point(learned) {
-            Some(point) if may_grow && point - learned < self.config.catch_up as u64 => {
+            Some(point) if self.may_grow() && point - learned < self.config.catch_up as u64 => {
                 self.config.catch_up
             }
             _ => 0,

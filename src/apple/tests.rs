@@ -232,6 +232,43 @@ fn batch_learning_equals_one_row_at_a_time_while_apple_grows() {
     assert_eq!(batched.weights().data(), single.weights().data());
 }
 
+#[test]
+fn a_copy_given_another_ranking_before_the_first_expansion_is_that_rankings_model() {
+    // The race of `ranking="auto"` (Python's `RankingRace`) relies on this: the ranking is
+    // read only when an expansion selects parents.
+    let data = single_monomial(6_000, 12, 0.1, 9);
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let new = |ranking| {
+        let config = AppleConfig { ranking, ..AppleConfig::default() };
+        let mut learner = Learner::new(squared_config(), Apple::new(config).unwrap()).unwrap();
+        learner.expansion_mut().begin_run(6_000);
+        learner
+    };
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    let mut learn = |learner: &mut Learner<Apple>, range: std::ops::Range<usize>| {
+        for row in range {
+            buffer.clear();
+            rows.push_into(row, squared_config().namespace_seed(0), &mut buffer).unwrap();
+            learner.learn(&buffer.finish(data.labels[row], 1.0, row).unwrap(), row).unwrap();
+        }
+    };
+    let mut forked = new(Ranking::Typical);
+    assert_eq!(forked.expansion().next_expansion(), Some(1_000));
+    assert!(forked.expansion().may_grow());
+    learn(&mut forked, 0..999);
+    assert!(forked.expansion().parents().is_empty());
+    forked.expansion_mut().set_ranking(Ranking::MaxMagnitude);
+    learn(&mut forked, 999..6_000);
+    let (mut alone, mut typical) = (new(Ranking::MaxMagnitude), new(Ranking::Typical));
+    learn(&mut alone, 0..6_000);
+    learn(&mut typical, 0..6_000);
+    assert_eq!(forked.expansion().parents(), alone.expansion().parents());
+    assert_eq!(forked.weights().data(), alone.weights().data());
+    // The rankings do choose differently here (else the test would prove nothing).
+    assert_ne!(typical.expansion().parents(), alone.expansion().parents());
+    assert_eq!(forked.expansion().next_expansion(), None, "past the last of five");
+}
+
 /// The features `fill` writes, as a sorted multiset of (slot, value bits).
 fn sorted_features(fill: impl FnOnce(&mut crate::learner::ExpandedFeatures)) -> Vec<(u32, u32)> {
     let mut out = crate::learner::ExpandedFeatures::new(squared_config().bits);

@@ -105,6 +105,14 @@ impl FeatureSet {
         }
     }
 
+    /// The apple state, mutable (to change its ranking: [`Apple::set_ranking`]).
+    pub fn apple_mut(&mut self) -> Option<&mut Apple> {
+        match self {
+            FeatureSet::Apple(apple) | FeatureSet::AppleFields(apple, _) => Some(apple),
+            FeatureSet::Fixed(_) | FeatureSet::FieldApple(_) => None,
+        }
+    }
+
     /// The field-level apple state, when the model grows crosses of fields.
     pub fn field_apple(&self) -> Option<&FieldApple> {
         match self {

@@ -223,6 +223,33 @@ impl PyLearner {
         Ok(PyLearner::wrap(copy))
     }
 
+    /// A copy of the model whose apple ranks later expansions' candidates by `ranking` (see
+    /// `Apple::set_ranking`): the rival of a race between rankings.
+    fn fork(&self, py: Python<'_>, ranking: &str) -> PyResult<Self> {
+        let ranking = Ranking::parse(ranking).map_err(py_error)?;
+        let inner = self.inner.clone();
+        let copy = py.detach(|| {
+            guarded(|| {
+                let mut copy = inner.read().map_err(poisoned)?.clone();
+                let Some(apple) = copy.expansion_mut().apple_mut() else {
+                    return Err(PyValueError::new_err("only a model with apple has a ranking"));
+                };
+                apple.set_ranking(ranking);
+                Ok(copy)
+            })
+        })?;
+        Ok(PyLearner::wrap(copy))
+    }
+
+    /// apple's next expansion: (the learned-example count at which it happens, whether it may
+    /// add parents as things stand: not while every namespace seen is left to field crosses);
+    /// None without apple or past its last expansion.
+    fn apple_next_expansion(&self) -> PyResult<Option<(u64, bool)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        let apple = learner.expansion().apple();
+        Ok(apple.and_then(|a| a.next_expansion().map(|point| (point, a.may_grow()))))
+    }
+
     /// The id `model_predict` expressions use to find this model.
     #[getter]
     fn handle(&self) -> u64 {
