@@ -542,7 +542,9 @@ def test_history_has_a_row_at_each_doubling_and_plots(tmp_path: Path) -> None:
     # learns the same model.
     from polars_poly import _internal
 
-    whole = _internal.Learner(pp.SGDRegressor(expansion=pp.Apple())._engine_options(["features"]))
+    # The engine model of the ranking the race kept (``ranking="auto"``).
+    kept = pp.Apple(ranking=model.apple_ranking_)
+    whole = _internal.Learner(pp.SGDRegressor(expansion=kept)._engine_options(["features"]))
     whole.begin_run(1000)
     whole.learn([pp.from_scipy(X)], pl.Series(y), None, 0)
     np.testing.assert_array_equal(whole.predict([pp.from_scipy(X)]).to_numpy(), model.predict(X))

@@ -27,7 +27,7 @@ def test_apple_settings_are_nested_parameters_for_grid_search() -> None:
     X, y = hidden_product(3_000, 1)
     model = pp.SGDRegressor(expansion=pp.Apple(alpha=0.3))
     params = model.get_params()
-    assert params["expansion__alpha"] == 0.3 and params["expansion__ranking"] == "typical"
+    assert params["expansion__alpha"] == 0.3 and params["expansion__ranking"] == "auto"
     assert params["expansion__field_crosses"] == "auto"
     copy = clone(model)
     assert copy.expansion is not model.expansion and copy.expansion.alpha == 0.3

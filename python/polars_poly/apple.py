@@ -21,12 +21,16 @@ from polars_poly._params import (
     option,
 )
 from polars_poly.field_apple import FieldApple
+from polars_poly.ranking_race import FIRST
 
 _NAMES = {
     "rankings": ", ".join(repr(n) for n in _internal.RANKINGS),
     "schedules": ", ".join(repr(n) for n in _internal.SCHEDULES),
     "identities": ", ".join(repr(n) for n in _internal.IDENTITIES),
 }
+
+
+_RANKING_WANTED = "one of 'auto', " + _NAMES["rankings"]
 
 
 @documented(_NAMES)
@@ -56,16 +60,22 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         1.0, "Parents per expansion: ``floor(s̄ ** alpha)``.", engine=True, accepted="in (0, 2]"
     )
     ranking: str = option(
-        "typical",
-        "How candidate parents are ranked, one of {rankings}. ``typical``: weight magnitude\n"
-        "times the monomial's root mean square over the recent examples in which it occurs (the\n"
-        "typical size of its contribution where it contributes), powers of sparse monomials\n"
-        "last (on binary or tf-idf rows ``x**2`` is nearly ``x``); ``magnitude`` (the earlier\n"
-        "default): the same over all recent examples, absent counted as 0, which prefers\n"
-        "frequent monomials; ``max_magnitude``: times its largest ``|x|`` (Vowpal Wabbit's\n"
-        "``--stage_poly``); ``ssm``: correlation with the residual; ``per_child``,\n"
-        "``distinct``: see docs/apple_results.md.",
+        "auto",
+        "How candidate parents are ranked: ``'auto'`` or one of {rankings}. ``auto``: ``fit``\n"
+        "trains ``typical`` and ``max_magnitude`` side by side from the first expansion that may\n"
+        "add parents and keeps the model with the lower progressive loss (``apple_ranking_``\n"
+        "names it): each wins data sets the other loses (docs/apple_results.md), at twice the\n"
+        "work after the fork (on two cores, in parallel); ``partial_fit``, whose stream has no\n"
+        "known end, ranks by ``typical``. ``typical``: weight magnitude times the monomial's\n"
+        "root mean square over the recent examples in which it occurs (the typical size of its\n"
+        "contribution where it contributes), powers of sparse monomials last (on binary or\n"
+        "tf-idf rows ``x**2`` is nearly ``x``); ``magnitude`` (an earlier default): the same\n"
+        "over all recent examples, absent counted as 0, which prefers frequent monomials;\n"
+        "``max_magnitude``: times its largest ``|x|`` (Vowpal Wabbit's ``--stage_poly``);\n"
+        "``ssm``: correlation with the residual; ``per_child``, ``distinct``: see\n"
+        "docs/apple_results.md.",
         engine=True,
+        check=lambda v: None if v == "auto" or v in _internal.RANKINGS else _RANKING_WANTED,
     )
     fallback: bool = option(
         False,
@@ -144,15 +154,22 @@ class Apple(BaseEstimator):  # type: ignore[misc]
     def _engine(self, n_columns: int = 1) -> dict[str, Any]:
         """The engine's feature-set options for a model of ``n_columns`` feature columns."""
         crosses = self._crosses(n_columns)
+        apple = engine_options(self)
+        if self.ranking == "auto":
+            # The race starts with typical and forks max_magnitude (polars_poly.ranking_race).
+            apple["ranking"] = FIRST
         if crosses is None:
-            return {"kind": "apple", **engine_options(self)}
+            return {"kind": "apple", **apple}
         fields = {k: v for k, v in crosses._engine().items() if k != "kind"}
-        return {"kind": "apple_fields", "apple": engine_options(self), "fields": fields}
+        return {"kind": "apple_fields", "apple": apple, "fields": fields}
 
     @classmethod
-    def _from_engine(cls, features: dict[str, Any], n_columns: int) -> Apple | Literal["apple"]:
+    def _from_engine(
+        cls, features: dict[str, Any], n_columns: int, ranking: str | None = None
+    ) -> Apple | Literal["apple"]:
         """The ``expansion`` of a loaded model's feature set of ``n_columns`` feature columns
-        (``'apple'`` for the defaults)."""
+        (``'apple'`` for the defaults); ``ranking``: the estimator's own setting (``'auto'``
+        where the engine stores the race's winner), when the file says."""
         crosses: FieldApple | str | None = "auto"
         if features["kind"] == "apple_fields":
             fields = FieldApple(**from_engine(FieldApple, features["fields"]))
@@ -163,6 +180,8 @@ class Apple(BaseEstimator):  # type: ignore[misc]
             # Two or more columns without crosses: they were turned off.
             crosses = None if n_columns >= 2 else "auto"
         apple.field_crosses = crosses
+        if ranking is not None:
+            apple.ranking = ranking
         return "apple" if apple._is_default() else apple
 
     def _is_default(self) -> bool:

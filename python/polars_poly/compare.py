@@ -8,8 +8,9 @@ test part); the reported time is the training time of the picked setting (best o
 Algorithms: ``lin``, ``quad`` (all x_i·x_j, i <= j), ``cubic`` (also all degree-3 products),
 ``apple`` (alpha = 1), ``apple_best`` (alpha from a grid at apple's picked rate, chosen by
 progressive loss too) and, optionally, ablations of ours: ``apple_path`` (Vowpal Wabbit's
-path-dependent monomial identity), ``apple_max`` (its parent ranking, ``|w|·max|x|``) and
-``apple_vw`` (both). With l, q, c the test errors of lin, quad, cubic:
+path-dependent monomial identity), ``apple_max`` (its parent ranking, ``|w|·max|x|``),
+``apple_vw`` (both) and ``apple_typical`` (the ``typical`` ranking alone, where the default
+races it against ``max_magnitude``). With l, q, c the test errors of lin, quad, cubic:
 
     rel_err(alg) = (err(alg) - min(l, q, c)) / (max(l, q, c) - min(l, q, c))
     rel_time(alg) = time(alg) / time(lin)
@@ -56,8 +57,8 @@ from polars_poly.learner import SGDRegressor
 
 ALGORITHMS = ("lin", "quad", "cubic", "apple", "apple_best")
 # Optional ablations of ours: apple with Vowpal Wabbit's path-dependent monomial identity, with
-# its parent ranking (|w|·max|x|), and with both.
-EXTRA_ALGORITHMS = ("apple_path", "apple_max", "apple_vw")
+# its parent ranking (|w|·max|x|), with both, and with the typical ranking alone.
+EXTRA_ALGORITHMS = ("apple_path", "apple_max", "apple_vw", "apple_typical")
 DEFAULT_RATES = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
 # The learners' default learning rate (Vowpal Wabbit's): error_default is the error there.
 DEFAULT_RATE = 0.5
@@ -152,6 +153,8 @@ def _fit_ours(
             apple.identity = "path"
         if algorithm in ("apple_max", "apple_vw"):
             apple.ranking = "max_magnitude"
+        if algorithm == "apple_typical":
+            apple.ranking = "typical"
         model = SGDRegressor(expansion=apple, **params)
     else:
         model = SGDRegressor(expansion=_EXPANSION[algorithm], **params)

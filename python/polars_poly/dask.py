@@ -258,8 +258,9 @@ def _train(
             estimator: Estimator = pa
         elif start is None:
             estimator = copy.deepcopy(template)
-            # apple's epochs over this task's rows (the paper's local first pass).
-            estimator._fit_lazy(frame, y, sample_weight, run_length=sum(rows))
+            # apple's epochs over this task's rows (the paper's local first pass). No race
+            # between rankings: the shards' models must share one to be averaged.
+            estimator._fit_lazy(frame, y, sample_weight, run_length=sum(rows), race=False)
             estimator._finish_fit()
         else:
             estimator = _training_copy(start)

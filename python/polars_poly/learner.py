@@ -55,6 +55,7 @@ from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
 from polars_poly.multiclass import OneAgainstAll
+from polars_poly.ranking_race import RankingRace
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
 Frame = pl.DataFrame | pl.LazyFrame
@@ -114,7 +115,8 @@ class _FitState:
     """Types of the private state ``fit`` sets (not options: a plain base, not dataclass
     fields)."""
 
-    _learner: Learner | OneAgainstAll
+    # A RankingRace only inside fit (apple's ranking="auto"), which keeps its winner.
+    _learner: Learner | OneAgainstAll | RankingRace
     _rows_seen: int
     _sparse_columns: bool
     _width: int
@@ -426,9 +428,14 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     # ----------------------------------------------------------------------------- training
 
-    def _new_learner(self, namespaces: list[str]) -> None:
+    def _new_learner(self, namespaces: list[str], race: bool = False) -> None:
+        """A new engine model; ``race``: a race between apple's rankings when its ranking is
+        ``'auto'`` (``fit`` only: ``partial_fit``'s stream has no end to pick a winner at)."""
         self._check_params()
-        self._learner = self._make_learner(self._engine_options(namespaces))
+        learner = self._make_learner(self._engine_options(namespaces))
+        apple = self._apple()
+        racing = race and apple is not None and apple.ranking == "auto"
+        self._learner = RankingRace(learner) if racing else learner
         self._history: list[dict[str, Any]] = []
         self._learned()
         self.namespaces_ = namespaces
@@ -701,10 +708,16 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
 
     def _fit_lazy(
-        self, frame: pl.LazyFrame, y: Any, sample_weight: Any, run_length: int | None = None
+        self,
+        frame: pl.LazyFrame,
+        y: Any,
+        sample_weight: Any,
+        run_length: int | None = None,
+        race: bool = True,
     ) -> None:
         """A new model from ``passes`` passes over a LazyFrame. apple's epochs are placed over
-        ``run_length`` examples when given, else over the counted rows (epochs schedule)."""
+        ``run_length`` examples when given, else over the counted rows (epochs schedule);
+        ``race``: see :meth:`_new_learner`."""
         query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
         apple = self._apple()
         # apple's epochs need the run length: count the rows first, in the scan (if any) that
@@ -714,7 +727,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         facts = query.select(aggregates).collect(engine="streaming") if aggregates else None
         if facts is not None:
             self._learn_facts(facts)
-        self._new_learner(namespace_names(*self._fitted_columns()))
+        self._new_learner(namespace_names(*self._fitted_columns()), race=race)
         self._rows_seen = 0
         rows = run_length
         if run_length is not None:
@@ -748,7 +761,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 if self.feature_columns_ is not None
                 else ([DEFAULT_NAMESPACE], True)
             )
-            self._new_learner(namespace_names(list(names), sparse))
+            self._new_learner(namespace_names(list(names), sparse), race=True)
             self._rows_seen = 0
             self.n_passes_ = int(self.passes)
             self._fit_memory(data)
@@ -756,6 +769,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         return self
 
     def _finish_fit(self) -> None:
+        if isinstance(self._learner, RankingRace):
+            self._learner, _ = self._learner.winner()
         examples, loss, weight, updates = self._learner.progress
         self.n_examples_ = int(examples)
         self.n_feature_updates_ = int(updates)
@@ -764,6 +779,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         if apple is not None:
             self.n_expansions_ = int(apple[0])
             self.n_parents_ = len(self._learner.apple_parents())
+            features = self._learner.options()["features"]
+            self.apple_ranking_ = str(features.get("apple", features)["ranking"])
         if _has_field_crosses(self._learner):
             self.n_crosses_ = len(self._learner.field_crosses())
         if isinstance(self._learner, OneAgainstAll) and self._learner.errors[1] > 0:
@@ -1110,6 +1127,11 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         }
         if isinstance(self._learner, OneAgainstAll):
             state["multiclass_errors"] = list(self._learner.errors)
+        apple = self._apple()
+        if apple is not None:
+            # The engine stores the ranking the model trained with (a race's winner); the
+            # estimator's own setting may be 'auto'.
+            state["apple_ranking"] = apple.ranking
         return json.dumps(state)
 
     def _classes_list(self) -> list[Any] | None:
@@ -1143,7 +1165,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         params = {
             k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
         }
-        estimator = cls(**params, **_engine_params(model.options()))
+        engine = _engine_params(model.options(), state.get("apple_ranking"))
+        estimator = cls(**params, **engine)
         estimator._restore(model, state)
         return estimator
 
@@ -1186,14 +1209,15 @@ def _has_field_crosses(learner: Learner | OneAgainstAll) -> bool:
     return str(learner.options()["features"]["kind"]) in ("field_apple", "apple_fields")
 
 
-def _engine_params(options: dict[str, Any]) -> dict[str, Any]:
-    """Estimator parameters from the options a loaded model was built with."""
+def _engine_params(options: dict[str, Any], apple_ranking: str | None = None) -> dict[str, Any]:
+    """Estimator parameters from the options a loaded model was built with (``apple_ranking``:
+    apple's ranking as the estimator was given it, when the file says)."""
     features = options["features"]
     namespaces = options["namespaces"]
     expansion: Expansion
     interactions = None
     if features["kind"] in ("apple", "apple_fields"):
-        expansion = Apple._from_engine(features, len(namespaces))
+        expansion = Apple._from_engine(features, len(namespaces), apple_ranking)
     elif features["kind"] == "field_apple":
         expansion = FieldApple(**from_engine(FieldApple, features))
     else:
@@ -1238,6 +1262,9 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         Examples and expanded features learned.
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
+    apple_ranking_ : str
+        apple only: the ranking the model trained with (with ``ranking="auto"``, the one the
+        race kept).
     n_crosses_ : int
         FieldApple, or apple on two or more feature columns: crosses of feature columns added
         so far.
@@ -1342,8 +1369,8 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     coef_, intercept_ : ndarray
         Linear models on a matrix or numeric columns: the weights, shape ``(1, n_features)``
         (binary) or ``(n_classes, n_features)``, and the constant's.
-    n_examples_, pass_loss_, holdout_loss_, n_expansions_, n_parents_, n_crosses_
-        As :class:`SGDRegressor`'s.
+    n_examples_, pass_loss_, holdout_loss_, n_expansions_, n_parents_, apple_ranking_
+        As :class:`SGDRegressor`'s, as is ``n_crosses_``.
 
     Examples
     --------

@@ -145,6 +145,14 @@ class OneAgainstAll:
     def field_crosses(self) -> list[Any]:
         return [c for h in self.heads for c in h.field_crosses()]
 
+    def apple_next_expansion(self) -> tuple[int, bool] | None:
+        """The first class's (every class learns the same examples on the same schedule)."""
+        return self.heads[0].apple_next_expansion()
+
+    def fork(self, ranking: str) -> OneAgainstAll:
+        """Every class's model forked to ``ranking`` (``Learner.fork``)."""
+        return OneAgainstAll([h.fork(ranking) for h in self.heads], self.errors)
+
     def field_candidates(self) -> list[Any]:
         return [c for h in self.heads for c in h.field_candidates()]
 

@@ -1,0 +1,154 @@
+"""``RankingRace``: apple's ``ranking="auto"``, two rankings trained side by side in one fit.
+
+apple's rankings of candidate parents each win data sets the other loses (docs/apple_results.md,
+"A race between rankings"): ``typical`` on most shared sets and on easy text, Vowpal Wabbit's
+``max_magnitude`` on dense sets with heavy tails and on noisy text. Both models are the same until
+the first expansion that may add parents (the ranking is read only there), so the race trains
+one model up to the example before that expansion (cutting the batch there), copies it with the
+rival ranking (``Learner.fork``), and from there trains both on every batch, in parallel. An
+expansion that may add no parent (every namespace so far left to field crosses, as on hashed
+categorical fields) is passed alone: both rankings agree on it. The model with the lower
+progressive loss leads: it answers every question asked during the fit, and the fit keeps it
+alone at its end.
+
+The pair is a fit's working state only: the estimator stores the leader
+(:meth:`RankingRace.winner`) when the fit ends, so a fitted model is one engine model as
+always.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from polars_poly._internal import Learner
+    from polars_poly.multiclass import OneAgainstAll
+
+# The ranking a race starts with, and its rival.
+FIRST = "typical"
+RIVAL = "max_magnitude"
+
+
+def _loss(model: Learner | OneAgainstAll) -> float:
+    _, loss, weight, _ = model.progress
+    return loss / weight if weight else float("inf")
+
+
+class RankingRace:
+    """The models of apple's ``ranking="auto"`` during one fit (see the module docs): the first
+    ranking's model, and the rival's from the fork on; everything but training is asked of the
+    leader."""
+
+    def __init__(self, first: Learner | OneAgainstAll) -> None:
+        self.first = first
+        self.rival: Learner | OneAgainstAll | None = None
+        # Whether a fork could no longer be the rival's model (it then trains alone).
+        self._alone = False
+
+    @property
+    def leader(self) -> Learner | OneAgainstAll:
+        """The model with the lower progressive loss (the first on a tie, and before the fork:
+        until then the two are the same model)."""
+        if self.rival is not None and _loss(self.rival) < _loss(self.first):
+            return self.rival
+        return self.first
+
+    def winner(self) -> tuple[Learner | OneAgainstAll, str]:
+        """The leader and its ranking: what the fit keeps."""
+        leader = self.leader
+        return leader, RIVAL if leader is self.rival else FIRST
+
+    def _models(self) -> list[Learner | OneAgainstAll]:
+        return [self.first] if self.rival is None else [self.first, self.rival]
+
+    def _fork_before_fit(self) -> None:
+        """Before a multi-pass fit (one engine call, which cannot be cut at the expansion):
+        forks now if the next expansion may add parents as things stand."""
+        if self.rival is None and not self._alone:
+            upcoming = self.first.apple_next_expansion()
+            if upcoming is not None and upcoming[1]:
+                self.rival = self.first.fork(RIVAL)
+            else:
+                self._alone = True  # the fit may add parents: a later fork would not be exact
+
+    def _each(self, call: str, *args: Any) -> list[Any]:
+        """``call(*args)`` on every model; the two in parallel when both train (the engine
+        releases the GIL while learning)."""
+        models = self._models()
+        if len(models) == 1:
+            return [getattr(models[0], call)(*args)]
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            futures = [pool.submit(getattr(m, call), *args) for m in models]
+            return [f.result() for f in futures]
+
+    # ----------------------------------------------------------------------------- training
+
+    def learn(
+        self,
+        features: list[pl.Series],
+        labels: pl.Series,
+        weights: pl.Series | None = None,
+        first_row: int = 0,
+    ) -> tuple[float, float]:
+        """``Learner.learn`` on every model; before the rival exists the batch is cut just
+        before each expansion point it holds, where the fork is decided on every example before
+        it. Returns the leader's (Σ weight·loss, Σ weight) of the batch."""
+        rows, done = len(labels), 0
+        loss = weight = 0.0
+
+        def alone(count: int) -> None:
+            nonlocal done, loss, weight
+            part = _rows(features, labels, weights, done, count)
+            add = self.first.learn(*part, first_row + done)
+            loss, weight, done = loss + add[0], weight + add[1], done + count
+
+        while self.rival is None and not self._alone:
+            upcoming = self.first.apple_next_expansion()
+            if upcoming is None:
+                break
+            before = upcoming[0] - 1 - self.first.progress[0]
+            if before >= rows - done:
+                break  # the expansion is beyond this batch
+            if before > 0:
+                alone(before)
+            if self.first.apple_next_expansion()[1]:  # type: ignore[index]
+                self.rival = self.first.fork(RIVAL)
+            else:
+                alone(1)  # an expansion that adds nothing: the rankings agree on it
+        if done < rows:
+            part = _rows(features, labels, weights, done, rows - done)
+            results = self._each("learn", *part, first_row + done)
+            add = results[self._models().index(self.leader)]
+            loss, weight = loss + add[0], weight + add[1]
+        return loss, weight
+
+    def fit(self, *args: Any) -> Any:
+        """``Learner.fit`` (one engine call, several passes) on both models, forked before it
+        when an expansion may add parents; the leader's report."""
+        self._fork_before_fit()
+        results = self._each("fit", *args)
+        return results[self._models().index(self.leader)]
+
+    def begin_run(self, examples: int) -> None:
+        for model in self._models():
+            model.begin_run(examples)
+
+    def __getattr__(self, name: str) -> Any:
+        # Everything else (progress, apple_state, predict, options, ...) is the leader's.
+        if name in ("first", "rival", "_alone"):
+            raise AttributeError(name)
+        return getattr(self.leader, name)
+
+
+def _rows(
+    features: list[pl.Series], labels: pl.Series, weights: pl.Series | None, start: int, count: int
+) -> tuple[list[pl.Series], pl.Series, pl.Series | None]:
+    """Rows ``start .. start + count`` of a batch."""
+    return (
+        [f.slice(start, count) for f in features],
+        labels.slice(start, count),
+        None if weights is None else weights.slice(start, count),
+    )

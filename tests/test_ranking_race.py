@@ -1,0 +1,135 @@
+"""apple's ``ranking="auto"`` (``polars_poly.ranking_race``): the race keeps the ranking with the
+lower progressive loss, its model is that ranking's model trained alone, the fork waits for an
+expansion that may add parents, and the setting survives a file."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+from polars_poly import _internal
+from polars_poly.ranking_race import RankingRace
+from polars_poly.synthetic import eat_rate
+
+
+def heavy_tailed(seed: int, lognormal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Six heavy-tailed columns, y = x0·x1 + x2/2 + noise: either ranking may train better
+    (seed 0: ``max_magnitude`` on lognormal columns, ``typical`` on Student-t ones)."""
+    rng = np.random.default_rng(seed)
+    X = rng.lognormal(0, 1, (4000, 6)) if lognormal else rng.standard_t(3, (4000, 6))
+    y = X[:, 0] * X[:, 1] + 0.5 * X[:, 2] + rng.normal(0, 0.3, len(X))
+    return X, y
+
+
+def fitted(X: np.ndarray, y: np.ndarray, ranking: str) -> pp.SGDRegressor:
+    return pp.SGDRegressor(expansion=pp.Apple(ranking=ranking), bits=18).fit(X, y)
+
+
+@pytest.mark.parametrize(
+    ("seed", "lognormal", "winner"), [(0, True, "max_magnitude"), (0, False, "typical")]
+)
+def test_auto_keeps_the_lower_progressive_loss_and_is_that_ranking_trained_alone(
+    seed: int, lognormal: bool, winner: str
+) -> None:
+    X, y = heavy_tailed(seed, lognormal)
+    auto = fitted(X, y, "auto")
+    alone = {r: fitted(X, y, r) for r in ("typical", "max_magnitude")}
+    assert auto.apple_ranking_ == winner
+    assert auto.progressive_loss_ == min(m.progressive_loss_ for m in alone.values())
+    # Bit for bit: forking before the first expansion is training the rival from the start.
+    assert np.array_equal(auto.predict(X), alone[winner].predict(X))
+    assert auto.monomials().equals(alone[winner].monomials())
+    assert auto.expansion.ranking == "auto"  # the user's setting is not changed
+    for model in alone.values():
+        assert model.apple_ranking_ == model.expansion.ranking
+
+
+def test_the_rival_forks_in_the_batch_that_reaches_the_first_expansion() -> None:
+    X, y = heavy_tailed(0, True)
+    estimator = pp.SGDRegressor(expansion="apple", bits=18)
+    race = RankingRace(_internal.Learner(estimator._engine_options(["f"])))
+    race.begin_run(len(X))  # six epochs: the first expansion after 666 examples
+    assert race.apple_next_expansion() == (666, True)
+    features = pp.SGDRegressor()._matrix_features(X, min_rows=1)
+    for start in range(0, len(X), 500):
+        rows = slice(start, start + 500)
+        batch = [f.slice(start, 500) for f in features]
+        race.learn(batch, pl.Series(y[rows]), None, start)
+        assert (race.rival is None) == (start + 500 < 666)
+        assert race.first.progress[0] == start + 500  # the batch was learned whole
+    assert race.winner()[1] == "max_magnitude"
+
+
+def test_no_fork_while_every_column_is_left_to_field_crosses() -> None:
+    """On hashed categorical fields apple takes no parents (field crosses judge them): both
+    rankings would train the same model, so the race never pays for a second one."""
+    frame = eat_rate(20_000, seed=1, varieties=100, noise_fields=2)
+    frame = frame.select("label", *(pp.hash_features(f, bits=18).alias(f) for f in "ABCD"))
+    estimator = pp.SGDClassifier(loss="logistic", bits=18, expansion="apple")
+    race = RankingRace(_internal.Learner(estimator._engine_options(list("ABCD"))))
+    race.begin_run(frame.height)
+    for start in range(0, frame.height, 4096):
+        chunk = frame.slice(start, 4096)
+        race.learn([chunk[f] for f in "ABCD"], chunk["label"].cast(pl.Float64), None, start)
+        assert race.rival is None
+    assert race.apple_next_expansion() is None  # past the last expansion
+    model = estimator.fit(frame, "label")
+    assert model.apple_ranking_ == "typical" and model.n_crosses_ >= 1
+
+
+def test_partial_fit_ranks_by_typical() -> None:
+    X, y = heavy_tailed(0, True)
+    model = pp.SGDRegressor(expansion="apple", bits=18)
+    for start in range(0, len(X), 1000):
+        model.partial_fit(X[start : start + 1000], y[start : start + 1000])
+    assert model.apple_ranking_ == "typical"
+
+
+def test_multiclass_and_lazy_fits_race_too() -> None:
+    X, y = heavy_tailed(0, True)
+    classes = np.digitize(y, np.quantile(y, [1 / 3, 2 / 3]))
+    auto = pp.SGDClassifier(expansion="apple", bits=18).fit(X, classes)
+    alone = {
+        r: pp.SGDClassifier(expansion=pp.Apple(ranking=r), bits=18).fit(X, classes)
+        for r in ("typical", "max_magnitude")
+    }
+    assert auto.progressive_loss_ == min(m.progressive_loss_ for m in alone.values())
+    winner = alone[auto.apple_ranking_]
+    assert np.array_equal(auto.decision_function(X), winner.decision_function(X))
+    frame = pl.DataFrame({f"x{k}": X[:, k] for k in range(X.shape[1])}).with_columns(y=y)
+    # A LazyFrame streams in batches on the doubling schedule (its length is not counted).
+    lazy = {
+        r: pp.SGDRegressor(expansion=pp.Apple(ranking=r), bits=18, batch_size=700).fit(
+            frame.lazy(), "y"
+        )
+        for r in ("auto", "typical", "max_magnitude")
+    }
+    assert lazy["auto"].progressive_loss_ == min(
+        lazy[r].progressive_loss_ for r in ("typical", "max_magnitude")
+    )
+    winner = lazy[lazy["auto"].apple_ranking_]
+    assert np.array_equal(lazy["auto"].predict(frame.drop("y")), winner.predict(frame.drop("y")))
+
+
+def test_a_saved_race_keeps_auto_and_names_the_winner(tmp_path: Path) -> None:
+    X, y = heavy_tailed(0, True)
+    model = pp.SGDRegressor(expansion="apple", bits=18).fit(X, y)
+    assert model.apple_ranking_ == "max_magnitude"
+    model.save(tmp_path / "race.pp")
+    for loaded in (pickle.loads(pickle.dumps(model)), pp.load_model(tmp_path / "race.pp")):
+        # The user's setting, not the winner's: refitting races again.
+        assert loaded.expansion in ("apple", pp.Apple())
+        assert loaded.apple_ranking_ == "max_magnitude"
+        assert np.array_equal(loaded.predict(X), model.predict(X))
+    typical = fitted(X, y, "typical")
+    assert pickle.loads(pickle.dumps(typical)).expansion.ranking == "typical"
+
+
+def test_an_unknown_ranking_names_the_choices() -> None:
+    X, y = heavy_tailed(0, True)
+    with pytest.raises(ValueError, match=r"ranking must be one of 'auto', .*'max_magnitude'"):
+        fitted(X, y, "largest")
