@@ -9,6 +9,11 @@ paired t-test at 5% per data set, as ``benches/apple_noise.py`` does.
 
     .venv/bin/python benches/apple_variant_race.py --out race.csv     # about 25 minutes
     .venv/bin/python benches/apple_variant_race.py --table race.csv   # the verdicts only
+
+``--variants apple_typical,apple_max`` races ``typical`` against ``max_magnitude`` (both with
+the catch-up): what apple's default ``ranking="auto"`` does inside one fit, which keeps the same
+model (table ``docs/apple_compare_race_rankings.csv.gz``, where ``apple`` was ``typical``, then
+the default; about 35 minutes). The 2026-11-25 table raced that default against ``apple_vw``.
 """
 
 from __future__ import annotations
@@ -27,13 +32,13 @@ DATA = REPO.parent / "shared" / "data"
 VARIANTS = ("apple", "apple_vw")
 
 
-def run(datasets: list[str], seeds: range, out: Path) -> pl.DataFrame:
+def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, str]) -> pl.DataFrame:
     rows = []
     for name in datasets:
         X, y, task = load_dataset(name, DATA)
         for seed in seeds:
             split = compare.split(X, y, seed)
-            for algorithm in VARIANTS:
+            for algorithm in variants:
                 outcome = compare.run_ours(
                     algorithm, split, task, compare.DEFAULT_RATES, compare.DEFAULT_ALPHAS
                 )
@@ -52,7 +57,8 @@ def run(datasets: list[str], seeds: range, out: Path) -> pl.DataFrame:
     return pl.DataFrame(rows)
 
 
-def verdicts(table: pl.DataFrame) -> pl.DataFrame:
+def verdicts(table: pl.DataFrame, variants: tuple[str, str]) -> pl.DataFrame:
+    first, second = variants
     vw = (
         pl.concat(
             pl.read_csv((REPO / "docs" / name).read_bytes()).select(
@@ -64,25 +70,25 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
         .select("dataset", "seed", vw="error")
     )
     wide = (
-        table.filter(algorithm="apple")
-        .select("dataset", "seed", apple="error", p_apple="progressive")
+        table.filter(algorithm=first)
+        .select("dataset", "seed", pl.col("error").alias(first), p_first="progressive")
         .join(
-            table.filter(algorithm="apple_vw").select(
-                "dataset", "seed", apple_vw="error", p_vw="progressive"
+            table.filter(algorithm=second).select(
+                "dataset", "seed", pl.col("error").alias(second), p_second="progressive"
             ),
             on=["dataset", "seed"],
         )
         .join(vw, on=["dataset", "seed"])
         .with_columns(
-            race=pl.when(pl.col("p_apple") <= pl.col("p_vw"))
-            .then(pl.col("apple"))
-            .otherwise(pl.col("apple_vw"))
+            race=pl.when(pl.col("p_first") <= pl.col("p_second"))
+            .then(pl.col(first))
+            .otherwise(pl.col(second))
         )
     )
     out = []
     for (name,), group in sorted(wide.group_by("dataset"), key=lambda kv: kv[0]):
         row: dict[str, object] = {"dataset": name, "splits": group.height}
-        for model in ("apple", "apple_vw", "race"):
+        for model in (first, second, "race"):
             d = (group[model] - group["vw"]).to_numpy()
             if not np.any(d):
                 row[model] = "tie"
@@ -90,7 +96,7 @@ def verdicts(table: pl.DataFrame) -> pl.DataFrame:
             p = stats.ttest_rel(group[model].to_numpy(), group["vw"].to_numpy()).pvalue
             verdict = ("better" if d.mean() < 0 else "worse") if p < 0.05 else "n.s."
             row[model] = f"{verdict} ({d.mean() / group['vw'].mean():+.3f})"
-        row["race picks apple"] = int((group["p_apple"] <= group["p_vw"]).sum())
+        row[f"race picks {first}"] = int((group["p_first"] <= group["p_second"]).sum())
         out.append(row)
     return pl.DataFrame(out)
 
@@ -101,18 +107,26 @@ def main() -> None:
     parser.add_argument("--table", type=Path, help="verdicts of an earlier run's CSV")
     parser.add_argument("--datasets", default="", help="comma-separated (default: all)")
     parser.add_argument("--seeds", type=int, default=10)
+    parser.add_argument(
+        "--variants",
+        default=",".join(VARIANTS),
+        help=f"the two raced algorithms of polars_poly.compare (default: {','.join(VARIANTS)})",
+    )
     args = parser.parse_args()
+    variants = tuple(args.variants.split(","))
+    if len(variants) != 2:
+        raise SystemExit(f"--variants names two algorithms, got {args.variants!r}")
     if args.table is not None:
         table = pl.read_csv(args.table.read_bytes())
     else:
         if not DATA.is_dir():
             raise SystemExit(f"needs the shared data sets in {DATA}")
         names = [n for n in args.datasets.split(",") if n] or list_datasets(DATA)
-        table = run(names, range(args.seeds), args.out)
-    result = verdicts(table)
+        table = run(names, range(args.seeds), args.out, variants)
+    result = verdicts(table, variants)
     with pl.Config(tbl_rows=40, tbl_width_chars=160):
         print(result)
-    for model in ("apple", "apple_vw", "race"):
+    for model in (*variants, "race"):
         column = result[model].to_list()
         better = sum(v.startswith("better") for v in column)
         worse = sum(v.startswith("worse") for v in column)
