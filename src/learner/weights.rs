@@ -83,7 +83,7 @@ fn fault_in_parallel(fresh: &mut [f32]) {
 }
 
 /// A table of `2^bits` weight slots.
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct WeightTable {
     bits: u32,
     stride: usize,
@@ -93,6 +93,32 @@ pub struct WeightTable {
     touched: Vec<u64>,
     n_touched: usize,
     huge_pages: bool,
+}
+
+/// A copy of a table still on 4 KiB pages copies only the pages touched so far (the others are
+/// zero) into a fresh zeroed allocation, whose untouched pages the kernel maps on first use: a
+/// race between apple's rankings copies a model of a few thousand rows on a 2^24-slot table
+/// (256 MiB) at its first expansion, and a whole copy cost more than its training.
+impl Clone for WeightTable {
+    fn clone(&self) -> Self {
+        let sparse = !self.huge_pages && !self.touched.is_empty();
+        let data = if sparse {
+            zeroed_vec::<f32>(self.data.len()).map(|mut fresh| {
+                self.copy_pages(&self.touched, &mut fresh);
+                fresh
+            })
+        } else {
+            None
+        };
+        Self {
+            bits: self.bits,
+            stride: self.stride,
+            data: data.unwrap_or_else(|| self.data.clone()),
+            touched: self.touched.clone(),
+            n_touched: self.n_touched,
+            huge_pages: self.huge_pages,
+        }
+    }
 }
 
 impl WeightTable {
@@ -219,6 +245,12 @@ impl WeightTable {
         let mut fresh = zeroed_vec::<f32>(self.data.len())?;
         crate::memory::advise_huge_pages(&mut fresh);
         fault_in_parallel(&mut fresh);
+        self.copy_pages(touched, &mut fresh);
+        Some(fresh)
+    }
+
+    /// Copies the pages `touched` marks from the table into `fresh` (zeroed, of the same size).
+    fn copy_pages(&self, touched: &[u64], fresh: &mut [f32]) {
         let page_len = self.stride << SLOTS_PER_PAGE_SHIFT;
         for (k, &word) in touched.iter().enumerate() {
             let mut bits = word;
@@ -229,7 +261,6 @@ impl WeightTable {
                 bits &= bits - 1;
             }
         }
-        Some(fresh)
     }
 
     /// Whether the table is larger than the cache and the 4 KiB TLB's reach: then each feature
@@ -337,6 +368,30 @@ mod tests {
             t.use_huge_pages();
             assert!(t.uses_huge_pages());
             assert_eq!(t.data(), &before[..], "stride {stride}");
+        }
+    }
+
+    #[test]
+    fn a_copy_on_small_pages_holds_every_value_and_stays_independent() {
+        for stride in [1, 4] {
+            let mut t = WeightTable::new(20, stride);
+            t.ensure_allocated().unwrap();
+            let slots: Vec<u32> = (0..40).map(|k| k * 26_107 % (1 << 20)).collect();
+            t.touch(&slots);
+            for &slot in &slots {
+                t.data_mut()[slot as usize * stride] = slot as f32 + 0.25;
+            }
+            assert!(!t.uses_huge_pages(), "few pages touched: the copy takes only those");
+            let mut copy = t.clone();
+            assert_eq!(copy.data(), t.data(), "stride {stride}");
+            // Writes to the copy (touched first, as the learner does) leave the original alone.
+            copy.touch(&[3]);
+            copy.data_mut()[3 * stride] = 9.0;
+            assert_eq!(t.weight(3), 0.0);
+            assert_eq!(copy.weight(3), 9.0);
+            let mut huge = t.clone();
+            huge.use_huge_pages();
+            assert_eq!(huge.clone().data(), t.data());
         }
     }
 
