@@ -65,8 +65,11 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "trains ``typical`` and ``max_magnitude`` side by side from the first expansion that may\n"
         "add parents and keeps the model with the lower progressive loss (``apple_ranking_``\n"
         "names it): each wins data sets the other loses (docs/apple_results.md), at twice the\n"
-        "work after the fork (on two cores, in parallel); ``partial_fit``, whose stream has no\n"
-        "known end, ranks by ``typical``. ``typical``: weight magnitude times the monomial's\n"
+        "work after the fork (in parallel threads). A third model stops growing monomials there\n"
+        "(the linear model; field crosses still grow) and is kept (``apple_ranking_ ==\n"
+        "'linear'``) only when its progressive loss is 10% below the better ranking's:\n"
+        "expansions that hurt are dropped. ``partial_fit``, whose stream has\n"
+        "no known end, ranks by ``typical``. ``typical``: weight magnitude times the monomial's\n"
         "root mean square over the recent examples in which it occurs (the typical size of its\n"
         "contribution where it contributes), powers of sparse monomials last (on binary or\n"
         "tf-idf rows ``x**2`` is nearly ``x``); ``magnitude`` (an earlier default): the same\n"
@@ -165,11 +168,12 @@ class Apple(BaseEstimator):  # type: ignore[misc]
 
     @classmethod
     def _from_engine(
-        cls, features: dict[str, Any], n_columns: int, ranking: str | None = None
+        cls, features: dict[str, Any], n_columns: int, race: dict[str, Any] | None = None
     ) -> Apple | Literal["apple"]:
         """The ``expansion`` of a loaded model's feature set of ``n_columns`` feature columns
-        (``'apple'`` for the defaults); ``ranking``: the estimator's own setting (``'auto'``
-        where the engine stores the race's winner), when the file says."""
+        (``'apple'`` for the defaults); ``race``: the estimator's own ``ranking`` and
+        ``max_degree`` (``'auto'`` where the engine stores the race's winner), when the file
+        says."""
         crosses: FieldApple | str | None = "auto"
         if features["kind"] == "apple_fields":
             fields = FieldApple(**from_engine(FieldApple, features["fields"]))
@@ -180,8 +184,9 @@ class Apple(BaseEstimator):  # type: ignore[misc]
             # Two or more columns without crosses: they were turned off.
             crosses = None if n_columns >= 2 else "auto"
         apple.field_crosses = crosses
-        if ranking is not None:
-            apple.ranking = ranking
+        if race is not None:
+            apple.ranking = race["ranking"]
+            apple.max_degree = race["max_degree"]
         return "apple" if apple._is_default() else apple
 
     def _is_default(self) -> bool:

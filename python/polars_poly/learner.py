@@ -55,7 +55,7 @@ from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
 from polars_poly.multiclass import OneAgainstAll
-from polars_poly.ranking_race import RankingRace
+from polars_poly.ranking_race import LINEAR, RankingRace
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
 Frame = pl.DataFrame | pl.LazyFrame
@@ -779,8 +779,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         if apple is not None:
             self.n_expansions_ = int(apple[0])
             self.n_parents_ = len(self._learner.apple_parents())
-            features = self._learner.options()["features"]
-            self.apple_ranking_ = str(features.get("apple", features)["ranking"])
+            engine = self._learner.options()["features"]
+            engine = engine.get("apple", engine)
+            # max_degree 1 where the settings ask more: the race kept the linear model.
+            asked = getattr(self._apple(), "max_degree", 1)
+            stopped = int(engine["max_degree"]) == 1 < int(asked)
+            self.apple_ranking_ = LINEAR if stopped else str(engine["ranking"])
         if _has_field_crosses(self._learner):
             self.n_crosses_ = len(self._learner.field_crosses())
         if isinstance(self._learner, OneAgainstAll) and self._learner.errors[1] > 0:
@@ -1129,9 +1133,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             state["multiclass_errors"] = list(self._learner.errors)
         apple = self._apple()
         if apple is not None:
-            # The engine stores the ranking the model trained with (a race's winner); the
-            # estimator's own setting may be 'auto'.
-            state["apple_ranking"] = apple.ranking
+            # The engine stores the settings the model trained with (a race's winner: its
+            # ranking, max_degree 1 for the linear model); the estimator's own may differ.
+            state["apple_race"] = {"ranking": apple.ranking, "max_degree": apple.max_degree}
         return json.dumps(state)
 
     def _classes_list(self) -> list[Any] | None:
@@ -1165,7 +1169,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         params = {
             k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
         }
-        engine = _engine_params(model.options(), state.get("apple_ranking"))
+        engine = _engine_params(model.options(), state.get("apple_race"))
         estimator = cls(**params, **engine)
         estimator._restore(model, state)
         return estimator
@@ -1209,15 +1213,17 @@ def _has_field_crosses(learner: Learner | OneAgainstAll) -> bool:
     return str(learner.options()["features"]["kind"]) in ("field_apple", "apple_fields")
 
 
-def _engine_params(options: dict[str, Any], apple_ranking: str | None = None) -> dict[str, Any]:
-    """Estimator parameters from the options a loaded model was built with (``apple_ranking``:
-    apple's ranking as the estimator was given it, when the file says)."""
+def _engine_params(
+    options: dict[str, Any], apple_race: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """Estimator parameters from the options a loaded model was built with (``apple_race``:
+    apple's settings a race may change, as the estimator was given them, when the file says)."""
     features = options["features"]
     namespaces = options["namespaces"]
     expansion: Expansion
     interactions = None
     if features["kind"] in ("apple", "apple_fields"):
-        expansion = Apple._from_engine(features, len(namespaces), apple_ranking)
+        expansion = Apple._from_engine(features, len(namespaces), apple_race)
     elif features["kind"] == "field_apple":
         expansion = FieldApple(**from_engine(FieldApple, features))
     else:
@@ -1264,7 +1270,7 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         apple only: expansions done and monomials expanded so far.
     apple_ranking_ : str
         apple only: the ranking the model trained with (with ``ranking="auto"``, the one the
-        race kept).
+        race kept, or ``'linear'`` when it kept the model that stopped growing).
     n_crosses_ : int
         FieldApple, or apple on two or more feature columns: crosses of feature columns added
         so far.

@@ -149,9 +149,9 @@ class OneAgainstAll:
         """The first class's (every class learns the same examples on the same schedule)."""
         return self.heads[0].apple_next_expansion()
 
-    def fork(self, ranking: str) -> OneAgainstAll:
-        """Every class's model forked to ``ranking`` (``Learner.fork``)."""
-        return OneAgainstAll([h.fork(ranking) for h in self.heads], self.errors)
+    def fork(self, ranking: str, linear: bool = False) -> OneAgainstAll:
+        """Every class's model forked (``Learner.fork``)."""
+        return OneAgainstAll([h.fork(ranking, linear) for h in self.heads], self.errors)
 
     def field_candidates(self) -> list[Any]:
         return [c for h in self.heads for c in h.field_candidates()]

@@ -332,6 +332,20 @@ impl Apple {
         self.config.ranking = ranking;
     }
 
+    /// Makes a model without parents the linear model from here on (`max_degree` 1: no
+    /// monomial can be a parent): the linear rival of a race, forked where the other rivals
+    /// are. Refused once parents were added.
+    pub fn stop_growing(&mut self) -> PolyResult<()> {
+        if !self.parents.is_empty() {
+            return crate::invalid!(
+                "apple has {} parents: it cannot become linear",
+                self.parents.len()
+            );
+        }
+        self.config.max_degree = 1;
+        Ok(())
+    }
+
     /// Reassembles a saved apple state; parents must be listed in the order they were added.
     pub fn from_parts(
         config: AppleConfig,

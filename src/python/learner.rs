@@ -224,8 +224,10 @@ impl PyLearner {
     }
 
     /// A copy of the model whose apple ranks later expansions' candidates by `ranking` (see
-    /// `Apple::set_ranking`): the rival of a race between rankings.
-    fn fork(&self, py: Python<'_>, ranking: &str) -> PyResult<Self> {
+    /// `Apple::set_ranking`), or, with `linear`, never grows (`Apple::stop_growing`): the
+    /// rivals of a race between rankings.
+    #[pyo3(signature = (ranking, linear = false))]
+    fn fork(&self, py: Python<'_>, ranking: &str, linear: bool) -> PyResult<Self> {
         let ranking = Ranking::parse(ranking).map_err(py_error)?;
         let inner = self.inner.clone();
         let copy = py.detach(|| {
@@ -235,6 +237,9 @@ impl PyLearner {
                     return Err(PyValueError::new_err("only a model with apple has a ranking"));
                 };
                 apple.set_ranking(ranking);
+                if linear {
+                    apple.stop_growing().map_err(py_error)?;
+                }
                 Ok(copy)
             })
         })?;
