@@ -60,6 +60,11 @@ m = pp.SGDClassifier(loss="logistic", bits=24, interactions=[("A", "B")], passes
                      n_iter_no_change=0, field_scales=False, progress=False)
 print("ready", flush=True); m.fit(frame, "label")
 """,
+    "SGDRegressor.fit (apple's ranking race, 3 models in threads, 3 passes)": """
+X, y = data(300_000, 40, 0.25)
+m = pp.SGDRegressor(expansion="apple", passes=3, n_iter_no_change=0)
+print("ready", flush=True); m.fit(X, y)
+""",
     "read_libsvm": """
 print("ready", flush=True); pp.read_libsvm(sys.argv[1])
 """,

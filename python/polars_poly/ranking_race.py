@@ -26,8 +26,10 @@ always.
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
+
+from polars_poly import _internal
 
 if TYPE_CHECKING:
     import polars as pl
@@ -97,14 +99,23 @@ class RankingRace:
                 self._alone = True  # the fit may add parents: a later fork would not be exact
 
     def _each(self, call: str, *args: Any) -> list[Any]:
-        """``call(*args)`` on every model; in parallel after the fork (the engine releases the
-        GIL while learning)."""
+        """``call(*args)`` on every model; after the fork the others on worker threads (the
+        engine releases the GIL while learning) and the first on this one, where Ctrl-C reaches
+        the engine and stops the loops of every thread. Ctrl-C met while waiting for the others
+        asks them to stop."""
         models = self._models()
         if len(models) == 1:
             return [getattr(models[0], call)(*args)]
-        with ThreadPoolExecutor(max_workers=len(models)) as pool:
-            futures = [pool.submit(getattr(m, call), *args) for m in models]
-            return [f.result() for f in futures]
+        with ThreadPoolExecutor(max_workers=len(models) - 1) as pool:
+            futures = [pool.submit(getattr(m, call), *args) for m in models[1:]]
+            try:
+                first = getattr(models[0], call)(*args)
+                return [first, *(f.result() for f in futures)]
+            except KeyboardInterrupt:
+                _internal.set_engine_stop(True)
+                wait(futures)
+                _internal.set_engine_stop(False)
+                raise
 
     # ----------------------------------------------------------------------------- training
 

@@ -15,7 +15,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use polars::prelude::{polars_err, PolarsError, PolarsResult, Series};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
-use pyo3::PyResult;
+use pyo3::prelude::*;
 
 use crate::interrupt;
 
@@ -133,4 +133,21 @@ impl Drop for Watch {
         // Loops run outside a watch (plugin expressions) must not see this call's request.
         interrupt::clear();
     }
+}
+
+/// Asks every engine loop running on any thread to stop (`requested`), or forgets that request.
+/// For Python code that runs engine calls on other threads (apple's ranking race): when Ctrl-C
+/// reaches it while it waits for them, it asks them to stop, waits, and clears the request (a
+/// call on another thread has no watch to do either).
+#[pyfunction]
+fn set_engine_stop(requested: bool) {
+    if requested {
+        interrupt::request();
+    } else {
+        interrupt::clear();
+    }
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(set_engine_stop, m)?)
 }

@@ -35,5 +35,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     model_file::register(m)?;
     dos::register(m)?;
     datasets::register(m)?;
+    guard::register(m)?;
     Ok(())
 }
