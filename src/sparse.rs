@@ -412,7 +412,14 @@ mod tests {
 
     #[test]
     fn rows_validate_offsets() {
-        assert!(SparseRows::<u32, f64>::new(&[0, 2, 1], &[0, 1], &[1.0, 1.0]).is_err());
+        let error = |offsets: &[i64]| {
+            let values = [1.0; 4];
+            SparseRows::<u32, f64>::new(offsets, &[0, 1, 2, 3], &values).unwrap_err().to_string()
+        };
+        assert!(error(&[0, 2, 1]).contains("offsets decrease at row 1: 2 then 1"));
+        assert!(error(&[0, 1, 3, 3, 2, 4]).contains("offsets decrease at row 3: 3 then 2"));
+        assert!(error(&[-1, 2]).contains("offset 0 is negative (-1)"));
+        assert!(error(&[0, 2, 5]).contains("last offset 5 is past the 4 stored entries"));
         assert!(SparseRows::<u32, f64>::new(&[0, 3], &[0, 1], &[1.0, 1.0]).is_err());
         assert!(SparseRows::<u32, f64>::new(&[], &[], &[]).is_err());
         let rows = SparseRows::<u32, f64>::new(&[1, 2, 2], &[9, 4], &[1.0, 2.0]).unwrap();
