@@ -100,8 +100,53 @@ def test_the_rival_forks_in_the_batch_that_reaches_the_first_expansion() -> None
         batch = [f.slice(start, 500) for f in features]
         race.learn(batch, pl.Series(y[rows]), None, start)
         assert (race.rival is None) == (start + 500 < 666)
+        assert (race.linear is None) == (race.rival is None)
         assert race.first.progress[0] == start + 500  # the batch was learned whole
     assert race.winner()[1] == "max_magnitude"
+
+
+class _FailingLearner:
+    """A rival whose learning fails, as one whose parents would expand a row past the bound on
+    terms while the first ranking's do not."""
+
+    def __init__(self, model: _internal.Learner) -> None:
+        self.model = model
+
+    def learn(self, *args: object) -> tuple[float, float]:
+        raise ValueError("row 3: 9000 features with 40 apple parents may expand to more than ...")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.model, name)
+
+
+class _ForksAFailingRival:
+    """An engine learner whose max_magnitude fork fails to learn."""
+
+    def __init__(self, learner: _internal.Learner) -> None:
+        self.learner = learner
+
+    def fork(self, ranking: str, linear: bool = False) -> object:
+        forked = self.learner.fork(ranking, linear)
+        return _FailingLearner(forked) if ranking == "max_magnitude" else forked
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.learner, name)
+
+
+def test_a_rival_that_fails_leaves_the_race() -> None:
+    X, y = heavy_tailed(0, True)
+    options = pp.SGDRegressor(expansion="apple", bits=18)._engine_options(["f"])
+    race = RankingRace(_ForksAFailingRival(_internal.Learner(options)))  # type: ignore[arg-type]
+    alone = _internal.Learner(options)
+    features = pp.SGDRegressor()._matrix_features(X, min_rows=1)
+    for model in (race, alone):
+        model.begin_run(len(X))
+        for start in range(0, len(X), 1000):
+            batch = [f.slice(start, 1000) for f in features]
+            model.learn(batch, pl.Series(y[start : start + 1000]), None, start)
+    assert race.rival is None and race.linear is not None
+    assert race.first.progress == alone.progress  # the first ranking learned every row
+    assert race.winner()[1] in ("typical", "linear")
 
 
 def test_no_fork_while_every_column_is_left_to_field_crosses() -> None:

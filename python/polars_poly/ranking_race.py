@@ -62,6 +62,8 @@ class RankingRace:
         self.first = first
         self.rival: Learner | OneAgainstAll | None = None
         self.linear: Learner | OneAgainstAll | None = None
+        # Whether the rivals were forked (a rival that fails leaves the race: it is None then).
+        self._forked = False
         # Whether a fork could no longer be the rivals' models (the first then trains alone).
         self._alone = False
 
@@ -87,35 +89,51 @@ class RankingRace:
     def _fork(self) -> None:
         self.rival = self.first.fork(RIVAL)
         self.linear = self.first.fork(FIRST, linear=True)
+        self._forked = True
+
+    def _drop(self, model: Learner | OneAgainstAll) -> None:
+        """A rival whose call failed leaves the race (the first's error is the fit's)."""
+        if model is self.rival:
+            self.rival = None
+        if model is self.linear:
+            self.linear = None
 
     def _fork_before_fit(self) -> None:
         """Before a multi-pass fit (one engine call, which cannot be cut at the expansion):
         forks now if the next expansion may add parents as things stand."""
-        if self.rival is None and not self._alone:
+        if not self._forked and not self._alone:
             upcoming = self.first.apple_next_expansion()
             if upcoming is not None and upcoming[1]:
                 self._fork()
             else:
                 self._alone = True  # the fit may add parents: a later fork would not be exact
 
-    def _each(self, call: str, *args: Any) -> list[Any]:
-        """``call(*args)`` on every model; after the fork the others on worker threads (the
-        engine releases the GIL while learning) and the first on this one, where Ctrl-C reaches
-        the engine and stops the loops of every thread. Ctrl-C met while waiting for the others
-        asks them to stop."""
+    def _each(self, call: str, *args: Any) -> Any:
+        """``call(*args)`` on every model, the leader's result. After the fork the rivals run on
+        worker threads (the engine releases the GIL while learning) and the first on this one,
+        where Ctrl-C reaches the engine and stops the loops of every thread; Ctrl-C met while
+        waiting for the rivals asks them to stop. A rival whose call fails leaves the race (a
+        rival may fail where the first does not, as when its parents would expand a row past
+        the bound on terms); the first's error is the fit's."""
         models = self._models()
         if len(models) == 1:
-            return [getattr(models[0], call)(*args)]
+            return getattr(models[0], call)(*args)
         with ThreadPoolExecutor(max_workers=len(models) - 1) as pool:
             futures = [pool.submit(getattr(m, call), *args) for m in models[1:]]
             try:
-                first = getattr(models[0], call)(*args)
-                return [first, *(f.result() for f in futures)]
+                results = {id(models[0]): getattr(models[0], call)(*args)}
+                wait(futures)
             except KeyboardInterrupt:
                 _internal.set_engine_stop(True)
                 wait(futures)
                 _internal.set_engine_stop(False)
                 raise
+        for model, future in zip(models[1:], futures, strict=True):
+            if future.exception() is None:
+                results[id(model)] = future.result()
+            else:
+                self._drop(model)
+        return results[id(self.leader)]
 
     # ----------------------------------------------------------------------------- training
 
@@ -138,7 +156,7 @@ class RankingRace:
             add = self.first.learn(*part, first_row + done)
             loss, weight, done = loss + add[0], weight + add[1], done + count
 
-        while self.rival is None and not self._alone:
+        while not self._forked and not self._alone:
             upcoming = self.first.apple_next_expansion()
             if upcoming is None:
                 break
@@ -153,8 +171,7 @@ class RankingRace:
                 alone(1)  # an expansion that adds nothing: the rankings agree on it
         if done < rows:
             part = _rows(features, labels, weights, done, rows - done)
-            results = self._each("learn", *part, first_row + done)
-            add = results[self._models().index(self.leader)]
+            add = self._each("learn", *part, first_row + done)
             loss, weight = loss + add[0], weight + add[1]
         return loss, weight
 
@@ -162,8 +179,7 @@ class RankingRace:
         """``Learner.fit`` (one engine call, several passes) on both models, forked before it
         when an expansion may add parents; the leader's report."""
         self._fork_before_fit()
-        results = self._each("fit", *args)
-        return results[self._models().index(self.leader)]
+        return self._each("fit", *args)
 
     def begin_run(self, examples: int) -> None:
         for model in self._models():
@@ -171,7 +187,7 @@ class RankingRace:
 
     def __getattr__(self, name: str) -> Any:
         # Everything else (progress, apple_state, predict, options, ...) is the leader's.
-        if name in ("first", "rival", "linear", "_alone"):
+        if name in ("first", "rival", "linear", "_forked", "_alone"):
             raise AttributeError(name)
         return getattr(self.leader, name)
 
