@@ -166,12 +166,41 @@ def test_no_fork_while_every_column_is_left_to_field_crosses() -> None:
     assert model.apple_ranking_ == "typical" and model.n_crosses_ >= 1
 
 
-def test_partial_fit_ranks_by_typical() -> None:
+def partial(X: np.ndarray, y: np.ndarray, ranking: str, chunk: int = 700) -> pp.SGDRegressor:
+    model = pp.SGDRegressor(expansion=pp.Apple(ranking=ranking), bits=18)
+    for start in range(0, len(X), chunk):
+        model.partial_fit(X[start : start + chunk], y[start : start + chunk])
+    return model
+
+
+def test_partial_fit_races_from_call_to_call() -> None:
+    X, y = heavy_tailed(0, True)
+    auto = partial(X, y, "auto")
+    alone = {r: partial(X, y, r) for r in ("typical", "max_magnitude")}
+    kept = auto.apple_ranking_
+    assert kept in alone
+    assert auto.progressive_loss_ == min(m.progressive_loss_ for m in alone.values())
+    assert np.array_equal(auto.predict(X), alone[kept].predict(X))
+    # Pickling keeps the leader alone; it trains on with its ranking.
+    loaded = pickle.loads(pickle.dumps(auto))
+    assert loaded.apple_ranking_ == kept and loaded.expansion.ranking == "auto"
+    assert np.array_equal(loaded.predict(X), auto.predict(X))
+    loaded.partial_fit(X[:500], y[:500])
+    alone[kept].partial_fit(X[:500], y[:500])
+    assert np.array_equal(loaded.predict(X), alone[kept].predict(X))
+
+
+def test_a_partial_fit_batch_cut_at_the_fork_is_refused_whole() -> None:
     X, y = heavy_tailed(0, True)
     model = pp.SGDRegressor(expansion="apple", bits=18)
-    for start in range(0, len(X), 1000):
-        model.partial_fit(X[start : start + 1000], y[start : start + 1000])
-    assert model.apple_ranking_ == "typical"
+    model.partial_fit(X[:600], y[:600])  # the doubling schedule's first expansion: 1000
+    before = model._learner.progress
+    weights = np.ones(1000)
+    weights[-1] = -1.0  # past the expansion point, where the batch would be cut
+    with pytest.raises(ValueError, match="row 1599: importance weight is -1"):
+        model.partial_fit(X[600:1600], y[600:1600], sample_weight=weights)
+    assert model._learner.progress == before
+    assert model._learner.rival is None  # nothing forked either
 
 
 def test_multiclass_and_lazy_fits_race_too() -> None:

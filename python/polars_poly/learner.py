@@ -430,7 +430,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
     def _new_learner(self, namespaces: list[str], race: bool = False) -> None:
         """A new engine model; ``race``: a race between apple's rankings when its ranking is
-        ``'auto'`` (``fit`` only: ``partial_fit``'s stream has no end to pick a winner at)."""
+        ``'auto'`` (not in distributed training, whose shards must share a ranking)."""
         self._check_params()
         learner = self._make_learner(self._engine_options(namespaces))
         apple = self._apple()
@@ -768,27 +768,30 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         self._finish_fit()
         return self
 
-    def _finish_fit(self) -> None:
-        if isinstance(self._learner, RankingRace):
+    def _finish_fit(self, keep_race: bool = False) -> None:
+        """Fitted attributes from the model; a ranking race ends here (its winner kept) unless
+        ``keep_race`` (``partial_fit``: the stream goes on)."""
+        if isinstance(self._learner, RankingRace) and not keep_race:
             self._learner, _ = self._learner.winner()
-        examples, loss, weight, updates = self._learner.progress
+        learner = self._check_fitted()
+        examples, loss, weight, updates = learner.progress
         self.n_examples_ = int(examples)
         self.n_feature_updates_ = int(updates)
         self.progressive_loss_ = loss / weight if weight else float("nan")
-        apple = self._learner.apple_state()
+        apple = learner.apple_state()
         if apple is not None:
             self.n_expansions_ = int(apple[0])
-            self.n_parents_ = len(self._learner.apple_parents())
-            engine = self._learner.options()["features"]
+            self.n_parents_ = len(learner.apple_parents())
+            engine = learner.options()["features"]
             engine = engine.get("apple", engine)
             # max_degree 1 where the settings ask more: the race kept the linear model.
             asked = getattr(self._apple(), "max_degree", 1)
             stopped = int(engine["max_degree"]) == 1 < int(asked)
             self.apple_ranking_ = LINEAR if stopped else str(engine["ranking"])
-        if _has_field_crosses(self._learner):
-            self.n_crosses_ = len(self._learner.field_crosses())
-        if isinstance(self._learner, OneAgainstAll) and self._learner.errors[1] > 0:
-            errors, weight = self._learner.errors
+        if _has_field_crosses(learner):
+            self.n_crosses_ = len(learner.field_crosses())
+        if isinstance(learner, OneAgainstAll) and learner.errors[1] > 0:
+            errors, weight = learner.errors
             self.progressive_error_ = errors / weight
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
@@ -806,21 +809,22 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 if self.feature_columns_ is not None
                 else ([DEFAULT_NAMESPACE], True)
             )
-            self._new_learner(namespace_names(list(names), sparse))
+            self._new_learner(namespace_names(list(names), sparse), race=True)
             self._rows_seen = 0
         if len(data) == 0:
             raise ValueError("cannot fit on 0 examples")
         self._learn_stream([data], len(data), whole_batches=True)
-        self._finish_fit()
+        self._finish_fit(keep_race=True)
         return self
 
     # ----------------------------------------------------------------------------- scoring
 
     def _check_fitted(self) -> Learner | OneAgainstAll:
-        learner: Learner | OneAgainstAll | None = getattr(self, "_learner", None)
+        """The fitted engine model (of a ranking race that ``partial_fit`` keeps, its leader)."""
+        learner: Learner | OneAgainstAll | RankingRace | None = getattr(self, "_learner", None)
         if learner is None:
             raise _not_fitted(self)
-        return learner
+        return learner.leader if isinstance(learner, RankingRace) else learner
 
     def _scores(self, X: Any) -> npt.NDArray[np.float64]:
         learner = self._check_fitted()
@@ -1129,8 +1133,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             "holdout_loss": list(self.holdout_loss_),
             "rows_seen": self._rows_seen,
         }
-        if isinstance(self._learner, OneAgainstAll):
-            state["multiclass_errors"] = list(self._learner.errors)
+        learner = self._check_fitted()
+        if isinstance(learner, OneAgainstAll):
+            state["multiclass_errors"] = list(learner.errors)
         apple = self._apple()
         if apple is not None:
             # The engine stores the settings the model trained with (a race's winner: its

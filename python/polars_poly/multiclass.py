@@ -145,6 +145,18 @@ class OneAgainstAll:
     def field_crosses(self) -> list[Any]:
         return [c for h in self.heads for c in h.field_crosses()]
 
+    def check_batch(
+        self,
+        features: list[pl.Series],
+        labels: pl.Series,
+        weights: pl.Series | None = None,
+        first_row: int = 0,
+    ) -> None:
+        """The checks ``learn`` makes before learning (the classes share features and weights;
+        class labels become valid signs)."""
+        signed = self._signed(labels.to_numpy(), 0)
+        self.heads[0].check_batch(features, signed, weights, first_row)
+
     def apple_next_expansion(self) -> tuple[int, bool] | None:
         """The first class's (every class learns the same examples on the same schedule)."""
         return self.heads[0].apple_next_expansion()

@@ -19,13 +19,16 @@ loss was 80-120% above linear's and its test error 3.5 times linear's), not a ch
 near equals (on a9a apple's progressive loss is 0.6-1.3% above linear's, its test error
 lower).
 
-The pair is a fit's working state only: the estimator stores the leader
-(:meth:`RankingRace.winner`) when the fit ends, so a fitted model is one engine model as
-always.
+The models are a fit's working state: the estimator keeps the leader
+(:meth:`RankingRace.winner`) when ``fit`` ends, so a fitted model is one engine model as always.
+``partial_fit`` keeps racing from call to call (a stream has no end); the leader answers
+predictions, and saving or pickling stores the leader alone (a loaded model trains on with its
+ranking).
 """
 
 from __future__ import annotations
 
+import copy
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
@@ -54,7 +57,7 @@ def _loss(model: Learner | OneAgainstAll) -> float:
 
 
 class RankingRace:
-    """The models of apple's ``ranking="auto"`` during one fit (see the module docs): the first
+    """The models of apple's ``ranking="auto"`` during a fit (see the module docs): the first
     ranking's model, and from the fork on the rival ranking's and the linear one; everything but
     training is asked of the leader."""
 
@@ -149,6 +152,10 @@ class RankingRace:
         it. Returns the leader's (Σ weight·loss, Σ weight) of the batch."""
         rows, done = len(labels), 0
         loss = weight = 0.0
+        upcoming = None if self._forked or self._alone else self.first.apple_next_expansion()
+        if upcoming is not None and upcoming[0] - 1 - self.first.progress[0] < rows:
+            # The batch will be learned in pieces: refuse it whole first, as one call would.
+            self.first.check_batch(features, labels, weights, first_row)
 
         def alone(count: int) -> None:
             nonlocal done, loss, weight
@@ -180,6 +187,14 @@ class RankingRace:
         when an expansion may add parents; the leader's report."""
         self._fork_before_fit()
         return self._each("fit", *args)
+
+    def __copy__(self) -> RankingRace:
+        """An independent race: every model copied."""
+        copied = RankingRace(copy.copy(self.first))
+        copied.rival = None if self.rival is None else copy.copy(self.rival)
+        copied.linear = None if self.linear is None else copy.copy(self.linear)
+        copied._forked, copied._alone = self._forked, self._alone
+        return copied
 
     def begin_run(self, examples: int) -> None:
         for model in self._models():

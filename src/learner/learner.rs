@@ -823,8 +823,7 @@ impl<E: Expansion> Learner<E> {
     /// learning meets (an example too large to expand, an update that overflows) stop the batch
     /// at that row, the rows before it learned.
     pub fn learn_batch(&mut self, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
-        self.check_batch_labels(batch)?;
-        self.check_batch_entries(batch)?;
+        self.check_batch(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
         self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_, _| {})?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
@@ -1052,6 +1051,13 @@ impl<E: Expansion> Learner<E> {
     /// Feature values and indices checked before any row is learned (NaN, infinity, a value
     /// beyond single precision, a negative index), so that a bad entry does not leave a
     /// half-learned batch; the error is the one learning would have met, naming the row.
+    /// The checks [`Learner::learn_batch`] makes before learning a row (labels, weights,
+    /// entries): for a caller that learns a batch in pieces and must refuse it whole.
+    pub fn check_batch(&self, batch: &Batch<'_>) -> PolyResult<()> {
+        self.check_batch_labels(batch)?;
+        self.check_batch_entries(batch)
+    }
+
     fn check_batch_entries(&self, batch: &Batch<'_>) -> PolyResult<()> {
         if batch.namespaces.iter().all(|ns| ns.entries_are_plain()) {
             return Ok(());

@@ -120,6 +120,22 @@ impl PyLearner {
         })
     }
 
+    /// The checks `learn` makes before learning any row of a batch, alone: a batch learned in
+    /// pieces (apple's ranking race) is refused whole.
+    #[pyo3(signature = (features, labels, weights=None, first_row=0))]
+    fn check_batch(
+        &self,
+        py: Python<'_>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        first_row: usize,
+    ) -> PyResult<()> {
+        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
+            learner.check_batch(batch).map_err(py_error)
+        })
+    }
+
     /// `learn`, also returning each row's progressive prediction (made before learning it).
     #[pyo3(signature = (features, labels, weights=None, first_row=0))]
     fn learn_recording(
