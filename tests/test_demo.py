@@ -22,6 +22,9 @@ def test_the_demo_says_what_it_did_and_writes_a_plot(
     assert f"written to {tmp_path / 'out'}/: compare.csv, models.png" in text
     for jargon in ("rel_err", "Mfeat", "rel_time"):
         assert jargon not in text
+    # apple's monomials are shown, with what the race kept (never an empty table).
+    assert "kept the linear model here" in text or "chose to expand" in text
+    assert " 0 monomials in" not in text
     assert (tmp_path / "out" / "models.png").stat().st_size > 10_000  # bars, not an empty frame
 
 
