@@ -149,6 +149,33 @@ def test_a_rival_that_fails_leaves_the_race() -> None:
     assert race.winner()[1] in ("typical", "linear")
 
 
+class _NoMemoryToFork:
+    """An engine learner whose copies the machine cannot hold."""
+
+    def __init__(self, learner: _internal.Learner) -> None:
+        self.learner = learner
+
+    def fork(self, ranking: str, linear: bool = False) -> object:
+        raise MemoryError("a copy of the model needs 16.0 GiB, but only 3.1 GiB of memory ...")
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.learner, name)
+
+
+def test_without_memory_for_the_copies_the_first_ranking_trains_alone() -> None:
+    X, y = heavy_tailed(0, True)
+    options = pp.SGDRegressor(expansion="apple", bits=18)._engine_options(["f"])
+    race = RankingRace(_NoMemoryToFork(_internal.Learner(options)))  # type: ignore[arg-type]
+    alone = _internal.Learner(options)
+    features = pp.SGDRegressor()._matrix_features(X, min_rows=1)
+    with pytest.warns(ResourceWarning, match="ranks by 'typical' alone: a copy of the model"):
+        for model in (race, alone):
+            model.begin_run(len(X))
+            model.learn(features, pl.Series(y), None, 0)
+    assert race.rival is None and race.linear is None
+    assert race.winner()[1] == "typical" and race.first.progress == alone.progress
+
+
 def test_no_fork_while_every_column_is_left_to_field_crosses() -> None:
     """On hashed categorical fields apple takes no parents (field crosses judge them): both
     rankings would train the same model, so the race never pays for a second one."""

@@ -29,6 +29,7 @@ ranking).
 from __future__ import annotations
 
 import copy
+import warnings
 from concurrent.futures import ThreadPoolExecutor, wait
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +91,20 @@ class RankingRace:
         return [m for m in (self.first, self.rival, self.linear) if m is not None]
 
     def _fork(self) -> None:
-        self.rival = self.first.fork(RIVAL)
-        self.linear = self.first.fork(FIRST, linear=True)
+        """Forks the rivals; without the memory for their copies the first ranks alone, with a
+        warning (a copy is refused before it is tried: an allocation that fails aborts)."""
+        try:
+            self.rival = self.first.fork(RIVAL)
+            self.linear = self.first.fork(FIRST, linear=True)
+        except MemoryError as error:
+            self.rival = self.linear = None
+            self._alone = True
+            warnings.warn(
+                f"apple's ranking race ranks by {FIRST!r} alone: {error}",
+                ResourceWarning,
+                stacklevel=4,
+            )
+            return
         self._forked = True
 
     def _drop(self, model: Learner | OneAgainstAll) -> None:

@@ -248,7 +248,19 @@ impl PyLearner {
         let inner = self.inner.clone();
         let copy = py.detach(|| {
             guarded(|| {
-                let mut copy = inner.read().map_err(poisoned)?.clone();
+                let model = inner.read().map_err(poisoned)?;
+                // A copy the machine cannot hold would abort the process (allocation failure
+                // is not an error in Rust): refuse it while it can be refused.
+                let bytes =
+                    if model.weights().is_allocated() { model.weights().size_bytes() } else { 0 };
+                crate::memory::check_fits(
+                    bytes,
+                    "a copy of the model",
+                    "rank by one ranking (ranking='typical') or use fewer bits",
+                )
+                .map_err(py_error)?;
+                let mut copy = model.clone();
+                drop(model);
                 let Some(apple) = copy.expansion_mut().apple_mut() else {
                     return Err(PyValueError::new_err("only a model with apple has a ranking"));
                 };
