@@ -133,10 +133,12 @@ class _ForksAFailingRival:
         return getattr(self.learner, name)
 
 
-def test_a_rival_that_fails_leaves_the_race() -> None:
+def race_beside_typical(wrap: type) -> tuple[RankingRace, _internal.Learner]:
+    """A race whose first model is wrapped by ``wrap``, and a typical model alone, both fed
+    heavy_tailed(0) in batches of 1000 rows."""
     X, y = heavy_tailed(0, True)
     options = pp.SGDRegressor(expansion="apple", bits=18)._engine_options(["f"])
-    race = RankingRace(_ForksAFailingRival(_internal.Learner(options)))  # type: ignore[arg-type]
+    race = RankingRace(wrap(_internal.Learner(options)))
     alone = _internal.Learner(options)
     features = pp.SGDRegressor()._matrix_features(X, min_rows=1)
     for model in (race, alone):
@@ -144,6 +146,11 @@ def test_a_rival_that_fails_leaves_the_race() -> None:
         for start in range(0, len(X), 1000):
             batch = [f.slice(start, 1000) for f in features]
             model.learn(batch, pl.Series(y[start : start + 1000]), None, start)
+    return race, alone
+
+
+def test_a_rival_that_fails_leaves_the_race() -> None:
+    race, alone = race_beside_typical(_ForksAFailingRival)
     assert race.rival is None and race.linear is not None
     assert race.first.progress == alone.progress  # the first ranking learned every row
     assert race.winner()[1] in ("typical", "linear")
@@ -163,15 +170,8 @@ class _NoMemoryToFork:
 
 
 def test_without_memory_for_the_copies_the_first_ranking_trains_alone() -> None:
-    X, y = heavy_tailed(0, True)
-    options = pp.SGDRegressor(expansion="apple", bits=18)._engine_options(["f"])
-    race = RankingRace(_NoMemoryToFork(_internal.Learner(options)))  # type: ignore[arg-type]
-    alone = _internal.Learner(options)
-    features = pp.SGDRegressor()._matrix_features(X, min_rows=1)
     with pytest.warns(ResourceWarning, match="ranks by 'typical' alone: a copy of the model"):
-        for model in (race, alone):
-            model.begin_run(len(X))
-            model.learn(features, pl.Series(y), None, 0)
+        race, alone = race_beside_typical(_NoMemoryToFork)
     assert race.rival is None and race.linear is None
     assert race.winner()[1] == "typical" and race.first.progress == alone.progress
 
