@@ -115,7 +115,8 @@ class _FitState:
     """Types of the private state ``fit`` sets (not options: a plain base, not dataclass
     fields)."""
 
-    # A RankingRace only inside fit (apple's ranking="auto"), which keeps its winner.
+    # A RankingRace (apple's ranking="auto") inside fit, which keeps its winner, and between
+    # partial_fit calls.
     _learner: Learner | OneAgainstAll | RankingRace
     _rows_seen: int
     _sparse_columns: bool

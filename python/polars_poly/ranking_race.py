@@ -196,7 +196,7 @@ class RankingRace:
         return loss, weight
 
     def fit(self, *args: Any) -> Any:
-        """``Learner.fit`` (one engine call, several passes) on both models, forked before it
+        """``Learner.fit`` (one engine call, several passes) on every model, forked before it
         when an expansion may add parents; the leader's report."""
         self._fork_before_fit()
         return self._each("fit", *args)

@@ -837,8 +837,7 @@ impl<E: Expansion> Learner<E> {
         batch: &Batch<'_>,
         predictions: &mut Vec<f64>,
     ) -> PolyResult<(f64, f64)> {
-        self.check_batch_labels(batch)?;
-        self.check_batch_entries(batch)?;
+        self.check_batch(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
         predictions.reserve(batch.n_rows());
         self.learn_rows(batch, 0..batch.n_rows(), |_| false, |p, _| predictions.push(p))?;
@@ -1048,16 +1047,16 @@ impl<E: Expansion> Learner<E> {
         Ok(())
     }
 
-    /// Feature values and indices checked before any row is learned (NaN, infinity, a value
-    /// beyond single precision, a negative index), so that a bad entry does not leave a
-    /// half-learned batch; the error is the one learning would have met, naming the row.
-    /// The checks [`Learner::learn_batch`] makes before learning a row (labels, weights,
-    /// entries): for a caller that learns a batch in pieces and must refuse it whole.
+    /// The checks every learning call makes before learning a row (labels, weights, entries),
+    /// so that a bad batch is refused whole; public for a caller that learns a batch in pieces.
     pub fn check_batch(&self, batch: &Batch<'_>) -> PolyResult<()> {
         self.check_batch_labels(batch)?;
         self.check_batch_entries(batch)
     }
 
+    /// Feature values and indices checked before any row is learned (NaN, infinity, a value
+    /// beyond single precision, a negative index), so that a bad entry does not leave a
+    /// half-learned batch; the error is the one learning would have met, naming the row.
     fn check_batch_entries(&self, batch: &Batch<'_>) -> PolyResult<()> {
         if batch.namespaces.iter().all(|ns| ns.entries_are_plain()) {
             return Ok(());
@@ -1117,8 +1116,7 @@ impl<E: Expansion> Learner<E> {
                  whole table); set average_tail=0 or l1=l2=0"
             );
         }
-        self.check_batch_labels(batch)?;
-        self.check_batch_entries(batch)?;
+        self.check_batch(batch)?;
         let n = batch.n_rows();
         let period = if options.passes > 1 { options.holdout_period } else { 0 };
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;
