@@ -13,7 +13,10 @@ paired t-test at 5% per data set, as ``benches/apple_noise.py`` does.
 ``--variants apple_typical,apple_max`` races ``typical`` against ``max_magnitude`` (both with
 the catch-up): what apple's default ``ranking="auto"`` does inside one fit, which keeps the same
 model (table ``docs/apple_compare_race_rankings.csv.gz``, where ``apple`` was ``typical``, then
-the default; about 35 minutes). The 2026-11-25 table raced that default against ``apple_vw``.
+the default; about 35 minutes). ``--linear-guard 0.1`` also trains ``lin`` and judges the
+race with the default's linear guard (the table holds ``lin`` too:
+``--table docs/apple_compare_race_rankings.csv.gz --variants apple,apple_max --linear-guard
+0.1``). The 2026-11-25 table raced that default against ``apple_vw``.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ DATA = REPO.parent / "shared" / "data"
 VARIANTS = ("apple", "apple_vw")
 
 
-def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, str]) -> pl.DataFrame:
+def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, ...]) -> pl.DataFrame:
     rows = []
     for name in datasets:
         X, y, task = load_dataset(name, DATA)
@@ -52,12 +55,17 @@ def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, str])
                         "rate": outcome.rate,
                     }
                 )
-            print(name, seed, rows[-2:], flush=True)
+            print(name, seed, rows[-len(variants) :], flush=True)
         pl.DataFrame(rows).write_csv(out)
     return pl.DataFrame(rows)
 
 
-def verdicts(table: pl.DataFrame, variants: tuple[str, str]) -> pl.DataFrame:
+def verdicts(
+    table: pl.DataFrame, variants: tuple[str, str], margin: float | None = None
+) -> pl.DataFrame:
+    """Per data set, each variant's, the race's and (with ``margin``) the guarded race's verdict
+    against ``--stage_poly``: the guard keeps ``lin`` when its progressive loss times
+    ``1 + margin`` is below the race's, as apple's default does."""
     first, second = variants
     vw = (
         pl.concat(
@@ -85,10 +93,22 @@ def verdicts(table: pl.DataFrame, variants: tuple[str, str]) -> pl.DataFrame:
             .otherwise(pl.col(second))
         )
     )
+    models = [first, second, "race"]
+    if margin is not None:
+        lin = table.filter(algorithm="lin").select(
+            "dataset", "seed", lin="error", p_lin="progressive"
+        )
+        best = pl.min_horizontal("p_first", "p_second")
+        kept = pl.col("p_lin") * (1 + margin) < best
+        wide = wide.join(lin, on=["dataset", "seed"]).with_columns(
+            guarded=pl.when(kept).then(pl.col("lin")).otherwise(pl.col("race")),
+            picks_lin=kept,
+        )
+        models.append("guarded")
     out = []
     for (name,), group in sorted(wide.group_by("dataset"), key=lambda kv: kv[0]):
         row: dict[str, object] = {"dataset": name, "splits": group.height}
-        for model in (first, second, "race"):
+        for model in models:
             d = (group[model] - group["vw"]).to_numpy()
             if not np.any(d):
                 row[model] = "tie"
@@ -97,6 +117,8 @@ def verdicts(table: pl.DataFrame, variants: tuple[str, str]) -> pl.DataFrame:
             verdict = ("better" if d.mean() < 0 else "worse") if p < 0.05 else "n.s."
             row[model] = f"{verdict} ({d.mean() / group['vw'].mean():+.3f})"
         row[f"race picks {first}"] = int((group["p_first"] <= group["p_second"]).sum())
+        if margin is not None:
+            row["guard keeps lin"] = int(group["picks_lin"].sum())
         out.append(row)
     return pl.DataFrame(out)
 
@@ -112,21 +134,29 @@ def main() -> None:
         default=",".join(VARIANTS),
         help=f"the two raced algorithms of polars_poly.compare (default: {','.join(VARIANTS)})",
     )
+    parser.add_argument(
+        "--linear-guard",
+        type=float,
+        metavar="MARGIN",
+        help="also train lin and judge the race with the linear guard (apple's default: 0.1)",
+    )
     args = parser.parse_args()
     variants = tuple(args.variants.split(","))
     if len(variants) != 2:
         raise SystemExit(f"--variants names two algorithms, got {args.variants!r}")
+    margin = args.linear_guard
     if args.table is not None:
         table = pl.read_csv(args.table.read_bytes())
     else:
         if not DATA.is_dir():
             raise SystemExit(f"needs the shared data sets in {DATA}")
         names = [n for n in args.datasets.split(",") if n] or list_datasets(DATA)
-        table = run(names, range(args.seeds), args.out, variants)
-    result = verdicts(table, variants)
+        trained = variants + (("lin",) if margin is not None else ())
+        table = run(names, range(args.seeds), args.out, trained)
+    result = verdicts(table, variants, margin)
     with pl.Config(tbl_rows=40, tbl_width_chars=160):
         print(result)
-    for model in (*variants, "race"):
+    for model in (*variants, "race", *(("guarded",) if margin is not None else ())):
         column = result[model].to_list()
         better = sum(v.startswith("better") for v in column)
         worse = sum(v.startswith("worse") for v in column)
