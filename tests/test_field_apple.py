@@ -162,25 +162,52 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
     assert pp.load_model(tmp_path / "m").expansion.field_crosses is None
 
 
-def test_apple_takes_parents_from_the_columns_that_are_not_categorical() -> None:
-    frame = eat_rate(60_000, seed=1, varieties=100, noise_fields=4)
-    rng = np.random.default_rng(0)
-    frame = frame.with_columns(u=rng.normal(size=frame.height), v=rng.normal(size=frame.height))
-    data = frame.select(
+def with_numeric_columns(frame: pl.DataFrame, u: np.ndarray, v: np.ndarray) -> pl.DataFrame:
+    """The fields hashed alone beside the numeric columns u and v in one sparse column N."""
+    frame = frame.with_columns(u=u, v=v)
+    return frame.select(
         "label", *(pp.hash_features(f, bits=20).alias(f) for f in FIELDS), N=pp.to_sparse("u", "v")
     )
+
+
+def test_apple_takes_parents_and_factors_from_the_columns_that_are_not_categorical() -> None:
+    frame = eat_rate(60_000, seed=1, varieties=100, noise_fields=4)
+    rng = np.random.default_rng(0)
+    data = with_numeric_columns(frame, rng.normal(size=frame.height), rng.normal(size=frame.height))
     typical = pp.Apple(ranking="typical")
     model = pp.SGDClassifier(loss="logistic", bits=20, expansion=typical).fit(data, "label")
     assert model.crosses()["cross"].to_list() == ["A*B"]
     parents = model.monomials()
     assert parents.height == model.n_parents_ > 0
     assert all(f.startswith("N[") for factors in parents["factors"] for f in factors)
-    # u and v are noise: their monomials double the progressive loss (0.45 against 0.21), and
-    # the default's race keeps the copy that stopped growing monomials, crosses still grown.
-    default = pp.SGDClassifier(loss="logistic", bits=20, expansion="apple").fit(data, "label")
-    assert default.apple_ranking_ == "linear" and default.n_parents_ == 0
-    assert default.crosses()["cross"].to_list() == ["A*B"]
-    assert default.progressive_loss_ * 1.5 < model.progressive_loss_
+    # u and v are noise. Their monomials times each value of the noise fields were many rare
+    # features taking full steps: the progressive loss doubled (0.45 against 0.21). Children
+    # multiply N's features alone now, and noise monomials cost nearly nothing.
+    grown = pp.Apple(max_degree=1)  # linear, field crosses still grown
+    linear = pp.SGDClassifier(loss="logistic", bits=20, expansion=grown).fit(data, "label")
+    assert linear.crosses()["cross"].to_list() == ["A*B"]
+    assert model.progressive_loss_ < linear.progressive_loss_ * 1.02
+
+
+def test_a_slope_per_category_is_a_field_cross_and_apple_adds_the_numeric_product() -> None:
+    """y depends on u with a slope of +-2 by animal, and on u*v: the slopes are the cross of
+    N and A (found by the field screening, not by value-level children), u*v apple's."""
+    frame = eat_rate(60_000, seed=1, varieties=100, noise_fields=4)
+    rng = np.random.default_rng(0)
+    u, v = rng.normal(size=frame.height), rng.normal(size=frame.height)
+    animals = frame["A"].unique().sort()
+    slope = dict(zip(animals, rng.choice([-2.0, 2.0], size=animals.len()), strict=True))
+    margin = np.array([slope[a] for a in frame["A"]]) * u + 0.5 * u * v
+    label = (rng.uniform(size=frame.height) < 1 / (1 + np.exp(-margin))).astype(float)
+    data = with_numeric_columns(frame.with_columns(label=label), u, v)
+    train, test = data.head(50_000), data.tail(10_000)
+    options = dict(loss="logistic", bits=20)
+    default = pp.SGDClassifier(**options, expansion="apple").fit(train, "label")
+    assert default.crosses()["cross"].to_list() == ["A*N"]
+    assert default.apple_ranking_ != "linear"
+    crossed = pp.SGDClassifier(**options, expansion=pp.Apple(max_degree=1)).fit(train, "label")
+    assert crossed.crosses()["cross"].to_list() == ["A*N"]
+    assert logloss(default, test) < logloss(crossed, test) - 0.003
 
 
 def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:

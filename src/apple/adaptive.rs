@@ -252,8 +252,16 @@ impl SlotWeights for Learned<'_> {
     }
 }
 
+/// Reused buffers of [`Apple::walk`].
+#[derive(Default)]
+struct Scratch {
+    walk: WalkScratch,
+    /// The non-categorical features of the example being walked.
+    union: FeatureUnion,
+}
+
 thread_local! {
-    static SCRATCH: RefCell<WalkScratch> = RefCell::new(WalkScratch::default());
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
 }
 
 /// See the module docs.
@@ -301,8 +309,9 @@ impl Apple {
     }
 
     /// Parents are no longer taken from categorical namespaces ([`super::categorical`]), which
-    /// the field crosses screened beside apple cover; `seen` is what earlier training noted
-    /// (empty for a new model).
+    /// the field crosses screened beside apple cover, nor (unless `seen` was read from a model
+    /// of format 6 or 7) are their features factors of children; `seen` is what earlier
+    /// training noted (empty for a new model).
     pub fn leave_categorical_to_field_crosses(&mut self, seen: CategoricalNamespaces) {
         self.categorical = Some(seen);
     }
@@ -446,8 +455,7 @@ impl Apple {
         out: &mut ExpandedFeatures,
         added: Option<&mut ExpandedFeatures>,
     ) {
-        let (hashes, values) = example.features();
-        out.reserve(hashes.len() + 1);
+        out.reserve(example.n_features() + 1);
         let n = example.n_namespaces();
         if n > 1 {
             // The inputs namespace by namespace (each its own field, as a linear model's); the
@@ -470,9 +478,9 @@ impl Apple {
                 (Some(added), Some(expansion)) => {
                     added.begin_field(monomial_field(n));
                     let new = NewChildren::new(&self.parents, self.config.identity, expansion);
-                    self.walk(hashes, values, &mut BothSinks { all: out, added, new });
+                    self.walk(example, &mut BothSinks { all: out, added, new });
                 }
-                _ => self.walk(hashes, values, &mut FeatureSink(out)),
+                _ => self.walk(example, &mut FeatureSink(out)),
             }
             // A child of an outlier row can exceed what the learner's f32 squares hold even
             // when the selection's bound ([`super::select`]) held on the rows seen so far: it is
@@ -484,16 +492,25 @@ impl Apple {
         }
     }
 
-    /// The walk of S's products over one example's base features.
-    fn walk(&self, hashes: &[u64], values: &[f32], sink: &mut impl ChildSink) {
+    /// The walk of S's products over one example's base features. Beside field crosses, the
+    /// categorical namespaces' features are not factors ([`super::categorical`]): a parent's
+    /// product with one category value is a value-level cross that the field crosses cover whole.
+    fn walk(&self, example: &Example<'_>, sink: &mut impl ChildSink) {
         SCRATCH.with(|scratch| {
+            let Scratch { walk, union } = &mut *scratch.borrow_mut();
+            let (hashes, values) = match &self.categorical {
+                Some(categorical) if categorical.not_factors() => {
+                    categorical.other_features(example, union)
+                }
+                _ => example.features(),
+            };
             walk_children(
                 &self.parents,
                 usize::from(self.config.max_degree),
                 self.config.identity,
                 hashes,
                 values,
-                &mut scratch.borrow_mut(),
+                walk,
                 sink,
             );
         });
@@ -566,10 +583,9 @@ impl Expansion for Apple {
     /// ([`NewChildren`]); nothing at other times.
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let Some(expansion) = self.catching_up else { return };
-        let (hashes, values) = example.features();
         out.begin_field(monomial_field(example.n_namespaces()));
         let new = NewChildren::new(&self.parents, self.config.identity, expansion);
-        self.walk(hashes, values, &mut AddedSink { added: out, new });
+        self.walk(example, &mut AddedSink { added: out, new });
     }
 
     /// One walk gives both.

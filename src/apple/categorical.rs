@@ -9,7 +9,16 @@
 //! weight; monomial parents taken from such fields only add noisy duplicates of those
 //! features, and their walk costs every example (measured on eat-rate and click,
 //! docs/benchmarks.md). So apple with field crosses takes its parents from the other
-//! namespaces only; their children still multiply every feature, categorical ones included.
+//! namespaces only.
+//!
+//! Nor are a categorical field's values factors of children (model format 8 on): a parent
+//! times one category value is a value-level cross too, and the field crosses judge the cross
+//! of the parent's namespace with that field whole (a slope per category, `N*A`, is found so).
+//! Multiplied into every parent, the values of high-cardinality fields made many rare children
+//! per example, each taking a full adaptive step when first seen: beside four noise fields the
+//! progressive logloss of apple's monomials rose to 7.5 where the linear model's was 0.57
+//! (docs/apple_results.md, "Powers of noise beside categorical fields"). Models saved by
+//! formats 6 and 7 keep multiplying every feature, as they were trained.
 
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
@@ -20,14 +29,34 @@ use crate::learner::Example;
 const MAX_STORED_NAMESPACES: usize = 1 << 20;
 
 /// Per namespace, whether every learned example so far was categorical there.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CategoricalNamespaces {
     /// Grown to the example's namespace count on first sight (a namespace not yet seen counts
     /// as categorical).
     categorical: Vec<bool>,
+    /// Whether the categorical features are left out of children too (see the module docs);
+    /// false in models saved by formats 6 and 7.
+    not_factors: bool,
+}
+
+impl Default for CategoricalNamespaces {
+    fn default() -> Self {
+        CategoricalNamespaces { categorical: Vec::new(), not_factors: true }
+    }
 }
 
 impl CategoricalNamespaces {
+    /// As a model saved by format 6 or 7 left them: parents only, children of every feature.
+    pub fn parents_only(mut self) -> Self {
+        self.not_factors = false;
+        self
+    }
+
+    /// Whether children multiply the non-categorical features only.
+    pub fn not_factors(&self) -> bool {
+        self.not_factors
+    }
+
     /// Notes the namespaces of a learned example.
     #[inline]
     pub fn observe(&mut self, example: &Example<'_>) {
@@ -75,6 +104,7 @@ impl CategoricalNamespaces {
         }
     }
 
+    /// The flags [`CategoricalNamespaces::write`] stored; `not_factors` is told by the caller.
     pub fn read(r: &mut ByteReader<'_>) -> PolyResult<Self> {
         let n = r.u32("apple categorical namespace count")? as usize;
         if n > MAX_STORED_NAMESPACES.min(r.remaining()) {
@@ -82,7 +112,7 @@ impl CategoricalNamespaces {
         }
         let categorical =
             (0..n).map(|_| r.flag("apple categorical flag")).collect::<PolyResult<Vec<_>>>()?;
-        Ok(CategoricalNamespaces { categorical })
+        Ok(CategoricalNamespaces { categorical, not_factors: true })
     }
 }
 

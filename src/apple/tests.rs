@@ -396,3 +396,41 @@ fn an_expansion_catches_up_on_exactly_the_monomials_it_added() {
         }
     }
 }
+
+/// Beside field crosses, a categorical namespace's features are neither parents nor factors of
+/// children; a model read from format 6 or 7 keeps multiplying them, as it was trained.
+#[test]
+fn categorical_features_are_not_factors_of_children() {
+    use super::categorical::CategoricalNamespaces;
+    use super::monomial::{key_of, Monomial};
+    use super::parents::Parent;
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    buffer.push_namespace(0, &[3], &[1.0f32], 0).unwrap(); // one-hot: hash 3
+    buffer.push_namespace(100, &[5, 6], &[0.5f32, 2.0], 0).unwrap(); // hashes 105, 106
+    let example = buffer.finish(1.0, 1.0, 0).unwrap();
+    let mut seen = CategoricalNamespaces::default();
+    seen.observe(&example);
+    assert!(seen.is_categorical(0) && !seen.is_categorical(1));
+    let parent = Parent { monomial: Monomial::new(vec![105]), expansion: 1, key: key_of(&[105]) };
+    let apple = |seen: Option<CategoricalNamespaces>| {
+        let progress = AppleProgress::default();
+        let config = AppleConfig::default();
+        let apple = Apple::from_parts(config, Vec::new(), vec![parent.clone()], progress);
+        let mut apple = apple.unwrap();
+        if let Some(seen) = seen {
+            apple.leave_categorical_to_field_crosses(seen);
+        }
+        expanded(&apple, &example)
+    };
+    let (now, before, every) =
+        (apple(Some(seen.clone())), apple(Some(seen.parents_only())), apple(None));
+    assert_eq!(before, every, "format 6 and 7: children of every feature");
+    // x105 times x3 (value 0.5) is the one feature left out; x105², x105·x106 stay.
+    let mut left_out = before.clone();
+    for feature in &now {
+        left_out.remove(left_out.iter().position(|f| f == feature).unwrap());
+    }
+    assert_eq!(left_out.len(), 1);
+    assert_eq!(f32::from_bits(left_out[0].1), 0.5);
+    assert_eq!(now.len(), 3 + 2 + usize::from(AppleConfig::default().constant));
+}

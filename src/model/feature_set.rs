@@ -16,6 +16,12 @@ use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned
 /// The first format version with apple's categorical namespaces beside field crosses (earlier
 /// models continue taking parents from every namespace, as they were trained).
 const CATEGORICAL_VERSION: u32 = 6;
+/// The section's last byte: apple's categorical namespaces are not stored (apple takes parents
+/// from every namespace), left to the field crosses as parents (formats 6 and 7), or as
+/// parents and as factors of children (format 8 on; see [`crate::apple::categorical`]).
+const CATEGORICAL_NONE: u8 = 0;
+const CATEGORICAL_PARENTS: u8 = 1;
+const CATEGORICAL_PARENTS_AND_FACTORS: u8 = 2;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeatureSet {
@@ -137,18 +143,22 @@ impl FeatureSet {
             FeatureSet::Fixed(fixed) => fixed.write_section(w),
             FeatureSet::Apple(apple) => apple.write_section(w),
             FeatureSet::FieldApple(fields) => fields.write_section(w),
-            // Each component's own bytes, apple's first, then (format 6 on) apple's categorical
-            // namespaces: `u8` 1 and their flags, or 0 when apple takes parents from all
-            // namespaces (a model first saved by format 5 or earlier).
+            // Each component's own bytes, apple's first, then (format 6 on) what apple leaves
+            // to the crosses: a `CATEGORICAL_*` byte, then the namespaces' flags unless
+            // `CATEGORICAL_NONE` (a model first saved by format 5 or earlier).
             FeatureSet::AppleFields(apple, fields) => {
                 apple.write_section(w);
                 fields.write_section(w);
                 match apple.categorical() {
                     Some(categorical) => {
-                        w.u8(1);
+                        w.u8(if categorical.not_factors() {
+                            CATEGORICAL_PARENTS_AND_FACTORS
+                        } else {
+                            CATEGORICAL_PARENTS
+                        });
                         categorical.write(w);
                     }
-                    None => w.u8(0),
+                    None => w.u8(CATEGORICAL_NONE),
                 }
             }
         }
@@ -165,8 +175,20 @@ impl FeatureSet {
             "apple_fields" => {
                 let mut apple = Apple::read_section(r, version)?;
                 let fields = FieldApple::read_section(r, version)?;
-                if version >= CATEGORICAL_VERSION && r.u8("apple categorical flag")? == 1 {
-                    apple.leave_categorical_to_field_crosses(CategoricalNamespaces::read(r)?);
+                if version >= CATEGORICAL_VERSION {
+                    match r.u8("apple categorical flag")? {
+                        CATEGORICAL_NONE => {}
+                        CATEGORICAL_PARENTS => apple.leave_categorical_to_field_crosses(
+                            CategoricalNamespaces::read(r)?.parents_only(),
+                        ),
+                        CATEGORICAL_PARENTS_AND_FACTORS => apple
+                            .leave_categorical_to_field_crosses(CategoricalNamespaces::read(r)?),
+                        other => {
+                            return Err(bad(format!(
+                                "apple categorical flag {other} is not 0, 1 or 2"
+                            )))
+                        }
+                    }
                 }
                 Ok(FeatureSet::AppleFields(Box::new(apple), Box::new(fields)))
             }

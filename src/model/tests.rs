@@ -612,6 +612,25 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let mut reader = ByteReader::new(&bytes, 0, "f");
     let read = FeatureSet::read_section("apple_fields", &mut reader, file::FORMAT_VERSION);
     assert_eq!(read.unwrap(), noting);
+    // The byte before the flags tells whether the categorical features are factors of children
+    // too: a model of format 7 (byte 1) keeps multiplying them and is written back as it was
+    // read; a byte beyond 2 is refused.
+    let mut w = ByteWriter::new();
+    noting.apple().unwrap().categorical().unwrap().write(&mut w);
+    let flag_at = bytes.len() - w.into_bytes().len() - 1;
+    assert_eq!(bytes[flag_at], 2);
+    assert!(noting.apple().unwrap().categorical().unwrap().not_factors());
+    let mut older = bytes.clone();
+    older[flag_at] = 1;
+    let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&older, 0, "f"), 7);
+    let read = read.unwrap();
+    assert!(!read.apple().unwrap().categorical().unwrap().not_factors());
+    let mut w = ByteWriter::new();
+    read.write_section(&mut w);
+    assert_eq!(w.into_bytes(), older);
+    older[flag_at] = 3;
+    let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&older, 0, "f"), 8);
+    assert!(read.unwrap_err().to_string().contains("apple categorical flag 3 is not 0, 1 or 2"));
 }
 
 /// While apple has no parent (always, when every field is categorical), apple with field
