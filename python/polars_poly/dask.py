@@ -11,7 +11,8 @@ Each pass is a round of short, deterministic tasks:
    its epochs over the task's rows, as each node did in the paper);
 2. the task models are averaged (:func:`polars_poly._internal.average_learners`), as a tree of
    ``fan_in`` at a time: weights by examples or per slot by the AdaGrad sums, counters summed,
-   and after the first round apple's parent set is the union of the tasks' and stays frozen;
+   and after the first round apple's parent set (and the field crosses apple grows on two or
+   more columns) is the union of the tasks' and stays frozen;
    DoS and passive-aggressive models are averaged aligned (boosted to minimum norm and rotated
    onto the average first, the DoS paper's §3.4).
 

@@ -85,6 +85,19 @@ impl CategoricalNamespaces {
         self.categorical.get(k).copied().unwrap_or(true)
     }
 
+    /// Both models' notes as one: categorical only where both saw it so (a namespace one has
+    /// not seen counts as categorical, as in [`CategoricalNamespaces::is_categorical`]). `None`
+    /// when one leaves the categorical features out of children and the other does not.
+    pub fn merged(&self, other: &Self) -> Option<Self> {
+        if self.not_factors != other.not_factors {
+            return None;
+        }
+        let n = self.categorical.len().max(other.categorical.len());
+        let categorical =
+            (0..n).map(|k| self.is_categorical(k) && other.is_categorical(k)).collect();
+        Some(CategoricalNamespaces { categorical, not_factors: self.not_factors })
+    }
+
     /// The union of `example`'s non-categorical namespaces (sorted, equal hashes summed),
     /// built in `union`.
     pub(crate) fn other_features<'u>(

@@ -43,7 +43,8 @@ use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, OneHotC
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FieldAppleConfig {
-    /// Most crosses added, >= 1.
+    /// Most crosses added (the Python layer asks >= 1; 0, no screening at all, is the frozen
+    /// merge of shards that found none, see [`crate::model::average`]).
     pub max_crosses: usize,
     /// Screening units per learned feature, > 0 (see the module docs; 0.5: screening costs
     /// about half of linear training).
@@ -88,9 +89,6 @@ impl Default for FieldAppleConfig {
 
 impl FieldAppleConfig {
     pub fn validate(&self) -> PolyResult<()> {
-        if self.max_crosses == 0 {
-            return crate::invalid!("max_crosses must be >= 1, got 0");
-        }
         if !(self.budget.is_finite() && self.budget > 0.0) {
             return crate::invalid!("budget must be a number > 0, got {}", self.budget);
         }

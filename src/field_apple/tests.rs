@@ -9,15 +9,21 @@ use crate::learner::{Batch, Expansion, FitOptions, Learner, LearnerConfig, Loss,
 use crate::sparse::SparseRows;
 
 /// One namespace per field, one feature per row (the value id), like hashed categorical data.
-struct Fields {
-    columns: Vec<(Vec<i64>, Vec<u32>, Vec<f32>)>,
-    labels: Vec<f64>,
+pub(crate) struct Fields {
+    pub columns: Vec<(Vec<i64>, Vec<u32>, Vec<f32>)>,
+    pub labels: Vec<f64>,
 }
 
 /// `n` rows of eat-rate in small: field 0 (animals) and field 1 (foods) of `varieties` values,
 /// `noise_fields` fields of 1000 values; the label is +1 when the parities of the animal and the
 /// food agree (a pure cross: neither field says anything alone), flipped with probability `flip`.
-fn eat_rate(n: usize, varieties: u32, noise_fields: usize, flip: f64, seed: u64) -> Fields {
+pub(crate) fn eat_rate(
+    n: usize,
+    varieties: u32,
+    noise_fields: usize,
+    flip: f64,
+    seed: u64,
+) -> Fields {
     let mut state = seed.wrapping_add(0x9E37_79B9_7F4A_7C15);
     let mut next = || {
         state =
@@ -43,7 +49,7 @@ fn eat_rate(n: usize, varieties: u32, noise_fields: usize, flip: f64, seed: u64)
     Fields { columns, labels }
 }
 
-fn config(n_fields: usize) -> LearnerConfig {
+pub(crate) fn config(n_fields: usize) -> LearnerConfig {
     LearnerConfig {
         bits: 22,
         loss: Loss::Logistic(Logistic),
@@ -53,7 +59,7 @@ fn config(n_fields: usize) -> LearnerConfig {
 }
 
 /// One sparse column per field.
-fn sparse_rows(data: &Fields) -> Vec<SparseRows<'_, u32, f32>> {
+pub(crate) fn sparse_rows(data: &Fields) -> Vec<SparseRows<'_, u32, f32>> {
     let rows = data.columns.iter();
     rows.map(|(offsets, indices, values)| SparseRows::new(offsets, indices, values).unwrap())
         .collect()
@@ -211,7 +217,6 @@ fn max_crosses_caps_what_is_added() {
 fn options_are_checked() {
     let good = FieldAppleConfig::default();
     for bad in [
-        FieldAppleConfig { max_crosses: 0, ..good.clone() },
         FieldAppleConfig { budget: 0.0, ..good.clone() },
         FieldAppleConfig { budget: f64::NAN, ..good.clone() },
         FieldAppleConfig { check_every: 0, ..good.clone() },

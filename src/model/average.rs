@@ -16,7 +16,9 @@
 //!   machine would have after the same rows;
 //! * apple's parent set is the union of the shards' sets, and it is frozen: the merged model
 //!   keeps the epochs schedule with no expansion left, so later rounds train a fixed feature set
-//!   (the paper's protocol: apple runs locally in the first pass only).
+//!   (the paper's protocol: apple runs locally in the first pass only). Field crosses likewise:
+//!   the union of the crosses the shards found, screening no more; beside apple, a field is
+//!   categorical where every shard saw it so.
 //!
 //! The result is deterministic in the order of the shards, so a round that is recomputed (a
 //! worker lost) gives the same model. Averages compose: the average of partial averages (each
@@ -27,8 +29,10 @@
 use std::collections::HashSet;
 
 use super::{FeatureSet, OnlineModel};
+use crate::apple::categorical::CategoricalNamespaces;
 use crate::apple::{Apple, AppleConfig, Parent, ScheduleKind};
 use crate::error::{PolyError, PolyResult};
+use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
 use crate::learner::update::trunc_weight;
 use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
 use crate::learner::{GdState, LabelRange, Learner, Progress};
@@ -227,11 +231,87 @@ fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> Poly
             let start_apple = start.and_then(|s| s.expansion().apple());
             Ok(FeatureSet::from(frozen_union(start_apple, &apples)?))
         }
-        FeatureSet::FieldApple(_) | FeatureSet::AppleFields(..) => Err(invalid(
-            "distributed training does not merge field crosses found on separate shards yet: \
-             use field_crosses=None (apple's monomials are merged) or fixed interactions",
-        )),
+        FeatureSet::FieldApple(_) => {
+            let fields = shards
+                .iter()
+                .map(|s| match s.expansion() {
+                    FeatureSet::FieldApple(fields) => Ok(fields.as_ref()),
+                    _ => Err(invalid("the shards' models have different feature sets")),
+                })
+                .collect::<PolyResult<Vec<&FieldApple>>>()?;
+            let start_fields = start.and_then(|s| s.expansion().field_apple());
+            Ok(FeatureSet::FieldApple(Box::new(frozen_crosses(start_fields, &fields)?)))
+        }
+        FeatureSet::AppleFields(..) => {
+            let both = shards
+                .iter()
+                .map(|s| match s.expansion() {
+                    FeatureSet::AppleFields(apple, fields) => Ok((apple.as_ref(), fields.as_ref())),
+                    _ => Err(invalid("the shards' models have different feature sets")),
+                })
+                .collect::<PolyResult<Vec<(&Apple, &FieldApple)>>>()?;
+            let apples: Vec<&Apple> = both.iter().map(|&(apple, _)| apple).collect();
+            let fields: Vec<&FieldApple> = both.iter().map(|&(_, fields)| fields).collect();
+            let start_apple = start.and_then(|s| s.expansion().apple());
+            let start_fields = start.and_then(|s| s.expansion().field_apple());
+            let mut apple = frozen_union(start_apple, &apples)?;
+            if let Some(categorical) = merged_categorical(&apples)? {
+                apple.leave_categorical_to_field_crosses(categorical);
+            }
+            let fields = frozen_crosses(start_fields, &fields)?;
+            Ok(FeatureSet::AppleFields(Box::new(apple), Box::new(fields)))
+        }
     }
+}
+
+/// Field-level apple with the union of the shards' crosses (in the order they joined, then of
+/// the shards), screening no more: `max_crosses` becomes the union's size, so later rounds
+/// train a fixed set of crosses as they do apple's parents.
+fn frozen_crosses(start: Option<&FieldApple>, shards: &[&FieldApple]) -> PolyResult<FieldApple> {
+    // A partial average is frozen already: its max_crosses may differ.
+    let unbounded = |f: &FieldApple| FieldAppleConfig { max_crosses: 0, ..f.config().clone() };
+    let config = unbounded(shards[0]);
+    if shards.iter().any(|f| unbounded(f) != config) {
+        return Err(invalid("the shards' field cross options differ"));
+    }
+    let mut candidates: Vec<(u64, usize, usize, Cross)> = Vec::new();
+    for (k, fields) in shards.iter().enumerate() {
+        for (position, &cross) in fields.crosses().iter().enumerate() {
+            candidates.push((cross.added_at, k, position, cross));
+        }
+    }
+    candidates.sort_by_key(|&(added_at, k, position, _)| (added_at, k, position));
+    let mut seen = HashSet::new();
+    let crosses: Vec<Cross> = candidates
+        .into_iter()
+        .filter(|(_, _, _, cross)| seen.insert(cross.fields))
+        .map(|(_, _, _, cross)| cross)
+        .collect();
+    let base = start.map_or(0, FieldApple::learned);
+    let learned = base + shards.iter().map(|f| f.learned().saturating_sub(base)).sum::<u64>();
+    let config = FieldAppleConfig { max_crosses: crosses.len(), ..config };
+    FieldApple::from_parts(config, crosses, learned)
+}
+
+/// The categorical namespaces of apple beside field crosses over the shards: a namespace is
+/// categorical only where it was in every shard (a shard that saw two features there has seen
+/// it is not).
+fn merged_categorical(apples: &[&Apple]) -> PolyResult<Option<CategoricalNamespaces>> {
+    let mut seen = apples.iter().map(|a| a.categorical());
+    let Some(first) = seen.next().flatten() else {
+        if apples.iter().any(|a| a.categorical().is_some()) {
+            return Err(invalid("the shards' apple options differ"));
+        }
+        return Ok(None);
+    };
+    let mut merged = first.clone();
+    for categorical in seen {
+        let categorical = categorical.ok_or_else(|| invalid("the shards' apple options differ"))?;
+        merged = merged.merged(categorical).ok_or_else(|| {
+            invalid("the shards' models leave categorical fields to the crosses differently")
+        })?;
+    }
+    Ok(Some(merged))
 }
 
 /// apple with the union of the shards' parents (in the order of their expansions, then of the

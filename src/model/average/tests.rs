@@ -184,3 +184,86 @@ fn averages_compose_into_a_tree() {
     };
     assert_eq!(keys(&abc), keys(&flat));
 }
+
+/// Learns `data`'s rows `from..to` (one sparse column per field, one value per row) into
+/// `model`.
+fn learn_fields(
+    model: &mut OnlineModel,
+    data: &crate::field_apple::tests::Fields,
+    (from, to): (usize, usize),
+) {
+    let columns: Vec<(Vec<i64>, Vec<u32>, Vec<f32>)> = data
+        .columns
+        .iter()
+        .map(|(_, ids, values)| {
+            ((0..=(to - from) as i64).collect(), ids[from..to].to_vec(), values[from..to].to_vec())
+        })
+        .collect();
+    let part =
+        crate::field_apple::tests::Fields { columns, labels: data.labels[from..to].to_vec() };
+    let rows = crate::field_apple::tests::sparse_rows(&part);
+    let namespaces: Vec<&dyn NamespaceRows> =
+        rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    model.learn_batch(&Batch::new(&namespaces, &part.labels, None).unwrap()).unwrap();
+}
+
+/// The shards' field crosses merge as apple's parents do: their union, each once, in the order
+/// they joined, and screening no more (none joins in later rounds, even where the data has a
+/// cross to find, and a merge of shards that found none stays without); apple beside them keeps
+/// a field categorical only where every shard saw it so.
+#[test]
+fn field_crosses_are_the_union_and_stay_frozen() {
+    use crate::apple::categorical::CategoricalNamespaces;
+    use crate::field_apple::tests::{config, eat_rate};
+    use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
+    // Fields 0 and 1 cross (eat-rate's planted pair); 2..6 are noise.
+    let data = eat_rate(60_000, 100, 4, 0.0, 12);
+    let shard = |crosses: &[(usize, usize, u64)], rows: (usize, usize)| {
+        let crosses = crosses.iter().map(|&(a, b, at)| Cross { fields: (a, b), added_at: at });
+        let fields =
+            FieldApple::from_parts(FieldAppleConfig::default(), crosses.collect(), 0).unwrap();
+        let mut model = Learner::new(config(6), FeatureSet::FieldApple(Box::new(fields))).unwrap();
+        learn_fields(&mut model, &data, rows);
+        model
+    };
+    let pairs = |m: &OnlineModel| -> Vec<(usize, usize)> {
+        m.expansion().field_apple().unwrap().crosses().iter().map(|c| c.fields).collect()
+    };
+    // Short shards: none finds a cross of its own in 200 rows.
+    let a = shard(&[(2, 3, 50), (0, 1, 900)], (0, 200));
+    let b = shard(&[(0, 1, 10), (4, 5, 700)], (200, 400));
+    assert_eq!((pairs(&a), pairs(&b)), (vec![(2, 3), (0, 1)], vec![(0, 1), (4, 5)]));
+    let merged = average(None, &[&a, &b], Weighting::Examples).unwrap();
+    assert_eq!(pairs(&merged), vec![(0, 1), (2, 3), (4, 5)]);
+    let mut more = merged.clone();
+    learn_fields(&mut more, &data, (400, 60_000));
+    assert_eq!(pairs(&more), pairs(&merged), "frozen");
+    // Shards that found nothing: no cross, and still none after the rows that hold one.
+    let (a, b) = (shard(&[], (0, 200)), shard(&[], (200, 400)));
+    let mut merged = average(None, &[&a, &b], Weighting::Examples).unwrap();
+    learn_fields(&mut merged, &data, (400, 60_000));
+    assert!(pairs(&merged).is_empty());
+    // The same shards unmerged find the planted cross in those rows (so freezing is tested).
+    let mut alone = shard(&[], (0, 400));
+    learn_fields(&mut alone, &data, (400, 60_000));
+    assert_eq!(pairs(&alone).first(), Some(&(0, 1)));
+    // The merged model saves and loads with its crosses and its freeze.
+    let bytes = crate::model::ModelRef::Online(&more).to_bytes("{}");
+    match crate::model::Model::from_bytes(&bytes).unwrap().0 {
+        crate::model::Model::Online(loaded) => assert_eq!(loaded.expansion(), more.expansion()),
+        other => panic!("not an online model: {other:?}"),
+    }
+
+    // apple beside the crosses: a field is categorical where both shards saw it so.
+    let mut seen = [CategoricalNamespaces::default(), CategoricalNamespaces::default()];
+    let mut buffer = crate::learner::ExampleBuffer::new();
+    for (k, values) in [[1.0f32, 1.0], [1.0, 0.5]].iter().enumerate() {
+        buffer.clear();
+        buffer.push_namespace(0, &[3], &values[..1], 0).unwrap();
+        buffer.push_namespace(100, &[4], &values[1..], 0).unwrap();
+        seen[k].observe(&buffer.finish(1.0, 1.0, 0).unwrap());
+    }
+    let merged = seen[0].merged(&seen[1]).unwrap();
+    assert!(merged.is_categorical(0) && !merged.is_categorical(1));
+    assert!(seen[0].merged(&seen[1].clone().parents_only()).is_none());
+}
