@@ -9,6 +9,7 @@ and the cross given), the linear model, and the distributed default apple after
 1..``--passes`` passes on a 2-worker LocalCluster, with fit times.
 
     .venv/bin/python benches/dask_field_crosses.py [--shards 4 --rows 40000 --passes 3]
+        [--averaging adaptive] [--given]
     .venv/bin/python benches/dask_field_crosses.py --varieties 1000 --noise-fields 10 \
         --rows 500000 --bits 24
 """
@@ -42,6 +43,8 @@ def main() -> None:
     parser.add_argument("--varieties", type=int, default=100)
     parser.add_argument("--noise-fields", type=int, default=4)
     parser.add_argument("--bits", type=int, default=20)
+    parser.add_argument("--averaging", choices=("examples", "adaptive"), default="examples")
+    parser.add_argument("--given", action="store_true", help="also Dask with A*B given")
     args = parser.parse_args()
     options = {"loss": "logistic", "bits": args.bits, "field_scales": False}
     n = args.shards * args.rows
@@ -93,8 +96,21 @@ def main() -> None:
                 client=client,
                 passes=passes,
                 partitions=len(shards),
+                averaging=args.averaging,
             )
             row(f"Dask, {passes} pass(es)", model, began)
+        for passes in range(1, args.passes + 1) if args.given else ():
+            began = time.perf_counter()
+            model = ppd.fit(
+                pp.SGDClassifier(**options, interactions=[("A", "B")]),
+                shards,
+                "label",
+                client=client,
+                passes=passes,
+                partitions=len(shards),
+                averaging=args.averaging,
+            )
+            row(f"Dask, A*B given, {passes} pass(es)", model, began, crosses=False)
     with pl.Config(tbl_rows=30, fmt_str_lengths=40):
         print(
             pl.DataFrame(rows).with_columns(
