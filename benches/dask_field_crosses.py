@@ -21,18 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
 import polars as pl
 import polars_poly as pp
 import polars_poly.dask as ppd
+from apple_noise_powers import logloss
 from distributed import Client, LocalCluster
 from polars_poly.synthetic import eat_rate
-
-
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-12, 1 - 1e-12)
-    y = test["label"].to_numpy() > 0
-    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
 
 
 def main() -> None:
@@ -87,30 +81,23 @@ def main() -> None:
         LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster,
         Client(cluster) as client,
     ):
-        for passes in range(1, args.passes + 1):
-            began = time.perf_counter()
-            model = ppd.fit(
-                pp.SGDClassifier(**options, expansion="apple"),
-                shards,
-                "label",
-                client=client,
-                passes=passes,
-                partitions=len(shards),
-                averaging=args.averaging,
-            )
-            row(f"Dask, {passes} pass(es)", model, began)
-        for passes in range(1, args.passes + 1) if args.given else ():
-            began = time.perf_counter()
-            model = ppd.fit(
-                pp.SGDClassifier(**options, interactions=[("A", "B")]),
-                shards,
-                "label",
-                client=client,
-                passes=passes,
-                partitions=len(shards),
-                averaging=args.averaging,
-            )
-            row(f"Dask, A*B given, {passes} pass(es)", model, began, crosses=False)
+        models = {"Dask": {"expansion": "apple"}}
+        if args.given:
+            models["Dask, A*B given"] = {"interactions": [("A", "B")]}
+        for name, model_options in models.items():
+            for passes in range(1, args.passes + 1):
+                began = time.perf_counter()
+                model = ppd.fit(
+                    pp.SGDClassifier(**options, **model_options),
+                    shards,
+                    "label",
+                    client=client,
+                    passes=passes,
+                    partitions=len(shards),
+                    averaging=args.averaging,
+                )
+                crosses = "expansion" in model_options
+                row(f"{name}, {passes} pass(es)", model, began, crosses=crosses)
     with pl.Config(tbl_rows=30, fmt_str_lengths=40):
         print(
             pl.DataFrame(rows).with_columns(

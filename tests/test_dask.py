@@ -17,6 +17,8 @@ import polars as pl
 import polars_poly as pp
 import pytest
 
+from tests.conftest import logloss_on
+
 distributed = pytest.importorskip("distributed")
 ppd = pytest.importorskip("polars_poly.dask")
 
@@ -422,12 +424,6 @@ def eat_rate_shards(tmp_path_factory) -> tuple[list[str], pl.DataFrame]:
     return write_shards(data.head(160_000), directory, 4), data.tail(20_000)
 
 
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-12, 1 - 1e-12)
-    y = test["label"].to_numpy() > 0
-    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
-
-
 def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     client, eat_rate_shards
 ) -> None:
@@ -464,7 +460,7 @@ def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     # logloss 0.43 against 0.52; one machine over the 160k rows: 0.34; linear: 0.72), and a
     # pickled copy predicts the same.
     linear = pp.SGDClassifier(**options).fit(pl.read_parquet(shards[0]), "label")
-    assert logloss(model, test) < min(logloss(m, test) for m in local)
-    assert logloss(model, test) < logloss(linear, test) - 0.1
+    assert logloss_on(model, test) < min(logloss_on(m, test) for m in local)
+    assert logloss_on(model, test) < logloss_on(linear, test) - 0.1
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict_proba(test), model.predict_proba(test))

@@ -15,6 +15,8 @@ import polars_poly as pp
 import pytest
 from polars_poly.synthetic import eat_rate
 
+from tests.conftest import logloss_on
+
 FIELDS = list("ABCDEF")
 
 
@@ -23,12 +25,6 @@ def data() -> pl.DataFrame:
     """eat-rate in small (100 animals, 100 foods, 4 noise fields), each field hashed alone."""
     frame = eat_rate(100_000, seed=1, varieties=100, noise_fields=4)
     return frame.select("label", *(pp.hash_features(f, bits=20).alias(f) for f in FIELDS))
-
-
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-12, 1 - 1e-12)
-    y = test["label"].to_numpy() > 0
-    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
 
 
 def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> None:
@@ -66,8 +62,8 @@ def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> No
         train, "label"
     )
     linear = pp.SGDClassifier(loss="logistic", bits=20).fit(train, "label")
-    assert logloss(found, test) < logloss(given, test) + 0.02
-    assert logloss(found, test) < logloss(linear, test) - 0.15
+    assert logloss_on(found, test) < logloss_on(given, test) + 0.02
+    assert logloss_on(found, test) < logloss_on(linear, test) - 0.15
 
 
 def test_model_file_pickle_and_native_scoring_keep_the_crosses(
@@ -144,7 +140,7 @@ def test_default_apple_grows_field_crosses_on_two_or_more_columns(
     without = pp.SGDClassifier(
         loss="logistic", bits=20, expansion=pp.Apple(field_crosses=None)
     ).fit(train, "label")
-    assert logloss(default, test) < logloss(without, test) - 0.15
+    assert logloss_on(default, test) < logloss_on(without, test) - 0.15
     with pytest.raises(ValueError, match="describes the crosses"):
         without.crosses()
     # Settings of the crosses are nested parameters; a saved or pickled model keeps them all.
@@ -207,7 +203,7 @@ def test_a_slope_per_category_is_a_field_cross_and_apple_adds_the_numeric_produc
     assert default.apple_ranking_ != "linear"
     crossed = pp.SGDClassifier(**options, expansion=pp.Apple(max_degree=1)).fit(train, "label")
     assert crossed.crosses()["cross"].to_list() == ["A*N"]
-    assert logloss(default, test) < logloss(crossed, test) - 0.003
+    assert logloss_on(default, test) < logloss_on(crossed, test) - 0.003
 
 
 def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:

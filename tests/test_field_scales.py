@@ -12,6 +12,8 @@ import polars_poly as pp
 import pytest
 from polars_poly import synthetic
 
+from tests.conftest import logloss_on
+
 
 def hashed_eat_rate(n: int, seed: int) -> pl.DataFrame:
     data = synthetic.eat_rate(n, seed)
@@ -25,12 +27,6 @@ def eat_rate() -> tuple[pl.DataFrame, pl.DataFrame]:
     return data.head(300_000), data.tail(30_000)
 
 
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
-    y = test["label"].to_numpy() > 0
-    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
-
-
 def test_scales_learn_what_no_single_rate_does(eat_rate) -> None:
     train, test = eat_rate
     cross = {"loss": "logistic", "bits": 20, "interactions": [("A", "B")]}
@@ -38,7 +34,7 @@ def test_scales_learn_what_no_single_rate_does(eat_rate) -> None:
     plain = pp.SGDClassifier(**cross, field_scales=False).fit(train, "label")
     # Only the animal x food cross predicts; each of its million values is seen about once
     # here. Vowpal Wabbit's model at its default rate barely learns it.
-    assert logloss(scaled, test) < logloss(plain, test) - 0.05
+    assert logloss_on(scaled, test) < logloss_on(plain, test) - 0.05
     scales = dict(scaled.field_scales_.iter_rows())
     assert set(scales) == {*"ABCDEFGHIJKL", "A*B"}
     noise = [scales[f] for f in "CDEFGHIJKL"]
