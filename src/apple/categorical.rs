@@ -17,7 +17,7 @@
 //! Multiplied into every parent, the values of high-cardinality fields made many rare children
 //! per example, each taking a full adaptive step when first seen: beside four noise fields the
 //! progressive logloss of apple's monomials rose to 7.5 where the linear model's was 0.57
-//! (docs/apple_results.md, "Powers of noise beside categorical fields"). Models saved by
+//! (docs/apple_results.md, "Numeric columns beside categorical fields"). Models saved by
 //! formats 6 and 7 keep multiplying every feature, as they were trained.
 
 use crate::codec::{bad, ByteReader, ByteWriter};
