@@ -3,6 +3,8 @@ pickling, nested parameters, streamed training and the errors a user can meet.""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import pickle
 import subprocess
 import sys
@@ -219,3 +221,25 @@ def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:
     plain = pp.SGDClassifier(loss="logistic", expansion="apple").fit(one_column, "label")
     with pytest.raises(ValueError, match="on 1 feature column"):
         plain.crosses()
+
+
+FORMAT_7 = Path(__file__).parent / "data" / "format7"
+
+
+def test_a_format_7_model_with_parents_predicts_as_it_was_trained(tmp_path: Path) -> None:
+    """A model file of format 7 (written by commit 1776967, `tests/data/format7/make_model.py`)
+    whose apple parents' children multiplied the hashed fields' values: loaded, it predicts
+    exactly what it did then (read as format 8, which leaves those children out, its
+    probabilities would move by up to 0.1), and saved again it stays so."""
+    spec = importlib.util.spec_from_file_location("make_model", FORMAT_7 / "make_model.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    rows = maker.mixed_rows(3_000).head(200).drop("label")
+    expected = json.loads((FORMAT_7 / "expected.json").read_text())
+    model = pp.load_model(FORMAT_7 / "apple_fields.model")
+    assert model.n_parents_ == expected["n_parents"] > 0
+    np.testing.assert_array_equal(model.predict_proba(rows)[:, 1], expected["proba"])
+    model.save(tmp_path / "again")
+    again = pp.load_model(tmp_path / "again")
+    np.testing.assert_array_equal(again.predict_proba(rows)[:, 1], expected["proba"])
