@@ -9,7 +9,7 @@ and the cross given), the linear model, and the distributed default apple after
 1..``--passes`` passes on a 2-worker LocalCluster, with fit times.
 
     .venv/bin/python benches/dask_field_crosses.py [--shards 4 --rows 40000 --passes 3]
-        [--averaging adaptive] [--given]
+        [--averaging examples] [--given]
     .venv/bin/python benches/dask_field_crosses.py --varieties 1000 --noise-fields 10 \
         --rows 500000 --bits 24
 """
@@ -37,7 +37,7 @@ def main() -> None:
     parser.add_argument("--varieties", type=int, default=100)
     parser.add_argument("--noise-fields", type=int, default=4)
     parser.add_argument("--bits", type=int, default=20)
-    parser.add_argument("--averaging", choices=("examples", "adaptive"), default="examples")
+    parser.add_argument("--averaging", choices=("auto", "examples", "adaptive"), default="auto")
     parser.add_argument("--given", action="store_true", help="also Dask with A*B given")
     args = parser.parse_args()
     options = {"loss": "logistic", "bits": args.bits, "field_scales": False}

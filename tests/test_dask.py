@@ -117,18 +117,26 @@ def test_passes_improve_and_rounds_are_recorded(client, shards, frame) -> None:
     assert model.passes == 1  # the estimator's own parameters are kept
     # One training task per worker by default (4 shards, 2 workers), else as asked.
     assert len(model.rounds_[0]["task_seconds"]) == 2
-    per_shard = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=4)
-    assert len(per_shard.rounds_[0]["task_seconds"]) == 4
-    # Averaged as a tree of pairs: the same model up to rounding.
-    tree = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=4, fan_in=2)
-    np.testing.assert_allclose(tree.predict(frame), per_shard.predict(frame), rtol=1e-5, atol=1e-6)
-    assert len(tree.rounds_[0]["task_seconds"]) == 4
+    for averaging in ("examples", "adaptive"):
+        options = {"client": client, "partitions": 4, "averaging": averaging}
+        per_shard = ppd.fit(pp.SGDRegressor(), shards, "y", **options)
+        assert len(per_shard.rounds_[0]["task_seconds"]) == 4
+        # Averaged as a tree of pairs: by examples the same model up to rounding; by the AdaGrad
+        # sums nearly (a partial average keeps their mean, not their sum: src/model/average.rs).
+        tree = ppd.fit(pp.SGDRegressor(), shards, "y", fan_in=2, **options)
+        rtol, atol = (1e-5, 1e-6) if averaging == "examples" else (1e-2, 1e-3)
+        np.testing.assert_allclose(
+            tree.predict(frame), per_shard.predict(frame), rtol=rtol, atol=atol
+        )
+        assert len(tree.rounds_[0]["task_seconds"]) == 4
     with pytest.raises(ValueError, match="partitions"):
         ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=0)
 
 
 def test_averaging_by_adagrad_sums_differs_and_both_learn(client, shards, frame) -> None:
-    by_examples = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, passes=2)
+    by_examples = ppd.fit(
+        pp.SGDRegressor(), shards, "y", client=client, passes=2, averaging="examples"
+    )
     by_adagrad = ppd.fit(
         pp.SGDRegressor(), shards, "y", client=client, passes=2, averaging="adaptive"
     )
@@ -136,6 +144,15 @@ def test_averaging_by_adagrad_sums_differs_and_both_learn(client, shards, frame)
     assert not np.array_equal(a, b)
     for model in (by_examples, by_adagrad):
         assert model.score(frame, "y") > 0.1
+    # "auto", the default: by the AdaGrad sums with AdaGrad rates, by examples without.
+    auto = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, passes=2)
+    np.testing.assert_array_equal(auto.predict(frame), b)
+    plain = {"adaptive": False, "normalized": False}
+    no_adagrad = ppd.fit(pp.SGDRegressor(**plain), shards, "y", client=client, passes=2)
+    same = ppd.fit(
+        pp.SGDRegressor(**plain), shards, "y", client=client, passes=2, averaging="examples"
+    )
+    np.testing.assert_array_equal(no_adagrad.predict(frame), same.predict(frame))
 
 
 def test_the_distributed_model_saves_loads_and_pickles(client, shards, frame, tmp_path) -> None:
@@ -161,7 +178,7 @@ def test_the_estimator_classes_take_a_client_that_is_not_pickled(client, shards,
     np.testing.assert_array_equal(restored.predict(labelled), model.predict(labelled))
     model.save(tmp_path / "c.bin")
     assert type(pp.load_model(tmp_path / "c.bin")) is pp.SGDClassifier
-    assert model.get_params()["averaging"] == "examples"
+    assert model.get_params()["averaging"] == "auto"
 
 
 def test_a_dask_dataframe_trains_like_its_parquet_shards(client, shards, frame) -> None:
