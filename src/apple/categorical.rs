@@ -99,12 +99,15 @@ impl CategoricalNamespaces {
     }
 
     /// The union of `example`'s non-categorical namespaces (sorted, equal hashes summed),
-    /// built in `union`.
-    pub(crate) fn other_features<'u>(
+    /// built in `union`; the example's own feature set when none is categorical.
+    pub(crate) fn other_features<'u, 'a: 'u>(
         &self,
-        example: &Example<'_>,
+        example: &Example<'a>,
         union: &'u mut FeatureUnion,
     ) -> (&'u [u64], &'u [f32]) {
+        if (0..example.n_namespaces()).all(|k| !self.is_categorical(k)) {
+            return example.features();
+        }
         union.build_of(example, |k| !self.is_categorical(k));
         union.features()
     }
@@ -171,6 +174,15 @@ mod tests {
         // Namespace 0 (seed 0) is categorical; 1 has seed 100, 2 seed 200.
         assert_eq!(hashes, &[102, 107, 201, 203]);
         assert_eq!(values, &[2.0, 0.5, 4.0, 1.0]);
+        // With no namespace categorical, the example's own feature set.
+        let mut none = CategoricalNamespaces::default();
+        let pairs: [(&[u32], &[f32]); 3] =
+            [(&[9, 1], &[1.0, 1.0]), (&[7, 2], &[0.5, 2.0]), (&[3, 1], &[1.0, 4.0])];
+        none.observe(&example(&mut buffer, &pairs));
+        let ex =
+            example(&mut buffer, &[(&[9], &[1.0]), (&[7, 2], &[0.5, 2.0]), (&[3, 1], &[1.0, 4.0])]);
+        assert_eq!(none.other_features(&ex, &mut union), ex.features());
+        assert_eq!(none.other_features(&ex, &mut union).0, &[9, 102, 107, 201, 203]);
     }
 
     #[test]

@@ -401,15 +401,29 @@ unsafe fn apply_avx2<T: Real, const W: usize>(
     apply_body::<T, W>(params, n, x, delta)
 }
 
+/// Row `k` of a row-major table of rows `W` wide, as an array (the slice's bounds check is the
+/// only one: indices were checked against the feature count when the batch was built).
+#[inline(always)]
+fn row_of<T, const W: usize>(params: &[T], k: usize) -> &[T; W] {
+    let row = &params[k * W..(k + 1) * W];
+    // SAFETY: `row` holds exactly W contiguous values, the layout of [T; W].
+    unsafe { &*row.as_ptr().cast::<[T; W]>() }
+}
+
+/// [`row_of`], mutable.
+#[inline(always)]
+fn row_of_mut<T, const W: usize>(params: &mut [T], k: usize) -> &mut [T; W] {
+    let row = &mut params[k * W..(k + 1) * W];
+    // SAFETY: as in `row_of`.
+    unsafe { &mut *row.as_mut_ptr().cast::<[T; W]>() }
+}
+
 /// `[Uz | Vz]` = bias row + Σ x_k · row_k, with the row width `W` = 2d known at compile time.
 /// Two accumulators (even / odd nonzeros, added at the end) halve the chain of dependent adds.
 #[inline(always)]
 fn accumulate_body<T: Real, const W: usize>(params: &[T], n: usize, x: ExampleRef<'_>) -> [T; W] {
-    let row = |k: u32| -> &[T; W] {
-        let start = k as usize * W;
-        params[start..start + W].try_into().expect("feature row")
-    };
-    let mut even: [T; W] = params[n * W..(n + 1) * W].try_into().expect("bias row");
+    let row = |k: u32| -> &[T; W] { row_of(params, k as usize) };
+    let mut even: [T; W] = *row_of(params, n);
     let mut odd = [T::default(); W];
     let mut indices = x.indices.chunks_exact(2);
     let mut values = x.values.chunks_exact(2);
@@ -469,13 +483,12 @@ fn apply_body<T: Real, const W: usize>(
     x: ExampleRef<'_>,
     delta: &[T; W],
 ) {
-    let bias: &mut [T; W] = (&mut params[n * W..(n + 1) * W]).try_into().expect("bias row");
+    let bias: &mut [T; W] = row_of_mut(params, n);
     for j in 0..W {
         bias[j] += delta[j];
     }
     for (&k, &value) in x.indices.iter().zip(x.values) {
-        let start = k as usize * W;
-        let row: &mut [T; W] = (&mut params[start..start + W]).try_into().expect("feature row");
+        let row: &mut [T; W] = row_of_mut(params, k as usize);
         let value = T::from_f64(value);
         for j in 0..W {
             row[j] += value * delta[j];

@@ -105,6 +105,11 @@ impl<T: Real> DosModel<T> {
     /// Row-major d × d. Cost O(d²(n+1)) for the products plus two d × d SVDs.
     pub fn procrustes(&self, source: &Self) -> PolyResult<(Vec<f64>, Vec<f64>)> {
         check_same_shape(self, source)?;
+        Ok(self.procrustes_same_shape(source))
+    }
+
+    /// [`DosModel::procrustes`] of two models known to have the same shape.
+    fn procrustes_same_shape(&self, source: &Self) -> (Vec<f64>, Vec<f64>) {
         let d = self.rank();
         let mut cross = [vec![0.0; d * d], vec![0.0; d * d]];
         for (target_row, source_row) in
@@ -123,15 +128,21 @@ impl<T: Real> DosModel<T> {
             }
         }
         let [mu, mv] = cross;
-        Ok((orthogonal_factor(&mu, d), orthogonal_factor(&mv, d)))
+        (orthogonal_factor(&mu, d), orthogonal_factor(&mv, d))
     }
 
     /// Rotates `self` onto `target` (Procrustes), after which ‖U − U_target‖ and ‖V − V_target‖
     /// are minimal over rotations.
     pub fn align_to(&mut self, target: &Self) -> PolyResult<()> {
-        let (omega, lambda) = target.procrustes(self)?;
-        self.rotate_unchecked(&omega, &lambda);
+        check_same_shape(target, self)?;
+        self.align_to_same_shape(target);
         Ok(())
+    }
+
+    /// [`DosModel::align_to`] a target known to have this model's shape.
+    fn align_to_same_shape(&mut self, target: &Self) {
+        let (omega, lambda) = target.procrustes_same_shape(self);
+        self.rotate_unchecked(&omega, &lambda);
     }
 
     /// The aligned average (1 − w)·Θ₁' + w·Θ₂'' of §3.4: both models boosted to minimum norm,
@@ -188,8 +199,9 @@ impl<T: Real> BinaryLearner for DosModel<T> {
         average.boost_to_min_norm();
         let mut term = self.clone();
         term.boost_to_min_norm();
-        // Same shape (the callers check `same_shape`): the Procrustes step cannot fail.
-        term.align_to(average).expect("a model and its average have the same shape");
+        // Same shape: the callers check `same_shape` (the trait's contract).
+        debug_assert!(check_same_shape(&term, average).is_ok());
+        term.align_to_same_shape(average);
         average.mix(&term, weight);
     }
 }
