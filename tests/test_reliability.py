@@ -246,6 +246,42 @@ def test_overflow_is_an_error_naming_the_row_not_a_silent_zero_model(
         make().fit(X * scale_x, y, sample_weight=np.full(200, weight))
 
 
+@pytest.mark.parametrize(
+    ("value", "says"),
+    [
+        (1e300, "feature \\d+ has value 1e300, beyond the f32 range"),
+        (1e30, "a feature has value 1e30 in magnitude, whose square overflows"),
+    ],
+)
+def test_bad_values_name_their_column_among_several(value: float, says: str) -> None:
+    rng = np.random.default_rng(2)
+    n = 200
+    frame = pl.DataFrame(
+        {"A": rng.integers(0, 5, n).astype(str), "u": rng.normal(size=n), "v": rng.normal(size=n)}
+    )
+    numeric = frame.select("u", "v").with_columns(
+        pl.when(pl.int_range(pl.len()) == 77).then(value).otherwise(pl.col("u")).alias("u")
+    )
+
+    def hashed(numbers: pl.DataFrame) -> pl.DataFrame:
+        return pl.concat([frame.select("A"), numbers], how="horizontal").select(
+            pp.hash_features("A", bits=18).alias("A"),
+            pp.hash_features("u", "v", bits=18).alias("num"),
+        )
+
+    y = pl.Series("y", rng.integers(0, 2, n))
+    bad = hashed(numeric)
+    with pytest.raises(ValueError, match=f'^column "num", row 77: {says}'):
+        pp.SGDClassifier(progress=False).fit(bad, y)
+    # Scoring names it too, and one numeric frame (one column of features) says the row only.
+    model = pp.SGDClassifier(progress=False).fit(hashed(frame.select("u", "v")), y)
+    if value > 3.4e38:
+        with pytest.raises(ValueError, match=f'column "num", row 77: {says}'):
+            model.predict(bad)
+    with pytest.raises(ValueError, match=f"^row 77: {says}"):
+        pp.SGDClassifier(progress=False).fit(numeric, y)
+
+
 def test_a_failing_partial_fit_learns_nothing_from_its_batch() -> None:
     rng = np.random.default_rng(1)
     X, y = rng.standard_normal((300, 4)), rng.standard_normal(300)

@@ -80,13 +80,16 @@ impl<I: SparseIndex, V: SparseValue> NamespaceRows for SparseRows<'_, I, V> {
 }
 
 /// A batch of examples: one [`NamespaceRows`] per namespace, labels (empty when only
-/// predicting), optional importance weights. `first_row` numbers the rows in error messages.
+/// predicting), optional importance weights. `first_row` numbers the rows in error messages;
+/// `names`, the namespaces' column names (empty: unnamed), name the column of an invalid entry
+/// in them when there are two or more (with one, the row says it all).
 #[derive(Clone, Copy)]
 pub struct Batch<'a> {
     pub namespaces: &'a [&'a dyn NamespaceRows],
     pub labels: &'a [f64],
     pub weights: Option<&'a [f64]>,
     pub first_row: usize,
+    pub names: &'a [String],
 }
 
 impl<'a> Batch<'a> {
@@ -119,12 +122,29 @@ impl<'a> Batch<'a> {
                 );
             }
         }
-        Ok(Batch { namespaces, labels, weights, first_row: 0 })
+        Ok(Batch { namespaces, labels, weights, first_row: 0, names: &[] })
     }
 
     /// The same batch, its rows numbered from `first_row` in error messages.
     pub fn with_first_row(self, first_row: usize) -> Self {
         Batch { first_row, ..self }
+    }
+
+    /// The same batch, its namespaces' column names `names` (one per namespace) named in the
+    /// errors of invalid entries.
+    pub fn with_names(self, names: &'a [String]) -> Self {
+        Batch { names, ..self }
+    }
+
+    /// `error`, met reading namespace `k`, naming its column when the batch has two or more
+    /// named ones: `column "tokens", row 7: ...`.
+    pub(crate) fn in_column(&self, k: usize, error: PolyError) -> PolyError {
+        match (error, self.names.get(k)) {
+            (PolyError::InvalidInput(message), Some(name)) if self.names.len() > 1 => {
+                PolyError::InvalidInput(format!("column {name:?}, {message}"))
+            }
+            (error, _) => error,
+        }
     }
 
     pub fn n_rows(&self) -> usize {
@@ -140,8 +160,8 @@ impl<'a> Batch<'a> {
         buffer: &'b mut ExampleBuffer,
     ) -> PolyResult<Example<'b>> {
         buffer.clear();
-        for (ns, &seed) in self.namespaces.iter().zip(seeds) {
-            ns.push_into(row, seed, buffer)?;
+        for (k, (ns, &seed)) in self.namespaces.iter().zip(seeds).enumerate() {
+            ns.push_into(row, seed, buffer).map_err(|error| self.in_column(k, error))?;
         }
         let label = self.labels.get(row).copied().unwrap_or(0.0);
         let weight = self.weights.map_or(1.0, |w| w[row]);
@@ -335,7 +355,7 @@ impl ExampleBlock {
                 column.fill_block(rows, consecutive, seed, &mut self.sink)
             {
                 self.built = position;
-                self.error = Some(error);
+                self.error = Some(batch.in_column(k, error));
             }
             let mut previous = start;
             for (position, &end) in self.sink.ends.iter().enumerate().take(self.built) {

@@ -1050,8 +1050,23 @@ impl<E: Expansion> Learner<E> {
     /// The checks every learning call makes before learning a row (labels, weights, entries),
     /// so that a bad batch is refused whole; public for a caller that learns a batch in pieces.
     pub fn check_batch(&self, batch: &Batch<'_>) -> PolyResult<()> {
+        self.check_batch_namespaces(batch)?;
         self.check_batch_labels(batch)?;
         self.check_batch_entries(batch)
+    }
+
+    /// A batch has one column per namespace of the model: a column more would be left out of
+    /// every example, one fewer would shift the others' seeds.
+    fn check_batch_namespaces(&self, batch: &Batch<'_>) -> PolyResult<()> {
+        let (got, namespaces) = (batch.namespaces.len(), &self.config.namespaces);
+        if got != namespaces.len() {
+            return crate::invalid!(
+                "the batch has {got} feature column(s) but the model has {} namespace(s) \
+                 ({namespaces:?})",
+                namespaces.len()
+            );
+        }
+        Ok(())
     }
 
     /// Feature values and indices checked before any row is learned (NaN, infinity, a value
@@ -1065,11 +1080,19 @@ impl<E: Expansion> Learner<E> {
         for row in 0..batch.n_rows() {
             let example = batch.example(row, &self.seeds, &mut buffer)?;
             if let Some(largest) = overflowing_square(example.features().1) {
-                return crate::invalid!(
+                let error = PolyError::InvalidInput(format!(
                     "row {}: a feature has value {largest:e} in magnitude, whose square \
                      overflows single precision; scale the features down",
                     batch.first_row + row
-                );
+                ));
+                // The namespace holding it, for the error to name its column.
+                let holds = |k: &usize| {
+                    overflowing_square(example.namespace(*k).values).is_some_and(|v| v == largest)
+                };
+                return Err(match (0..example.n_namespaces()).find(holds) {
+                    Some(k) => batch.in_column(k, error),
+                    None => error,
+                });
             }
         }
         Ok(())
@@ -1197,6 +1220,7 @@ impl<E: Expansion> Learner<E> {
         out: &mut Vec<f64>,
         parallel: bool,
     ) -> PolyResult<()> {
+        self.check_batch_namespaces(batch)?;
         let n = batch.n_rows();
         out.clear();
         out.resize(n, 0.0);

@@ -1383,3 +1383,50 @@ fn a_builder_thread_stops_at_the_first_refused_row() {
         assert_eq!(learner.progress().examples, 5_000);
     }
 }
+
+#[test]
+fn invalid_entries_name_their_column_when_there_are_several() {
+    // Row 1 holds a bad value in the second namespace, "num".
+    let a = ([0i64, 1, 2], [0u32, 1], [1.0f64, 1.0]);
+    let a = SparseRows::new(&a.0, &a.1, &a.2).unwrap();
+    let names = ["A".to_string(), "num".to_string()];
+    for (value, expected) in [
+        (1e300, "row 1: feature 3 has value 1e300, beyond the f32 range"),
+        (1e30, "row 1: a feature has value 1e30 in magnitude, whose square overflows"),
+        (f64::NAN, "row 1: feature 3 has non-finite value NaN"),
+    ] {
+        let num = ([0i64, 1, 2], [2u32, 3], [0.5f64, value]);
+        let num = SparseRows::new(&num.0, &num.1, &num.2).unwrap();
+        let ns: [&dyn NamespaceRows; 2] = [&a, &num];
+        let labels = [1.0, -1.0];
+        let config = LearnerConfig {
+            namespaces: names.to_vec(),
+            ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT)
+        };
+        let mut learner = Learner::new(config.clone(), Interactions::linear()).unwrap();
+        let batch = Batch::new(&ns, &labels, None).unwrap();
+        let named = batch.with_names(&names);
+        let err = learner.learn_batch(&named).unwrap_err().to_string();
+        assert!(err.starts_with(&format!("column \"num\", {expected}")), "{err}");
+        // Unnamed batches, and a batch of one named column, say the row only.
+        let err = learner.learn_batch(&batch).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}");
+        let one: [&dyn NamespaceRows; 1] = [&num];
+        let single = Batch::new(&one, &labels, None).unwrap();
+        let config = LearnerConfig { namespaces: names[1..].to_vec(), ..config.clone() };
+        let mut alone = Learner::new(config, Interactions::linear()).unwrap();
+        let err = alone.learn_batch(&single.with_names(&names[1..])).unwrap_err().to_string();
+        assert!(err.starts_with(expected), "{err}");
+        // A batch of more (or fewer) columns than the model's namespaces is refused.
+        let err = alone.learn_batch(&named).unwrap_err().to_string();
+        assert!(err.starts_with("the batch has 2 feature column(s) but the model has 1"), "{err}");
+        let err = alone.predict_batch_with(&named, &mut Vec::new(), false).unwrap_err();
+        assert!(err.to_string().starts_with("the batch has 2 feature column(s)"), "{err}");
+        // Scoring builds blocks of rows, not examples one by one: the same error.
+        let mut scores = Vec::new();
+        if value.abs() > 1e38 || value.is_nan() {
+            let err = learner.predict_batch_with(&named, &mut scores, false).unwrap_err();
+            assert!(err.to_string().starts_with(&format!("column \"num\", {expected}")), "{err}");
+        }
+    }
+}

@@ -25,6 +25,11 @@ pub fn rechunked(features: Vec<PySeries>) -> Vec<Series> {
     features.into_iter().map(|s| Series::from(s).rechunk()).collect()
 }
 
+/// The feature columns' names, one per namespace (errors of invalid entries name them).
+pub fn column_names(series: &[Series]) -> Vec<String> {
+    series.iter().map(|s| s.name().to_string()).collect()
+}
+
 /// Rows of every namespace and the row count; all columns must have the same length.
 pub struct Columns<'a> {
     chunks: Vec<Vec<SparseChunk<'a>>>,

@@ -14,7 +14,7 @@ use pyo3_polars::PySeries;
 use super::error::{poisoned, polars_py_error as polars_py, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
-use super::input::{empty_rows, labels_of, rechunked, reject_null_rows, Columns};
+use super::input::{column_names, empty_rows, labels_of, rechunked, reject_null_rows, Columns};
 use super::model_file::model_bytes;
 use super::options::options_from;
 use super::scoring::online_predict;
@@ -76,9 +76,11 @@ impl PyLearner {
                 let labels = labels.cont_slice().map_err(polars_py)?;
                 let weights =
                     weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
+                let names = column_names(&series);
                 let batch = Batch::new(&namespaces, labels, weights)
                     .map_err(py_error)?
-                    .with_first_row(first_row);
+                    .with_first_row(first_row)
+                    .with_names(&names);
                 let mut learner = self.inner.write().map_err(poisoned)?;
                 train(&mut learner, &batch)
             })

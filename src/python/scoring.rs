@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::arrow_io::to_polars_error;
 use super::guard::guarded_expr;
 use super::handles::{embedded, lookup, reload, Shared};
-use super::input::{empty_rows, with_nulls, Columns};
+use super::input::{column_names, empty_rows, with_nulls, Columns};
 use crate::dos::PaClassifier;
 use crate::learner::Batch;
 use crate::model::OnlineModel;
@@ -43,7 +43,8 @@ pub fn online_predict(
     if namespaces.len() != trained_on.len() {
         polars_bail!(ComputeError: "the model was trained on {} feature column(s) ({:?}) but got {}", trained_on.len(), trained_on, namespaces.len());
     }
-    let batch = Batch::new(&namespaces, &[], None).map_err(to_polars_error)?;
+    let names = column_names(series);
+    let batch = Batch::new(&namespaces, &[], None).map_err(to_polars_error)?.with_names(&names);
     let mut out = Vec::new();
     learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
     if output == "probability" {
