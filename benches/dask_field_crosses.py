@@ -9,7 +9,7 @@ and the cross given), the linear model, and the distributed default apple after
 1..``--passes`` passes on a 2-worker LocalCluster, with fit times.
 
     .venv/bin/python benches/dask_field_crosses.py [--shards 4 --rows 40000 --passes 3]
-        [--averaging examples] [--given]
+        [--averaging examples] [--given] [--field-scales]
     .venv/bin/python benches/dask_field_crosses.py --varieties 1000 --noise-fields 10 \
         --rows 500000 --bits 24
 """
@@ -39,8 +39,14 @@ def main() -> None:
     parser.add_argument("--bits", type=int, default=20)
     parser.add_argument("--averaging", choices=("auto", "examples", "adaptive"), default="auto")
     parser.add_argument("--given", action="store_true", help="also Dask with A*B given")
+    parser.add_argument(
+        "--field-scales",
+        action="store_true",
+        help="every model with a scale per field (the default for several columns; off: "
+        "Vowpal Wabbit's model)",
+    )
     args = parser.parse_args()
-    options = {"loss": "logistic", "bits": args.bits, "field_scales": False}
+    options = {"loss": "logistic", "bits": args.bits, "field_scales": args.field_scales}
     n = args.shards * args.rows
     frame = eat_rate(n + 20_000, seed=1, varieties=args.varieties, noise_fields=args.noise_fields)
     fields = [c for c in frame.columns if c != "label"]

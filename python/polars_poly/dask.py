@@ -500,14 +500,6 @@ def fit(
 
     template = type(estimator)(**copy.deepcopy(estimator.get_params(deep=False)))
     template.set_params(progress=False)
-    if isinstance(estimator, _BaseSGD):
-        if estimator.field_scales is True:
-            raise ValueError(
-                "field_scales=True: the shards' models are averaged, and models with field "
-                "scales cannot be (each shard's weights are in units of its own scales); use "
-                "field_scales='auto' (off on Dask) or False"
-            )
-        template.set_params(field_scales=False)
     if not pa:
         template.set_params(passes=1)
     classifier = isinstance(estimator, SGDClassifier | _BasePA)

@@ -194,7 +194,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         "the loss, so that a field whose values each need large steps (a cross of two\n"
         "categorical columns) and noise fields get their own effective rates, which no single\n"
         "``eta0`` gives. ``'auto'``: on with two or more sparse feature columns, off with one\n"
-        "(or a matrix) and on Dask; ``False`` is Vowpal Wabbit's model. The learned scales:\n"
+        "(or a matrix); ``False`` is Vowpal Wabbit's model. The learned scales:\n"
         "``field_scales_``. See docs/learners.md.",
         check=lambda v: None if v == "auto" or isinstance(v, bool) else "'auto', True or False",
     )

@@ -58,6 +58,11 @@ impl FieldScales {
         &self.scales
     }
 
+    /// Every field's AdaGrad sum of squared gradients, by field id.
+    pub fn sums(&self) -> &[f64] {
+        &self.sums
+    }
+
     /// The scaled score `Σ_f a_f c_f` of `features` (stored weights, before the contraction;
     /// L1's truncation applied when `gravity > 0`). With `record`, keeps each field's `c_f` for
     /// [`FieldScales::learn`].
@@ -147,6 +152,50 @@ impl FieldScales {
                 self.scales[f] = (self.scales[f] - step).clamp(0.0, MAX_SCALE);
             }
         }
+    }
+
+    /// The average of shards' scales (the all-reduce of distributed training, see
+    /// [`crate::model::average`]): field `f` of the result is, over the shards, `scale` weighted
+    /// by `shares`, or with `by_sums` by each shard's AdaGrad sum of the field (Vowpal Wabbit's
+    /// adaptive average, as for the weights), and its sum averaged the same way (`Σ h² / Σ h`
+    /// with `by_sums`). `renumber(k, f)` is shard `k`'s field `f` in the result's numbering
+    /// (crosses found in another order than the merged model's). A field a shard never learned
+    /// counts as its untrained scale, 1 with a sum of 0.
+    pub(crate) fn averaged(
+        shards: &[&FieldScales],
+        shares: &[f64],
+        by_sums: bool,
+        renumber: impl Fn(usize, u32) -> u32,
+    ) -> FieldScales {
+        // Per merged field: each shard's (scale, sum), untrained where it has none.
+        let mut fields: Vec<Vec<(f32, f64)>> = Vec::new();
+        for (k, shard) in shards.iter().enumerate() {
+            for (field, (&scale, &sum)) in shard.scales.iter().zip(&shard.sums).enumerate() {
+                let merged = renumber(k, field as u32) as usize;
+                if merged >= fields.len() {
+                    fields.resize(merged + 1, vec![(1.0, 0.0); shards.len()]);
+                }
+                fields[merged][k] = (scale, sum);
+            }
+        }
+        let mut out = FieldScales::default();
+        for per_shard in &fields {
+            let by_share = |value: &dyn Fn(f32, f64) -> f64| -> f64 {
+                per_shard.iter().zip(shares).map(|(&(a, h), share)| share * value(a, h)).sum()
+            };
+            let sum_of_sums: f64 = per_shard.iter().map(|&(_, h)| h).sum();
+            let (scale, sum) = if by_sums && sum_of_sums > 0.0 {
+                let weighted = |value: &dyn Fn(f32, f64) -> f64| -> f64 {
+                    per_shard.iter().map(|&(a, h)| h * value(a, h)).sum::<f64>() / sum_of_sums
+                };
+                (weighted(&|a, _| f64::from(a)), weighted(&|_, h| h))
+            } else {
+                (by_share(&|a, _| f64::from(a)), by_share(&|_, h| h))
+            };
+            out.scales.push((scale as f32).clamp(0.0, MAX_SCALE));
+            out.sums.push(sum);
+        }
+        out
     }
 
     /// Writes the scales: count `u32`, then per field `scale f32`, `sum f64`.

@@ -14,6 +14,9 @@
 //! * counters (the learning-rate clock, the normalized rule's sums, the progressive-loss record)
 //!   add up what each shard learned since the start: the merged model has the counts a single
 //!   machine would have after the same rows;
+//! * field scales, when the model has them, are averaged field by field as the weights are, each
+//!   shard's crosses renumbered to their place in the merged model (see `merged_scales` for
+//!   what averaging scales and weights apart costs);
 //! * apple's parent set is the union of the shards' sets, and it is frozen: the merged model
 //!   keeps the epochs schedule with no expansion left, so later rounds train a fixed feature set
 //!   (the paper's protocol: apple runs locally in the first pass only). Field crosses likewise:
@@ -33,6 +36,8 @@ use crate::apple::categorical::CategoricalNamespaces;
 use crate::apple::{Apple, AppleConfig, Parent, ScheduleKind};
 use crate::error::{PolyError, PolyResult};
 use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
+use crate::learner::features::cross_field;
+use crate::learner::field_scales::FieldScales;
 use crate::learner::update::trunc_weight;
 use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
 use crate::learner::{GdState, LabelRange, Learner, Progress};
@@ -77,12 +82,6 @@ pub fn average(
     if start.is_some_and(|s| s.config() != config) {
         return Err(invalid("the shards were not trained from the starting model's options"));
     }
-    if config.field_scales {
-        // Each shard's weights live in units of its own scales: their mean is no shard's model.
-        return Err(invalid(
-            "models with field scales cannot be averaged; train with field_scales=False",
-        ));
-    }
     if weighting == Weighting::Adaptive && !config.rule.adaptive {
         return Err(invalid("averaging='adaptive' needs adaptive=True (AdaGrad sums to weigh by)"));
     }
@@ -107,7 +106,43 @@ pub fn average(
         |a, b| LabelRange { min: a.min.min(b.min), max: a.max.max(b.max) },
     );
     let expansion = merged_features(start, shards)?;
-    Learner::from_parts(config.clone(), expansion, weights, state, labels, progress)
+    let scales = merged_scales(shards, &shares, weighting, &expansion);
+    let mut model =
+        Learner::from_parts(config.clone(), expansion, weights, state, labels, progress)?;
+    if let Some(scales) = scales {
+        model.set_field_scales(scales);
+    }
+    Ok(model)
+}
+
+/// The shards' field scales averaged as their weights are ([`FieldScales::averaged`]), each
+/// shard's crosses renumbered to their place in the merged model's (`None` without scales).
+///
+/// The weights and the scales are averaged apart, so a slot's merged contribution
+/// `mean(a) mean(w)` is not `mean(a w)`: exact for shards with equal scales, and otherwise off
+/// by the covariance of the shards' scales and weights. Shards of one distribution trained from
+/// one model learn close scales; measured in docs/distributed.md ("Field crosses on hashed
+/// fields").
+fn merged_scales(
+    shards: &[&OnlineModel],
+    shares: &[f64],
+    weighting: Weighting,
+    merged: &FeatureSet,
+) -> Option<FieldScales> {
+    let scales: Vec<&FieldScales> =
+        shards.iter().map(|s| s.field_scales()).collect::<Option<_>>()?;
+    let n = shards[0].config().namespaces.len();
+    let first_cross = cross_field(n, 0);
+    let merged_crosses = merged.field_apple().map(FieldApple::crosses).unwrap_or_default();
+    let renumber = |k: usize, field: u32| -> u32 {
+        let Some(fields) = shards[k].expansion().field_apple() else { return field };
+        let Some(p) = field.checked_sub(first_cross) else { return field };
+        let pair = fields.crosses().get(p as usize).map(|cross| cross.fields);
+        let q = merged_crosses.iter().position(|cross| Some(cross.fields) == pair);
+        // Every shard's cross is in the union (`frozen_crosses`).
+        q.map_or(field, |q| cross_field(n, q))
+    };
+    Some(FieldScales::averaged(&scales, shares, weighting == Weighting::Adaptive, renumber))
 }
 
 fn invalid(message: &str) -> PolyError {

@@ -207,6 +207,19 @@ fn learn_fields(
     model.learn_batch(&Batch::new(&namespaces, &part.labels, None).unwrap()).unwrap();
 }
 
+/// Predictions of every row of `data`.
+fn predictions_of_fields(
+    model: &OnlineModel,
+    data: &crate::field_apple::tests::Fields,
+) -> Vec<f64> {
+    let rows = crate::field_apple::tests::sparse_rows(data);
+    let namespaces: Vec<&dyn NamespaceRows> =
+        rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let mut out = Vec::new();
+    model.predict_batch(&Batch::new(&namespaces, &data.labels, None).unwrap(), &mut out).unwrap();
+    out
+}
+
 /// The shards' field crosses merge as apple's parents do: their union, each once, in the order
 /// they joined, and screening no more (none joins in later rounds, even where the data has a
 /// cross to find, and a merge of shards that found none stays without); apple beside them keeps
@@ -266,4 +279,68 @@ fn field_crosses_are_the_union_and_stay_frozen() {
     let merged = seen[0].merged(&seen[1]).unwrap();
     assert!(merged.is_categorical(0) && !merged.is_categorical(1));
     assert!(seen[0].merged(&seen[1].clone().parents_only()).is_none());
+}
+
+#[test]
+fn field_scales_average_by_field_with_crosses_renumbered() {
+    use crate::field_apple::tests::{config, eat_rate};
+    use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
+    use crate::learner::features::{cross_field, namespace_field};
+    let data = eat_rate(4_000, 100, 4, 0.0, 13);
+    let scaled = crate::learner::LearnerConfig { field_scales: true, bits: 18, ..config(6) };
+    let shard = |crosses: &[(usize, usize)], rows: (usize, usize)| {
+        let crosses = crosses.iter().map(|&(a, b)| Cross { fields: (a, b), added_at: 1 });
+        let fields =
+            FieldApple::from_parts(FieldAppleConfig::default(), crosses.collect(), 0).unwrap();
+        let mut model =
+            Learner::new(scaled.clone(), FeatureSet::FieldApple(Box::new(fields))).unwrap();
+        learn_fields(&mut model, &data, rows);
+        model
+    };
+    // Shard b learns twice the rows of shard a, and holds the cross (0, 1) at another place.
+    let a = shard(&[(2, 3), (0, 1)], (0, 1_000));
+    let b = shard(&[(0, 1), (4, 5)], (1_000, 3_000));
+    let scale = |m: &OnlineModel, field: u32| f64::from(m.field_scale(field) as f32);
+    let n = 6;
+    for weighting in [Weighting::Examples, Weighting::Adaptive] {
+        let merged = average(None, &[&a, &b], weighting).unwrap();
+        let sums = |m: &OnlineModel, field: u32| {
+            let scales = m.field_scales().unwrap();
+            scales.sums().get(field as usize).copied().unwrap_or(0.0)
+        };
+        // (shard, its field) pairs that are one merged field, and the merged field.
+        let cases = [
+            ([(&a, namespace_field(0)), (&b, namespace_field(0))], namespace_field(0)),
+            // The union's order: a's (2, 3) and (0, 1), then b's (4, 5).
+            ([(&a, cross_field(n, 1)), (&b, cross_field(n, 0))], cross_field(n, 1)),
+        ];
+        for (parts, field) in cases {
+            let expected = match weighting {
+                Weighting::Examples => parts
+                    .iter()
+                    .zip([1.0 / 3.0, 2.0 / 3.0])
+                    .map(|(&(m, f), share)| share * scale(m, f))
+                    .sum::<f64>(),
+                Weighting::Adaptive => {
+                    let total: f64 = parts.iter().map(|&(m, f)| sums(m, f)).sum();
+                    parts.iter().map(|&(m, f)| sums(m, f) * scale(m, f)).sum::<f64>() / total
+                }
+            };
+            assert!(scale(&a, parts[0].1) != scale(&b, parts[1].1), "the shards differ");
+            let got = scale(&merged, field);
+            assert!((got - expected).abs() < 1e-6, "{weighting:?} field {field}: {got} {expected}");
+        }
+        // A cross only shard a has: b counts as untrained (1).
+        let only_a = scale(&merged, cross_field(n, 0));
+        let expected = match weighting {
+            Weighting::Examples => scale(&a, cross_field(n, 0)) / 3.0 + 2.0 / 3.0,
+            Weighting::Adaptive => scale(&a, cross_field(n, 0)),
+        };
+        assert!((only_a - expected).abs() < 1e-6, "{weighting:?}: {only_a} {expected}");
+    }
+    // One shard averages to itself, scales included.
+    let alone = average(None, &[&a], Weighting::Examples).unwrap();
+    let (merged, shard) = (alone.field_scales().unwrap(), a.field_scales().unwrap());
+    assert_eq!((merged.scales(), merged.sums()), (shard.scales(), shard.sums()));
+    assert_eq!(predictions_of_fields(&alone, &data), predictions_of_fields(&a, &data));
 }
