@@ -434,6 +434,21 @@ def eat_rate_shards(tmp_path_factory) -> tuple[list[str], pl.DataFrame]:
     return write_shards(data.head(160_000), directory, 4), data.tail(20_000)
 
 
+def test_shards_of_one_class_each_train_with_every_shards_classes(client, tmp_path) -> None:
+    """Sorted data: each shard holds one class only. The tasks learn with the classes of all
+    the shards (before, each shard found its own, and a shard of one class failed)."""
+    rng = np.random.default_rng(5)
+    X = rng.standard_normal((4_000, 3))
+    yes = X[:, 0] > np.median(X[:, 0])  # 2,000 of each class: a shard each, once sorted
+    frame = pl.DataFrame({"a": X[:, 0], "b": X[:, 1], "y": np.where(yes, "yes", "no")})
+    shards = write_shards(frame.sort("y"), tmp_path, 2)
+    assert [pl.read_parquet(p)["y"].n_unique() for p in shards] == [1, 1]
+    model = ppd.fit(pp.SGDClassifier(), shards, "y", client=client, partitions=2, passes=3)
+    assert model.classes_.tolist() == ["no", "yes"]
+    # Measured 0.86 (each shard sees one side of the boundary only; chance is 0.5).
+    assert (model.predict(frame.drop("y")) == frame["y"].to_numpy()).mean() > 0.75
+
+
 def test_field_scales_train_on_dask_as_on_one_machine(client, eat_rate_shards) -> None:
     """A scale per field (the default for several columns) is averaged field by field: one
     shard is the single machine's model, and over four shards the scales keep what they give

@@ -351,6 +351,11 @@ def test_bad_input_raises_precise_errors() -> None:
         fitted.partial_fit(X, -np.ones(20, dtype=int))
     with pytest.raises(ValueError, match=r"greater than one; got 1 class \(2\).*classes="):
         pp.SGDClassifier().fit(X, np.full(20, 2))
+    # A LazyFrame's labels of one string class (read as Python objects: it was an
+    # AttributeError before).
+    one_class = pl.LazyFrame({"x": np.arange(20.0), "y": ["no"] * 20})
+    with pytest.raises(ValueError, match=r"got 1 class \('no'\)"):
+        pp.SGDClassifier().fit(one_class, "y")
     with pytest.raises(ValueError, match="row 3 is null"):
         pp.SGDClassifier().fit(X, pl.Series(["a", "b", "c", None] * 5))
     bad = np.array(y, dtype=float)

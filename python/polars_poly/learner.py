@@ -1344,8 +1344,9 @@ def classes_of(labels: npt.NDArray[Any]) -> npt.NDArray[Any]:
     if len(seen) == 0:
         raise ValueError("cannot fit on 0 examples: y is empty")
     if len(seen) < 2:
+        only = seen.tolist()[0]  # a Python value, whatever the array's dtype (object too)
         raise ValueError(
-            f"The number of classes has to be greater than one; got 1 class ({seen[0].item()!r}). "
+            f"The number of classes has to be greater than one; got 1 class ({only!r}). "
             "partial_fit's first call may name them all: classes=[...]"
         )
     return seen
@@ -1434,8 +1435,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         return [pl.col(y).drop_nulls().unique().implode().alias("_classes")]
 
     def _learn_facts(self, facts: pl.DataFrame) -> None:
+        # Classes given beforehand stay: distributed training names every shard's classes, and
+        # a shard may hold one of them only (fit itself forgets the classes first).
         values = facts["_classes"].explode().drop_nulls()
-        if len(values):
+        if len(values) and not hasattr(self, "classes_"):
             self.classes_ = classes_of(label_array(values, "y"))
 
     def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
