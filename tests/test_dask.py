@@ -449,6 +449,25 @@ def test_shards_of_one_class_each_train_with_every_shards_classes(client, tmp_pa
     assert (model.predict(frame.drop("y")) == frame["y"].to_numpy()).mean() > 0.75
 
 
+def test_a_shard_of_zero_weights_learns_nothing_and_has_no_say(client, tmp_path, frame) -> None:
+    """A shard whose importance weights are all 0 is data that counts for nothing: its task
+    learns nothing (it failed the whole fit before), and the average weighs it by that."""
+    weighted = frame.with_columns(w=pl.lit(1.0))
+    zero = weighted.with_columns(w=pl.lit(0.0))
+    shards = write_shards(weighted, tmp_path, 2)
+    shards.append(str(tmp_path / "zero.parquet"))
+    zero.head(500).write_parquet(shards[-1])
+    options = {"client": client, "sample_weight": "w", "partitions": 3, "averaging": "examples"}
+    estimator = pp.SGDRegressor(features=[c for c in frame.columns if c != "y"])
+    with_zero = ppd.fit(estimator, shards, "y", **options)
+    without = ppd.fit(estimator, shards[:2], "y", **options)
+    assert with_zero.n_examples_ == len(frame) + 500
+    test = frame.drop("y")
+    np.testing.assert_allclose(with_zero.predict(test), without.predict(test), rtol=1e-6)
+    with pytest.raises(ValueError, match="no shard learned an example"):
+        ppd.fit(estimator, shards[-1:], "y", **options)
+
+
 def test_field_scales_train_on_dask_as_on_one_machine(client, eat_rate_shards) -> None:
     """A scale per field (the default for several columns) is averaged field by field: one
     shard is the single machine's model, and over four shards the scales keep what they give

@@ -353,6 +353,9 @@ def test_bad_input_raises_precise_errors() -> None:
         pp.SGDClassifier().fit(X, np.full(20, 2))
     # A LazyFrame's labels of one string class (read as Python objects: it was an
     # AttributeError before).
+    with pytest.raises(ValueError, match="Sample weights must contain at least one non-zero"):
+        lazy = pl.LazyFrame({"x": np.arange(20.0), "y": y, "w": np.zeros(20)})
+        pp.SGDClassifier().fit(lazy, "y", "w")
     one_class = pl.LazyFrame({"x": np.arange(20.0), "y": ["no"] * 20})
     with pytest.raises(ValueError, match=r"got 1 class \('no'\)"):
         pp.SGDClassifier().fit(one_class, "y")

@@ -261,11 +261,13 @@ def _train(
             estimator = copy.deepcopy(template)
             # apple's epochs over this task's rows (the paper's local first pass). No race
             # between rankings: the shards' models must share one to be averaged.
-            estimator._fit_lazy(frame, y, sample_weight, run_length=sum(rows), race=False)
+            estimator._fit_lazy(
+                frame, y, sample_weight, run_length=sum(rows), race=False, shard=True
+            )
             estimator._finish_fit()
         else:
             estimator = _training_copy(start)
-            estimator._continue_lazy(frame, y, sample_weight)
+            estimator._continue_lazy(frame, y, sample_weight, shard=True)
     except Exception as err:
         ranges, first = [], 0
         for shard, n in zip(shards, rows, strict=True):

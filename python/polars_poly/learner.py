@@ -698,14 +698,24 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
         return query, batches
 
-    def _lazy_pass(self, batches: Callable[[], Iterator[_Data]], rows: int | None = None) -> None:
+    def _lazy_pass(
+        self, batches: Callable[[], Iterator[_Data]], rows: int | None = None, shard: bool = False
+    ) -> None:
         """One progressive pass over a LazyFrame's batches (``rows`` of them, when known: the
-        progress bar's total)."""
+        progress bar's total). ``shard``: the rows are one task's part of a distributed fit,
+        where rows whose importance weights are all 0 learn nothing instead of failing (the
+        average weighs each task by what it learned)."""
         before = self._learner.progress
         self._learn_stream(batches(), rows)
         after = self._learner.progress
-        if after[2] == before[2]:
+        if after[0] == before[0]:
             raise ValueError("cannot fit on 0 examples")
+        if after[2] == before[2]:
+            if not shard:
+                # scikit-learn's message for the same input in memory.
+                raise ValueError("Sample weights must contain at least one non-zero number.")
+            self.pass_loss_.append(float("nan"))
+            return
         self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
 
     def _fit_lazy(
@@ -715,10 +725,11 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         sample_weight: Any,
         run_length: int | None = None,
         race: bool = True,
+        shard: bool = False,
     ) -> None:
         """A new model from ``passes`` passes over a LazyFrame. apple's epochs are placed over
         ``run_length`` examples when given, else over the counted rows (epochs schedule);
-        ``race``: see :meth:`_new_learner`."""
+        ``race``: see :meth:`_new_learner`; ``shard``: see :meth:`_lazy_pass`."""
         query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
         apple = self._apple()
         # apple's epochs need the run length: count the rows first, in the scan (if any) that
@@ -737,15 +748,17 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             rows = int(facts["_rows"][0])
             self._learner.begin_run(rows * int(self.passes))
         for _ in range(int(self.passes)):
-            self._lazy_pass(batches, rows)
+            self._lazy_pass(batches, rows, shard=shard)
         self.n_passes_ = int(self.passes)
 
-    def _continue_lazy(self, frame: pl.LazyFrame, y: Any, sample_weight: Any) -> None:
+    def _continue_lazy(
+        self, frame: pl.LazyFrame, y: Any, sample_weight: Any, shard: bool = False
+    ) -> None:
         """One more pass of the fitted model over a LazyFrame with the fitted feature columns
-        (rows numbered from 0 in errors: a new stream)."""
+        (rows numbered from 0 in errors: a new stream); ``shard``: see :meth:`_lazy_pass`."""
         _, batches = self._lazy_batches(frame, y, sample_weight, fitting=False)
         self._rows_seen = 0
-        self._lazy_pass(batches)
+        self._lazy_pass(batches, shard=shard)
         self.n_passes_ = getattr(self, "n_passes_", 0) + 1
         self._finish_fit()
 
