@@ -377,12 +377,13 @@ def test_passive_aggressive_family_refusals(client, tmp_path) -> None:
     assert model.n_features_in_ == 4
 
 
-def test_a_multiclass_sgd_classifier_is_refused_by_name(client, tmp_path) -> None:
+def test_classes_are_the_labels_of_every_shard(client, tmp_path) -> None:
     frame = pl.DataFrame({"features": pp.from_numpy(np.eye(6)), "label": ["a", "b", "c"] * 2})
     path = tmp_path / "three.parquet"
     frame.write_parquet(path)
-    with pytest.raises(ValueError, match=r"multiclass SGDClassifier is not supported.*3 classes"):
-        ppd.fit(pp.SGDClassifier(), [path], "label", client=client)
+    model = ppd.fit(pp.SGDClassifier(), [path], "label", client=client)
+    assert model.classes_.tolist() == ["a", "b", "c"]
+    assert model.predict_proba(frame).shape == (6, 3)
     binary = frame.with_columns(label=pl.Series(["a", "b"] * 3))
     binary.write_parquet(path)
     model = ppd.fit(pp.SGDClassifier(), [path], "label", client=client)
@@ -447,6 +448,40 @@ def test_shards_of_one_class_each_train_with_every_shards_classes(client, tmp_pa
     assert model.classes_.tolist() == ["no", "yes"]
     # Measured 0.86 (each shard sees one side of the boundary only; chance is 0.5).
     assert (model.predict(frame.drop("y")) == frame["y"].to_numpy()).mean() > 0.75
+
+
+def test_multiclass_averages_each_class_learner(client, tmp_path) -> None:
+    """One against all on Dask: each class's learner is averaged over the shards (a shard
+    without some class still learns that class's learner, from its negatives), and the
+    progressive error counts add up."""
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((8_000, 4))
+    label = np.argmax(X[:, :3] + 0.3 * rng.standard_normal((8_000, 3)), axis=1)
+    frame = pl.DataFrame({f"x{i}": X[:, i] for i in range(4)} | {"y": label.astype(str)})
+    train, test = frame.head(6_000), frame.tail(2_000)
+    # Shard 0 holds no class "2".
+    first = train.head(2_000).filter(pl.col("y") != "2")
+    shards = write_shards(train.tail(4_000), tmp_path, 2)
+    shards.insert(0, str(tmp_path / "first.parquet"))
+    first.write_parquet(shards[0])
+    alone = pp.SGDClassifier().fit(first, "y")
+    one = ppd.fit(pp.SGDClassifier(), shards[:1], "y", client=client)
+    assert alone.classes_.tolist() == one.classes_.tolist() == ["0", "1"]
+    np.testing.assert_array_equal(one.predict_proba(test), alone.predict_proba(test))
+    model = ppd.fit(pp.SGDClassifier(), shards, "y", client=client, passes=2, partitions=3)
+    assert model.classes_.tolist() == ["0", "1", "2"]
+    assert model.n_examples_ == 2 * (len(first) + 4_000)
+    assert 0.0 < model.progressive_error_ < 0.5
+    single = pp.SGDClassifier(passes=2).fit(pl.concat([first, train.tail(4_000)]), "y")
+    accuracy = (model.predict(test.drop("y")) == test["y"].to_numpy()).mean()
+    best = (single.predict(test.drop("y")) == test["y"].to_numpy()).mean()
+    assert accuracy > best - 0.05, (accuracy, best)
+    # As a tree of pairs (3 tasks, fan_in 2): by examples the same model up to rounding.
+    options = {"client": client, "partitions": 3, "averaging": "examples"}
+    tree = ppd.fit(pp.SGDClassifier(), shards, "y", fan_in=2, **options)
+    flat = ppd.fit(pp.SGDClassifier(), shards, "y", **options)
+    np.testing.assert_allclose(tree.predict_proba(test), flat.predict_proba(test), atol=1e-5)
+    assert tree.progressive_error_ == pytest.approx(flat.progressive_error_)
 
 
 def test_a_shard_of_zero_weights_learns_nothing_and_has_no_say(client, tmp_path, frame) -> None:

@@ -120,6 +120,13 @@ def test_files_pickles_and_expressions_outliving_the_model(tmp_path: Path) -> No
     np.testing.assert_array_equal(loaded.decision_function(features), model.decision_function(X))
     unpickled = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(unpickled.predict(features), model.predict(features))
+    # The progressive error counts travel with the model (Dask moves models this way) and
+    # keep counting: before, an unpickled model counted from 0 again.
+    assert unpickled._learner.errors == model._learner.errors
+    unpickled.partial_fit(features, frame["animal"])
+    continued = pickle.loads(pickle.dumps(model)).partial_fit(features, frame["animal"])
+    assert continued.progressive_error_ == unpickled.progressive_error_
+    assert unpickled._learner.errors[1] == 2 * model._learner.errors[1]
     monomials = loaded.monomials()
     assert monomials.columns[0] == "class"
     assert set(monomials["class"].to_list()) <= set(model.classes_.tolist())

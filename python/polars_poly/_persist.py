@@ -90,8 +90,8 @@ class Persistent:
         data = state.pop("_model_bytes", None)
         self.__dict__.update(state)
         if data is not None:
-            model, _ = _internal.model_from_bytes(data)
-            setattr(self, self._model_attribute, engine_model(model))
+            model, text = _internal.model_from_bytes(data)
+            setattr(self, self._model_attribute, engine_model(model, text))
 
 
 def _estimators() -> dict[str, type[Persistent]]:
@@ -121,7 +121,7 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     if expected is not None and not issubclass(cls, expected):
         raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
     try:
-        return cls._from_model(engine_model(model), state)
+        return cls._from_model(engine_model(model, text), state)
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         # The engine checked its own sections; this is the Python layer's text, damaged.
         raise ValueError(
@@ -129,13 +129,18 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
         ) from err
 
 
-def engine_model(model: Any) -> Any:
+def engine_model(model: Any, text: str = "{}") -> Any:
     """The engine model a file holds as the estimator keeps it (a one-against-all file reads
-    as a list of its classes' learners)."""
+    as a list of its classes' learners, with its progressive error counts from the file's
+    estimator text: a pickled model, moved between Dask workers too, keeps counting them)."""
     if isinstance(model, list):
         from polars_poly.multiclass import OneAgainstAll
 
-        return OneAgainstAll(model)
+        try:
+            errors, weight = json.loads(text).get("multiclass_errors", (0.0, 0.0))
+        except (ValueError, TypeError, AttributeError):
+            errors, weight = 0.0, 0.0  # no or damaged text: counting starts again
+        return OneAgainstAll(model, (float(errors), float(weight)))
     return model
 
 

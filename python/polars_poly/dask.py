@@ -53,6 +53,7 @@ from polars_poly import _internal, readers
 from polars_poly._params import check_options, documented, one_of, option
 from polars_poly.dos import _BasePA
 from polars_poly.learner import _NAMES, SGDClassifier, SGDRegressor, _BaseSGD
+from polars_poly.multiclass import OneAgainstAll
 
 LOG = logging.getLogger("polars_poly.dask")
 
@@ -293,17 +294,42 @@ def _combine(start: Estimator | None, parts: list[Estimator], averaging: str) ->
         merged = _internal.average_pa_cores(
             None if start is None else start.core_, [p.core_ for p in parts]
         )
+    elif isinstance(parts[0]._learner, OneAgainstAll):
+        merged = _average_heads(start, parts, averaging)
     else:
-        # Multiclass models are refused before training (_classes): each is one Learner.
         learners = [p._learner for p in parts if isinstance(p._learner, _internal.Learner)]
         first = None if start is None else start._learner
         if len(learners) != len(parts) or not isinstance(first, _internal.Learner | None):
-            raise TypeError("distributed averaging takes binary or regression models")
+            raise TypeError("the parts to average hold models of different kinds")
         merged = _internal.average_learners(first, learners, averaging)
     out = _with_model(parts[0], merged)
     out._task_seconds = [t for p in parts for t in getattr(p, "_task_seconds", [])]
     result: Estimator = out
     return result
+
+
+def _average_heads(
+    start: Estimator | None, parts: list[Estimator], averaging: str
+) -> OneAgainstAll:
+    """A multiclass model's average: each class's learner averaged over the parts, and the
+    progressive error counts added up as the learners' counters are (the start's, plus what
+    each part learned since)."""
+    models = [p._learner for p in parts if isinstance(p._learner, OneAgainstAll)]
+    first = None if start is None else start._learner
+    if len(models) != len(parts) or not isinstance(first, OneAgainstAll | None):
+        raise TypeError("the parts to average hold models of different kinds")
+    heads = [
+        _internal.average_learners(
+            None if first is None else first.heads[k], [m.heads[k] for m in models], averaging
+        )
+        for k in range(len(models[0].heads))
+    ]
+    base = (0.0, 0.0) if first is None else first.errors
+    errors = (
+        base[0] + sum(m.errors[0] - base[0] for m in models),
+        base[1] + sum(m.errors[1] - base[1] for m in models),
+    )
+    return OneAgainstAll(heads, errors)
 
 
 def _average(
@@ -394,17 +420,13 @@ def _check_shards(shards: list[Shard], infos: list[ShardInfo]) -> None:
 
 
 def _classes(infos: list[ShardInfo]) -> Any:
+    """Every shard's classes: each task learns with all of them (one against all: a learner
+    per class, whether or not its shard holds the class)."""
     import numpy as np
 
     from polars_poly.learner import classes_of
 
-    classes = classes_of(np.asarray([v for info in infos for v in (info.labels or [])]))
-    if len(classes) > 2:
-        raise ValueError(
-            f"distributed training of a multiclass SGDClassifier is not supported; the shards "
-            f"hold {len(classes)} classes {classes.tolist()[:10]}"
-        )
-    return classes
+    return classes_of(np.asarray([v for info in infos for v in (info.labels or [])]))
 
 
 def _pa_classes(infos: list[ShardInfo], estimator: _BasePA, y: str) -> Any:
