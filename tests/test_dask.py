@@ -209,8 +209,14 @@ def test_bad_shards_are_named(client, shards, tmp_path) -> None:
         ppd.fit(pp.SGDRegressor(), [shards[0], other], "y", client=client)
     empty = tmp_path / "empty.parquet"
     pl.read_parquet(shards[0]).head(0).write_parquet(empty)
-    with pytest.raises(ValueError, match=r"empty\.parquet is empty"):
-        ppd.fit(pp.SGDRegressor(), [shards[0], empty], "y", client=client)
+    # An empty shard holds nothing to learn: skipped, with a warning naming it.
+    with pytest.warns(UserWarning, match=r"1 empty shard\(s\) skipped.*empty\.parquet"):
+        skipped = ppd.fit(pp.SGDRegressor(), [shards[0], empty], "y", client=client)
+    alone = ppd.fit(pp.SGDRegressor(), [shards[0]], "y", client=client)
+    test = pl.read_parquet(shards[1]).drop("y")
+    np.testing.assert_array_equal(skipped.predict(test), alone.predict(test))
+    with pytest.raises(ValueError, match=r"every shard is empty.*empty\.parquet"):
+        ppd.fit(pp.SGDRegressor(), [empty], "y", client=client)
     bad = tmp_path / "bad.parquet"
     pl.read_parquet(shards[0]).with_columns(
         x0=pl.when(pl.int_range(pl.len()) == 7).then(float("nan")).otherwise(pl.col("x0"))

@@ -33,6 +33,7 @@ import logging
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -404,8 +405,6 @@ def _check_shards(shards: list[Shard], infos: list[ShardInfo]) -> None:
         raise ValueError("no shards to train on")
     reference = infos[0].schema
     for shard, info in zip(shards, infos, strict=True):
-        if info.rows == 0:
-            raise ValueError(f"shard {shard.name} is empty (0 rows); remove it from the data")
         if info.schema != reference:
             differ = sorted(
                 name
@@ -536,6 +535,20 @@ def fit(
     # Every shard's look finishes first, so that an error names the first bad shard in order.
     wait(inspected)  # type: ignore[no-untyped-call]
     infos: list[ShardInfo] = [future.result() for future in inspected]
+    # Empty shards (a filter's output, a partition with no rows) hold nothing to learn.
+    kept = [k for k, info in enumerate(infos) if info.rows > 0]
+    if len(kept) < len(shards):
+        if not kept:
+            raise ValueError(f"every shard is empty (0 rows): {[s.name for s in shards][:10]}")
+        empty = [shards[k].name for k in range(len(shards)) if infos[k].rows == 0]
+        warnings.warn(
+            f"{len(empty)} empty shard(s) skipped (0 rows): {empty[:10]}", UserWarning, stacklevel=2
+        )
+        parts, shards, infos = (
+            [parts[k] for k in kept],
+            [shards[k] for k in kept],
+            [infos[k] for k in kept],
+        )
     _check_shards(shards, infos)
     if pa:
         template.classes_ = _pa_classes(infos, estimator, y)
