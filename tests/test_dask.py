@@ -456,6 +456,39 @@ def test_shards_of_one_class_each_train_with_every_shards_classes(client, tmp_pa
     assert (model.predict(frame.drop("y")) == frame["y"].to_numpy()).mean() > 0.75
 
 
+def _hash_fields(frame: pl.LazyFrame) -> pl.LazyFrame:
+    """eat-rate's raw string fields hashed into sparse columns (what a task's prepare runs)."""
+    fields = [c for c in frame.collect_schema().names() if c != "label"]
+    return frame.with_columns(pp.hash_features(f, bits=20).alias(f) for f in fields)
+
+
+def test_prepare_hashes_raw_shards_on_the_workers(client, tmp_path) -> None:
+    """Raw string shards train through ``prepare`` (each task hashes its own shard) exactly as
+    shards hashed beforehand do."""
+    from polars_poly.synthetic import eat_rate
+
+    frame = eat_rate(24_000, seed=4, varieties=20, noise_fields=2)
+    (tmp_path / "raw").mkdir()
+    (tmp_path / "hashed").mkdir()
+    raw = write_shards(frame, tmp_path / "raw", 3)
+    hashed = write_shards(_hash_fields(frame.lazy()).collect(), tmp_path / "hashed", 3)
+    options = {"client": client, "passes": 2, "partitions": 3}
+    estimator = pp.SGDClassifier(loss="logistic", bits=20, interactions=[("A", "B")])
+    prepared = ppd.fit(estimator, raw, "label", prepare=_hash_fields, **options)
+    given = ppd.fit(estimator, hashed, "label", **options)
+    test = _hash_fields(frame.tail(2_000).lazy()).collect()
+    np.testing.assert_array_equal(prepared.predict_proba(test), given.predict_proba(test))
+    # A filter in prepare: the rows counted are the prepared ones.
+    fewer = ppd.fit(
+        estimator, raw, "label", prepare=lambda f: _hash_fields(f.head(1_000)), client=client
+    )
+    assert fewer.n_examples_ == 3_000
+    with pytest.raises(TypeError, match="prepare must return a polars LazyFrame, got DataFrame"):
+        ppd.fit(estimator, raw, "label", prepare=lambda f: f.collect(), client=client)
+    with pytest.raises(TypeError, match="prepare must be a function"):
+        ppd.fit(estimator, raw, "label", prepare="hash", client=client)
+
+
 def test_multiclass_averages_each_class_learner(client, tmp_path) -> None:
     """One against all on Dask: each class's learner is averaged over the shards (a shard
     without some class still learns that class's learner, from its negatives), and the

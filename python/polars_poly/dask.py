@@ -34,7 +34,7 @@ import os
 import sys
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -83,14 +83,27 @@ for _family in (_BaseSGD, _BasePA):
 class Shard:
     """One part of the training data, read by the task that trains on it: a file (``format``
     one of ``parquet``, ``libsvm``, ``vw``, with the reader's ``options``) or a Dask DataFrame
-    partition (``format="partition"``; the task receives the partition's pandas DataFrame)."""
+    partition (``format="partition"``; the task receives the partition's pandas DataFrame),
+    then ``prepare``d (see :func:`fit`)."""
 
     name: str
     format: str = "parquet"
     options: dict[str, Any] = field(default_factory=dict)
+    prepare: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None
 
     def frame(self, partition: Any = None) -> pl.LazyFrame:
         """The shard as a LazyFrame (files are scanned lazily, in bounded memory)."""
+        frame = self._read(partition)
+        if self.prepare is None:
+            return frame
+        prepared = self.prepare(frame)
+        if not isinstance(prepared, pl.LazyFrame):
+            raise TypeError(
+                f"prepare must return a polars LazyFrame, got {type(prepared).__name__}"
+            )
+        return prepared
+
+    def _read(self, partition: Any) -> pl.LazyFrame:
         if self.format == "partition":
             return pl.from_pandas(partition).lazy()
         if self.format == "parquet":
@@ -108,15 +121,21 @@ def shards_of(
     format: str | None = None,
     reader_options: dict[str, Any] | None = None,
     client: Client | None = None,
+    prepare: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
 ) -> list[tuple[Shard, Future[Any] | None]]:
     """The shards of ``data``, each with the future of its Dask DataFrame partition (``None``
     for files): a directory (its files of a known suffix, sorted), one path or a list of paths
     (``format`` from each suffix unless given), or a Dask DataFrame (one shard per partition,
-    computed and kept on the cluster)."""
+    computed and kept on the cluster); each read through ``prepare`` (see :func:`fit`)."""
+    if prepare is not None and not callable(prepare):
+        raise TypeError(f"prepare must be a function of a LazyFrame, got {type(prepare).__name__}")
     if hasattr(data, "to_delayed") and hasattr(data, "npartitions"):
         client = client or default_client()  # type: ignore[no-untyped-call]
         partitions = client.compute(data.to_delayed())
-        return [(Shard(f"partition {k}", "partition"), part) for k, part in enumerate(partitions)]
+        return [
+            (Shard(f"partition {k}", "partition", prepare=prepare), part)
+            for k, part in enumerate(partitions)
+        ]
     if isinstance(data, str | os.PathLike) and Path(data).is_dir():
         directory = Path(data)
         paths = sorted(
@@ -137,7 +156,7 @@ def shards_of(
             f"Wabbit files), or a Dask DataFrame; got {type(data).__name__}"
         )
     options = dict(reader_options or {})
-    return [(Shard(p, format or _format_of(p), options), None) for p in paths]
+    return [(Shard(p, format or _format_of(p), options, prepare), None) for p in paths]
 
 
 def _format_of(path: str) -> str:
@@ -465,13 +484,19 @@ def fit(
     partitions: int | None = None,
     fan_in: int = 8,
     progress: bool | None = None,
+    prepare: Callable[[pl.LazyFrame], pl.LazyFrame] | None = None,
 ) -> Any:
     """Trains a copy of ``estimator`` on the shards of ``data`` across a Dask cluster and
     returns it fitted (``estimator`` itself is not changed).
 
     ``data``: a directory of files, a list of paths (parquet, LIBSVM ``.svm``, Vowpal Wabbit
     ``.vw``; ``format`` overrides the suffix, ``reader_options`` go to the reader) or a Dask
-    DataFrame. ``y`` and ``sample_weight`` are column names. ``passes`` (default: the
+    DataFrame. ``prepare``: a function each task applies to its shard's LazyFrame before
+    anything reads it, for example to hash raw string columns into sparse ones
+    (``lambda f: f.with_columns(polars_poly.hash_features("A", bits=24).alias("A"))``), so
+    that raw data trains without a hashed copy written first; it runs on the workers (Dask
+    sends it with the tasks) and must return a LazyFrame. ``y`` and ``sample_weight`` are
+    column names. ``passes`` (default: the
     estimator's) rounds of one pass per shard, each ended by an average (``averaging``:
     ``"examples"`` or ``"adaptive"``, see the module docs; ``"auto"``: ``"adaptive"`` for the
     SGD estimators with AdaGrad rates, the default, as Vowpal Wabbit's cluster mode averages
@@ -526,7 +551,9 @@ def fit(
     if not pa:
         template.set_params(passes=1)
     classifier = isinstance(estimator, SGDClassifier | _BasePA)
-    parts = shards_of(data, format=format, reader_options=reader_options, client=client)
+    parts = shards_of(
+        data, format=format, reader_options=reader_options, client=client, prepare=prepare
+    )
     shards = [shard for shard, _ in parts]
     inspected = [
         client.submit(_inspect, shard, y, sample_weight, classifier, partition, pure=False)
