@@ -483,6 +483,16 @@ def test_prepare_hashes_raw_shards_on_the_workers(client, tmp_path) -> None:
         estimator, raw, "label", prepare=lambda f: _hash_fields(f.head(1_000)), client=client
     )
     assert fewer.n_examples_ == 3_000
+    # The estimator class takes it as a parameter (dropped when pickled, as the client).
+    dask_estimator = ppd.DaskSGDClassifier(
+        loss="logistic", bits=20, interactions=[("A", "B")], passes=2, client=client
+    )
+    dask_estimator.set_params(prepare=_hash_fields).fit(raw, "label")
+    per_worker = ppd.fit(estimator, hashed, "label", client=client, passes=2)  # its partitions
+    np.testing.assert_array_equal(
+        dask_estimator.predict_proba(test), per_worker.predict_proba(test)
+    )
+    assert pickle.loads(pickle.dumps(dask_estimator)).prepare is None
     with pytest.raises(TypeError, match="prepare must return a polars LazyFrame, got DataFrame"):
         ppd.fit(estimator, raw, "label", prepare=lambda f: f.collect(), client=client)
     with pytest.raises(TypeError, match="prepare must be a function"):

@@ -668,10 +668,15 @@ def fit(
 # ----------------------------------------------------------------------------- estimators
 
 
+# The options of the Dask estimator classes that are not their single-machine class's.
+_DASK_OPTIONS = ("client", "averaging", "prepare")
+
+
 @dataclasses.dataclass(kw_only=True, eq=False, repr=False)
 class _DaskMixin:
-    """``fit`` on a Dask cluster for the estimator classes below, and their two options (the
-    ``client`` is dropped when pickled; a saved model loads as the single-machine class)."""
+    """``fit`` on a Dask cluster for the estimator classes below, and their three options (the
+    ``client`` and ``prepare`` are dropped when pickled; a saved model loads as the
+    single-machine class)."""
 
     client: Any = option(None, "The Dask client (default: the current one); not pickled.")
     averaging: str = option(
@@ -679,6 +684,11 @@ class _DaskMixin:
         "How each round's shard models are averaged: ``examples``, ``adaptive`` or ``auto`` "
         "(``adaptive`` with AdaGrad rates, else ``examples``).",
         check=one_of(*AVERAGING),
+    )
+    prepare: Any = option(
+        None,
+        "A function each task applies to its shard's LazyFrame before reading it (hashing raw "
+        "string columns, for one; see :func:`polars_poly.dask.fit`); not pickled.",
     )
 
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> Any:
@@ -688,7 +698,7 @@ class _DaskMixin:
         params = {
             k: v
             for k, v in self.get_params(deep=False).items()  # type: ignore[attr-defined]
-            if k not in ("client", "averaging")
+            if k not in _DASK_OPTIONS
         }
         fitted = fit(
             base(**params),
@@ -697,6 +707,7 @@ class _DaskMixin:
             sample_weight=sample_weight,
             client=self.client,
             averaging=self.averaging,
+            prepare=self.prepare,
         )
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k not in params})
         return self
@@ -707,21 +718,21 @@ class _DaskMixin:
 
     def _estimator_text(self) -> str:
         twin = object.__new__(self._single_machine_class())
-        twin.__dict__.update(
-            {k: v for k, v in self.__dict__.items() if k not in ("client", "averaging")}
-        )
+        twin.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _DASK_OPTIONS})
         return str(twin._estimator_text())
 
     def __getstate__(self) -> dict[str, Any]:
         state = cast(dict[str, Any], super().__getstate__())
+        # A client and a function (a lambda, often) do not pickle; the model does.
         state["client"] = None
+        state["prepare"] = None
         return state
 
 
 @documented(_NAMES)
 class DaskSGDRegressor(_DaskMixin, SGDRegressor):
     """:class:`polars_poly.SGDRegressor` trained on a Dask cluster (:func:`fit`); parameters
-    as ``SGDRegressor`` plus ``client`` and ``averaging``.
+    as ``SGDRegressor`` plus ``client``, ``averaging`` and ``prepare``.
 
     [parameters]
     """
@@ -730,7 +741,7 @@ class DaskSGDRegressor(_DaskMixin, SGDRegressor):
 @documented(_NAMES)
 class DaskSGDClassifier(_DaskMixin, SGDClassifier):
     """:class:`polars_poly.SGDClassifier` trained on a Dask cluster (:func:`fit`); parameters
-    as ``SGDClassifier`` plus ``client`` and ``averaging``.
+    as ``SGDClassifier`` plus ``client``, ``averaging`` and ``prepare``.
 
     [parameters]
     """
