@@ -298,3 +298,31 @@ def test_dos_learns_a_product_the_linear_baseline_cannot() -> None:
     assert dos.score(X[5_000:], y[5_000:]) > 0.9
     assert linear.score(X[5_000:], y[5_000:]) < 0.65
     assert dos.core_.options()["rank"] == 2 and linear.core_.options()["rank"] == 0
+
+
+@pytest.mark.parametrize("make", [lambda: pp.DoSClassifier(rank=2), pp.PassiveAggressiveClassifier])
+def test_frame_columns_are_read_by_name_not_position(make, tmp_path: Path) -> None:
+    """A model fitted on named numeric columns reads them by name: the same frame with its
+    columns in another order scores the same (it was scored by position, at chance), one
+    without a fitted column is an error naming it, and a pandas frame reads as a Polars one."""
+    pytest.importorskip("pandas")
+    rng = np.random.default_rng(9)
+    X = rng.standard_normal((600, 3))
+    y = (X[:, 0] > 0).astype(int)
+    frame = pl.DataFrame(X, schema=["a", "b", "c"])
+    model = make().fit(frame, y)
+    assert model.feature_columns_ == ["a", "b", "c"]
+    reordered = frame.select("c", "a", "b")
+    np.testing.assert_array_equal(model.predict(reordered), model.predict(frame))
+    assert (model.predict(frame) == y).mean() > 0.9
+    with pytest.raises(ValueError, match=r"lacks the feature column\(s\) \['a'\]"):
+        model.predict(frame.drop("a"))
+    path = tmp_path / "model.pp"
+    model.save(path)
+    loaded = pp.load_model(path)
+    np.testing.assert_array_equal(loaded.predict(reordered), model.predict(frame))
+    on_pandas = make().fit(frame.to_pandas(), y)
+    np.testing.assert_array_equal(
+        on_pandas.predict(reordered.to_pandas()), on_pandas.predict(frame.to_pandas())
+    )
+    np.testing.assert_array_equal(on_pandas.predict(frame.to_pandas()), model.predict(frame))

@@ -342,6 +342,21 @@ def test_bad_model_files_are_rejected(tmp_path: Path) -> None:
 # ---------------------------------------------------------------------------------- bad input
 
 
+def test_a_pandas_frame_reads_its_columns_by_name() -> None:
+    """A pandas DataFrame is read as a Polars frame: its columns by name, so the same frame
+    with its columns in another order predicts the same (it was read by position)."""
+    pd = pytest.importorskip("pandas")
+    X, y = toy_classification(300)
+    frame = pd.DataFrame(X, columns=[f"x{i}" for i in range(X.shape[1])])
+    model = pp.SGDClassifier().fit(frame, y)
+    assert model.feature_columns_ == list(frame.columns)
+    reordered = frame[list(reversed(frame.columns))]
+    np.testing.assert_array_equal(model.predict(reordered), model.predict(frame))
+    np.testing.assert_array_equal(
+        model.predict(frame), pp.SGDClassifier().fit(pl.from_pandas(frame), y).predict(frame)
+    )
+
+
 def test_bad_input_raises_precise_errors() -> None:
     X, y = toy_classification(20)
     with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):

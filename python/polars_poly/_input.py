@@ -26,6 +26,16 @@ class ColumnTypeError(TypeError, ValueError):
     it, as numpy's ``AxisError`` is both a ``ValueError`` and an ``IndexError``."""
 
 
+def as_polars(X: Any) -> Any:
+    """A pandas DataFrame as a Polars one (its columns by name, as a Polars frame's are read:
+    a frame whose columns come in another order at prediction is not scored by position);
+    anything else as it is."""
+    if type(X).__module__.startswith("pandas") and type(X).__name__ == "DataFrame":
+        frame = pl.from_pandas(X)
+        return frame.rename({c: str(c) for c in frame.columns if not isinstance(c, str)})
+    return X
+
+
 def is_sparse_dtype(dtype: pl.DataType) -> bool:
     return isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct)
 

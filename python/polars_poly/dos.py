@@ -30,7 +30,13 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_poly._estimator import BaseEstimator, ClassifierMixin
-from polars_poly._input import check_named_columns, feature_exprs, frame_columns, matrix_series
+from polars_poly._input import (
+    as_polars,
+    check_named_columns,
+    feature_exprs,
+    frame_columns,
+    matrix_series,
+)
 from polars_poly._internal import PaCore
 from polars_poly._params import (
     at_least,
@@ -91,20 +97,45 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
 
     # ------------------------------------------------------------------------------- inputs
 
-    def _series(self, X: Any) -> tuple[pl.Series, int | None]:
+    def _series(self, X: Any, fitting: bool = False) -> tuple[pl.Series, int | None]:
         """Any supported input as one sparse Series and the width it declares (None: the
-        Series' own indices)."""
+        Series' own indices). A frame's numeric feature columns are remembered when ``fitting``
+        and read by name afterwards (``feature_columns_``), so that columns in another order are
+        not scored by position; a frame's one sparse column is read whatever its name, as a
+        matrix is."""
         if isinstance(X, pl.LazyFrame):
             X = X.collect()
+        X = as_polars(X)
         if isinstance(X, pl.DataFrame):
-            names, sparse = frame_columns(X.schema, None, set())
+            fitted = None if fitting else getattr(self, "feature_columns_", None)
+            if fitted is not None:
+                names, sparse = self._fitted_frame_columns(X, fitted)
+            else:
+                names, sparse = frame_columns(X.schema, None, set())
             if sparse and len(names) != 1:
                 raise ValueError(
                     f"expected one sparse column or only numeric columns, got columns {X.columns}"
                 )
+            if fitting:
+                self.feature_columns_ = None if sparse else names
             series = X.select(feature_exprs(names, sparse)).to_series()
             return series, None if sparse else len(names)
+        if fitting and hasattr(self, "feature_columns_"):
+            del self.feature_columns_
         return matrix_series(X, min_rows=0)
+
+    @staticmethod
+    def _fitted_frame_columns(X: pl.DataFrame, fitted: list[str]) -> tuple[list[str], bool]:
+        """The columns the model was fitted with, from ``X`` by name (an error naming those
+        missing)."""
+        missing = [name for name in fitted if name not in X.columns]
+        if missing:
+            raise ValueError(
+                f"X lacks the feature column(s) {missing} the model was fitted with "
+                f"({fitted}); it has {X.columns}"
+            )
+        names, sparse = frame_columns(X.select(fitted).schema, None, set())
+        return names, sparse
 
     def _split_target(self, X: Any, y: Any) -> tuple[Any, Any]:
         """``(X, y)`` with a target given by column name taken out of the frame ``X``."""
@@ -125,7 +156,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     def _first_series(self, X: Any) -> tuple[pl.Series, int]:
         """The input of the first fit and the model's width: ``n_features`` when it is set,
         else the width the input has."""
-        series, width = self._series(X)
+        series, width = self._series(X, fitting=True)
         fixed = self.n_features
         if fixed is not None and width is not None and width != fixed:
             raise ValueError(f"X has {width} features, but n_features={fixed}")
@@ -320,6 +351,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
             "estimator": type(self).__name__,
             "params": params,
             "classes": self.classes_.tolist(),
+            "feature_columns": getattr(self, "feature_columns_", None),
         }
         return json.dumps(state)
 
@@ -330,6 +362,8 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         estimator.core_ = model
         estimator.classes_ = np.asarray(state["classes"])
         estimator.n_features_in_ = options["n_features"]
+        if state.get("feature_columns") is not None:  # files before 2026-11-26 have none
+            estimator.feature_columns_ = list(state["feature_columns"])
         return estimator
 
 

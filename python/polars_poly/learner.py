@@ -29,6 +29,7 @@ from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixi
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_float_array,
+    as_polars,
     check_named_columns,
     feature_exprs,
     frame_columns,
@@ -387,6 +388,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         ``scoring``); rows in label errors are counted from ``first_row``."""
         if isinstance(X, pa.Table | pa.RecordBatch):
             X = pl.from_arrow(X)
+        X = as_polars(X)
         if isinstance(X, pl.DataFrame):
             check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
