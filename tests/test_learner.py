@@ -357,6 +357,26 @@ def test_a_pandas_frame_reads_its_columns_by_name() -> None:
     )
 
 
+def test_scoring_expressions_read_the_fitted_columns_by_name() -> None:
+    """Column names given to a scoring expression in another order than fitted are read in
+    the fitted order (by position each column fed another's namespace: wrong scores, no
+    error); renamed columns are still read by position."""
+    from polars_poly.synthetic import eat_rate
+
+    raw = eat_rate(6_000, seed=2, varieties=10, noise_fields=1)
+    fields = [c for c in raw.columns if c != "label"]
+    frame = raw.select("label", *(pp.hash_features(f, bits=18).alias(f) for f in fields))
+    model = pp.SGDClassifier(loss="logistic", bits=18, interactions=[("A", "B")]).fit(
+        frame, "label"
+    )
+    expected = model.predict_proba(frame.drop("label"))[:, 1]
+    swapped = frame.select(model.predict_proba_expr(*reversed(fields))).to_series().to_numpy()
+    np.testing.assert_allclose(swapped, expected, rtol=1e-12)
+    renamed = frame.rename({"A": "first"})
+    positional = renamed.select(model.predict_proba_expr("first", *fields[1:])).to_series()
+    np.testing.assert_allclose(positional.to_numpy(), expected, rtol=1e-12)
+
+
 def test_bad_input_raises_precise_errors() -> None:
     X, y = toy_classification(20)
     with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):

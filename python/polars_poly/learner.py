@@ -864,6 +864,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         """The scoring expression of each engine learner (one; one per class for a multiclass
         model)."""
         learner = self._check_fitted()
+        fitted = getattr(self, "feature_columns_", None)
+        if features and fitted is not None and self._sparse_columns:
+            if all(isinstance(f, str) for f in features) and sorted(features) == sorted(fitted):
+                # The fitted columns by name, in another order: read them in the fitted order
+                # (by position they would feed each column to another's namespace).
+                features = list(fitted)
         if features:
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         else:
