@@ -103,6 +103,24 @@ def test_errors_exit_with_one_line(vw_file, tmp_path, capsys) -> None:
     assert usage.value.code == 2
 
 
+def test_vowpal_wabbits_long_cross_flags_are_q(vw_file, tmp_path, capsys) -> None:
+    """``--quadratic AF`` and ``--interactions AF`` are Vowpal Wabbit's spellings of ``-q AF``
+    (``--quadratic`` alone stays all products); crosses of three namespaces are refused."""
+    predictions = {}
+    for flags in (["-q", "AF"], ["--quadratic", "AF"], ["--interactions", "AF"], ["--quadratic"]):
+        model = tmp_path / "model.pp"
+        assert main(["train", "-d", str(vw_file), *flags, "--quiet", "-f", str(model)]) == 0
+        out = tmp_path / "predictions.txt"
+        assert main(["predict", "-d", str(vw_file), "-i", str(model), "-p", str(out)]) == 0
+        predictions[" ".join(flags)] = out.read_text()
+    assert predictions["-q AF"] == predictions["--quadratic AF"] == predictions["--interactions AF"]
+    assert predictions["--quadratic"] != predictions["-q AF"]
+    capsys.readouterr()
+    for flags in (["--interactions", "AFA"], ["--cubic", "AFA"]):
+        assert main(["train", "-d", str(vw_file), *flags, "--quiet"]) == 1
+        assert "three" in capsys.readouterr().err
+
+
 def test_the_module_runs_as_a_program(tmp_path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "polars_poly", "train", "--help"], capture_output=True, text=True

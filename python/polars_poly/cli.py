@@ -87,7 +87,8 @@ def batches(frame: pl.LazyFrame) -> Iterator[pl.DataFrame]:
 
 
 def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
-    """``-q ab`` as pairs of feature columns: each letter is a namespace's first character."""
+    """``-q ab`` (or Vowpal Wabbit's ``--quadratic ab``, ``--interactions ab``) as pairs of
+    feature columns: each letter is a namespace's first character."""
 
     def column(letter: str) -> str:
         found = [c for c in columns if c[:1] == letter]
@@ -98,7 +99,10 @@ def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
     pairs = []
     for text in letters:
         if len(text) != 2:
-            raise ValueError(f"-q takes two namespace letters, got {text!r}")
+            raise ValueError(
+                f"-q / --interactions take two namespace letters, got {text!r} (crosses of "
+                "three or more namespaces are not supported)"
+            )
         pairs.append((column(text[0]), column(text[1])))
     return pairs
 
@@ -116,14 +120,23 @@ def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
         "progress": False,
         "field_scales": bool(args.field_scales),
     }
+    if isinstance(args.cubic, str):
+        raise ValueError(
+            f"--cubic {args.cubic}: crosses of three namespaces are not supported (--cubic "
+            "alone: all products up to degree 3)"
+        )
+    # Vowpal Wabbit's --quadratic ab and --interactions ab are -q ab; --quadratic alone is ours.
+    crosses = [*args.q, *args.interactions]
+    if isinstance(args.quadratic, str):
+        crosses.append(args.quadratic)
     if args.stage_poly:
         options["expansion"] = pp.Apple(field_crosses=None)
     elif args.cubic:
         options["expansion"] = "cubic"
-    elif args.quadratic:
+    elif args.quadratic is True:
         options["expansion"] = "quadratic"
-    if args.q:
-        options["interactions"] = _pairs(args.q, columns)
+    if crosses:
+        options["interactions"] = _pairs(crosses, columns)
     if args.oaa or args.loss_function in CLASSIFICATION_LOSSES:
         return pp.SGDClassifier(**options)
     return pp.SGDRegressor(**options)
@@ -457,9 +470,21 @@ def add_commands(commands: Any) -> None:
         "--loss_function", default="squared", choices=["squared", "logistic", "hinge", "quantile"]
     )
     t.add_argument("-q", action="append", default=[], help="cross two namespaces, e.g. -q ab")
+    t.add_argument(
+        "--interactions", action="append", default=[], help="as -q (pairs of namespaces)"
+    )
     t.add_argument("--stage_poly", action="store_true", help="apple, the adaptive expansion")
-    t.add_argument("--quadratic", action="store_true", help="all products x_i x_j")
-    t.add_argument("--cubic", action="store_true", help="all products up to degree 3")
+    t.add_argument(
+        "--quadratic",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="AB",
+        help="alone: all products x_i x_j; with two namespace letters: as -q",
+    )
+    t.add_argument(
+        "--cubic", nargs="?", const=True, default=False, help="all products up to degree 3"
+    )
     t.add_argument(
         "--field_scales",
         action="store_true",
