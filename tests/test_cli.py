@@ -115,6 +115,13 @@ def test_vowpal_wabbits_long_cross_flags_are_q(vw_file, tmp_path, capsys) -> Non
         predictions[" ".join(flags)] = out.read_text()
     assert predictions["-q AF"] == predictions["--quadratic AF"] == predictions["--interactions AF"]
     assert predictions["--quadratic"] != predictions["-q AF"]
+    # vw's cache and holdout flags are accepted and change nothing.
+    model = tmp_path / "again.pp"
+    vw_style = ["-q", "AF", "-c", "-k", "--holdout_off", "--quiet", "-f", str(model)]
+    assert main(["train", "-d", str(vw_file), *vw_style]) == 0
+    out = tmp_path / "again.txt"
+    assert main(["predict", "-d", str(vw_file), "-i", str(model), "-p", str(out)]) == 0
+    assert out.read_text() == predictions["-q AF"]
     capsys.readouterr()
     for flags in (["--interactions", "AFA"], ["--cubic", "AFA"]):
         assert main(["train", "-d", str(vw_file), *flags, "--quiet"]) == 1

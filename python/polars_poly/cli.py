@@ -466,6 +466,10 @@ def add_commands(commands: Any) -> None:
     t.add_argument("--l1", type=float, default=0.0)
     t.add_argument("--l2", type=float, default=0.0)
     t.add_argument("--passes", type=int, default=1)
+    # Vowpal Wabbit's cache and holdout flags, so that its command lines run: reading needs no
+    # cache here, and passes learn every row (as vw's --holdout_off).
+    for flags in (("-c", "--cache"), ("-k", "--kill_cache"), ("--holdout_off",)):
+        t.add_argument(*flags, action="store_true", help="accepted as in vw; changes nothing")
     t.add_argument(
         "--loss_function", default="squared", choices=["squared", "logistic", "hinge", "quantile"]
     )
