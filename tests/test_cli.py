@@ -122,6 +122,28 @@ def test_vowpal_wabbits_long_cross_flags_are_q(vw_file, tmp_path, capsys) -> Non
     out = tmp_path / "again.txt"
     assert main(["predict", "-d", str(vw_file), "-i", str(model), "-p", str(out)]) == 0
     assert out.read_text() == predictions["-q AF"]
+    # vw's --link logistic / identity and --binary are --probabilities, --raw and the labels.
+    logistic = ["-q", "AF", "--loss_function", "logistic", "--quiet", "-f", str(model)]
+    assert main(["train", "-d", str(vw_file), *logistic]) == 0
+    pairs = (
+        (["--probabilities"], ["--link", "logistic"]),
+        (["--raw"], ["--link", "identity"]),
+        ([], ["--binary"]),
+    )
+    for ours, theirs in pairs:
+        texts = []
+        for flags in (ours, theirs):
+            command = ["predict", "-d", str(vw_file), "-i", str(model), "-p", str(out), *flags]
+            assert main(command) == 0
+            texts.append(out.read_text())
+        assert texts[0] == texts[1], theirs
+    capsys.readouterr()
+    assert main(["predict", "-d", str(vw_file), "-i", str(model), "--binary", "--raw"]) == 1
+    assert "--binary writes labels" in capsys.readouterr().err
+    regressor = tmp_path / "regressor.pp"
+    assert main(["train", "-d", str(vw_file), "--quiet", "-f", str(regressor)]) == 0
+    assert main(["predict", "-d", str(vw_file), "-i", str(regressor), "--link", "logistic"]) == 1
+    assert "probabilities need a classifier" in capsys.readouterr().err
     capsys.readouterr()
     for flags in (["--interactions", "AFA"], ["--cubic", "AFA"]):
         assert main(["train", "-d", str(vw_file), *flags, "--quiet"]) == 1

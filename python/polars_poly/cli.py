@@ -307,7 +307,16 @@ def _first(classes: list[int] | None, model: Any) -> dict[str, Any]:
 
 
 def predict(args: argparse.Namespace, out: TextIO) -> None:
+    if args.binary and (args.link or args.raw or args.probabilities):
+        raise ValueError("--binary writes labels: it takes no --link, --raw or --probabilities")
+    args.raw = args.raw or args.link == "identity"
+    args.probabilities = args.probabilities or args.link == "logistic"
     model = pp.load_model(args.initial_regressor)
+    if args.probabilities and not hasattr(model, "predict_proba"):
+        raise ValueError(
+            f"probabilities need a classifier trained with the logistic loss; the model is a "
+            f"{type(model).__name__}"
+        )
     classifier = hasattr(model, "classes_")
     multiclass = len(getattr(model, "classes_", ())) > 2
     score = Score(classifier)
@@ -505,6 +514,9 @@ def add_commands(commands: Any) -> None:
     p.add_argument("-p", "--predictions", help="write predictions here (default: stdout)")
     p.add_argument("--raw", action="store_true", help="classifier margins, not labels")
     p.add_argument("--probabilities", action="store_true", help="P(larger class), logistic")
+    # Vowpal Wabbit's spellings of the two: --link logistic, --link identity (margins).
+    p.add_argument("--link", choices=["identity", "logistic"], help="as vw: margins or P")
+    p.add_argument("--binary", action="store_true", help="labels (the default), as vw")
     i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
     i.add_argument("-i", "--initial_regressor", required=True, help="the model")
     i.add_argument("--top", type=int, default=20, help="monomials listed")
