@@ -84,7 +84,7 @@ class Shard:
     """One part of the training data, read by the task that trains on it: a file (``format``
     one of ``parquet``, ``libsvm``, ``vw``, with the reader's ``options``) or a Dask DataFrame
     partition (``format="partition"``; the task receives the partition's pandas DataFrame),
-    then ``prepare``d (see :func:`fit`)."""
+    then passed through ``prepare`` (see :func:`fit`)."""
 
     name: str
     format: str = "parquet"
