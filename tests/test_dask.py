@@ -493,6 +493,15 @@ def test_prepare_hashes_raw_shards_on_the_workers(client, tmp_path) -> None:
         dask_estimator.predict_proba(test), per_worker.predict_proba(test)
     )
     assert pickle.loads(pickle.dumps(dask_estimator)).prepare is None
+    # scikit-learn's clone shares the client and prepare (a client cannot be deep-copied).
+    from sklearn.base import clone
+
+    twin = clone(dask_estimator)
+    assert twin.client is client and twin.prepare is _hash_fields
+    assert not hasattr(twin, "classes_")
+    np.testing.assert_array_equal(
+        twin.fit(raw, "label").predict_proba(test), dask_estimator.predict_proba(test)
+    )
     with pytest.raises(TypeError, match="prepare must return a polars LazyFrame, got DataFrame"):
         ppd.fit(estimator, raw, "label", prepare=lambda f: f.collect(), client=client)
     with pytest.raises(TypeError, match="prepare must be a function"):

@@ -721,6 +721,16 @@ class _DaskMixin:
         twin.__dict__.update({k: v for k, v in self.__dict__.items() if k not in _DASK_OPTIONS})
         return str(twin._estimator_text())
 
+    def __sklearn_clone__(self) -> Any:
+        """scikit-learn's ``clone``, sharing the client and ``prepare`` (a client cannot be
+        deep-copied, and a copy of either would be the same thing)."""
+        from sklearn.base import clone
+
+        params = self.get_params(deep=False)  # type: ignore[attr-defined]
+        shared = {k: params.pop(k) for k in ("client", "prepare")}
+        copied = {k: clone(v, safe=False) for k, v in params.items()}
+        return type(self)(**copied, **shared)
+
     def __getstate__(self) -> dict[str, Any]:
         state = cast(dict[str, Any], super().__getstate__())
         # A client and a function (a lambda, often) do not pickle; the model does.
