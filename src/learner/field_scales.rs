@@ -180,20 +180,19 @@ impl FieldScales {
         }
         let mut out = FieldScales::default();
         for per_shard in &fields {
-            let by_share = |value: &dyn Fn(f32, f64) -> f64| -> f64 {
-                per_shard.iter().zip(shares).map(|(&(a, h), share)| share * value(a, h)).sum()
-            };
             let sum_of_sums: f64 = per_shard.iter().map(|&(_, h)| h).sum();
-            let (scale, sum) = if by_sums && sum_of_sums > 0.0 {
-                let weighted = |value: &dyn Fn(f32, f64) -> f64| -> f64 {
-                    per_shard.iter().map(|&(a, h)| h * value(a, h)).sum::<f64>() / sum_of_sums
-                };
-                (weighted(&|a, _| f64::from(a)), weighted(&|_, h| h))
+            // Each shard's weight in the field's average, and what the weighted sums divide by.
+            let (weights, divisor): (Vec<f64>, f64) = if by_sums && sum_of_sums > 0.0 {
+                (per_shard.iter().map(|&(_, h)| h).collect(), sum_of_sums)
             } else {
-                (by_share(&|a, _| f64::from(a)), by_share(&|_, h| h))
+                (shares.to_vec(), 1.0)
             };
+            let average = |value: fn((f32, f64)) -> f64| -> f64 {
+                per_shard.iter().zip(&weights).map(|(&p, w)| w * value(p)).sum::<f64>() / divisor
+            };
+            let scale = average(|(a, _)| f64::from(a));
             out.scales.push((scale as f32).clamp(0.0, MAX_SCALE));
-            out.sums.push(sum);
+            out.sums.push(average(|(_, h)| h));
         }
         out
     }

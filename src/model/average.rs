@@ -256,35 +256,26 @@ fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> Poly
             Ok(FeatureSet::Fixed(fixed.clone()))
         }
         FeatureSet::Apple(_) => {
-            let apples = shards
-                .iter()
-                .map(|s| match s.expansion() {
-                    FeatureSet::Apple(apple) => Ok(apple.as_ref()),
-                    _ => Err(invalid("the shards' models have different feature sets")),
-                })
-                .collect::<PolyResult<Vec<&Apple>>>()?;
+            let apples = each_shard_part(shards, |set| match set {
+                FeatureSet::Apple(apple) => Some(apple.as_ref()),
+                _ => None,
+            })?;
             let start_apple = start.and_then(|s| s.expansion().apple());
             Ok(FeatureSet::from(frozen_union(start_apple, &apples)?))
         }
         FeatureSet::FieldApple(_) => {
-            let fields = shards
-                .iter()
-                .map(|s| match s.expansion() {
-                    FeatureSet::FieldApple(fields) => Ok(fields.as_ref()),
-                    _ => Err(invalid("the shards' models have different feature sets")),
-                })
-                .collect::<PolyResult<Vec<&FieldApple>>>()?;
+            let fields = each_shard_part(shards, |set| match set {
+                FeatureSet::FieldApple(fields) => Some(fields.as_ref()),
+                _ => None,
+            })?;
             let start_fields = start.and_then(|s| s.expansion().field_apple());
             Ok(FeatureSet::FieldApple(Box::new(frozen_crosses(start_fields, &fields)?)))
         }
         FeatureSet::AppleFields(..) => {
-            let both = shards
-                .iter()
-                .map(|s| match s.expansion() {
-                    FeatureSet::AppleFields(apple, fields) => Ok((apple.as_ref(), fields.as_ref())),
-                    _ => Err(invalid("the shards' models have different feature sets")),
-                })
-                .collect::<PolyResult<Vec<(&Apple, &FieldApple)>>>()?;
+            let both = each_shard_part(shards, |set| match set {
+                FeatureSet::AppleFields(apple, fields) => Some((apple.as_ref(), fields.as_ref())),
+                _ => None,
+            })?;
             let apples: Vec<&Apple> = both.iter().map(|&(apple, _)| apple).collect();
             let fields: Vec<&FieldApple> = both.iter().map(|&(_, fields)| fields).collect();
             let start_apple = start.and_then(|s| s.expansion().apple());
@@ -299,6 +290,35 @@ fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> Poly
     }
 }
 
+/// The part `pick` takes from each shard's feature set; an error when some shard's set is of
+/// another kind than the one `pick` takes.
+fn each_shard_part<'a, T>(
+    shards: &[&'a OnlineModel],
+    pick: impl Fn(&'a FeatureSet) -> Option<T>,
+) -> PolyResult<Vec<T>> {
+    let different = || invalid("the shards' models have different feature sets");
+    shards.iter().map(|s| pick(s.expansion()).ok_or_else(different)).collect()
+}
+
+/// The items of the shards' `lists`, each `key` once: in the order they joined (`joined`), then
+/// of the shards, then of the lists (the merged crosses and parents of [`frozen_crosses`] and
+/// [`frozen_union`]).
+fn union_in_join_order<'a, T, K: Eq + std::hash::Hash>(
+    lists: impl Iterator<Item = &'a [T]>,
+    joined: impl Fn(&T) -> u64,
+    key: impl Fn(&T) -> K,
+) -> Vec<&'a T> {
+    let mut candidates: Vec<(u64, usize, usize, &T)> = Vec::new();
+    for (k, list) in lists.enumerate() {
+        for (position, item) in list.iter().enumerate() {
+            candidates.push((joined(item), k, position, item));
+        }
+    }
+    candidates.sort_by_key(|&(at, k, position, _)| (at, k, position));
+    let mut seen = HashSet::new();
+    candidates.into_iter().filter(|&(_, _, _, item)| seen.insert(key(item))).map(|c| c.3).collect()
+}
+
 /// Field-level apple with the union of the shards' crosses (in the order they joined, then of
 /// the shards), screening no more: `max_crosses` becomes the union's size, so later rounds
 /// train a fixed set of crosses as they do apple's parents.
@@ -309,19 +329,9 @@ fn frozen_crosses(start: Option<&FieldApple>, shards: &[&FieldApple]) -> PolyRes
     if shards.iter().any(|f| unbounded(f) != config) {
         return Err(invalid("the shards' field cross options differ"));
     }
-    let mut candidates: Vec<(u64, usize, usize, Cross)> = Vec::new();
-    for (k, fields) in shards.iter().enumerate() {
-        for (position, &cross) in fields.crosses().iter().enumerate() {
-            candidates.push((cross.added_at, k, position, cross));
-        }
-    }
-    candidates.sort_by_key(|&(added_at, k, position, _)| (added_at, k, position));
-    let mut seen = HashSet::new();
-    let crosses: Vec<Cross> = candidates
-        .into_iter()
-        .filter(|(_, _, _, cross)| seen.insert(cross.fields))
-        .map(|(_, _, _, cross)| cross)
-        .collect();
+    let lists = shards.iter().map(|f| f.crosses());
+    let union = union_in_join_order(lists, |cross: &Cross| cross.added_at, |cross| cross.fields);
+    let crosses: Vec<Cross> = union.into_iter().copied().collect();
     let base = start.map_or(0, FieldApple::learned);
     let learned = base + shards.iter().map(|f| f.learned().saturating_sub(base)).sum::<u64>();
     let config = FieldAppleConfig { max_crosses: crosses.len(), ..config };
@@ -359,19 +369,10 @@ fn frozen_union(start: Option<&Apple>, apples: &[&Apple]) -> PolyResult<Apple> {
     if apples.iter().any(|a| frozen(a) != config) {
         return Err(invalid("the shards' apple options differ"));
     }
-    let mut candidates: Vec<(u32, usize, usize, &Parent)> = Vec::new();
-    for (k, apple) in apples.iter().enumerate() {
-        for (position, parent) in apple.parents().iter().enumerate() {
-            candidates.push((parent.expansion, k, position, parent));
-        }
-    }
-    candidates.sort_by_key(|&(expansion, k, position, _)| (expansion, k, position));
-    let mut seen = HashSet::new();
-    let parents: Vec<Parent> = candidates
-        .into_iter()
-        .filter(|(_, _, _, p)| seen.insert(p.key))
-        .map(|(_, _, _, p)| p.clone())
-        .collect();
+    let lists = apples.iter().map(|a| a.parents());
+    let joined = |parent: &Parent| u64::from(parent.expansion);
+    let union = union_in_join_order(lists, joined, |parent| parent.key);
+    let parents: Vec<Parent> = union.into_iter().cloned().collect();
     let base = start.map(|a| a.progress().clone()).unwrap_or_default();
     let mut progress = base.clone();
     for apple in apples {
