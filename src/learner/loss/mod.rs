@@ -14,7 +14,7 @@
 //!   `u = y · min(s, (1 - y p) / ppu)`; quantile `u = τ s` capped at `(y - p) / ppu` (and the
 //!   mirror image below the label); logistic solves `z + e^z = z₀ + e^{z₀} + s·ppu` for the new
 //!   margin `z = y p` (Vowpal Wabbit approximates the Lambert W function here; we solve the
-//!   equation to machine precision with a monotone Newton iteration).
+//!   equation to machine precision with Halley's method).
 //!
 //! All arithmetic here is f64; the per-feature loops of the learner are f32 like Vowpal Wabbit.
 
@@ -339,6 +339,21 @@ mod tests {
             let g = d + f64::exp(z0) * d.exp_m1() - c;
             prop_assert!(d >= 0.0);
             prop_assert!(g.abs() <= 1e-12 * c.max(f64::exp(z0 + d)), "z0={} c={} d={} g={}", z0, c, d, g);
+        }
+
+        /// The logistic step is the root bisection finds (`g` increases, and its tangent at 0
+        /// bounds the root by `c / (1 + e^{z0})`), to 1e-12 relative.
+        #[test]
+        fn logistic_step_is_the_root_bisection_finds(z0 in -80.0f64..35.0, log_c in -12.0f64..10.0) {
+            let c = 10f64.powf(log_c);
+            let a = f64::exp(z0);
+            let (mut low, mut high) = (0.0f64, c / (1.0 + a));
+            for _ in 0..200 {
+                let mid = 0.5 * (low + high);
+                if mid + a * mid.exp_m1() < c { low = mid } else { high = mid }
+            }
+            let d = logistic_margin_step(z0, c);
+            prop_assert!((d - low).abs() <= 1e-12 * low, "z0={} c={}: {} against {}", z0, c, d, low);
         }
 
         /// For the exact invariant updates, importance 2 equals the example learned twice (ppu
