@@ -264,7 +264,7 @@ impl WeightTable {
     }
 
     /// Whether the table is larger than the cache and the 4 KiB TLB's reach: then each feature
-    /// is a likely miss, worth prefetching, and its pages are worth moving to huge ones.
+    /// is a likely TLB miss, and its pages are worth moving to huge ones.
     pub fn is_large(&self) -> bool {
         self.size_bytes() > LARGE_TABLE_BYTES
     }
