@@ -377,6 +377,32 @@ def test_scoring_expressions_read_the_fitted_columns_by_name() -> None:
     np.testing.assert_allclose(positional.to_numpy(), expected, rtol=1e-12)
 
 
+def test_frames_of_many_chunks_learn_in_place_and_as_one_chunk() -> None:
+    """A frame read from parquet has a chunk per row group: the batches of a fit are cut at
+    the chunks' ends (the engine then reads each in place instead of copying it), and the
+    model is the one the same frame in one chunk trains, bit for bit."""
+    from polars_poly.learner import _batch_ranges
+    from polars_poly.synthetic import eat_rate
+
+    raw = eat_rate(9_000, seed=4, varieties=10, noise_fields=1)
+    fields = [c for c in raw.columns if c != "label"]
+    whole = raw.select("label", *(pp.hash_features(f, bits=18).alias(f) for f in fields))
+    pieces = [whole.slice(0, 2_500), whole.slice(2_500, 4_000), whole.slice(6_500, 2_500)]
+    chunked = pl.concat(pieces, rechunk=False)
+    assert chunked.n_chunks() == 3 and whole.n_chunks() == 1
+    ranges = list(_batch_ranges([chunked[f] for f in fields], len(chunked), 1_000))
+    assert [s for s, _ in ranges][:4] == [0, 1_000, 2_000, 2_500]  # cut at 2,500
+    assert all(not (s < end < s + n) for s, n in ranges for end in (2_500, 6_500))
+    assert sum(n for _, n in ranges) == len(chunked)
+    models = [
+        pp.SGDClassifier(bits=18, interactions=[("A", "B")], batch_size=1_000).fit(f, "label")
+        for f in (whole, chunked)
+    ]
+    x = whole.drop("label")
+    np.testing.assert_array_equal(models[0].decision_function(x), models[1].decision_function(x))
+    assert models[0].pass_loss_ == models[1].pass_loss_
+
+
 def test_bad_input_raises_precise_errors() -> None:
     X, y = toy_classification(20)
     with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):
