@@ -185,6 +185,17 @@ def test_a_dask_dataframe_trains_like_its_parquet_shards(client, shards, frame) 
     np.testing.assert_array_equal(from_dask.predict(frame), from_files.predict(frame))
 
 
+def test_a_fit_before_any_worker_is_known_runs_anywhere(client, shards, frame, monkeypatch) -> None:
+    """With no worker known (a cluster still starting), the fit is one task with no preferred
+    worker: Dask refuses allow_other_workers without workers, which failed such a fit (seen
+    when the workers were read from the client's view, refreshed in the background)."""
+    expected = ppd.fit(pp.SGDRegressor(), shards, "y", client=client, partitions=1)
+    monkeypatch.setattr(client, "nthreads", lambda *a, **k: {})
+    model = ppd.fit(pp.SGDRegressor(), shards, "y", client=client)
+    expected = expected.predict(frame)
+    np.testing.assert_array_equal(model.predict(frame), expected)
+
+
 def test_libsvm_shards(client, tmp_path, frame) -> None:
     from sklearn.datasets import dump_svmlight_file
 

@@ -583,9 +583,16 @@ def fit(
         template.classes_ = _classes(infos)
     # One training task per worker process (the paper's one partition per node), unless asked;
     # task g prefers worker g, but may run elsewhere (a lost worker's task moves on).
-    workers = sorted(client.scheduler_info()["workers"])
+    # Asked of the scheduler now: the client's own view (`scheduler_info`) is refreshed in the
+    # background and may not list the workers yet.
+    workers = sorted(client.nthreads())
     groups = _groups(len(shards), min(partitions or len(workers) or 1, len(shards)))
-    homes = [[workers[g % len(workers)]] if workers else None for g in range(len(groups))]
+    # No worker yet (a cluster still starting): one task, run wherever the scheduler puts it
+    # (Dask refuses allow_other_workers without workers).
+    homes: list[dict[str, Any]] = [
+        {"workers": [workers[g % len(workers)]], "allow_other_workers": True} if workers else {}
+        for g in range(len(groups))
+    ]
 
     bar = None
     if _show_progress(progress):
@@ -610,8 +617,7 @@ def fit(
                     sample_weight,
                     [parts[k][1] for k in group],
                     pure=False,
-                    workers=home,
-                    allow_other_workers=True,
+                    **home,
                 )
                 for group, home in zip(groups, homes, strict=True)
             ]
