@@ -383,6 +383,12 @@ impl ExampleBlock {
         self.expanded.as_ref().filter(|expanded| expanded.generation == generation)
     }
 
+    /// The slots of the block's examples when it was expanded whole (see
+    /// [`ExampleBlock::expand_whole`]).
+    pub(crate) fn expanded_slots(&self) -> Option<&[u32]> {
+        self.expanded.as_ref().map(|expanded| expanded.features.slots())
+    }
+
     /// Expands the block's built rows at once with `expand` (see
     /// [`super::Expansion::expand_one_hot_block`]) when they are one-hot; `generation` stamps the
     /// result, `bits` and `track_fields` are the learner's.

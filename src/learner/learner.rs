@@ -14,7 +14,7 @@ use rayon::prelude::*;
 
 use super::averaging::TailAverage;
 use super::batch::{Batch, BlockPosition, ExampleBlocks, RowBlocks};
-use super::builder::{self, FollowsExpansion};
+use super::builder::{self, BuiltFor, FollowsExpansion, SlotAddresses};
 use super::example::{Example, ExampleBuffer, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::namespace_field;
@@ -40,6 +40,13 @@ fn overflowing_square(values: &[f32]) -> Option<f32> {
 /// table (`bits` 18) learned 1.6x faster with prefetching (criterion `step/18`, 75 against
 /// 47 ms), while the `learn/*` benchmarks, whose few features stay in the cache, did not move.
 const PREFETCH_TABLE_BYTES: u128 = 2 << 20;
+
+/// Above this size the builder thread also prefetches the slots of the blocks it expands
+/// ([`super::builder::SlotAddresses`]). Measured on eat-rate-like rows against the builder
+/// not prefetching, alternating: `step/28` (4 GiB) 57-72 against 74-95 ms (7 rounds);
+/// `step/26` (1 GiB) no gain (53-85 against 56-60 ms, 3 rounds); `step/24` (256 MiB) 6% slower
+/// when it prefetched there too.
+const BUILDER_PREFETCH_TABLE_BYTES: u128 = 2 << 30;
 
 /// At most this many slots of an upcoming example are prefetched.
 const PREFETCH_SLOTS: usize = 16;
@@ -875,7 +882,11 @@ impl<E: Expansion> Learner<E> {
         if self.builds_ahead(rows.size_hint().0) {
             let form = (self.expansion.generation(), self.expansion.block_expansion());
             let (bits, track) = (self.config.bits, self.field_scales.is_some());
-            builder::with_builder(*batch, rows, &seeds, form, bits, track, |source| {
+            let table = (self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES)
+                .then(|| SlotAddresses::of(self.weights.data(), self.weights.stride()))
+                .flatten();
+            let built_for = BuiltFor { bits, track_fields: track, table };
+            builder::with_builder(*batch, rows, &seeds, form, built_for, |source| {
                 self.learn_from(batch, source, is_holdout, learned)
             })
         } else {

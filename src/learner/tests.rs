@@ -1368,6 +1368,37 @@ fn a_builder_thread_learns_what_the_learner_alone_learns() {
     }
 }
 
+/// On a table of gigabytes the builder also prefetches the slots it expands
+/// (`SlotAddresses`); learning is unchanged, bit for bit (the second batch finds the table
+/// allocated, so its builder prefetches). Predictions are compared, not the 4 GiB tables.
+#[test]
+fn a_builder_prefetching_a_huge_table_learns_what_the_learner_alone_learns() {
+    let n = 5_000;
+    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
+    let config = LearnerConfig {
+        bits: 28,
+        loss: Loss::Logistic(Logistic),
+        namespaces: vec!["a".into(), "b".into()],
+        ..LearnerConfig::default()
+    };
+    let run = |builder: BuilderThread| {
+        let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+        let mut learner = Learner::new(config.clone(), expansion).unwrap();
+        learner.set_builder_thread(builder);
+        let mut recorded = Vec::new();
+        learner.learn_batch_recording(&batch, &mut recorded).unwrap();
+        learner.learn_batch_recording(&batch, &mut recorded).unwrap();
+        (learner.progress().clone(), recorded)
+    };
+    let (alone, built) = (run(BuilderThread::Never), run(BuilderThread::Always));
+    assert_eq!(built, alone);
+    assert_eq!(alone.1.len(), 2 * n);
+}
+
 /// With a builder thread, an example refused at its turn still stops learning at its row, the
 /// rows before it learned, and the builder stops with the learner.
 #[test]
