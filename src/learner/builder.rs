@@ -30,8 +30,8 @@ const RETURN_GROUP: usize = 8;
 /// expands: on a table of gigabytes the learner's own prefetches wait on page walks, and the
 /// builder's, on its core, warm the page tables and bring the slots to the shared cache first
 /// (criterion `step/28` about -20%; on a 256 MiB table it cost 6%, so the learner asks only
-/// for tables of gigabytes, [`super::learner`]). An address only: a prefetch never reads or faults, so a table
-/// moved meanwhile (to huge pages) costs nothing but useless prefetches.
+/// for tables of gigabytes, [`super::learner`]). An address only: a prefetch never reads or
+/// faults, so a table moved meanwhile (to huge pages) costs nothing but useless prefetches.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SlotAddresses {
     base: usize,
@@ -125,8 +125,8 @@ impl FollowsExpansion for BuiltBlocks<'_> {
 /// Runs `learn` on the blocks of `rows` of `batch` (hashed with `seeds`), built by a thread of
 /// their own; one-hot blocks are expanded there with `form` (the block form of the enumerator
 /// at a generation, see [`super::Expansion::block_expansion`]) into features of the learner's
-/// `bits`, fields tracked and slots prefetched as `built_for` says. The builder stops when `learn` returns (whether it learned every row or stopped at an
-/// error).
+/// `bits`, fields tracked and slots prefetched as `built_for` says. The builder stops when
+/// `learn` returns (whether it learned every row or stopped at an error).
 pub(crate) fn with_builder<T>(
     batch: Batch<'_>,
     rows: impl Iterator<Item = usize> + Send,

@@ -37,8 +37,8 @@ fn overflowing_square(values: &[f32]) -> Option<f32> {
 /// Above this size the learner and the scorer prefetch slots ahead ([`Learner::prefetches`]): a
 /// table beyond a core's L2 cache (1 MiB on the benchmark machine) is read from L3 or memory.
 /// Hashed crosses spread their features over the whole table, and on eat-rate-like rows a 4 MiB
-/// table (`bits` 18) learned 1.6x faster with prefetching (criterion `step/18`, 75 against
-/// 47 ms), while the `learn/*` benchmarks, whose few features stay in the cache, did not move.
+/// table (`bits` 18) learned 1.5x faster with prefetching (criterion `step/18`, 69.4 against
+/// 47.0 ms), while the `learn/*` benchmarks, whose few features stay in the cache, did not move.
 const PREFETCH_TABLE_BYTES: u128 = 2 << 20;
 
 /// Above this size the builder thread also prefetches the slots of the blocks it expands
@@ -882,9 +882,8 @@ impl<E: Expansion> Learner<E> {
         if self.builds_ahead(rows.size_hint().0) {
             let form = (self.expansion.generation(), self.expansion.block_expansion());
             let (bits, track) = (self.config.bits, self.field_scales.is_some());
-            let table = (self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES)
-                .then(|| SlotAddresses::of(self.weights.data(), self.weights.stride()))
-                .flatten();
+            let table = SlotAddresses::of(self.weights.data(), self.weights.stride())
+                .filter(|_| self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES);
             let built_for = BuiltFor { bits, track_fields: track, table };
             builder::with_builder(*batch, rows, &seeds, form, built_for, |source| {
                 self.learn_from(batch, source, is_holdout, learned)
