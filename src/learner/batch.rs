@@ -422,6 +422,19 @@ impl ExampleBlock {
             .map(|per_example| ExpandedBlock { features, per_example, generation });
     }
 
+    /// The label and importance weight of the example at `position`; the error of an invalid
+    /// row.
+    fn label_and_weight(&self, position: usize, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
+        if position >= self.built {
+            let row = batch.first_row + self.rows[position];
+            return Err(self
+                .error
+                .clone()
+                .unwrap_or_else(|| PolyError::InvalidInput(format!("row {row} was not built"))));
+        }
+        Ok(label_and_weight(batch, self.rows[position]))
+    }
+
     /// The example at `position` (its feature set as `union` says, see
     /// [`Example::assemble`]); the error of an invalid row.
     fn example<'a>(
@@ -430,14 +443,7 @@ impl ExampleBlock {
         batch: &Batch<'_>,
         union: Union<'a>,
     ) -> PolyResult<Example<'a>> {
-        if position >= self.built {
-            let row = batch.first_row + self.rows[position];
-            return Err(self
-                .error
-                .clone()
-                .unwrap_or_else(|| PolyError::InvalidInput(format!("row {row} was not built"))));
-        }
-        let (label, weight) = label_and_weight(batch, self.rows[position]);
+        let (label, weight) = self.label_and_weight(position, batch)?;
         let n = self.n_namespaces;
         let spans = &self.spans[position * n..(position + 1) * n];
         Ok(Example::assemble(label, weight, spans, &self.sink.hashes, &self.sink.values, union))
@@ -573,6 +579,16 @@ impl ExampleBlocks {
             }
             _ => false,
         }
+    }
+
+    /// The label and importance weight of the example at `at` (the error of an invalid row, as
+    /// [`ExampleBlocks::example`]'s), without reading its namespaces.
+    pub(crate) fn label_and_weight(
+        &self,
+        at: BlockPosition,
+        batch: &Batch<'_>,
+    ) -> PolyResult<(f64, f64)> {
+        self.blocks[at.block].label_and_weight(at.position, batch)
     }
 
     /// The example at `at` (see [`ExampleBlock::example`]).

@@ -65,6 +65,15 @@ pub trait Expansion: Debug + Send + Sync {
     /// the update; enumerators that grow (apple) count examples and grow here.
     fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {}
 
+    /// Whether the learner must hand this enumerator the examples it learns: false only for
+    /// one whose [`Expansion::after_learn`] does nothing and which never wants recent
+    /// examples (fixed enumerators). The learner then takes a learned example's label and
+    /// weight alone and skips assembling its view of the namespaces (on a large table that
+    /// view's lines, written by the builder thread, were a miss per example).
+    fn learns_from_examples(&self) -> bool {
+        true
+    }
+
     /// A count that changes whenever [`Expansion::expand`] may give other features for the same
     /// example than before (apple grew); constant for fixed enumerators. The learner expands an
     /// example ahead of its turn and expands it again when this changed in between, so an
@@ -246,6 +255,10 @@ impl Interactions {
 }
 
 impl Expansion for Interactions {
+    fn learns_from_examples(&self) -> bool {
+        false
+    }
+
     fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
         let n = example.n_features() as u64;
         match self.checked_count(n, |k| example.namespace(k).hashes.len() as u64) {

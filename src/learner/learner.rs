@@ -961,21 +961,26 @@ impl<E: Expansion> Learner<E> {
                 } else {
                     &[]
                 };
-                // Staging built the feature set, if the enumerator reads it.
-                let union = if self.expansion.uses_feature_set() {
-                    Union::Built(&current.union)
-                } else {
-                    Union::Skip
-                };
-                let example = blocks.example(current.at, batch, union)?;
+                let (label, weight) = blocks.label_and_weight(current.at, batch)?;
                 let row = blocks.batch_row(current.at);
                 if is_holdout(row) {
                     let p = self.finalize(self.raw_score(&current.features));
-                    holdout_loss += self.config.loss.value(p, example.label) * example.weight;
-                    holdout_weight += example.weight;
+                    holdout_loss += self.config.loss.value(p, label) * weight;
+                    holdout_weight += weight;
                 } else {
                     let row = batch.first_row + row;
-                    let p = self.learn_example(&example, &current.features, row, upcoming)?;
+                    let p = if self.expansion.learns_from_examples() {
+                        // Staging built the feature set, if the enumerator reads it.
+                        let union = if self.expansion.uses_feature_set() {
+                            Union::Built(&current.union)
+                        } else {
+                            Union::Skip
+                        };
+                        let example = blocks.example(current.at, batch, union)?;
+                        self.learn_example(&example, &current.features, row, upcoming)?
+                    } else {
+                        self.learn_checked(&current.features, label, weight, row, upcoming)?
+                    };
                     learned(p, &self.progress);
                 }
                 // The current example's place takes the next row.

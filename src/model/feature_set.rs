@@ -287,6 +287,17 @@ impl Expansion for FeatureSet {
         }
     }
 
+    fn learns_from_examples(&self) -> bool {
+        match self {
+            FeatureSet::Fixed(e) => e.learns_from_examples(),
+            FeatureSet::Apple(e) => e.learns_from_examples(),
+            FeatureSet::FieldApple(e) => e.learns_from_examples(),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.learns_from_examples() || fields.learns_from_examples()
+            }
+        }
+    }
+
     fn recent_examples_wanted(&self) -> usize {
         match self {
             FeatureSet::Fixed(e) => e.recent_examples_wanted(),

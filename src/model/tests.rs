@@ -719,3 +719,19 @@ fn one_against_all_models_round_trip() {
         assert!(err.contains(&format!("{count} classes")), "{err}");
     }
 }
+
+/// Only fixed interactions let the learner skip handing it each learned example (it then takes
+/// the label and weight alone, see `Expansion::learns_from_examples`): apple and its field
+/// crosses count and grow on the examples, whichever form they are in.
+#[test]
+fn only_fixed_interactions_learn_without_their_examples() {
+    use crate::field_apple::{FieldApple, FieldAppleConfig};
+
+    let fixed = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+    assert!(!FeatureSet::Fixed(fixed).learns_from_examples());
+    let apple = || Box::new(Apple::new(AppleConfig::default()).unwrap());
+    let fields = || Box::new(FieldApple::new(FieldAppleConfig::default()).unwrap());
+    assert!(FeatureSet::Apple(apple()).learns_from_examples());
+    assert!(FeatureSet::FieldApple(fields()).learns_from_examples());
+    assert!(FeatureSet::AppleFields(apple(), fields()).learns_from_examples());
+}
