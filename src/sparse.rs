@@ -340,6 +340,21 @@ impl<I: Copy, V: Copy> SparseMatrix<I, V> {
         self.offsets.len().saturating_sub(1)
     }
 
+    /// The rows of `parts` (each with offsets from 0) in order, allocated once at their total
+    /// size.
+    pub fn concat(parts: &[Self]) -> Self {
+        let rows = parts.iter().map(Self::n_rows).sum();
+        let entries = parts.iter().map(|part| part.indices.len()).sum();
+        let mut all = Self::with_capacity(rows, entries);
+        for part in parts {
+            let shift = all.indices.len() as i64;
+            all.offsets.extend(part.offsets[1..].iter().map(|&offset| offset + shift));
+            all.indices.extend_from_slice(&part.indices);
+            all.values.extend_from_slice(&part.values);
+        }
+        all
+    }
+
     pub fn push(&mut self, index: I, value: V) {
         self.indices.push(index);
         self.values.push(value);
@@ -408,6 +423,22 @@ mod tests {
         assert!(err.to_string().contains("out of range for n_features=5"), "{err}");
         let err = canonicalize_row(&[-1i32], &[1.0f64], None, 0, &mut out).unwrap_err();
         assert!(err.to_string().contains("negative"), "{err}");
+    }
+
+    #[test]
+    fn concatenated_matrices_hold_the_parts_rows_in_order() {
+        let part = |rows: &[&[(u32, f32)]]| {
+            let mut matrix = SparseMatrix::with_capacity(rows.len(), 0);
+            for row in rows {
+                row.iter().for_each(|&(index, value)| matrix.push(index, value));
+                matrix.end_row();
+            }
+            matrix
+        };
+        let rows: [&[(u32, f32)]; 5] = [&[(1, 0.5)], &[], &[(2, 1.0), (7, -2.0)], &[(0, 3.0)], &[]];
+        let parts = [part(&rows[..2]), part(&[]), part(&rows[2..4]), part(&rows[4..])];
+        assert_eq!(SparseMatrix::concat(&parts), part(&rows));
+        assert_eq!(SparseMatrix::<u32, f32>::concat(&[]), part(&[]));
     }
 
     #[test]
