@@ -286,6 +286,21 @@ def test_lazyframe_training_streams_batches_like_in_memory(tmp_path: Path) -> No
     )
 
 
+def test_lazy_batches_are_slices_of_the_engines_frames(tmp_path: Path) -> None:
+    from polars_poly._input import batches_of
+
+    frame = pl.DataFrame({"x": np.arange(3000), "y": np.arange(3000) % 7})
+    path = tmp_path / "rows.parquet"
+    frame.write_parquet(path, row_group_size=1000)
+    query = pl.scan_parquet(path).with_columns(z=pl.col("x") * 2)
+    batches = list(batches_of(query, 256))
+    assert all(0 < len(batch) <= 256 for batch in batches)
+    assert pl.concat(batches).equals(query.collect())
+    # Each is a slice of one frame of the engine: one chunk, never copied together.
+    assert all(batch.n_chunks() == 1 for batch in batches)
+    assert len(list(batches_of(query.filter(pl.col("x") < 0), 256))) == 0
+
+
 # --------------------------------------------------------------------------------- persistence
 
 

@@ -7,7 +7,7 @@ every estimator. The Rust side reads only sparse columns (``src/python/input.rs`
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,16 @@ def label_array(values: Any, what: str, first_row: int = 0) -> npt.NDArray[Any]:
         if missing:
             raise ValueError(f"{what}: row {first_row + missing[0]} is null")
     return array
+
+
+def batches_of(frame: pl.LazyFrame, size: int) -> Iterator[pl.DataFrame]:
+    """The rows of ``frame``'s query in batches of at most ``size`` rows: zero-copy slices of the
+    frames the streaming engine produces. Asking it for batches of exactly ``size`` rows made
+    it copy each batch together from its own pieces on the caller's thread (on a 10M-row
+    parquet fit, a tenth of the learner's thread)."""
+    for morsel in frame.collect_batches():
+        for start in range(0, len(morsel), size):
+            yield morsel.slice(start, size)
 
 
 def check_named_columns(schema: pl.Schema, **named: Any) -> None:

@@ -30,6 +30,7 @@ from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_float_array,
     as_polars,
+    batches_of,
     check_named_columns,
     feature_exprs,
     frame_columns,
@@ -714,7 +715,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
 
         def batches() -> Iterator[_Data]:
             first_row = self._rows_seen
-            for chunk in query.collect_batches(chunk_size=int(self.batch_size)):
+            for chunk in batches_of(query, int(self.batch_size)):
                 labels = self._labels(chunk.get_column(y), first_row)
                 weights = None
                 if isinstance(sample_weight, str):
