@@ -263,7 +263,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     )
     batch_size: int = option(
         65_536,
-        "Rows per batch when streaming a LazyFrame (and per progress-bar step).",
+        "Rows per batch (at most) when streaming a LazyFrame (and per progress-bar step).",
         check=at_least(1),
     )
     progress: bool | None = option(
