@@ -136,13 +136,15 @@ impl VwBatch {
     /// The pieces' rows in order, in one batch allocated at its final size (growing it piece by
     /// piece copied a 10M-row file's 1.6 GB several times over).
     fn concat(pieces: Vec<VwBatch>) -> Self {
-        let rows: usize = pieces.iter().map(VwBatch::n_rows).sum();
+        // Rows by their offsets: the header columns may have been taken already (`table`).
+        let rows: usize = pieces.iter().map(|piece| piece.offsets.len() - 1).sum();
+        let headers: usize = pieces.iter().map(VwBatch::n_rows).sum();
         let entries: usize = pieces.iter().map(|piece| piece.indices.len()).sum();
         let mut all = VwBatch::new();
-        all.labels.reserve_exact(rows);
-        all.importance.reserve_exact(rows);
-        all.base.reserve_exact(rows);
-        all.tags.reserve_exact(rows);
+        all.labels.reserve_exact(headers);
+        all.importance.reserve_exact(headers);
+        all.base.reserve_exact(headers);
+        all.tags.reserve_exact(headers);
         all.offsets.reserve_exact(rows);
         all.indices.reserve_exact(entries);
         all.values.reserve_exact(entries);
@@ -299,9 +301,9 @@ impl ExampleParser {
     /// its final size; with `namespaces`, the pieces are split into their namespaces' columns on
     /// the thread pool, each piece dropped once split.
     fn table(&self, mut pieces: Vec<VwBatch>) -> Table {
+        let mut columns = VwBatch::header_columns(&mut pieces);
         let Some(names) = &self.options.namespaces else {
-            let mut batch = VwBatch::concat(pieces);
-            let mut columns = VwBatch::header_columns(std::slice::from_mut(&mut batch));
+            let batch = VwBatch::concat(pieces);
             let namespaces =
                 ColumnData::ByteList { offsets: batch.offsets.clone(), values: batch.namespaces };
             let (offsets, indices, values) = (batch.offsets, batch.indices, batch.values);
@@ -312,7 +314,6 @@ impl ExampleParser {
             columns.push(("namespace".to_owned(), namespaces));
             return Table { columns };
         };
-        let mut columns = VwBatch::header_columns(&mut pieces);
         let seeds: Vec<u32> =
             names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
         let split: Vec<Vec<SparseMatrix<u32, f64>>> =
