@@ -108,6 +108,32 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         Ok(Self { offsets, indices, values, first_row: 0 })
     }
 
+    /// Rows over offsets the caller knows to be non-negative and non-decreasing: an Arrow list
+    /// array's offsets are, by the format's contract (Polars' offsets buffer type holds them
+    /// so). Only what that does not promise is checked: the entry arrays' lengths and the last
+    /// offset against them. [`SparseRows::new`]'s pass over every offset is the batch's first
+    /// read of them, a cold pass over a gigabyte on a large frame (10% of a fit from memory). A
+    /// broken promise can only make a row access panic on its slice bounds, never read outside
+    /// the arrays.
+    pub fn from_ordered_offsets(
+        offsets: &'a [i64],
+        indices: &'a [I],
+        values: &'a [V],
+    ) -> PolyResult<Self> {
+        debug_assert!(offsets.windows(2).all(|w| w[0] <= w[1]), "offsets out of order");
+        match (offsets.first(), offsets.last()) {
+            (Some(&first), Some(&last))
+                if first >= 0
+                    && indices.len() == values.len()
+                    && last as u64 <= indices.len() as u64 =>
+            {
+                Ok(Self { offsets, indices, values, first_row: 0 })
+            }
+            // What is wrong fails as the full check fails.
+            _ => Self::new(offsets, indices, values),
+        }
+    }
+
     /// The same rows, numbered from `first_row` in error messages (a chunk of a longer column).
     pub fn with_first_row(self, first_row: usize) -> Self {
         Self { first_row, ..self }
@@ -459,6 +485,23 @@ mod tests {
         assert_eq!(rows.row(1).0.len(), 0);
     }
 
+    #[test]
+    fn ordered_offsets_check_what_order_does_not_promise() {
+        let ordered = |offsets: &[i64], entries: usize| {
+            let (indices, values) = (vec![0u32; entries], vec![1.0f64; entries]);
+            let rows = SparseRows::from_ordered_offsets(offsets, &indices, &values);
+            let checked = SparseRows::new(offsets, &indices, &values);
+            assert_eq!(rows.is_ok(), checked.is_ok(), "{offsets:?}");
+            rows.map(|r| r.n_rows()).map_err(|e| e.to_string())
+        };
+        assert_eq!(ordered(&[1, 2, 2, 4], 4), Ok(3));
+        assert_eq!(ordered(&[0], 0), Ok(0));
+        assert!(ordered(&[-1, 2], 4).unwrap_err().contains("offset 0 is negative (-1)"));
+        assert!(ordered(&[0, 2, 5], 4).unwrap_err().contains("last offset 5 is past the 4"));
+        assert!(ordered(&[], 0).unwrap_err().contains("at least one offset"));
+        let mismatched = SparseRows::<u32, f64>::from_ordered_offsets(&[0, 1], &[0, 1], &[1.0]);
+        assert!(mismatched.unwrap_err().to_string().contains("2 indices but 1 values"));
+    }
     #[test]
     fn columns_to_sparse_skips_missing_and_zeros() {
         let a = [1.0, 0.0, 2.0];

@@ -154,7 +154,7 @@ pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
         macro_rules! rows {
             ($variant:ident, $i:ty, $v:ty) => {
                 RowsChunk::$variant(
-                    SparseRows::new(
+                    SparseRows::from_ordered_offsets(
                         offsets,
                         primitive::<$i>(index_array, name, "index")?,
                         primitive::<$v>(value_array, name, "value")?,
