@@ -275,6 +275,12 @@ pub(crate) struct ExampleBlock {
     expanded: Option<ExpandedBlock>,
 }
 
+/// Rows ahead of the one copied whose expanded features are prefetched (see
+/// [`ExampleBlocks::expanded`]): written by the builder thread on another core, they missed the
+/// cache when copied, 13% of the learner thread's time in a fit of a large hashed table (10M
+/// eat-rate rows, `bits=24`; the fit about 5% faster with the prefetch).
+const EXPANDED_AHEAD: usize = 8;
+
 /// A block's examples expanded at once (see [`ExampleBlock::expanded`]).
 #[derive(Clone, Debug)]
 struct ExpandedBlock {
@@ -573,8 +579,15 @@ impl ExampleBlocks {
         let block = &self.blocks[at.block];
         match block.expanded_by(generation) {
             Some(expanded) if at.position < block.built => {
-                let start = at.position * expanded.per_example;
-                out.extend_from_range(&expanded.features, start..start + expanded.per_example);
+                let per_example = expanded.per_example;
+                let start = at.position * per_example;
+                let ahead = at.position + EXPANDED_AHEAD;
+                if ahead < block.built {
+                    expanded
+                        .features
+                        .prefetch_range(ahead * per_example..(ahead + 1) * per_example);
+                }
+                out.extend_from_range(&expanded.features, start..start + per_example);
                 true
             }
             _ => false,

@@ -227,6 +227,17 @@ impl ExpandedFeatures {
         self.values.extend_from_slice(&other.values[range]);
     }
 
+    /// Prefetches the cache lines of the features in `range`, their slots and their values.
+    pub(crate) fn prefetch_range(&self, range: Range<usize>) {
+        // 16 slots or values to a 64-byte line; the last feature's line may be one more.
+        for at in
+            range.clone().step_by(16).chain(range.end.checked_sub(1).filter(|_| !range.is_empty()))
+        {
+            crate::memory::prefetch(self.slots.as_ptr().wrapping_add(at));
+            crate::memory::prefetch(self.values.as_ptr().wrapping_add(at));
+        }
+    }
+
     /// The mask every slot is within.
     pub fn mask(&self) -> u64 {
         self.mask
