@@ -569,11 +569,13 @@ impl ExampleBlocks {
 
     /// The features of the example at `at` when its block was expanded whole by the enumerator
     /// of `generation` (see [`ExampleBlocks::expand_block`]), appended to `out`; false (nothing
-    /// appended) otherwise.
+    /// appended) otherwise. With `prefetch_ahead`, the features [`EXPANDED_AHEAD`] rows on are
+    /// prefetched.
     pub(crate) fn expanded(
         &self,
         at: BlockPosition,
         generation: u64,
+        prefetch_ahead: bool,
         out: &mut ExpandedFeatures,
     ) -> bool {
         let block = &self.blocks[at.block];
@@ -582,7 +584,7 @@ impl ExampleBlocks {
                 let per_example = expanded.per_example;
                 let start = at.position * per_example;
                 let ahead = at.position + EXPANDED_AHEAD;
-                if ahead < block.built {
+                if prefetch_ahead && ahead < block.built {
                     expanded
                         .features
                         .prefetch_range(ahead * per_example..(ahead + 1) * per_example);

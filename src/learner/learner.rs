@@ -1054,7 +1054,10 @@ impl<E: Expansion> Learner<E> {
     ) -> PolyResult<()> {
         self.empty_features(&mut staged.features);
         let generation = self.expansion.generation();
-        if blocks.expanded(staged.at, generation, &mut staged.features) {
+        // Prefetching the rows ahead pays where the slots are prefetched: a large table, the
+        // blocks built on the other core.
+        let prefetch_ahead = self.prefetches();
+        if blocks.expanded(staged.at, generation, prefetch_ahead, &mut staged.features) {
             staged.generation = generation;
             return Ok(());
         }
