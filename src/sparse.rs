@@ -502,6 +502,7 @@ mod tests {
         let mismatched = SparseRows::<u32, f64>::from_ordered_offsets(&[0, 1], &[0, 1], &[1.0]);
         assert!(mismatched.unwrap_err().to_string().contains("2 indices but 1 values"));
     }
+
     #[test]
     fn columns_to_sparse_skips_missing_and_zeros() {
         let a = [1.0, 0.0, 2.0];

@@ -229,10 +229,11 @@ impl ExpandedFeatures {
 
     /// Prefetches the cache lines of the features in `range`, their slots and their values.
     pub(crate) fn prefetch_range(&self, range: Range<usize>) {
+        if range.is_empty() {
+            return;
+        }
         // 16 slots or values to a 64-byte line; the last feature's line may be one more.
-        for at in
-            range.clone().step_by(16).chain(range.end.checked_sub(1).filter(|_| !range.is_empty()))
-        {
+        for at in range.clone().step_by(16).chain([range.end - 1]) {
             crate::memory::prefetch(self.slots.as_ptr().wrapping_add(at));
             crate::memory::prefetch(self.values.as_ptr().wrapping_add(at));
         }
