@@ -202,6 +202,56 @@ def test_classifier_labels_and_probabilities() -> None:
         pp.SGDClassifier(loss="hinge").fit(X, y).predict_proba(X)
 
 
+_LABEL_VALUES = st.sampled_from([-1.0, 0.0, -0.0, 1.0, 2.0, 0.5, 7.0, 1e308, 1.7e308, -1e308])
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    values=st.lists(_LABEL_VALUES, min_size=1, max_size=30),
+    dtype=st.sampled_from(["float64", "float32", "int64", "uint8", "bool"]),
+)
+def test_classes_and_engine_labels_match_np_unique(values: list[float], dtype: str) -> None:
+    """The classes found from the labels' extremes (no sort) are ``np.unique``'s, and the
+    engine's labels are -1 / +1 by class whether or not they are copied."""
+    from polars_poly.learner import _two_or_fewer_values, classes_of
+
+    raw = np.asarray(values)
+    if dtype != "float64":  # the extremes of float64 only (their sum overflows)
+        raw = np.where(np.abs(raw) > 100, 9.0, raw)
+    labels = (np.abs(raw) if dtype in ("uint8", "bool") else raw).astype(dtype)
+    expected = np.unique(labels)
+    found = _two_or_fewer_values(labels)
+    if found is None:
+        assert len(expected) > 2
+    else:
+        assert found.dtype == labels.dtype
+        np.testing.assert_array_equal(found, expected)
+    if len(expected) > 1 and (labels.dtype.kind != "f" or np.all(labels == np.round(labels))):
+        classes = classes_of(labels)
+        np.testing.assert_array_equal(classes, expected)
+        if len(classes) == 2:
+            before = labels.copy()
+            model = pp.SGDClassifier()
+            engine = model._labels(labels)
+            np.testing.assert_array_equal(engine, np.where(labels == classes[1], 1.0, -1.0))
+            assert engine.dtype == np.float64
+            np.testing.assert_array_equal(labels, before)
+            # Later batches are checked against the classes found first.
+            np.testing.assert_array_equal(model._labels(labels[::-1]), engine[::-1])
+            if dtype != "bool":
+                with pytest.raises(ValueError, match="y: row 0: label 3(.0)? is not one of"):
+                    model._labels(np.asarray([3], dtype=labels.dtype))
+
+
+def test_non_finite_labels_are_named_by_row() -> None:
+    X, _ = toy_classification(20)
+    for bad in (np.nan, np.inf, -np.inf):
+        y = np.where(np.arange(20) % 2 == 0, 1.0, -1.0)
+        y[13] = bad
+        with pytest.raises(ValueError, match=f"row 13: label is {bad}"):
+            pp.SGDClassifier().fit(X, y)
+
+
 # ---------------------------------------------------------------------------- Polars scoring
 
 
