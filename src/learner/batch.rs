@@ -281,6 +281,10 @@ pub(crate) struct ExampleBlock {
 /// eat-rate rows, `bits=24`; the fit about 5% faster with the prefetch).
 const EXPANDED_AHEAD: usize = 8;
 
+/// Rows ahead of the one learned whose label and weight are prefetched (see
+/// [`ExampleBlock::label_and_weight`]).
+const LABELS_AHEAD: usize = 32;
+
 /// A block's examples expanded at once (see [`ExampleBlock::expanded`]).
 #[derive(Clone, Debug)]
 struct ExpandedBlock {
@@ -430,15 +434,28 @@ impl ExampleBlock {
 
     /// The label and importance weight of the example at `position`; the error of an invalid
     /// row.
+    #[inline]
     fn label_and_weight(&self, position: usize, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
         if position >= self.built {
-            let row = batch.first_row + self.rows[position];
-            return Err(self
-                .error
-                .clone()
-                .unwrap_or_else(|| PolyError::InvalidInput(format!("row {row} was not built"))));
+            return Err(self.unbuilt_row_error(position, batch));
+        }
+        if let Some(&ahead) = self.rows.get(position + LABELS_AHEAD) {
+            crate::memory::prefetch(batch.labels.as_ptr().wrapping_add(ahead));
+            if let Some(weights) = batch.weights {
+                crate::memory::prefetch(weights.as_ptr().wrapping_add(ahead));
+            }
         }
         Ok(label_and_weight(batch, self.rows[position]))
+    }
+
+    /// The error of the row at `position`, which was not built (out of line: the learner's
+    /// per-example path stays small enough to inline).
+    #[cold]
+    fn unbuilt_row_error(&self, position: usize, batch: &Batch<'_>) -> PolyError {
+        let row = batch.first_row + self.rows[position];
+        self.error
+            .clone()
+            .unwrap_or_else(|| PolyError::InvalidInput(format!("row {row} was not built")))
     }
 
     /// The example at `position` (its feature set as `union` says, see
@@ -598,6 +615,7 @@ impl ExampleBlocks {
 
     /// The label and importance weight of the example at `at` (the error of an invalid row, as
     /// [`ExampleBlocks::example`]'s), without reading its namespaces.
+    #[inline]
     pub(crate) fn label_and_weight(
         &self,
         at: BlockPosition,
