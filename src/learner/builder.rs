@@ -18,13 +18,17 @@ use super::expansion::{Expansion, Interactions};
 
 /// Blocks the builder may have out (built and not yet handed back by the learner, which holds
 /// two at a time): the builder sleeps when all are out and wakes when the learner hands back
-/// [`RETURN_GROUP`] of them, so that it wakes once every few blocks, not every block (a
-/// wake-up per block cost 5% of the step). Must exceed `RETURN_GROUP + 1`, or the builder
-/// could wait for blocks the learner waits to be built.
-const BLOCKS_OUT: usize = 12;
+/// [`RETURN_GROUP`] of them, so that it wakes once every many blocks, not every block. Waking
+/// a thread is a system call and, on a virtual machine, an interrupt to the other core: a
+/// wake-up per block cost 5% of the step, and one per 8 blocks still cost 7% of a 10M-row
+/// eat-rate fit (`benches/large_hashed.py`; docs/benchmarks.md, run 15). Must exceed
+/// `RETURN_GROUP + 1`, or the builder could wait for blocks the learner waits to be built.
+/// The blocks out bound the memory between the threads: a block of 256 rows is about 140 KB
+/// of eat-rate's 12 one-hot columns, 600 KB of 200-token text rows.
+const BLOCKS_OUT: usize = 48;
 
 /// Blocks the learner hands back to the builder at once.
-const RETURN_GROUP: usize = 8;
+const RETURN_GROUP: usize = 40;
 
 /// Where a weight table's slots are, for the builder to prefetch the slots of the blocks it
 /// expands: on a table of gigabytes the learner's own prefetches wait on page walks, and the
