@@ -1416,8 +1416,7 @@ def _two_or_fewer_values(labels: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
     labels that and its fresh memory took 0.05-0.25 s of every fit, 2-3 passes here."""
     if labels.dtype.kind not in "biuf" or len(labels) == 0:
         return None
-    if labels.dtype.kind == "f" and not _finite_extremes(labels):
-        return None
+    # With a NaN among them both extremes are NaN, equal to no label: np.unique decides.
     low, high = labels.min(), labels.max()
     n_low = np.count_nonzero(labels == low)
     if n_low == len(labels):
