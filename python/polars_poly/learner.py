@@ -765,9 +765,14 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         query, batches = self._lazy_batches(frame, y, sample_weight, fitting=True)
         apple = self._apple()
         # apple's epochs need the run length: count the rows first, in the scan (if any) that
-        # finds what the model needs before its first batch.
-        count = run_length is None and apple is not None and apple.schedule == "epochs"
-        aggregates = [*self._lazy_facts(y), *([pl.len().alias("_rows")] if count else [])]
+        # finds what the model needs before its first batch. Where that scan runs anyway (a
+        # classifier's classes) the rows are counted too: a large table the run will fill then
+        # starts on huge pages (see `Learner.begin_run`).
+        facts_needed = self._lazy_facts(y)
+        count = run_length is None and (
+            (apple is not None and apple.schedule == "epochs") or bool(facts_needed)
+        )
+        aggregates = [*facts_needed, *([pl.len().alias("_rows")] if count else [])]
         facts = query.select(aggregates).collect(engine="streaming") if aggregates else None
         if facts is not None:
             self._learn_facts(facts)

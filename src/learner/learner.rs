@@ -386,6 +386,14 @@ impl<E: Expansion> Learner<E> {
         &mut self.expansion
     }
 
+    /// A run of `examples` learned examples starts: a growing feature set places its epochs
+    /// ([`Expansion::begin_run`]) and a large table that the run will fill starts on huge
+    /// pages ([`WeightTable::prepare_for`]).
+    pub fn begin_run(&mut self, examples: u64) -> PolyResult<()> {
+        self.expansion.begin_run(examples);
+        self.weights.prepare_for(examples)
+    }
+
     pub fn weights(&self) -> &WeightTable {
         &self.weights
     }
@@ -1171,7 +1179,7 @@ impl<E: Expansion> Learner<E> {
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;
         let learned_per_pass = (0..n).filter(|&row| !is_holdout(row)).count() as u64;
         let run_length = learned_per_pass * options.passes as u64;
-        self.expansion.begin_run(run_length);
+        self.begin_run(run_length)?;
         self.average = None;
         if tail > 0.0 {
             let window = ((run_length as f64 * tail).ceil() as u64).min(run_length);

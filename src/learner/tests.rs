@@ -1461,3 +1461,35 @@ fn invalid_entries_name_their_column_when_there_are_several() {
         }
     }
 }
+
+/// A run announced with `begin_run` starts a large table on huge pages; it learns what the
+/// same run unannounced learns (whose table moves to huge pages on the way), bit for bit.
+#[test]
+fn an_announced_run_learns_what_an_unannounced_one_learns() {
+    let n = 6_000;
+    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
+    // 2^16 slots at stride 4 would be small: 2^21 (32 MiB) is a large table.
+    let config = LearnerConfig {
+        bits: 21,
+        loss: Loss::Logistic(Logistic),
+        namespaces: vec!["a".into(), "b".into()],
+        ..LearnerConfig::default()
+    };
+    let run = |announced: Option<u64>| {
+        let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+        let mut learner = Learner::new(config.clone(), expansion).unwrap();
+        if let Some(examples) = announced {
+            learner.begin_run(examples).unwrap();
+            assert!(learner.weights().uses_huge_pages());
+        }
+        learner.learn_batch(&batch).unwrap();
+        learner
+    };
+    let (plain, announced) = (run(None), run(Some(1 << 18)));
+    assert_eq!(announced.progress(), plain.progress());
+    assert_eq!(announced.weights().data(), plain.weights().data());
+}

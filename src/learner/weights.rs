@@ -214,6 +214,23 @@ impl WeightTable {
         }
     }
 
+    /// Prepares the table for a run of `examples` examples: a large table that a run this long
+    /// will move to huge pages anyway (one example per 8 slots touches far more than an eighth
+    /// of its 4 KiB pages unless nearly every feature repeats) starts on them, faulted in on the
+    /// thread pool, instead of faulting an eighth of it in 4 KiB pages first and then moving.
+    pub(crate) fn prepare_for(&mut self, examples: u64) -> PolyResult<()> {
+        let long = u128::from(examples) * 8 >= self.n_slots() as u128;
+        if !long || !self.is_large() || self.huge_pages || self.n_touched > 0 {
+            return Ok(());
+        }
+        self.ensure_allocated()?;
+        self.huge_pages = true;
+        self.touched = Vec::new();
+        crate::memory::advise_huge_pages(&mut self.data);
+        fault_in_parallel(&mut self.data);
+        Ok(())
+    }
+
     /// Asks for huge pages now (also for a table about to be filled densely, e.g. read from a
     /// file).
     ///
@@ -369,6 +386,33 @@ mod tests {
             assert!(t.uses_huge_pages());
             assert_eq!(t.data(), &before[..], "stride {stride}");
         }
+    }
+
+    #[test]
+    fn a_long_run_starts_a_large_table_on_huge_pages() {
+        // 2^21 slots at stride 4: 32 MiB, a large table; a run of 2^18 examples fills it.
+        let mut t = WeightTable::new(21, 4);
+        t.prepare_for((1 << 18) - 1).unwrap();
+        assert!(!t.is_allocated(), "a shorter run leaves the table to grow as it is touched");
+        t.prepare_for(1 << 18).unwrap();
+        assert!(t.is_allocated() && t.uses_huge_pages());
+        assert!(t.data().iter().all(|&v| v == 0.0), "faulted in, still zero");
+        t.touch(&[7, 1 << 20]);
+        t.data_mut()[7 * 4] = 1.5;
+        assert_eq!(t.weight(7), 1.5);
+        assert_eq!(t.clone().data(), t.data());
+
+        // A small table (4 MiB) stays on 4 KiB pages, and so does one already touched.
+        let mut small = WeightTable::new(18, 4);
+        small.prepare_for(1 << 30).unwrap();
+        assert!(!small.uses_huge_pages());
+        let mut touched = WeightTable::new(21, 4);
+        touched.ensure_allocated().unwrap();
+        touched.touch(&[3]);
+        touched.data_mut()[3 * 4] = 2.0;
+        touched.prepare_for(1 << 30).unwrap();
+        assert!(!touched.uses_huge_pages());
+        assert_eq!(touched.weight(3), 2.0);
     }
 
     #[test]

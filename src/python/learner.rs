@@ -21,7 +21,7 @@ use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
 use crate::learner::features::{monomial_field, namespace_field};
-use crate::learner::{Batch, Expansion, FitOptions, Loss};
+use crate::learner::{Batch, FitOptions, Loss};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
@@ -334,11 +334,10 @@ impl PyLearner {
         Ok(self.inner.read().map_err(poisoned)?.config().namespace_seed(k))
     }
 
-    /// Tells a growing feature set (apple) that `examples` learned examples follow, so that it
-    /// can place its epochs; a no-op for fixed expansions.
+    /// Tells the model that `examples` learned examples follow: a growing feature set (apple)
+    /// places its epochs, a large weight table the run will fill starts on huge pages.
     fn begin_run(&self, examples: u64) -> PyResult<()> {
-        self.inner.write().map_err(poisoned)?.expansion_mut().begin_run(examples);
-        Ok(())
+        self.inner.write().map_err(poisoned)?.begin_run(examples).map_err(py_error)
     }
 
     /// apple's parents in the order they were added: (factor hashes, expansion number, effective
