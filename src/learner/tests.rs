@@ -1368,35 +1368,47 @@ fn a_builder_thread_learns_what_the_learner_alone_learns() {
     }
 }
 
+/// `test` run on a batch of `n` rows of [`two_field_batch_parts`] (40 values a field, three wide
+/// rows).
+fn with_two_field_batch<T>(n: usize, test: impl FnOnce(&Batch<'_>) -> T) -> T {
+    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    test(&Batch::new(&ns, &labels, Some(&weights)).unwrap())
+}
+
+/// A logistic learner of a `2^bits` table crossing the two fields of [`two_field_batch_parts`].
+fn two_field_cross_learner(bits: u32) -> Learner<Interactions> {
+    let config = LearnerConfig {
+        bits,
+        loss: Loss::Logistic(Logistic),
+        namespaces: vec!["a".into(), "b".into()],
+        ..LearnerConfig::default()
+    };
+    let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+    Learner::new(config, expansion).unwrap()
+}
+
 /// On a table of gigabytes the builder also prefetches the slots it expands
 /// (`SlotAddresses`); learning is unchanged, bit for bit (the second batch finds the table
 /// allocated, so its builder prefetches). Predictions are compared, not the 4 GiB tables.
 #[test]
 fn a_builder_prefetching_a_huge_table_learns_what_the_learner_alone_learns() {
     let n = 5_000;
-    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
-    let rows: Vec<SparseRows<'_, u32, f64>> =
-        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
-    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
-    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
-    let config = LearnerConfig {
-        bits: 28,
-        loss: Loss::Logistic(Logistic),
-        namespaces: vec!["a".into(), "b".into()],
-        ..LearnerConfig::default()
-    };
-    let run = |builder: BuilderThread| {
-        let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
-        let mut learner = Learner::new(config.clone(), expansion).unwrap();
-        learner.set_builder_thread(builder);
-        let mut recorded = Vec::new();
-        learner.learn_batch_recording(&batch, &mut recorded).unwrap();
-        learner.learn_batch_recording(&batch, &mut recorded).unwrap();
-        (learner.progress().clone(), recorded)
-    };
-    let (alone, built) = (run(BuilderThread::Never), run(BuilderThread::Always));
-    assert_eq!(built, alone);
-    assert_eq!(alone.1.len(), 2 * n);
+    with_two_field_batch(n, |batch| {
+        let run = |builder: BuilderThread| {
+            let mut learner = two_field_cross_learner(28);
+            learner.set_builder_thread(builder);
+            let mut recorded = Vec::new();
+            learner.learn_batch_recording(batch, &mut recorded).unwrap();
+            learner.learn_batch_recording(batch, &mut recorded).unwrap();
+            (learner.progress().clone(), recorded)
+        };
+        let (alone, built) = (run(BuilderThread::Never), run(BuilderThread::Always));
+        assert_eq!(built, alone);
+        assert_eq!(alone.1.len(), 2 * n);
+    });
 }
 
 /// With a builder thread, an example refused at its turn still stops learning at its row, the
@@ -1466,30 +1478,19 @@ fn invalid_entries_name_their_column_when_there_are_several() {
 /// same run unannounced learns (whose table moves to huge pages on the way), bit for bit.
 #[test]
 fn an_announced_run_learns_what_an_unannounced_one_learns() {
-    let n = 6_000;
-    let (columns, labels, weights) = two_field_batch_parts(n, 40, &[1_000, 1_001, 4_321]);
-    let rows: Vec<SparseRows<'_, u32, f64>> =
-        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
-    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
-    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
-    // 2^16 slots at stride 4 would be small: 2^21 (32 MiB) is a large table.
-    let config = LearnerConfig {
-        bits: 21,
-        loss: Loss::Logistic(Logistic),
-        namespaces: vec!["a".into(), "b".into()],
-        ..LearnerConfig::default()
-    };
-    let run = |announced: Option<u64>| {
-        let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
-        let mut learner = Learner::new(config.clone(), expansion).unwrap();
-        if let Some(examples) = announced {
-            learner.begin_run(examples).unwrap();
-            assert!(learner.weights().uses_huge_pages());
-        }
-        learner.learn_batch(&batch).unwrap();
-        learner
-    };
-    let (plain, announced) = (run(None), run(Some(1 << 18)));
-    assert_eq!(announced.progress(), plain.progress());
-    assert_eq!(announced.weights().data(), plain.weights().data());
+    with_two_field_batch(6_000, |batch| {
+        let run = |announced: Option<u64>| {
+            // 2^21 slots at stride 4: 32 MiB, a large table.
+            let mut learner = two_field_cross_learner(21);
+            if let Some(examples) = announced {
+                learner.begin_run(examples).unwrap();
+                assert!(learner.weights().uses_huge_pages());
+            }
+            learner.learn_batch(batch).unwrap();
+            learner
+        };
+        let (plain, announced) = (run(None), run(Some(1 << 18)));
+        assert_eq!(announced.progress(), plain.progress());
+        assert_eq!(announced.weights().data(), plain.weights().data());
+    });
 }
