@@ -224,9 +224,8 @@ impl WeightTable {
             return Ok(());
         }
         self.ensure_allocated()?;
-        self.huge_pages = true;
-        self.touched = Vec::new();
-        crate::memory::advise_huge_pages(&mut self.data);
+        // Untouched, the table is advised in place (nothing to move).
+        self.use_huge_pages();
         fault_in_parallel(&mut self.data);
         Ok(())
     }
