@@ -218,9 +218,17 @@ impl WeightTable {
     /// will move to huge pages anyway (one example per 8 slots touches far more than an eighth
     /// of its 4 KiB pages unless nearly every feature repeats) starts on them, faulted in on the
     /// thread pool, instead of faulting an eighth of it in 4 KiB pages first and then moving.
+    ///
+    /// A table the memory available could not back whole is left to grow as it is touched:
+    /// faulting it in would ask the kernel for more than it has (on a 24 GB machine a 64 GiB
+    /// table spent 30 s in failed huge-page allocations).
     pub(crate) fn prepare_for(&mut self, examples: u64) -> PolyResult<()> {
         let long = u128::from(examples) * 8 >= self.n_slots() as u128;
         if !long || !self.is_large() || self.huge_pages || self.n_touched > 0 {
+            return Ok(());
+        }
+        let fits = crate::memory::check_fits(self.size_bytes(), "the weight table", "").is_ok();
+        if !fits {
             return Ok(());
         }
         self.ensure_allocated()?;
@@ -400,6 +408,14 @@ mod tests {
         t.data_mut()[7 * 4] = 1.5;
         assert_eq!(t.weight(7), 1.5);
         assert_eq!(t.clone().data(), t.data());
+
+        // A table larger than the memory available is not faulted in (2^32 slots: 64 GiB).
+        let mut beyond = WeightTable::new(32, 4);
+        let available = crate::memory::available_bytes().map_or(u128::MAX, u128::from);
+        if available < beyond.size_bytes() {
+            beyond.prepare_for(1 << 40).unwrap();
+            assert!(!beyond.is_allocated(), "left to grow as it is touched");
+        }
 
         // A small table (4 MiB) stays on 4 KiB pages, and so does one already touched.
         let mut small = WeightTable::new(18, 4);
