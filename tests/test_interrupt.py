@@ -76,7 +76,7 @@ print("ready", flush=True); pp.read_vw(sys.argv[2])
 
 @pytest.fixture(scope="module")
 def text_files(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    """A LIBSVM and a Vowpal Wabbit file of 1.6M lines (seconds to read)."""
+    """A LIBSVM and a Vowpal Wabbit file of 1.6M lines (about a second to read)."""
     folder = tmp_path_factory.mktemp("interrupt")
     features = " ".join(f"{j}:0.{j % 9 + 1}" for j in range(1, 40, 2))
     svm, vw = folder / "big.svm", folder / "big.vw"
@@ -111,7 +111,11 @@ def run(workload: str, files: tuple[Path, Path], interrupt_after: float | None) 
 def test_ctrl_c_stops_long_operations_within_a_second(
     workload: str, text_files: tuple[Path, Path]
 ) -> None:
-    latency, out, err, code = run(workload, text_files, interrupt_after=1.0)
+    # The readers parse these files in about 0.8 s, then assemble the columns: interrupted
+    # after a second, they had finished parsing, and the latency measured the assembly and
+    # the process's exit (1.07-1.12 s in 2 of 4 CI runs), not a read interrupted midway.
+    after = 0.4 if workload.startswith("read_") else 1.0
+    latency, out, err, code = run(workload, text_files, interrupt_after=after)
     print(f"\n{workload}: Ctrl-C latency {latency:.3f} s")
     assert "KeyboardInterrupt" in err, err[-2000:]
     assert code != 0
