@@ -24,7 +24,7 @@ use crate::learner::expansion::{
     check_scratch_fits, push_constant, Learned, INTERACTION_PRIME, MAX_EXPANDED_FEATURES,
 };
 use crate::learner::features::{monomial_field, namespace_field};
-use crate::learner::{Example, ExpandedFeatures, Expansion};
+use crate::learner::{Example, ExampleShape, ExpandedFeatures, Expansion};
 
 /// Apple's parameters (saved with the model). The serde form is the options the Python layer
 /// gives (`polars_poly.Apple`); `constant`, `window` and `budget` take their defaults when
@@ -516,6 +516,22 @@ impl Apple {
         });
     }
 
+    /// Counts a learned example of `n_features` features; returns its number.
+    fn count_learned(&mut self, n_features: usize) -> u64 {
+        // The last expansion's catch-up is over.
+        self.catching_up = None;
+        self.progress.learned += 1;
+        self.progress.nonzeros += n_features as f64 + if self.config.constant { 1.0 } else { 0.0 };
+        self.progress.learned
+    }
+
+    /// Expands at the schedule's points (`count`: the example just learned).
+    fn expand_if_due(&mut self, count: u64, learned: &Learned<'_>) {
+        if self.schedule.is_expansion_point(count) {
+            self.expand_now(learned);
+        }
+    }
+
     /// Whether the example about to be counted as number `learned` should be remembered.
     fn remember_now(&self, learned: u64) -> bool {
         self.schedule
@@ -599,12 +615,7 @@ impl Expansion for Apple {
     }
 
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
-        // The last expansion's catch-up is over.
-        self.catching_up = None;
-        self.progress.learned += 1;
-        let count = self.progress.learned;
-        self.progress.nonzeros +=
-            example.n_features() as f64 + if self.config.constant { 1.0 } else { 0.0 };
+        let count = self.count_learned(example.n_features());
         if let Some(categorical) = &mut self.categorical {
             categorical.observe(example);
         }
@@ -618,8 +629,24 @@ impl Expansion for Apple {
                 self.window.remember(hashes, values, learned.residual() as f32);
             }
         }
-        if self.schedule.is_expansion_point(count) {
-            self.expand_now(learned);
+        self.expand_if_due(count, learned);
+    }
+
+    /// The example is read to note its namespaces (unless it leaves the notes as they are) and
+    /// to remember it for the next expansion (unless it has no candidate parent).
+    fn reads_example(&self, shape: &ExampleShape) -> bool {
+        let remembered = self.remember_now(self.progress.learned + 1);
+        match &self.categorical {
+            None => remembered,
+            Some(categorical) => {
+                !categorical.unchanged_by(shape)
+                    || (remembered && !categorical.all_categorical_of(shape.n_namespaces))
+            }
         }
+    }
+
+    fn after_learn_unread(&mut self, shape: &ExampleShape, learned: &Learned<'_>) {
+        let count = self.count_learned(shape.n_features);
+        self.expand_if_due(count, learned);
     }
 }

@@ -23,7 +23,7 @@
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::learner::example::FeatureUnion;
-use crate::learner::Example;
+use crate::learner::{Example, ExampleShape};
 
 /// Most namespaces a stored model may list (guards allocation).
 const MAX_STORED_NAMESPACES: usize = 1 << 20;
@@ -74,6 +74,17 @@ impl CategoricalNamespaces {
                 };
             }
         }
+    }
+
+    /// Whether noting an example of shape `shape` leaves the notes as they are: it is
+    /// categorical, and its namespaces have been seen.
+    pub fn unchanged_by(&self, shape: &ExampleShape) -> bool {
+        shape.categorical && self.categorical.len() >= shape.n_namespaces
+    }
+
+    /// Whether the first `n` namespaces are all categorical (or not yet seen).
+    pub fn all_categorical_of(&self, n: usize) -> bool {
+        (0..n).all(|k| self.is_categorical(k))
     }
 
     /// Whether every namespace seen so far is categorical (apple then has no candidate parent).

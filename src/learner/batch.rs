@@ -23,7 +23,9 @@
 //! [`super::Expansion::expand_one_hot_block`]): the learner then copies each example's features
 //! from the block instead of assembling and expanding it.
 
-use super::example::{check_label_and_weight, push_canonical, Example, ExampleBuffer, Union};
+use super::example::{
+    check_label_and_weight, push_canonical, Example, ExampleBuffer, ExampleShape, Union,
+};
 use super::features::ExpandedFeatures;
 use crate::error::{PolyError, PolyResult};
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
@@ -270,6 +272,8 @@ pub(crate) struct ExampleBlock {
     error: Option<PolyError>,
     /// Every built row holds exactly one feature in every namespace.
     one_hot: bool,
+    /// ... and each of value 1 (hashed categorical fields).
+    categorical: bool,
     /// The built rows expanded whole ([`ExampleBlocks::expand_block`]), each example's
     /// `per_example` features in turn, as the enumerator of `generation` gave them.
     expanded: Option<ExpandedBlock>,
@@ -375,6 +379,7 @@ impl ExampleBlock {
         }
         self.expanded = None;
         self.one_hot = self.spans[..self.built * n].iter().all(|&(start, end)| end == start + 1);
+        self.categorical = self.one_hot && self.sink.values.iter().all(|&value| value == 1.0);
         // A row's namespaces first, then its label and weight (the order of building row by row).
         for position in 0..self.built {
             let row = self.rows[position];
@@ -622,6 +627,18 @@ impl ExampleBlocks {
         batch: &Batch<'_>,
     ) -> PolyResult<(f64, f64)> {
         self.blocks[at.block].label_and_weight(at.position, batch)
+    }
+
+    /// The shape of the example at `at` without reading its namespaces, when its block is
+    /// one-hot (`None` otherwise, or for a row not built).
+    #[inline]
+    pub(crate) fn shape(&self, at: BlockPosition) -> Option<ExampleShape> {
+        let block = &self.blocks[at.block];
+        (block.one_hot && at.position < block.built).then_some(ExampleShape {
+            n_namespaces: block.n_namespaces,
+            n_features: block.n_namespaces,
+            categorical: block.categorical,
+        })
     }
 
     /// The example at `at` (see [`ExampleBlock::example`]).

@@ -122,6 +122,28 @@ impl<'a> Example<'a> {
     }
 }
 
+/// What the learner knows of a learned example without reading its namespaces: from its block,
+/// when every row of the block holds one feature per namespace (see
+/// [`super::Expansion::reads_example`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ExampleShape {
+    pub n_namespaces: usize,
+    /// Features over all namespaces (the constant not counted).
+    pub n_features: usize,
+    /// Every namespace holds one feature of value 1 (a hashed categorical field).
+    pub categorical: bool,
+}
+
+impl ExampleShape {
+    /// The shape of `example` (reading its namespaces).
+    pub fn of(example: &Example<'_>) -> Self {
+        let n_namespaces = example.n_namespaces();
+        let categorical = (0..n_namespaces)
+            .all(|k| matches!(example.namespace(k).values, [value] if *value == 1.0));
+        ExampleShape { n_namespaces, n_features: example.n_features(), categorical }
+    }
+}
+
 /// What [`Example::assemble`] does about the feature set of several namespaces.
 pub(crate) enum Union<'a> {
     /// Nothing: the enumerator reads only the namespaces

@@ -23,7 +23,7 @@
 use std::fmt::Debug;
 
 use super::batch::OneHotColumns;
-use super::example::Example;
+use super::example::{Example, ExampleShape};
 pub use super::features::ExpandedFeatures;
 use super::features::{cross_field, degree_field, namespace_field, CONSTANT_FIELD};
 use super::loss::Loss;
@@ -64,6 +64,19 @@ pub trait Expansion: Debug + Send + Sync {
     /// Called after every learned example (not for holdout rows) with the model as it is after
     /// the update; enumerators that grow (apple) count examples and grow here.
     fn after_learn(&mut self, _example: &Example<'_>, _learned: &Learned<'_>) {}
+
+    /// Whether [`Expansion::after_learn`] must read the next learned example, of shape `shape`
+    /// (true, the default, for every example). When it need not, the learner skips assembling
+    /// the example and calls [`Expansion::after_learn_unread`] instead: on a large table the
+    /// example's namespaces, written by the builder thread on the other core, are misses, and
+    /// apple with field crosses screens only some examples.
+    fn reads_example(&self, _shape: &ExampleShape) -> bool {
+        true
+    }
+
+    /// [`Expansion::after_learn`] for an example [`Expansion::reads_example`] said it need not
+    /// read: it must leave the enumerator exactly as `after_learn` would.
+    fn after_learn_unread(&mut self, _shape: &ExampleShape, _learned: &Learned<'_>) {}
 
     /// Whether the learner must hand this enumerator the examples it learns: false only for
     /// one whose [`Expansion::after_learn`] does nothing and which never wants recent

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use super::averaging::TailAverage;
 use super::batch::{Batch, BlockPosition, ExampleBlocks, RowBlocks};
 use super::builder::{self, BuiltFor, FollowsExpansion, SlotAddresses};
-use super::example::{Example, ExampleBuffer, FeatureUnion, Union};
+use super::example::{Example, ExampleBuffer, ExampleShape, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::namespace_field;
 use super::field_scales::FieldScales;
@@ -514,37 +514,57 @@ impl<E: Expansion> Learner<E> {
         let mut features = std::mem::replace(&mut self.scratch.features, ExpandedFeatures::new(0));
         self.empty_features(&mut features);
         self.expansion.expand(example, &mut features);
-        let result = self.learn_example(example, &features, row, &[]);
+        let (label, weight) = (example.label, example.weight);
+        let result = self.learn_example(None, || Ok(*example), label, weight, &features, row, &[]);
         self.scratch.features = features;
         result
     }
 
-    /// Learns `example` from its expanded `features` (label and expansion checked by the caller)
-    /// and tells the enumerator; `upcoming`: slots to prefetch meanwhile.
-    fn learn_example(
+    /// Learns an example from its expanded `features` (label and expansion checked by the
+    /// caller) and tells the enumerator; `upcoming`: slots to prefetch meanwhile. `example`
+    /// assembles the example, called only when the enumerator reads it
+    /// ([`Expansion::reads_example`], asked when the caller knows its `shape`) or the learner
+    /// keeps it for a catch-up.
+    #[allow(clippy::too_many_arguments)]
+    fn learn_example<'e>(
         &mut self,
-        example: &Example<'_>,
+        shape: Option<ExampleShape>,
+        example: impl Fn() -> PolyResult<Example<'e>>,
+        label: f64,
+        weight: f64,
         features: &ExpandedFeatures,
         row: usize,
         upcoming: &[u32],
     ) -> PolyResult<f64> {
-        let p = self.learn_checked(features, example.label, example.weight, row, upcoming)?;
+        let p = self.learn_checked(features, label, weight, row, upcoming)?;
         let learned = Learned {
             prediction: p,
-            label: example.label,
+            label,
             loss: self.config.loss,
             weights: &self.weights,
             state: &self.state,
             normalized: self.config.rule.normalized,
         };
-        self.expansion.after_learn(example, &learned);
+        let mut read = None;
+        match shape.filter(|shape| !self.expansion.reads_example(shape)) {
+            Some(shape) => self.expansion.after_learn_unread(&shape, &learned),
+            None => {
+                let example = example()?;
+                self.expansion.after_learn(&example, &learned);
+                read = Some(example);
+            }
+        }
         let catching_up = self.expansion.catch_up_due();
         let wanted = self.expansion.recent_examples_wanted();
         if wanted > 0 || catching_up {
             // The example that made features join is replayed too; when the enumerator stops
             // wanting examples as it grows (its last cross), the kept ones are replayed first.
             let most = if wanted > 0 { wanted } else { self.recent.most() };
-            self.recent.push(example, most);
+            let example = match read {
+                Some(example) => example,
+                None => example()?,
+            };
+            self.recent.push(&example, most);
         }
         if catching_up {
             self.catch_up()?;
@@ -978,14 +998,17 @@ impl<E: Expansion> Learner<E> {
                 } else {
                     let row = batch.first_row + row;
                     let p = if self.expansion.learns_from_examples() {
-                        // Staging built the feature set, if the enumerator reads it.
-                        let union = if self.expansion.uses_feature_set() {
-                            Union::Built(&current.union)
-                        } else {
-                            Union::Skip
+                        // Staging built the feature set, if the enumerator reads it (whose
+                        // count, then, only the example knows).
+                        let with_set = self.expansion.uses_feature_set();
+                        let shape = if with_set { None } else { blocks.shape(current.at) };
+                        let example = || {
+                            let union =
+                                if with_set { Union::Built(&current.union) } else { Union::Skip };
+                            blocks.example(current.at, batch, union)
                         };
-                        let example = blocks.example(current.at, batch, union)?;
-                        self.learn_example(&example, &current.features, row, upcoming)?
+                        let features = &current.features;
+                        self.learn_example(shape, example, label, weight, features, row, upcoming)?
                     } else {
                         self.learn_checked(&current.features, label, weight, row, upcoming)?
                     };

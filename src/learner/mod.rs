@@ -38,7 +38,7 @@ pub mod update;
 pub mod weights;
 
 pub use batch::{Batch, NamespaceRows, OneHotColumns};
-pub use example::{Example, ExampleBuffer};
+pub use example::{Example, ExampleBuffer, ExampleShape};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::ExpandedFeatures;
 pub use learner::{

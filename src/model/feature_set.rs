@@ -11,7 +11,9 @@ use crate::apple::{Apple, AppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::field_apple::{FieldApple, FieldAppleConfig};
-use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, Learned, OneHotColumns};
+use crate::learner::{
+    Example, ExampleShape, ExpandedFeatures, Expansion, Interactions, Learned, OneHotColumns,
+};
 
 /// The first format version with apple's categorical namespaces beside field crosses (earlier
 /// models continue taking parents from every namespace, as they were trained).
@@ -386,6 +388,30 @@ impl Expansion for FeatureSet {
             FeatureSet::AppleFields(apple, fields) => {
                 apple.after_learn(example, learned);
                 fields.after_learn(example, learned);
+            }
+        }
+    }
+
+    fn reads_example(&self, shape: &ExampleShape) -> bool {
+        match self {
+            FeatureSet::Fixed(e) => e.reads_example(shape),
+            FeatureSet::Apple(e) => e.reads_example(shape),
+            FeatureSet::FieldApple(e) => e.reads_example(shape),
+            // Both learn of the example the same way: read if either reads it.
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.reads_example(shape) || fields.reads_example(shape)
+            }
+        }
+    }
+
+    fn after_learn_unread(&mut self, shape: &ExampleShape, learned: &Learned<'_>) {
+        match self {
+            FeatureSet::Fixed(e) => e.after_learn_unread(shape, learned),
+            FeatureSet::Apple(e) => e.after_learn_unread(shape, learned),
+            FeatureSet::FieldApple(e) => e.after_learn_unread(shape, learned),
+            FeatureSet::AppleFields(apple, fields) => {
+                apple.after_learn_unread(shape, learned);
+                fields.after_learn_unread(shape, learned);
             }
         }
     }
