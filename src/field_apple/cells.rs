@@ -34,10 +34,28 @@ pub struct PairCells {
     /// `2^bits` cells of (residual sum, count).
     cells: Vec<[f32; 2]>,
     shift: u32,
-    /// Reused per example: the cells of the candidates' value pairs with their products
-    /// `x_i x_j`, and each candidate's span of them.
+    /// For [`PairCells::screen`]: the example located.
+    located: LocatedCells,
+}
+
+/// The cells of an example's value pairs, located (and fetched ahead) before the example is
+/// judged ([`PairCells::locate`], [`PairCells::judge`]): each cell with its product `x_i x_j`,
+/// and each candidate's span of them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LocatedCells {
     slots: Vec<(usize, f32)>,
     spans: Vec<(usize, usize)>,
+}
+
+impl LocatedCells {
+    /// Cells located.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
 }
 
 /// The cell of value pair (`hash_a`, `hash_b`) of the cross of fields `pair`.
@@ -51,16 +69,13 @@ fn cell(hash_a: u64, hash_b: u64, pair: (usize, usize), shift: u32) -> usize {
 impl PairCells {
     /// `2^bits` cells (8 bytes each), all empty.
     pub fn new(bits: u32) -> Self {
-        PairCells {
-            cells: vec![[0.0; 2]; 1 << bits],
-            shift: 64 - bits,
-            slots: Vec::new(),
-            spans: Vec::new(),
-        }
+        let mut cells = vec![[0.0; 2]; 1 << bits];
+        // Random reads: on normal pages nearly each would miss the TLB too.
+        crate::memory::advise_huge_pages(&mut cells);
+        PairCells { cells, shift: 64 - bits, located: LocatedCells::default() }
     }
 
-    /// Records every candidate's progressive gain on `example` for residual `residual`, then adds
-    /// the residual to the cells. Returns the number of cells touched (the cost).
+    /// [`PairCells::locate`], then [`PairCells::judge`]. Returns the number of cells touched.
     pub fn screen(
         &mut self,
         example: &Example<'_>,
@@ -68,33 +83,52 @@ impl PairCells {
         residual: f32,
         weight: f32,
     ) -> usize {
-        // First every cell of every candidate, each fetched ahead: the cells are random reads
-        // in a large table, and asking for all of them at once overlaps their waits.
-        self.slots.clear();
-        self.spans.clear();
-        for candidate in candidates.iter() {
+        let mut located = std::mem::take(&mut self.located);
+        self.locate(example, candidates, &mut located);
+        self.judge(&located, candidates, residual, weight);
+        self.located = located;
+        self.located.len()
+    }
+
+    /// Locates the cells of every candidate's value pairs in `example` into `out`, asking for
+    /// each ahead of its use: they are random reads in a large table.
+    pub fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedCells) {
+        out.slots.clear();
+        out.spans.clear();
+        for candidate in candidates {
             let (a, b) = candidate.pair;
             let (field_a, field_b) = (example.namespace(a), example.namespace(b));
-            let start = self.slots.len();
+            let start = out.slots.len();
             let n_pairs = field_a.hashes.len() * field_b.hashes.len();
             if n_pairs > 0 && n_pairs <= MAX_PAIRS_PER_EXAMPLE {
                 for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
                     for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
                         let slot = cell(ha, hb, candidate.pair, self.shift);
-                        prefetch(self.cells[slot].as_ptr());
-                        self.slots.push((slot, xa * xb));
+                        prefetch(self.cells.as_ptr().wrapping_add(slot));
+                        out.slots.push((slot, xa * xb));
                     }
                 }
             }
-            self.spans.push((start, self.slots.len()));
+            out.spans.push((start, out.slots.len()));
         }
+    }
+
+    /// Records every candidate's progressive gain on the example `located` (for the same
+    /// `candidates`) for residual `residual`, then adds the residual to its cells.
+    pub fn judge(
+        &mut self,
+        located: &LocatedCells,
+        candidates: &mut [Candidate],
+        residual: f32,
+        weight: f32,
+    ) {
         let w = f64::from(weight);
         let r = f64::from(residual);
-        for (candidate, &(start, end)) in candidates.iter_mut().zip(&self.spans) {
+        for (candidate, &(start, end)) in candidates.iter_mut().zip(&located.spans) {
             if start == end {
                 continue;
             }
-            let slots = &self.slots[start..end];
+            let slots = &located.slots[start..end];
             let prediction: f32 = slots
                 .iter()
                 .map(|&(slot, x)| {
@@ -113,7 +147,6 @@ impl PairCells {
                 *count += weight * x * x;
             }
         }
-        self.slots.len()
     }
 
     /// Empties every cell and forgets every candidate's cell statistics (after a cross joins,

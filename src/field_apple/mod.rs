@@ -29,14 +29,16 @@ pub mod cells;
 pub mod screen;
 pub mod stored;
 
-use cells::PairCells;
-use screen::{Candidate, Shadow};
+use cells::{LocatedCells, PairCells};
+use screen::{Candidate, LocatedVectors, Shadow};
 
 use crate::error::PolyResult;
 use crate::learner::expansion::{
     push_constant, push_namespace_pair, push_namespace_pairs, Learned,
 };
-use crate::learner::{Example, ExpandedFeatures, Expansion, Interactions, OneHotColumns};
+use crate::learner::{
+    Example, ExampleShape, ExpandedFeatures, Expansion, Interactions, OneHotColumns,
+};
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
 /// `polars_poly.FieldApple`).
@@ -148,19 +150,43 @@ const MIN_SAMPLES_TO_JOIN: u64 = 2_000;
 const SAMPLES_BEFORE_PAUSE: u64 = 5_000;
 
 /// Both judges of the candidates ([`screen`] and [`cells`]), screened and reset together.
+///
+/// An example is judged one screening late: screening locates its vectors and cells (asking
+/// for them ahead), then judges the example screened before, whose memory has arrived while
+/// the learner went on (waiting for it on the spot was most of the screening's time on
+/// eat-rate). Each example is still judged in its turn, with the residual it had when learned;
+/// [`Judges::catch_up`] judges the last one before anything reads the candidates' statistics or
+/// changes the candidates.
 #[derive(Clone, Debug)]
 struct Judges {
     shadow: Shadow,
     cells: PairCells,
+    /// The example screened last, waiting to be judged, and the buffer the next is located in.
+    waiting: Option<Located>,
+    spare: Located,
+}
+
+/// An example located by both judges, with its residual and weight.
+#[derive(Clone, Debug, Default)]
+struct Located {
+    vectors: LocatedVectors,
+    cells: LocatedCells,
+    residual: f32,
+    weight: f32,
 }
 
 impl Judges {
     fn new(shadow_bits: u32) -> Self {
         let cell_bits = (shadow_bits + CELL_BITS_OVER_SHADOW).min(26);
-        Judges { shadow: Shadow::new(shadow_bits), cells: PairCells::new(cell_bits) }
+        Judges {
+            shadow: Shadow::new(shadow_bits),
+            cells: PairCells::new(cell_bits),
+            waiting: None,
+            spare: Located::default(),
+        }
     }
 
-    /// Both judges record every candidate's gain on `example`, then learn from it.
+    /// Locates `example` for both judges, then judges the example screened before.
     fn screen(
         &mut self,
         example: &Example<'_>,
@@ -168,12 +194,28 @@ impl Judges {
         residual: f32,
         weight: f32,
     ) {
-        self.shadow.screen(example, candidates, residual, weight);
-        self.cells.screen(example, candidates, residual, weight);
+        let mut next = std::mem::take(&mut self.spare);
+        self.shadow.locate(example, candidates, &mut next.vectors);
+        self.cells.locate(example, candidates, &mut next.cells);
+        (next.residual, next.weight) = (residual, weight);
+        self.catch_up(candidates);
+        self.waiting = Some(next);
+    }
+
+    /// Judges the example waiting, if any: both judges record every candidate's gain on it,
+    /// then learn from it.
+    fn catch_up(&mut self, candidates: &mut [Candidate]) {
+        if let Some(located) = self.waiting.take() {
+            let (residual, weight) = (located.residual, located.weight);
+            self.shadow.judge(&located.vectors, candidates, residual, weight);
+            self.cells.judge(&located.cells, candidates, residual, weight);
+            self.spare = located;
+        }
     }
 
     /// Both judges forget their tables and the candidates' statistics.
     fn reset(&mut self, candidates: &mut [Candidate]) {
+        self.waiting = None;
         self.shadow.reset(candidates);
         self.cells.reset(candidates);
     }
@@ -281,7 +323,8 @@ impl FieldApple {
     }
 
     /// The candidates being screened, then the paused ones: fields, the z-scores of the
-    /// factorization's and the cells' judgement now, and gain samples since the last reset.
+    /// factorization's and the cells' judgement now, and gain samples since the last reset
+    /// (the example screened last is judged at the next screening or check, see `Judges`).
     pub fn candidate_scores(&self) -> Vec<CandidateScore> {
         let score = |c: &Candidate, active: bool| CandidateScore {
             fields: c.pair,
@@ -338,24 +381,38 @@ impl FieldApple {
         self.judges = Some(Judges::new(self.config.shadow_bits));
     }
 
-    /// Screens every candidate on this example if the budget allows.
-    fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
-        let Some(judges) = self.judges.as_mut() else { return };
-        if self.candidates.is_empty() {
-            return;
+    /// The allowance once an example of `n_features` features has added its share of the
+    /// budget, and the cost of screening it; `None` while nothing is screened.
+    fn allowance_for(&self, n_features: usize) -> Option<(f64, f64)> {
+        if self.judges.is_none() || self.candidates.is_empty() {
+            return None;
         }
-        let learned_features = example.n_features() + usize::from(self.config.constant);
+        let learned_features = n_features + usize::from(self.config.constant);
         // Each feature costs a shadow vector update; each candidate racing a factorization term
         // and a cell, together about a quarter of a learned feature's update (measured on
         // eat-rate, docs/benchmarks.md).
-        let cost = (example.n_features() as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
+        let cost = (n_features as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
-        self.allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
-        if cost > self.allowance {
-            return;
+        let allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
+        Some((allowance, cost))
+    }
+
+    /// Adds a learned example's share of the budget to the allowance; whether the allowance
+    /// pays for screening it (and has paid).
+    fn budget_allows(&mut self, n_features: usize) -> bool {
+        let Some((allowance, cost)) = self.allowance_for(n_features) else { return false };
+        self.allowance = allowance;
+        if cost > allowance {
+            return false;
         }
         self.allowance -= cost;
+        true
+    }
+
+    /// Screens every candidate on this example (the budget paid for it).
+    fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        let Some(judges) = self.judges.as_mut() else { return };
         // The residual only now: most examples are not screened once the budget has shrunk.
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
@@ -364,8 +421,32 @@ impl FieldApple {
         }
     }
 
+    /// Counts a learned example of `n_namespaces` namespaces (starting the screening at the
+    /// first); whether the budget pays for screening it.
+    fn count_learned(&mut self, n_namespaces: usize, n_features: usize) -> bool {
+        self.catching_up = false;
+        self.learned += 1;
+        if !self.screening() {
+            return false;
+        }
+        if self.judges.is_none() {
+            self.start_screening(n_namespaces);
+        }
+        self.budget_allows(n_features)
+    }
+
+    /// Judges the candidates every `check_every` learned examples.
+    fn judge_if_due(&mut self) {
+        if self.screening() && self.learned % self.config.check_every == 0 {
+            self.judge();
+        }
+    }
+
     /// At a check: the best candidate joins if it is sure enough; the losing ones pause.
     fn judge(&mut self) {
+        if let Some(judges) = self.judges.as_mut() {
+            judges.catch_up(&mut self.candidates);
+        }
         let sight = self.config.z * IN_SIGHT;
         let young = self.crosses.is_empty() && self.quiet_checks + 1 < PATIENT_CHECKS;
         self.in_sight = young || self.candidates.iter().any(|c| c.z_score() >= sight);
@@ -503,18 +584,27 @@ impl Expansion for FieldApple {
     }
 
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
-        self.catching_up = false;
-        self.learned += 1;
+        if self.count_learned(example.n_namespaces(), example.n_features()) {
+            self.screen(example, learned);
+        }
+        self.judge_if_due();
+    }
+
+    /// Only the examples screened are read (and the first, which names the fields).
+    fn reads_example(&self, shape: &ExampleShape) -> bool {
         if !self.screening() {
-            return;
+            return false;
         }
-        if self.judges.is_none() {
-            self.start_screening(example.n_namespaces());
+        match self.allowance_for(shape.n_features) {
+            Some((allowance, cost)) => cost <= allowance,
+            None => self.judges.is_none(),
         }
-        self.screen(example, learned);
-        if self.learned % self.config.check_every == 0 {
-            self.judge();
-        }
+    }
+
+    fn after_learn_unread(&mut self, shape: &ExampleShape, _learned: &Learned<'_>) {
+        let screens = self.count_learned(shape.n_namespaces, shape.n_features);
+        debug_assert!(!screens, "an example to screen was not read");
+        self.judge_if_due();
     }
 }
 

@@ -22,6 +22,7 @@
 //! of animal with a kind of food, a user segment with an ad category) are of low rank.
 
 use crate::learner::Example;
+use crate::memory::prefetch;
 
 /// Numbers per feature vector of the shadow.
 pub const RANK: usize = 4;
@@ -128,13 +129,37 @@ pub struct Shadow {
     /// `2^bits` vectors of [`RANK`] numbers.
     table: Vec<f32>,
     shift: u32,
-    /// Reused per example: each feature's slot, each field's span of them, sum and direction.
-    slots: Vec<usize>,
-    spans: Vec<(usize, usize)>,
+    /// Reused per example: each field's sum and direction, each candidate's contribution.
     sums: Vec<Vector>,
     norms: Vec<f32>,
     contributions: Vec<f32>,
     directions: Vec<Vector>,
+    /// For [`Shadow::screen`]: the example located.
+    located: LocatedVectors,
+}
+
+/// An example's feature vectors, located in the shadow's table (and fetched ahead) before the
+/// example is judged ([`Shadow::locate`], [`Shadow::judge`]): each feature's slot and value,
+/// each field's span of them. Only the fields some candidate crosses: another field's sum
+/// enters no prediction, and its vectors' step is zero (most candidates pause once a cross is
+/// found).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LocatedVectors {
+    slots: Vec<usize>,
+    values: Vec<f32>,
+    spans: Vec<(usize, usize)>,
+    crossed: Vec<bool>,
+}
+
+impl LocatedVectors {
+    /// Feature vectors located.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
 }
 
 /// A feature's slot: its hash mixed with its field's number (the same feature in two fields is
@@ -150,16 +175,17 @@ impl Shadow {
     /// starting at a small deterministic pseudo-random value.
     pub fn new(bits: u32) -> Self {
         let mut table = vec![0.0f32; RANK << bits];
+        // Its vectors are random reads: on normal pages nearly each would miss the TLB too.
+        crate::memory::advise_huge_pages(&mut table);
         Self::initialize(&mut table);
         Shadow {
             table,
             shift: 64 - bits,
-            slots: Vec::new(),
-            spans: Vec::new(),
             sums: Vec::new(),
             norms: Vec::new(),
             contributions: Vec::new(),
             directions: Vec::new(),
+            located: LocatedVectors::default(),
         }
     }
 
@@ -176,8 +202,8 @@ impl Shadow {
         self.table[start..start + RANK].try_into().unwrap_or(&[0.0; RANK])
     }
 
-    /// Records every candidate's progressive drop-one gain on `example` for residual `residual`,
-    /// then trains the shadow. Returns the number of feature vectors it touched (the cost).
+    /// [`Shadow::locate`], then [`Shadow::judge`]. Returns the number of feature vectors it
+    /// touched.
     pub fn screen(
         &mut self,
         example: &Example<'_>,
@@ -185,24 +211,66 @@ impl Shadow {
         residual: f32,
         weight: f32,
     ) -> usize {
+        let mut located = std::mem::take(&mut self.located);
+        self.locate(example, candidates, &mut located);
+        self.judge(&located, candidates, residual, weight);
+        self.located = located;
+        self.located.len()
+    }
+
+    /// Locates `example`'s vectors of the fields `candidates` cross into `out`, asking for each
+    /// ahead of its use: they are random reads in a large table.
+    pub fn locate(
+        &self,
+        example: &Example<'_>,
+        candidates: &[Candidate],
+        out: &mut LocatedVectors,
+    ) {
         let n_fields = example.n_namespaces();
-        self.slots.clear();
-        self.spans.clear();
+        out.slots.clear();
+        out.values.clear();
+        out.spans.clear();
+        out.crossed.clear();
+        out.crossed.resize(n_fields, false);
+        for candidate in candidates {
+            out.crossed[candidate.pair.0] = true;
+            out.crossed[candidate.pair.1] = true;
+        }
+        for field in 0..n_fields {
+            let start = out.slots.len();
+            if out.crossed[field] {
+                let features = example.namespace(field);
+                for &h in features.hashes {
+                    let slot = slot(h, field, self.shift);
+                    prefetch(self.table.as_ptr().wrapping_add(slot * RANK));
+                    out.slots.push(slot);
+                }
+                out.values.extend_from_slice(features.values);
+            }
+            out.spans.push((start, out.slots.len()));
+        }
+    }
+
+    /// Records every candidate's progressive drop-one gain on the example `located` (for the
+    /// same `candidates`) for residual `residual`, then trains the shadow.
+    pub fn judge(
+        &mut self,
+        located: &LocatedVectors,
+        candidates: &mut [Candidate],
+        residual: f32,
+        weight: f32,
+    ) {
+        let n_fields = located.spans.len();
         self.sums.clear();
         self.norms.clear();
-        for field in 0..n_fields {
-            let features = example.namespace(field);
-            let start = self.slots.len();
+        for &(start, end) in &located.spans {
             let mut sum = [0.0f32; RANK];
             let mut norm = 0.0f32;
-            for (&h, &x) in features.hashes.iter().zip(features.values) {
-                let slot = slot(h, field, self.shift);
-                self.slots.push(slot);
-                let vector = *self.vector(slot);
-                sum.iter_mut().zip(&vector).for_each(|(s, v)| *s += x * v);
+            for (&slot, &x) in located.slots[start..end].iter().zip(&located.values[start..end]) {
+                let vector = self.vector(slot);
+                sum.iter_mut().zip(vector).for_each(|(s, v)| *s += x * v);
                 norm += x * x;
             }
-            self.spans.push((start, self.slots.len()));
             self.sums.push(sum);
             self.norms.push(norm);
         }
@@ -211,7 +279,7 @@ impl Shadow {
         self.contributions.extend(candidates.iter().map(|c| dot(&sums[c.pair.0], &sums[c.pair.1])));
         let error = residual - self.contributions.iter().sum::<f32>();
         if !error.is_finite() {
-            return self.slots.len();
+            return;
         }
         let w = f64::from(weight);
         for (candidate, &c) in candidates.iter_mut().zip(&self.contributions) {
@@ -230,15 +298,12 @@ impl Shadow {
         let curvature: f32 =
             self.norms.iter().zip(&self.directions).map(|(norm, d)| norm * dot(d, d)).sum();
         let step = SHADOW_RATE * weight.min(1.0) * error / curvature.max(1.0);
-        for (field, &(start, end)) in self.spans.iter().enumerate() {
-            let features = example.namespace(field);
-            let direction = self.directions[field];
-            for (&slot, &x) in self.slots[start..end].iter().zip(features.values) {
+        for (&(start, end), direction) in located.spans.iter().zip(&self.directions) {
+            for (&slot, &x) in located.slots[start..end].iter().zip(&located.values[start..end]) {
                 let vector = &mut self.table[slot * RANK..(slot + 1) * RANK];
-                vector.iter_mut().zip(&direction).for_each(|(v, d)| *v += step * x * d);
+                vector.iter_mut().zip(direction).for_each(|(v, d)| *v += step * x * d);
             }
         }
-        self.slots.len()
     }
 
     /// Forgets the shadow and every candidate's statistics: after a cross joins the model the
@@ -293,6 +358,29 @@ mod tests {
         for noise in &candidates[1..] {
             assert!(noise.z_score() < 3.0, "{noise:?}");
         }
+    }
+
+    #[test]
+    fn fields_no_candidate_crosses_are_not_read() {
+        // Candidate (0, 1) judged on three fields, and on the same rows without field 2.
+        let mut judged = Vec::new();
+        for n_fields in [3, 2] {
+            let mut shadow = Shadow::new(12);
+            let mut candidates = vec![Candidate::new((0, 1))];
+            let mut buffer = ExampleBuffer::new();
+            for row in 0..500u32 {
+                buffer.clear();
+                for k in 0..n_fields {
+                    buffer.push_namespace(0, &[(row * (k + 3)) % 17], &[1.0f32], 0).unwrap();
+                }
+                let g = if row % 3 == 0 { 0.5 } else { -0.25 };
+                let example = buffer.finish(0.0, 1.0, 0).unwrap();
+                assert_eq!(shadow.screen(&example, &mut candidates, g, 1.0), 2);
+            }
+            judged.push(candidates[0].factors.clone());
+        }
+        assert!(judged[0].count == 500 && judged[0].gain != 0.0);
+        assert_eq!(judged[0], judged[1]);
     }
 
     #[test]

@@ -235,9 +235,16 @@ fn options_are_checked() {
 /// batch (whose one-hot blocks the learner expands at once when the enumerator has a block form,
 /// a row ahead of its turn) and one row at a time; returns both learners.
 pub(crate) fn batch_and_rows<E: Expansion>(expansion: impl Fn() -> E) -> (Learner<E>, Learner<E>) {
+    batch_and_rows_of(&eat_rate(60_000, 100, 4, 0.0, 3), expansion)
+}
+
+/// [`batch_and_rows`] on `data`.
+pub(crate) fn batch_and_rows_of<E: Expansion>(
+    data: &Fields,
+    expansion: impl Fn() -> E,
+) -> (Learner<E>, Learner<E>) {
     // config's bits 22 (a 64 MiB table) is large enough for the learner to look ahead.
-    let data = eat_rate(60_000, 100, 4, 0.0, 3);
-    let rows = sparse_rows(&data);
+    let rows = sparse_rows(data);
     let namespaces: Vec<&dyn NamespaceRows> =
         rows.iter().map(|r| r as &dyn NamespaceRows).collect();
     let new = || Learner::new(config(data.columns.len()), expansion()).unwrap();
@@ -265,6 +272,8 @@ fn batch_learning_equals_one_row_at_a_time_while_crosses_join() {
         batch_and_rows(|| FieldApple::new(FieldAppleConfig::default()).unwrap());
     assert!(!batched.expansion().crosses().is_empty(), "a cross joins during the batch");
     assert_eq!(batched.expansion().crosses(), single.expansion().crosses());
+    // The examples the batch did not read (see Expansion::reads_example) were screened alike.
+    assert_eq!(batched.expansion().candidate_scores(), single.expansion().candidate_scores());
     assert_eq!(batched.weights().data(), single.weights().data());
 }
 

@@ -12,7 +12,8 @@ use crate::dos::{PaClassifier, PaOptions};
 use crate::learner::loss::{Logistic, Squared};
 use crate::learner::tests::{config, rows_of, stream};
 use crate::learner::{
-    Batch, ExampleBuffer, Expansion, Interactions, LearnerConfig, Loss, NamespaceRows, UpdateRule,
+    Batch, Example, ExampleBuffer, ExampleShape, ExpandedFeatures, Expansion, Interactions,
+    Learned, LearnerConfig, Loss, NamespaceRows, OneHotColumns, UpdateRule,
 };
 use crate::sparse::SparseRows;
 
@@ -652,6 +653,126 @@ fn apple_with_field_crosses_of_categorical_fields_learns_by_blocks_as_row_by_row
     assert!(batched.expansion().apple().unwrap().parents().is_empty());
     assert_eq!(crosses, single.expansion().field_apple().unwrap().crosses());
     assert_eq!(batched.weights().data(), single.weights().data());
+}
+
+/// An enumerator that counts how the learner tells it of learned examples: read or not
+/// ([`Expansion::reads_example`]).
+#[derive(Debug)]
+struct CountingReads {
+    inner: FeatureSet,
+    read: usize,
+    unread: usize,
+}
+
+impl Expansion for CountingReads {
+    fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        self.inner.expand(example, out);
+    }
+    fn uses_feature_set(&self) -> bool {
+        self.inner.uses_feature_set()
+    }
+    fn validate(&self, n_namespaces: usize) -> crate::error::PolyResult<()> {
+        self.inner.validate(n_namespaces)
+    }
+    fn check(&self, example: &Example<'_>, row: usize) -> crate::error::PolyResult<()> {
+        self.inner.check(example, row)
+    }
+    fn begin_run(&mut self, examples: u64) {
+        self.inner.begin_run(examples);
+    }
+    fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        self.read += 1;
+        self.inner.after_learn(example, learned);
+    }
+    fn reads_example(&self, shape: &ExampleShape) -> bool {
+        self.inner.reads_example(shape)
+    }
+    fn after_learn_unread(&mut self, shape: &ExampleShape, learned: &Learned<'_>) {
+        self.unread += 1;
+        self.inner.after_learn_unread(shape, learned);
+    }
+    fn generation(&self) -> u64 {
+        self.inner.generation()
+    }
+    fn recent_examples_wanted(&self) -> usize {
+        self.inner.recent_examples_wanted()
+    }
+    fn catch_up_due(&self) -> bool {
+        self.inner.catch_up_due()
+    }
+    fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
+        self.inner.expand_added(example, out);
+    }
+    fn expand_for_catch_up(
+        &self,
+        example: &Example<'_>,
+        added: &mut ExpandedFeatures,
+        all: &mut ExpandedFeatures,
+    ) {
+        self.inner.expand_for_catch_up(example, added, all);
+    }
+    fn expand_one_hot_block(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+    ) -> Option<usize> {
+        self.inner.expand_one_hot_block(columns, out)
+    }
+    fn block_expansion(&self) -> Option<Interactions> {
+        self.inner.block_expansion()
+    }
+}
+
+/// Apple with field crosses learns most examples of categorical blocks without reading them
+/// (only those it screens, keeps for a catch-up or remembers), and learns exactly what it
+/// learns reading every example one row at a time: on categorical fields, and beside a field
+/// whose values are not all 1 (apple notes it as not categorical and may take parents there).
+#[test]
+fn apple_with_field_crosses_reads_only_the_examples_it_needs() {
+    use crate::field_apple::tests::{batch_and_rows_of, eat_rate};
+    let new = || CountingReads {
+        inner: FeatureSet::new(
+            FeatureSetOptions::AppleFields {
+                apple: AppleConfig::default(),
+                fields: crate::field_apple::FieldAppleConfig::default(),
+            },
+            true,
+        )
+        .unwrap(),
+        read: 0,
+        unread: 0,
+    };
+    let categorical = eat_rate(60_000, 100, 4, 0.0, 3);
+    let mut scaled = eat_rate(60_000, 100, 4, 0.0, 3);
+    let (_, ids, values) = &mut scaled.columns[2];
+    for (id, value) in ids.iter().zip(values.iter_mut()) {
+        if id % 500 == 0 {
+            *value = 2.0;
+        }
+    }
+    for (data, name) in [(&categorical, "categorical"), (&scaled, "scaled")] {
+        let (batched, single) = batch_and_rows_of(data, new);
+        let (b, s) = (&batched.expansion(), &single.expansion());
+        assert_eq!(b.inner, s.inner, "{name}");
+        let (b_apple, s_apple) = (b.inner.apple().unwrap(), s.inner.apple().unwrap());
+        assert_eq!(b_apple.progress(), s_apple.progress(), "{name}");
+        assert_eq!(b_apple.categorical(), s_apple.categorical(), "{name}");
+        let notes = b_apple.categorical().unwrap();
+        assert_eq!(notes.is_categorical(2), name == "categorical", "{notes:?}");
+        assert!(notes.is_categorical(3));
+        let (b_fields, s_fields) = (b.inner.field_apple().unwrap(), s.inner.field_apple().unwrap());
+        assert!(!b_fields.crosses().is_empty(), "{name}: a cross joins");
+        assert_eq!(b_fields.candidate_scores(), s_fields.candidate_scores(), "{name}");
+        assert_eq!(batched.weights().data(), single.weights().data(), "{name}");
+        assert_eq!((s.read, s.unread), (60_000, 0), "{name}: one row at a time reads all");
+        assert_eq!(b.read + b.unread, 60_000, "{name}");
+        // Recent examples are kept while a join is in sight (the first 30 checks); after
+        // that only the screened ones (about one in four at the whole budget) are read. (Beside
+        // the scaled field apple takes parents, and then reads every example.)
+        if name == "categorical" {
+            assert!(b.unread > 60_000 / 10, "{} read, {} not", b.read, b.unread);
+        }
+    }
 }
 
 /// The counted length of a model file (what pickling allocates and Dask reports) is the length
