@@ -10,6 +10,8 @@
 //! weights); [`Learner::fit`] runs several passes over in-memory data with an optional seeded
 //! shuffle and a holdout set for early stopping.
 
+use std::collections::VecDeque;
+
 use rayon::prelude::*;
 
 use super::averaging::TailAverage;
@@ -58,6 +60,34 @@ const PREFETCH_SLOTS: usize = 16;
 /// arithmetic that need no memory (the loss after the score, the update's size), whose work
 /// the walks overlap (criterion `step/24`, docs/benchmarks.md).
 const LEARN_AHEAD: usize = 2;
+
+/// Examples the catch-up expands ahead of the one it replays, on a table larger than the cache
+/// ([`Learner::catch_up`]).
+const CATCH_UP_AHEAD: usize = 4;
+
+/// A kept example expanded for the catch-up: the added features and the whole model's.
+struct Replay {
+    added: ExpandedFeatures,
+    full: ExpandedFeatures,
+    label: f64,
+    weight: f64,
+}
+
+impl Replay {
+    fn new(bits: u32) -> Self {
+        let empty = ExpandedFeatures::new(bits);
+        Replay { added: empty.clone(), full: empty, label: 0.0, weight: 0.0 }
+    }
+
+    fn expand<E: Expansion>(&mut self, expansion: &E, example: &Example<'_>, track: bool) {
+        for features in [&mut self.added, &mut self.full] {
+            features.clear();
+            features.track_fields(track);
+        }
+        expansion.expand_for_catch_up(example, &mut self.added, &mut self.full);
+        (self.label, self.weight) = (example.label, example.weight);
+    }
+}
 
 /// Which visit of an example an update step is ([`Learner::step`]).
 #[derive(Clone, Copy)]
@@ -584,8 +614,12 @@ impl<E: Expansion> Learner<E> {
     fn catch_up(&mut self) -> PolyResult<()> {
         let recent = std::mem::take(&mut self.recent);
         let track = self.field_scales.is_some();
-        let mut full = ExpandedFeatures::new(self.config.bits);
-        let mut added = ExpandedFeatures::new(self.config.bits);
+        // Examples are expanded CATCH_UP_AHEAD ahead of their replay, their slots prefetched
+        // meanwhile (on a large table each replay otherwise waits on memory per feature). The
+        // expansions do not change during the catch-up, and the replays keep their order.
+        let ahead = if self.prefetches() { CATCH_UP_AHEAD } else { 0 };
+        let mut waiting: VecDeque<Replay> = VecDeque::with_capacity(ahead + 1);
+        let mut spare: Vec<Replay> = Vec::new();
         let mut union = FeatureUnion::default();
         let mut replayed = 0usize;
         let with_union = self.expansion.uses_feature_set();
@@ -597,30 +631,53 @@ impl<E: Expansion> Learner<E> {
             if example.weight <= 0.0 || self.expansion.check(example, 0).is_err() {
                 return Ok(());
             }
-            added.clear();
-            added.track_fields(track);
-            full.clear();
-            full.track_fields(track);
-            self.expansion.expand_for_catch_up(example, &mut added, &mut full);
-            if added.is_empty() || overflowing_square(added.values()).is_some() {
+            let mut replay = spare.pop().unwrap_or_else(|| Replay::new(self.config.bits));
+            replay.expand(&self.expansion, example, track);
+            if replay.added.is_empty() {
+                spare.push(replay);
                 return Ok(());
             }
-            let raw = self.raw_score(&full);
-            if !raw.is_finite() {
-                return Ok(());
+            if ahead > 0 {
+                let slots = replay.full.slots();
+                self.prefetch_slots(&slots[..slots.len().min(PREFETCH_SLOTS)]);
             }
-            let p = self.finalize(raw);
-            let (_, derivative, positive) = self.config.loss.evaluate(p, example.label);
-            if positive {
-                self.weights.touch(added.slots());
-                // An overflowing step is not taken (`step` moves no weight then).
-                let _ =
-                    self.step(&added, p, example.label, example.weight, derivative, Visit::Replay);
+            waiting.push_back(replay);
+            if waiting.len() > ahead {
+                if let Some(replay) = waiting.pop_front() {
+                    self.replay(&replay);
+                    spare.push(replay);
+                }
             }
             Ok(())
         });
+        if result.is_ok() {
+            while let Some(replay) = waiting.pop_front() {
+                self.replay(&replay);
+            }
+        }
         self.recent = recent;
         result
+    }
+
+    /// One example of the catch-up: predicted by the whole model, a step for the added
+    /// features. An example they cannot be learned from (a value or step that overflows) is
+    /// skipped: it was learned without them.
+    fn replay(&mut self, replay: &Replay) {
+        if overflowing_square(replay.added.values()).is_some() {
+            return;
+        }
+        let raw = self.raw_score(&replay.full);
+        if !raw.is_finite() {
+            return;
+        }
+        let p = self.finalize(raw);
+        let (_, derivative, positive) = self.config.loss.evaluate(p, replay.label);
+        if positive {
+            self.weights.touch(replay.added.slots());
+            // An overflowing step is not taken (`step` moves no weight then).
+            let _ =
+                self.step(&replay.added, p, replay.label, replay.weight, derivative, Visit::Replay);
+        }
     }
 
     /// Learns expanded features (the enumerator-independent core; see [`super::update`]), for
