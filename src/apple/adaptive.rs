@@ -582,11 +582,12 @@ impl Expansion for Apple {
     /// `catch_up` examples before it (none while every namespace is left to field crosses: no
     /// parent can come).
     fn recent_examples_wanted(&self) -> usize {
+        if !self.may_grow() {
+            return 0;
+        }
         let learned = self.progress.learned;
         match self.schedule.next_point(learned) {
-            Some(point) if self.may_grow() && point - learned < self.config.catch_up as u64 => {
-                self.config.catch_up
-            }
+            Some(point) if point - learned < self.config.catch_up as u64 => self.config.catch_up,
             _ => 0,
         }
     }
@@ -635,12 +636,13 @@ impl Expansion for Apple {
     /// The example is read to note its namespaces (unless it leaves the notes as they are) and
     /// to remember it for the next expansion (unless it has no candidate parent).
     fn reads_example(&self, shape: &ExampleShape) -> bool {
-        let remembered = self.remember_now(self.progress.learned + 1);
+        let remembered = || self.remember_now(self.progress.learned + 1);
         match &self.categorical {
-            None => remembered,
+            None => remembered(),
+            // The schedule last: on all-categorical fields it is never asked.
             Some(categorical) => {
                 !categorical.unchanged_by(shape)
-                    || (remembered && !categorical.all_categorical_of(shape.n_namespaces))
+                    || (!categorical.all_categorical_of(shape.n_namespaces) && remembered())
             }
         }
     }
