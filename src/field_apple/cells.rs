@@ -34,8 +34,6 @@ pub struct PairCells {
     /// `2^bits` cells of (residual sum, count).
     cells: Vec<[f32; 2]>,
     shift: u32,
-    /// For [`PairCells::screen`]: the example located.
-    located: LocatedCells,
 }
 
 /// The cells of an example's value pairs, located (and fetched ahead) before the example is
@@ -72,22 +70,7 @@ impl PairCells {
         let mut cells = vec![[0.0; 2]; 1 << bits];
         // Random reads: on normal pages nearly each would miss the TLB too.
         crate::memory::advise_huge_pages(&mut cells);
-        PairCells { cells, shift: 64 - bits, located: LocatedCells::default() }
-    }
-
-    /// [`PairCells::locate`], then [`PairCells::judge`]. Returns the number of cells touched.
-    pub fn screen(
-        &mut self,
-        example: &Example<'_>,
-        candidates: &mut [Candidate],
-        residual: f32,
-        weight: f32,
-    ) -> usize {
-        let mut located = std::mem::take(&mut self.located);
-        self.locate(example, candidates, &mut located);
-        self.judge(&located, candidates, residual, weight);
-        self.located = located;
-        self.located.len()
+        PairCells { cells, shift: 64 - bits }
     }
 
     /// Locates the cells of every candidate's value pairs in `example` into `out`, asking for
@@ -161,6 +144,22 @@ impl PairCells {
 mod tests {
     use super::*;
     use crate::learner::example::ExampleBuffer;
+
+    impl PairCells {
+        /// [`PairCells::locate`], then [`PairCells::judge`]. Returns the number of cells touched.
+        fn screen(
+            &mut self,
+            example: &Example<'_>,
+            candidates: &mut [Candidate],
+            residual: f32,
+            weight: f32,
+        ) -> usize {
+            let mut located = LocatedCells::default();
+            self.locate(example, candidates, &mut located);
+            self.judge(&located, candidates, residual, weight);
+            located.len()
+        }
+    }
 
     /// Screens the crosses of three one-hot fields of 31 values on `n` rows whose residual is
     /// ±0.5 per value pair of fields 0 and 1 by a Hadamard matrix (a cross of full rank, no

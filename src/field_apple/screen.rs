@@ -134,8 +134,6 @@ pub struct Shadow {
     norms: Vec<f32>,
     contributions: Vec<f32>,
     directions: Vec<Vector>,
-    /// For [`Shadow::screen`]: the example located.
-    located: LocatedVectors,
 }
 
 /// An example's feature vectors, located in the shadow's table (and fetched ahead) before the
@@ -185,7 +183,6 @@ impl Shadow {
             norms: Vec::new(),
             contributions: Vec::new(),
             directions: Vec::new(),
-            located: LocatedVectors::default(),
         }
     }
 
@@ -200,22 +197,6 @@ impl Shadow {
     fn vector(&self, slot: usize) -> &Vector {
         let start = slot * RANK;
         self.table[start..start + RANK].try_into().unwrap_or(&[0.0; RANK])
-    }
-
-    /// [`Shadow::locate`], then [`Shadow::judge`]. Returns the number of feature vectors it
-    /// touched.
-    pub fn screen(
-        &mut self,
-        example: &Example<'_>,
-        candidates: &mut [Candidate],
-        residual: f32,
-        weight: f32,
-    ) -> usize {
-        let mut located = std::mem::take(&mut self.located);
-        self.locate(example, candidates, &mut located);
-        self.judge(&located, candidates, residual, weight);
-        self.located = located;
-        self.located.len()
     }
 
     /// Locates `example`'s vectors of the fields `candidates` cross into `out`, asking for each
@@ -318,6 +299,23 @@ impl Shadow {
 mod tests {
     use super::*;
     use crate::learner::example::ExampleBuffer;
+
+    impl Shadow {
+        /// [`Shadow::locate`], then [`Shadow::judge`]. Returns the number of feature vectors it
+        /// touched.
+        fn screen(
+            &mut self,
+            example: &Example<'_>,
+            candidates: &mut [Candidate],
+            residual: f32,
+            weight: f32,
+        ) -> usize {
+            let mut located = LocatedVectors::default();
+            self.locate(example, candidates, &mut located);
+            self.judge(&located, candidates, residual, weight);
+            located.len()
+        }
+    }
 
     /// Screens the crosses of three one-hot fields on `rows` of (value ids, residual).
     fn screen_rows(rows: &[([u32; 3], f32)]) -> Vec<Candidate> {
