@@ -255,6 +255,10 @@ def test_non_finite_labels_are_named_by_row() -> None:
         y[13] = bad
         with pytest.raises(ValueError, match=f"row 13: label is {bad}"):
             pp.SGDClassifier().fit(X, y)
+        # A LazyFrame's classes are found before its batches, which name the row.
+        frame = pl.LazyFrame({"features": pp.from_scipy(sp.csr_matrix(X)), "y": y})
+        with pytest.raises(ValueError, match=f"row 13: label is {bad}"):
+            pp.SGDClassifier(batch_size=8).fit(frame, "y")
 
 
 # ---------------------------------------------------------------------------- Polars scoring

@@ -1510,8 +1510,8 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
 
     def _lazy_facts(self, y: str) -> list[pl.Expr]:
         # A multiclass model has a learner per class from the first example: find the classes
-        # first. (A null label is left to the batches, whose errors name its row.)
-        return [pl.col(y).drop_nulls().unique().implode().alias("_classes")]
+        # first. (A null or NaN label is left to the batches, whose errors name its row.)
+        return [pl.col(y).drop_nulls().drop_nans().unique().implode().alias("_classes")]
 
     def _learn_facts(self, facts: pl.DataFrame) -> None:
         # Classes given beforehand stay: distributed training names every shard's classes, and
