@@ -367,18 +367,19 @@ impl<I: Copy, V: Copy> SparseMatrix<I, V> {
     }
 
     /// The rows of `parts` (each with offsets from 0) in order, allocated once at their total
-    /// size.
-    pub fn concat(parts: &[Self]) -> Self {
+    /// size; Ctrl-C stops it between parts.
+    pub fn concat(parts: &[Self]) -> PolyResult<Self> {
         let rows = parts.iter().map(Self::n_rows).sum();
         let entries = parts.iter().map(|part| part.indices.len()).sum();
         let mut all = Self::with_capacity(rows, entries);
         for part in parts {
+            crate::interrupt::check()?;
             let shift = all.indices.len() as i64;
             all.offsets.extend(part.offsets[1..].iter().map(|&offset| offset + shift));
             all.indices.extend_from_slice(&part.indices);
             all.values.extend_from_slice(&part.values);
         }
-        all
+        Ok(all)
     }
 
     pub fn push(&mut self, index: I, value: V) {
@@ -463,8 +464,8 @@ mod tests {
         };
         let rows: [&[(u32, f32)]; 5] = [&[(1, 0.5)], &[], &[(2, 1.0), (7, -2.0)], &[(0, 3.0)], &[]];
         let parts = [part(&rows[..2]), part(&[]), part(&rows[2..4]), part(&rows[4..])];
-        assert_eq!(SparseMatrix::concat(&parts), part(&rows));
-        assert_eq!(SparseMatrix::<u32, f32>::concat(&[]), part(&[]));
+        assert_eq!(SparseMatrix::concat(&parts).unwrap(), part(&rows));
+        assert_eq!(SparseMatrix::<u32, f32>::concat(&[]).unwrap(), part(&[]));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use polars_poly::interrupt;
 use polars_poly::learner::{Batch, Interactions, Learner, LearnerConfig, NamespaceRows};
 use polars_poly::polynomial::{expand, expand_hashed};
 use polars_poly::readers::{libsvm, vw};
-use polars_poly::sparse::SparseRows;
+use polars_poly::sparse::{SparseMatrix, SparseRows};
 
 #[test]
 fn a_stop_request_stops_training_scoring_expansion_and_reading() {
@@ -46,8 +46,15 @@ fn a_stop_request_stops_training_scoring_expansion_and_reading() {
     }
     assert_eq!(libsvm::read_all(&svm, Default::default()).unwrap_err(), PolyError::Interrupted);
     assert_eq!(vw::read_all(&vw_file, Default::default()).unwrap_err(), PolyError::Interrupted);
+    // The readers' assembly of the pieces they parsed (a 10M-line file's takes a second).
+    let mut part = SparseMatrix::<u32, f32>::with_capacity(1, 1);
+    part.push(3, 1.0);
+    part.end_row();
+    let parts = [part.clone(), part];
+    assert_eq!(SparseMatrix::concat(&parts).unwrap_err(), PolyError::Interrupted);
 
     interrupt::clear();
+    assert_eq!(SparseMatrix::concat(&parts).unwrap().n_rows(), 2);
     learner.learn_batch(&batch).unwrap();
     assert_eq!(learner.progress().examples, n as u64);
     learner.predict_batch(&batch, &mut scores).unwrap();

@@ -135,7 +135,7 @@ impl VwBatch {
 
     /// The pieces' rows in order, in one batch allocated at its final size (growing it piece by
     /// piece copied a 10M-row file's 1.6 GB several times over).
-    fn concat(pieces: Vec<VwBatch>) -> Self {
+    fn concat(pieces: Vec<VwBatch>) -> PolyResult<Self> {
         // Rows by their offsets: the header columns may have been taken already (`table`).
         let rows: usize = pieces.iter().map(|piece| piece.offsets.len() - 1).sum();
         let headers: usize = pieces.iter().map(VwBatch::n_rows).sum();
@@ -150,9 +150,11 @@ impl VwBatch {
         all.values.reserve_exact(entries);
         all.namespaces.reserve_exact(entries);
         for piece in pieces {
+            // Ctrl-C reaches the assembly too (a 10M-line file's is a second or more).
+            crate::interrupt::check()?;
             all.append(piece);
         }
-        all
+        Ok(all)
     }
 
     /// The header columns (`label`, `weight`, `base`, `tag`) of the pieces' rows in order.
@@ -243,7 +245,7 @@ impl VwReader {
 
     /// The next (at most) `max_rows` examples as one batch.
     fn read_rows(&mut self, max_rows: usize) -> PolyResult<VwBatch> {
-        Ok(VwBatch::concat(self.read_pieces(max_rows)?))
+        VwBatch::concat(self.read_pieces(max_rows)?)
     }
 
     /// Reads blocks of lines and parses each block's pieces in parallel (hashing every feature
@@ -300,10 +302,10 @@ impl ExampleParser {
     /// `features`) or one sparse column per listed namespace. Each column is allocated once at
     /// its final size; with `namespaces`, the pieces are split into their namespaces' columns on
     /// the thread pool, each piece dropped once split.
-    fn table(&self, mut pieces: Vec<VwBatch>) -> Table {
+    fn table(&self, mut pieces: Vec<VwBatch>) -> PolyResult<Table> {
         let mut columns = VwBatch::header_columns(&mut pieces);
         let Some(names) = &self.options.namespaces else {
-            let batch = VwBatch::concat(pieces);
+            let batch = VwBatch::concat(pieces)?;
             let namespaces =
                 ColumnData::ByteList { offsets: batch.offsets.clone(), values: batch.namespaces };
             let (offsets, indices, values) = (batch.offsets, batch.indices, batch.values);
@@ -312,12 +314,17 @@ impl ExampleParser {
                 ColumnData::Sparse(SparseMatrix { offsets, indices, values }),
             ));
             columns.push(("namespace".to_owned(), namespaces));
-            return Table { columns };
+            return Ok(Table { columns });
         };
         let seeds: Vec<u32> =
             names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
-        let split: Vec<Vec<SparseMatrix<u32, f64>>> =
-            pieces.into_par_iter().map(|piece| self.split_namespaces(piece, &seeds)).collect();
+        let split: Vec<Vec<SparseMatrix<u32, f64>>> = pieces
+            .into_par_iter()
+            .map(|piece| {
+                crate::interrupt::check()?;
+                Ok(self.split_namespaces(piece, &seeds))
+            })
+            .collect::<PolyResult<_>>()?;
         let mut by_column: Vec<Vec<SparseMatrix<u32, f64>>> =
             names.iter().map(|_| Vec::with_capacity(split.len())).collect();
         for parts in split {
@@ -325,10 +332,12 @@ impl ExampleParser {
                 column.push(part);
             }
         }
-        let joined: Vec<SparseMatrix<u32, f64>> =
-            by_column.into_par_iter().map(|parts| SparseMatrix::concat(&parts)).collect();
+        let joined: Vec<SparseMatrix<u32, f64>> = by_column
+            .into_par_iter()
+            .map(|parts| SparseMatrix::concat(&parts))
+            .collect::<PolyResult<_>>()?;
         columns.extend(names.iter().cloned().zip(joined.into_iter().map(ColumnData::Sparse)));
-        Table { columns }
+        Ok(Table { columns })
     }
 
     /// The features of `piece` as one sparse column per listed namespace (seeds: the columns'
@@ -368,13 +377,13 @@ impl TableSource for VwReader {
         }
         let pieces = self.read_pieces(max_rows)?;
         let any = pieces.iter().any(|piece| piece.n_rows() > 0);
-        Ok(any.then(|| self.parser.table(pieces)))
+        any.then(|| self.parser.table(pieces)).transpose()
     }
 
     fn read_rest(self: Box<Self>) -> PolyResult<Table> {
         let mut reader = *self;
         let pieces = reader.read_pieces(usize::MAX)?;
-        Ok(reader.parser.table(pieces))
+        reader.parser.table(pieces)
     }
 }
 
@@ -709,7 +718,7 @@ mod tests {
             for k in range {
                 parser.parse_line(k as u64 + 1, lines[k].as_bytes(), &mut serial).unwrap();
             }
-            parser.table(vec![serial])
+            parser.table(vec![serial]).unwrap()
         };
         let whole: Box<dyn TableSource> = Box::new(reader_of(text.as_bytes(), options.clone()));
         assert_eq!(whole.read_rest().unwrap(), table_of_lines(0..lines.len()));
@@ -730,7 +739,7 @@ mod tests {
         let options = VwOptions { namespaces: Some(names.clone()), ..VwOptions::default() };
         let reader = reader_of(text.as_bytes(), options.clone());
         let parser = reader.parser.clone();
-        let table = parser.table(vec![reader.read_to_end().unwrap()]);
+        let table = parser.table(vec![reader.read_to_end().unwrap()]).unwrap();
         let schema: Vec<String> = table.columns.iter().map(|(name, _)| name.clone()).collect();
         assert_eq!(schema, ["label", "weight", "base", "tag", "A", "B", "default"]);
         assert_eq!(VwReader::schema(&options).len(), 7);
@@ -762,7 +771,7 @@ mod tests {
             VwOptions { namespaces: Some(vec!["A".into()]), ..VwOptions::default() },
         );
         let parser = numbered.parser.clone();
-        let table = parser.table(vec![numbered.read_to_end().unwrap()]);
+        let table = parser.table(vec![numbered.read_to_end().unwrap()]).unwrap();
         assert!(matches!(&table.columns[4].1, ColumnData::Sparse(m) if m.indices == [5]));
     }
 
