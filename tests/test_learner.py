@@ -477,6 +477,33 @@ def test_frames_of_many_chunks_learn_in_place_and_as_one_chunk() -> None:
     assert models[0].pass_loss_ == models[1].pass_loss_
 
 
+def test_frames_of_many_chunks_are_scored_in_place_and_as_one_chunk() -> None:
+    """Scoring cuts a frame's columns at their chunks' ends too (chunks of 16k rows or more on
+    average), scoring the pieces in order: the scores are the one-chunk frame's."""
+    from polars_poly.learner import _SCORE_CHUNK_ROWS, _SCORE_ROWS, _batch_ranges
+    from polars_poly.synthetic import eat_rate
+
+    raw = eat_rate(60_000, seed=5, varieties=10, noise_fields=1)
+    fields = [c for c in raw.columns if c != "label"]
+    whole = raw.select(*(pp.hash_features(f, bits=18).alias(f) for f in fields))
+    chunked = pl.concat(
+        [whole.slice(0, 20_000), whole.slice(20_000, 17_000), whole.slice(37_000, 23_000)],
+        rechunk=False,
+    )
+    columns = [chunked[f] for f in fields]
+    ranges = list(_batch_ranges(columns, len(chunked), _SCORE_ROWS, _SCORE_CHUNK_ROWS))
+    assert ranges == [(0, 20_000), (20_000, 17_000), (37_000, 23_000)]
+    labels = raw["label"].to_numpy()
+    binary = pp.SGDClassifier(bits=18, interactions=[("A", "B")]).fit(whole, labels)
+    np.testing.assert_array_equal(binary.predict_proba(chunked), binary.predict_proba(whole))
+    multiclass = pp.SGDClassifier(bits=18).fit(whole, np.arange(len(whole)) % 3)
+    np.testing.assert_array_equal(
+        multiclass.decision_function(chunked), multiclass.decision_function(whole)
+    )
+    regressor = pp.SGDRegressor(bits=18).fit(whole, labels)
+    np.testing.assert_array_equal(regressor.predict(chunked), regressor.predict(whole))
+
+
 def test_bad_input_raises_precise_errors() -> None:
     X, y = toy_classification(20)
     with pytest.raises(ValueError, match=r"Unknown label type: continuous \(y holds 0.5\)"):
