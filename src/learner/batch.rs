@@ -776,5 +776,61 @@ mod tests {
                 served_row_by_row(&batch, &order, &seeds)
             );
         }
+
+        /// The shape the blocks tell without reading a row (one-hot blocks) is the shape of
+        /// its example, categorical where every value of the block is 1 (a block with another
+        /// value does not tell); none for a block with a row that is not one feature per
+        /// namespace.
+        #[test]
+        fn a_one_hot_blocks_shape_is_its_examples_shape(
+            n_namespaces in 1usize..4,
+            scaled in prop::option::of(0usize..600),
+            empty in prop::option::of(0usize..600),
+            seed in any::<u64>(),
+        ) {
+            let columns: Vec<Vec<Vec<(i64, f64)>>> = (0..n_namespaces)
+                .map(|k| {
+                    (0..600)
+                        .map(|row| match (k, row) {
+                            (0, row) if Some(row) == empty => vec![],
+                            (0, row) if Some(row) == scaled => vec![(3, 2.0)],
+                            _ => vec![(((row * 7 + k) % 12) as i64, 1.0)],
+                        })
+                        .collect()
+                })
+                .collect();
+            let arrays: Vec<_> = columns.iter().map(|rows| csr(rows)).collect();
+            let rows: Vec<SparseRows<'_, i64, f64>> = arrays
+                .iter()
+                .map(|(o, i, v)| SparseRows::new(o, i, v).unwrap())
+                .collect();
+            let namespaces: Vec<&dyn NamespaceRows> =
+                rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+            let labels = vec![1.0; 600];
+            let batch = Batch::new(&namespaces, &labels, None).unwrap();
+            let seeds: Vec<u64> = (0..n_namespaces as u64).map(|k| seed.wrapping_add(k)).collect();
+            let mut blocks = ExampleBlocks::default();
+            let mut source = RowBlocks { batch: &batch, rows: 0..600, seeds: &seeds };
+            let (mut more, mut row) = (blocks.start(&mut source), 0);
+            let block_of = |row: Option<usize>| row.map(|r| r / BLOCK_ROWS);
+            while more {
+                let at = blocks.cursor();
+                let example = blocks.example(at, &batch, Union::Skip).unwrap();
+                let block = Some(row / BLOCK_ROWS);
+                match blocks.shape(at) {
+                    Some(shape) => {
+                        let read = ExampleShape::of(&example);
+                        prop_assert_eq!(shape, ExampleShape { categorical: shape.categorical, ..read });
+                        prop_assert!(!shape.categorical || read.categorical);
+                        prop_assert!(block != block_of(empty));
+                        prop_assert_eq!(shape.categorical, block != block_of(scaled));
+                    }
+                    None => prop_assert_eq!(block, block_of(empty)),
+                }
+                more = blocks.advance(&mut source);
+                row += 1;
+            }
+            prop_assert_eq!(row, 600);
+        }
     }
 }

@@ -130,7 +130,9 @@ pub struct ExampleShape {
     pub n_namespaces: usize,
     /// Features over all namespaces (the constant not counted).
     pub n_features: usize,
-    /// Every namespace holds one feature of value 1 (a hashed categorical field).
+    /// Every namespace holds one feature of value 1 (a hashed categorical field); false when
+    /// that is not known (the learner tells it for a whole block: a row with another value
+    /// makes it false for every row of the block).
     pub categorical: bool,
 }
 
