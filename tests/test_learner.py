@@ -248,6 +248,29 @@ def test_classes_and_engine_labels_match_np_unique(values: list[float], dtype: s
                     model._labels(np.asarray([3], dtype=labels.dtype))
 
 
+def test_a_lazy_frames_classes_are_its_labels_classes() -> None:
+    """A LazyFrame's classes come from its labels' extremes when they hold two values, from
+    their distinct values otherwise: the classes a frame in memory finds, and a model that
+    predicts alike."""
+    n = 60
+    x = np.arange(n, dtype=float) % 7
+    label_sets: list[np.ndarray] = [
+        np.where(np.arange(n) % 3 == 0, 4, 9),
+        np.where(np.arange(n) % 2 == 0, "yes", "no"),
+        np.arange(n) % 2 == 0,
+        np.arange(n) % 3 + 1,
+        np.array(["ant", "bee", "cat", "ant"] * (n // 4)),
+        np.full(n, -1),
+        np.where(np.arange(n) % 2 == 0, 1.0, 0.0),
+    ]
+    for labels in label_sets:
+        frame = pl.DataFrame({"x": x, "y": labels})
+        eager = pp.SGDClassifier(bits=12).fit(frame, "y")
+        lazy = pp.SGDClassifier(bits=12).fit(frame.lazy(), "y")
+        np.testing.assert_array_equal(lazy.classes_, eager.classes_)
+        np.testing.assert_array_equal(lazy.predict(frame), eager.predict(frame))
+
+
 def test_non_finite_labels_are_named_by_row() -> None:
     X, _ = toy_classification(20)
     for bad in (np.nan, np.inf, -np.inf):

@@ -491,8 +491,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         computed in one scan with the row count when that is needed too."""
         return []
 
-    def _learn_facts(self, facts: pl.DataFrame) -> None:
-        """Takes the one row of :meth:`_lazy_facts`' results."""
+    def _learn_facts(self, facts: pl.DataFrame, query: pl.LazyFrame, y: str) -> None:
+        """Takes the one row of :meth:`_lazy_facts`' results (``query``: the model's columns,
+        for a further scan)."""
 
     def _show_progress(self) -> bool:
         try:
@@ -786,7 +787,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         aggregates = [*facts_needed, *([pl.len().alias("_rows")] if count else [])]
         facts = query.select(aggregates).collect(engine="streaming") if aggregates else None
         if facts is not None:
-            self._learn_facts(facts)
+            self._learn_facts(facts, query, y)
         self._new_learner(namespace_names(*self._fitted_columns()), race=race)
         self._rows_seen = 0
         rows = run_length
@@ -1530,14 +1531,25 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
 
     def _lazy_facts(self, y: str) -> list[pl.Expr]:
         # A multiclass model has a learner per class from the first example: find the classes
-        # first. (A null or NaN label is left to the batches, whose errors name its row.)
-        return [pl.col(y).drop_nulls().drop_nans().unique().implode().alias("_classes")]
+        # first. Most labels hold two values: their extremes and whether every label is one of
+        # them take one quick pass (10M labels read from parquet: 0.055 s, against 0.09-0.14 s
+        # for their distinct values); other labels take a second scan (`_learn_facts`).
+        label = pl.col(y)
+        two = (label == label.min()) | (label == label.max()) | label.is_null()
+        return [label.min().alias("_low"), label.max().alias("_high"), two.all().alias("_two")]
 
-    def _learn_facts(self, facts: pl.DataFrame) -> None:
+    def _learn_facts(self, facts: pl.DataFrame, query: pl.LazyFrame, y: str) -> None:
         # Classes given beforehand stay: distributed training names every shard's classes, and
         # a shard may hold one of them only (fit itself forgets the classes first).
-        values = facts["_classes"].explode().drop_nulls()
-        if len(values) and not hasattr(self, "classes_"):
+        if hasattr(self, "classes_"):
+            return
+        if facts["_two"][0]:
+            values = pl.concat([facts["_low"], facts["_high"].alias("_low")]).drop_nulls()
+        else:
+            # (A null or NaN label is left to the batches, whose errors name its row.)
+            distinct = pl.col(y).drop_nulls().drop_nans().unique()
+            values = query.select(distinct).collect(engine="streaming").get_column(y)
+        if len(values):
             self.classes_ = classes_of(label_array(values, "y"))
 
     def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
