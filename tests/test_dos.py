@@ -87,6 +87,24 @@ def test_multiclass_learns_and_inputs_agree(estimator: pp.DoSClassifier, multicl
     assert model.decision_function(X[:4]).shape == (4, n_scores)
 
 
+@pytest.mark.parametrize("multiclass", ["ovo", "ovr"])
+def test_a_frame_of_several_chunks_is_scored_as_one_chunk(multiclass: str) -> None:
+    """Scoring cuts a column of several long chunks at their ends (each read in place)."""
+    from polars_poly._input import SCORE_CHUNK_ROWS, SCORE_ROWS, batch_ranges
+
+    X, y = three_blobs(60_000, seed=3)
+    model = pp.DoSClassifier(2, multiclass=multiclass, averaging=100).fit(X[:2_000], y[:2_000])
+    whole = pl.DataFrame({"features": pp.from_numpy(X)})
+    chunked = pl.concat([whole.slice(0, 25_000), whole.slice(25_000, 35_000)], rechunk=False)
+    column = [chunked["features"]]
+    assert list(batch_ranges(column, 60_000, SCORE_ROWS, SCORE_CHUNK_ROWS)) == [
+        (0, 25_000),
+        (25_000, 35_000),
+    ]
+    np.testing.assert_array_equal(model.predict(chunked), model.predict(whole))
+    np.testing.assert_array_equal(model.decision_function(chunked), model.decision_function(whole))
+
+
 @pytest.mark.parametrize("estimator", [pp.DoSClassifier(2), pp.PassiveAggressiveClassifier()])
 def test_dense_and_sparse_inputs_train_the_same_model(estimator: pp.DoSClassifier) -> None:
     # Dense inputs are read in place (zeros skipped), CSR through its arrays: the same examples.

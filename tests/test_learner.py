@@ -478,7 +478,7 @@ def test_frames_of_many_chunks_learn_in_place_and_as_one_chunk() -> None:
     """A frame read from parquet has a chunk per row group: the batches of a fit are cut at
     the chunks' ends (the engine then reads each in place instead of copying it), and the
     model is the one the same frame in one chunk trains, bit for bit."""
-    from polars_poly.learner import _batch_ranges
+    from polars_poly._input import batch_ranges
     from polars_poly.synthetic import eat_rate
 
     raw = eat_rate(9_000, seed=4, varieties=10, noise_fields=1)
@@ -487,7 +487,7 @@ def test_frames_of_many_chunks_learn_in_place_and_as_one_chunk() -> None:
     pieces = [whole.slice(0, 2_500), whole.slice(2_500, 4_000), whole.slice(6_500, 2_500)]
     chunked = pl.concat(pieces, rechunk=False)
     assert chunked.n_chunks() == 3 and whole.n_chunks() == 1
-    ranges = list(_batch_ranges([chunked[f] for f in fields], len(chunked), 1_000))
+    ranges = list(batch_ranges([chunked[f] for f in fields], len(chunked), 1_000))
     assert [s for s, _ in ranges][:4] == [0, 1_000, 2_000, 2_500]  # cut at 2,500
     assert all(not (s < end < s + n) for s, n in ranges for end in (2_500, 6_500))
     assert sum(n for _, n in ranges) == len(chunked)
@@ -503,7 +503,7 @@ def test_frames_of_many_chunks_learn_in_place_and_as_one_chunk() -> None:
 def test_frames_of_many_chunks_are_scored_in_place_and_as_one_chunk() -> None:
     """Scoring cuts a frame's columns at their chunks' ends too (chunks of 16k rows or more on
     average), scoring the pieces in order: the scores are the one-chunk frame's."""
-    from polars_poly.learner import _SCORE_CHUNK_ROWS, _SCORE_ROWS, _batch_ranges
+    from polars_poly._input import SCORE_CHUNK_ROWS, SCORE_ROWS, batch_ranges
     from polars_poly.synthetic import eat_rate
 
     raw = eat_rate(60_000, seed=5, varieties=10, noise_fields=1)
@@ -514,7 +514,7 @@ def test_frames_of_many_chunks_are_scored_in_place_and_as_one_chunk() -> None:
         rechunk=False,
     )
     columns = [chunked[f] for f in fields]
-    ranges = list(_batch_ranges(columns, len(chunked), _SCORE_ROWS, _SCORE_CHUNK_ROWS))
+    ranges = list(batch_ranges(columns, len(chunked), SCORE_ROWS, SCORE_CHUNK_ROWS))
     assert ranges == [(0, 20_000), (20_000, 17_000), (37_000, 23_000)]
     labels = raw["label"].to_numpy()
     binary = pp.SGDClassifier(bits=18, interactions=[("A", "B")]).fit(whole, labels)

@@ -7,7 +7,7 @@ every estimator. The Rust side reads only sparse columns (``src/python/input.rs`
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -248,3 +248,51 @@ def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
         row, col = np.argwhere(~np.isfinite(dense))[0]
         raise ValueError(f"Input X contains {_kind(dense[row, col])} at row {row}, column {col}")
     return from_numpy(dense, name=DEFAULT_NAMESPACE), int(dense.shape[1])
+
+
+# Scoring a frame: at most this many rows an engine call, cut at the ends of chunks of at least
+# SCORE_CHUNK_ROWS rows on average (pieces of 64k rows scored 5-8% slower than one call of 4M
+# rows, of 1M rows as fast).
+SCORE_ROWS = 1 << 20
+SCORE_CHUNK_ROWS = 1 << 14
+
+
+def batch_ranges(
+    features: list[pl.Series], n_rows: int, size: int, shortest: int | None = None
+) -> Iterator[tuple[int, int]]:
+    """(start, length) of batches of at most ``size`` rows that never cross the end of a chunk
+    of a feature column: the engine reads a column of one chunk in place and copies one of
+    several into one (a frame read from parquet has a chunk per row group; with batches across
+    them a 10M-row eat-rate fit copied half its 2 GB of columns). Columns whose chunks average
+    fewer than ``shortest`` rows (default a quarter batch) are copied as before (cutting at each
+    would make many small calls). Learning is example by example, so the cuts change nothing
+    else."""
+    shortest = size // 4 if shortest is None else shortest
+    long_chunked = [s for s in features if s.n_chunks() * shortest <= n_rows]
+    ends = sorted({end for s in long_chunked for end in chunk_ends(s)} | {n_rows})
+    start = 0
+    for end in ends:
+        while start < end:
+            length = min(size, end - start)
+            yield start, length
+            start += length
+
+
+def chunk_ends(series: pl.Series) -> Iterator[int]:
+    """Where each chunk of ``series`` ends (its row count for one chunk)."""
+    end = 0
+    for chunk in series.get_chunks():
+        end += len(chunk)
+        yield end
+
+
+def scored_in_pieces(
+    columns: list[pl.Series], n_rows: int, score: Callable[[list[pl.Series]], npt.NDArray[Any]]
+) -> npt.NDArray[Any]:
+    """``score`` of the ``n_rows`` rows of ``columns``, in pieces cut at the columns' chunk ends
+    (:func:`batch_ranges`, at most ``SCORE_ROWS`` rows each), joined in order along the first
+    axis: the engine reads a column of one chunk in place and would copy one of several whole."""
+    ranges = list(batch_ranges(columns, n_rows, SCORE_ROWS, SCORE_CHUNK_ROWS))
+    if len(ranges) <= 1:
+        return score(columns)
+    return np.concatenate([score([c.slice(start, n) for c in columns]) for start, n in ranges])

@@ -36,6 +36,7 @@ from polars_poly._input import (
     feature_exprs,
     frame_columns,
     matrix_series,
+    scored_in_pieces,
 )
 from polars_poly._internal import PaCore
 from polars_poly._params import (
@@ -302,7 +303,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         """Predicted labels (from the aligned averages when averaging is on)."""
         series = self._checked(X)
         try:
-            ids = self.core_.predict([series])
+            ids = scored_in_pieces([series], len(series), self.core_.predict)
         except ValueError as err:
             raise self._hinted(err) from None
         return np.asarray(self.classes_[ids])
@@ -313,7 +314,10 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         order (0,1), (0,2), ..., positive towards the first class of the pair."""
         series = self._checked(X)
         try:
-            scores = self.core_.decision_scores([series], self.averaging is not None)
+            averaged = self.averaging is not None
+            scores = scored_in_pieces(
+                [series], len(series), lambda part: self.core_.decision_scores(part, averaged)
+            )
         except ValueError as err:
             raise self._hinted(err) from None
         n = len(self.classes_)

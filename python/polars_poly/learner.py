@@ -30,6 +30,7 @@ from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_float_array,
     as_polars,
+    batch_ranges,
     batches_of,
     check_named_columns,
     feature_exprs,
@@ -38,6 +39,7 @@ from polars_poly._input import (
     label_array,
     matrix_series,
     namespace_names,
+    scored_in_pieces,
 )
 from polars_poly._internal import Learner
 from polars_poly._params import (
@@ -101,42 +103,6 @@ def _at_doublings(batches: Iterable[_Data], seen: int) -> Iterator[_Data]:
             yield batch if length == len(batch) else batch.slice(start, length)
             start += length
             seen += length
-
-
-# Scoring a frame: at most this many rows an engine call, cut at the ends of chunks of at least
-# _SCORE_CHUNK_ROWS rows on average (pieces of 64k rows scored 5-8% slower than one call of 4M
-# rows, of 1M rows as fast).
-_SCORE_ROWS = 1 << 20
-_SCORE_CHUNK_ROWS = 1 << 14
-
-
-def _batch_ranges(
-    features: list[pl.Series], n_rows: int, size: int, shortest: int | None = None
-) -> Iterator[tuple[int, int]]:
-    """(start, length) of batches of at most ``size`` rows that never cross the end of a chunk
-    of a feature column: the engine reads a column of one chunk in place and copies one of
-    several into one (a frame read from parquet has a chunk per row group; with batches across
-    them a 10M-row eat-rate fit copied half its 2 GB of columns). Columns whose chunks average
-    fewer than ``shortest`` rows (default a quarter batch) are copied as before (cutting at each
-    would make many small calls). Learning is example by example, so the cuts change nothing
-    else."""
-    shortest = size // 4 if shortest is None else shortest
-    long_chunked = [s for s in features if s.n_chunks() * shortest <= n_rows]
-    ends = sorted({end for s in long_chunked for end in _chunk_ends(s)} | {n_rows})
-    start = 0
-    for end in ends:
-        while start < end:
-            length = min(size, end - start)
-            yield start, length
-            start += length
-
-
-def _chunk_ends(series: pl.Series) -> Iterator[int]:
-    """Where each chunk of ``series`` ends (its row count for one chunk)."""
-    end = 0
-    for chunk in series.get_chunks():
-        end += len(chunk)
-        yield end
 
 
 def _not_fitted(estimator: Any) -> Exception:
@@ -669,7 +635,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self._learner.begin_run(len(data))
             size = int(self.batch_size)
             before = self._learner.progress
-            ranges = _batch_ranges(data.features, len(data), size)
+            ranges = batch_ranges(data.features, len(data), size)
             lengths = {len(a) for a in (data.labels, data.weights) if a is not None}
             # Labels or weights of another length go whole: the engine names the mismatch.
             pieces = [data] if lengths - {len(data)} else (data.slice(s, n) for s, n in ranges)
@@ -898,17 +864,12 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             return np.asarray(column.get_column("score").to_numpy(), dtype=np.float64)
         data = self._data(X, None, None, fitting=False, scoring=True)
 
-        def scores(part: _Data) -> npt.NDArray[np.float64]:
+        def scores(features: list[pl.Series]) -> npt.NDArray[np.float64]:
             if isinstance(learner, OneAgainstAll):
-                return learner.scores(part.features)
-            return np.asarray(learner.predict(part.features).to_numpy(), dtype=np.float64)
+                return learner.scores(features)
+            return np.asarray(learner.predict(features).to_numpy(), dtype=np.float64)
 
-        # Cut at the columns' chunk ends, as a fit's batches are: the engine reads a column of
-        # one chunk in place and would copy one of several whole.
-        ranges = list(_batch_ranges(data.features, len(data), _SCORE_ROWS, _SCORE_CHUNK_ROWS))
-        if len(ranges) <= 1:
-            return scores(data)
-        return np.concatenate([scores(data.slice(start, n)) for start, n in ranges])
+        return scored_in_pieces(data.features, len(data), scores)
 
     def _score_expr(self, features: Sequence[str | pl.Expr] | None, output: str) -> pl.Expr:
         learner = self._check_fitted()
