@@ -18,6 +18,7 @@
 //! crosses with the fewest value pairs gain; at 200 all four do and every noise cross loses.
 
 use super::screen::Candidate;
+use super::Judge;
 use crate::learner::Example;
 use crate::memory::prefetch;
 
@@ -37,7 +38,7 @@ pub struct PairCells {
 }
 
 /// The cells of an example's value pairs, located (and fetched ahead) before the example is
-/// judged ([`PairCells::locate`], [`PairCells::judge`]): each cell with its product `x_i x_j`,
+/// judged ([`Judge::locate`], [`Judge::judge`]): each cell with its product `x_i x_j`,
 /// and each candidate's span of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocatedCells {
@@ -72,10 +73,14 @@ impl PairCells {
         crate::memory::advise_huge_pages(&mut cells);
         PairCells { cells, shift: 64 - bits }
     }
+}
+
+impl Judge for PairCells {
+    type Located = LocatedCells;
 
     /// Locates the cells of every candidate's value pairs in `example` into `out`, asking for
     /// each ahead of its use: they are random reads in a large table.
-    pub fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedCells) {
+    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedCells) {
         out.slots.clear();
         out.spans.clear();
         for candidate in candidates {
@@ -98,7 +103,7 @@ impl PairCells {
 
     /// Records every candidate's progressive gain on the example `located` (for the same
     /// `candidates`) for residual `residual`, then adds the residual to its cells.
-    pub fn judge(
+    fn judge(
         &mut self,
         located: &LocatedCells,
         candidates: &mut [Candidate],
@@ -134,7 +139,7 @@ impl PairCells {
 
     /// Empties every cell and forgets every candidate's cell statistics (after a cross joins,
     /// the residual is another one).
-    pub fn reset(&mut self, candidates: &mut [Candidate]) {
+    fn reset(&mut self, candidates: &mut [Candidate]) {
         self.cells.iter_mut().for_each(|c| *c = [0.0; 2]);
         candidates.iter_mut().for_each(|c| c.cells.reset());
     }
@@ -143,23 +148,8 @@ impl PairCells {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field_apple::screen_with;
     use crate::learner::example::ExampleBuffer;
-
-    impl PairCells {
-        /// [`PairCells::locate`], then [`PairCells::judge`]. Returns the number of cells touched.
-        fn screen(
-            &mut self,
-            example: &Example<'_>,
-            candidates: &mut [Candidate],
-            residual: f32,
-            weight: f32,
-        ) -> usize {
-            let mut located = LocatedCells::default();
-            self.locate(example, candidates, &mut located);
-            self.judge(&located, candidates, residual, weight);
-            located.len()
-        }
-    }
 
     /// Screens the crosses of three one-hot fields of 31 values on `n` rows whose residual is
     /// ±0.5 per value pair of fields 0 and 1 by a Hadamard matrix (a cross of full rank, no
@@ -189,7 +179,10 @@ mod tests {
                 buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
             }
             let example = buffer.finish(0.0, 1.0, 0).unwrap();
-            assert_eq!(cells.screen(&example, &mut candidates, effect + noise, 1.0), 3);
+            assert_eq!(
+                screen_with(&mut cells, &example, &mut candidates, effect + noise, 1.0).len(),
+                3
+            );
         }
         candidates.iter().map(|c| c.cells.z_score()).collect()
     }
@@ -211,7 +204,8 @@ mod tests {
             buffer.clear();
             buffer.push_namespace(0, &[3], &[1.0f32], 0).unwrap();
             buffer.push_namespace(0, &[4], &[1.0f32], 0).unwrap();
-            cells.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, 1.0, 1.0);
+            let example = buffer.finish(0.0, 1.0, 0).unwrap();
+            screen_with(&mut cells, &example, &mut candidates, 1.0, 1.0);
         }
         // Second gain: 1 - (1 - 1/(1 + PRIOR))^2.
         let p = f64::from(1.0 / (1.0 + PRIOR));
@@ -231,7 +225,14 @@ mod tests {
         buffer.push_namespace(0, &many, &ones, 0).unwrap();
         buffer.push_namespace(0, &many, &ones, 0).unwrap();
         assert_eq!(
-            cells.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, 1.0, 1.0),
+            screen_with(
+                &mut cells,
+                &buffer.finish(0.0, 1.0, 0).unwrap(),
+                &mut candidates,
+                1.0,
+                1.0
+            )
+            .len(),
             0
         );
         assert_eq!(candidates[0].cells.count, 0);

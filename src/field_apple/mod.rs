@@ -149,6 +149,47 @@ const MIN_SAMPLES_TO_JOIN: u64 = 2_000;
 /// race; a useless cross's mean gain is negative, so each falls below zero sooner or later).
 const SAMPLES_BEFORE_PAUSE: u64 = 5_000;
 
+/// A judge of candidate crosses ([`screen`]'s shared factorization, [`cells`]' value-pair
+/// cells): an example is located in the judge's tables first (its memory asked for ahead), then
+/// judged: every candidate records its gain on it, and the judge learns from it.
+pub trait Judge {
+    /// Where an example's data is in the judge's tables.
+    type Located: Default;
+
+    /// Locates `example` for `candidates` into `out`.
+    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut Self::Located);
+
+    /// Judges the example `located` (for the same `candidates`) with residual `residual` and
+    /// importance weight `weight`.
+    fn judge(
+        &mut self,
+        located: &Self::Located,
+        candidates: &mut [Candidate],
+        residual: f32,
+        weight: f32,
+    );
+
+    /// Forgets the judge's tables and its statistics of every candidate (after a cross joins,
+    /// the residual is another one).
+    fn reset(&mut self, candidates: &mut [Candidate]);
+}
+
+/// One judge alone locates `example`, then judges it (the judges' own tests); returns what it
+/// located.
+#[cfg(test)]
+pub(crate) fn screen_with<J: Judge>(
+    judge: &mut J,
+    example: &Example<'_>,
+    candidates: &mut [Candidate],
+    residual: f32,
+    weight: f32,
+) -> J::Located {
+    let mut located = J::Located::default();
+    judge.locate(example, candidates, &mut located);
+    judge.judge(&located, candidates, residual, weight);
+    located
+}
+
 /// Both judges of the candidates ([`screen`] and [`cells`]), screened and reset together.
 ///
 /// An example is judged one screening late: screening locates its vectors and cells (asking

@@ -21,6 +21,7 @@
 //! thousand each), every pair is scored on every screened example, and the common crosses (a kind
 //! of animal with a kind of food, a user segment with an ad category) are of low rank.
 
+use super::Judge;
 use crate::learner::Example;
 use crate::memory::prefetch;
 
@@ -137,7 +138,7 @@ pub struct Shadow {
 }
 
 /// An example's feature vectors, located in the shadow's table (and fetched ahead) before the
-/// example is judged ([`Shadow::locate`], [`Shadow::judge`]): each feature's slot and value,
+/// example is judged ([`Judge::locate`], [`Judge::judge`]): each feature's slot and value,
 /// each field's span of them. Only the fields some candidate crosses: another field's sum
 /// enters no prediction, and its vectors' step is zero (most candidates pause once a cross is
 /// found).
@@ -198,15 +199,14 @@ impl Shadow {
         let start = slot * RANK;
         self.table[start..start + RANK].try_into().unwrap_or(&[0.0; RANK])
     }
+}
+
+impl Judge for Shadow {
+    type Located = LocatedVectors;
 
     /// Locates `example`'s vectors of the fields `candidates` cross into `out`, asking for each
     /// ahead of its use: they are random reads in a large table.
-    pub fn locate(
-        &self,
-        example: &Example<'_>,
-        candidates: &[Candidate],
-        out: &mut LocatedVectors,
-    ) {
+    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedVectors) {
         let n_fields = example.n_namespaces();
         out.slots.clear();
         out.values.clear();
@@ -234,7 +234,7 @@ impl Shadow {
 
     /// Records every candidate's progressive drop-one gain on the example `located` (for the
     /// same `candidates`) for residual `residual`, then trains the shadow.
-    pub fn judge(
+    fn judge(
         &mut self,
         located: &LocatedVectors,
         candidates: &mut [Candidate],
@@ -289,7 +289,7 @@ impl Shadow {
 
     /// Forgets the shadow and every candidate's statistics: after a cross joins the model the
     /// residual changes, and what was learned of the old one would mislead.
-    pub fn reset(&mut self, candidates: &mut [Candidate]) {
+    fn reset(&mut self, candidates: &mut [Candidate]) {
         Self::initialize(&mut self.table);
         candidates.iter_mut().for_each(|c| c.factors.reset());
     }
@@ -298,24 +298,8 @@ impl Shadow {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::field_apple::screen_with;
     use crate::learner::example::ExampleBuffer;
-
-    impl Shadow {
-        /// [`Shadow::locate`], then [`Shadow::judge`]. Returns the number of feature vectors it
-        /// touched.
-        fn screen(
-            &mut self,
-            example: &Example<'_>,
-            candidates: &mut [Candidate],
-            residual: f32,
-            weight: f32,
-        ) -> usize {
-            let mut located = LocatedVectors::default();
-            self.locate(example, candidates, &mut located);
-            self.judge(&located, candidates, residual, weight);
-            located.len()
-        }
-    }
 
     /// Screens the crosses of three one-hot fields on `rows` of (value ids, residual).
     fn screen_rows(rows: &[([u32; 3], f32)]) -> Vec<Candidate> {
@@ -329,7 +313,7 @@ mod tests {
                 buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
             }
             let example = buffer.finish(0.0, 1.0, 0).unwrap();
-            assert_eq!(shadow.screen(&example, &mut candidates, *g, 1.0), 3);
+            assert_eq!(screen_with(&mut shadow, &example, &mut candidates, *g, 1.0).len(), 3);
         }
         candidates
     }
@@ -373,7 +357,7 @@ mod tests {
                 }
                 let g = if row % 3 == 0 { 0.5 } else { -0.25 };
                 let example = buffer.finish(0.0, 1.0, 0).unwrap();
-                assert_eq!(shadow.screen(&example, &mut candidates, g, 1.0), 2);
+                assert_eq!(screen_with(&mut shadow, &example, &mut candidates, g, 1.0).len(), 2);
             }
             judged.push(candidates[0].factors.clone());
         }
@@ -419,7 +403,8 @@ mod tests {
             for id in ids {
                 buffer.push_namespace(0, &[id], &[1.0f32], 0).unwrap();
             }
-            shadow.screen(&buffer.finish(0.0, 1.0, 0).unwrap(), &mut candidates, g, 1.0);
+            let example = buffer.finish(0.0, 1.0, 0).unwrap();
+            screen_with(&mut shadow, &example, &mut candidates, g, 1.0);
         }
         assert!(candidates[0].factors.gain > 0.0);
         assert!(shadow.table != Shadow::new(10).table);

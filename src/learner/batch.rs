@@ -677,6 +677,11 @@ mod tests {
     /// Every example the blocks serve, in order, or the error.
     type Served = Vec<Result<View, String>>;
 
+    /// One `SparseRows` per CSR triple of [`csr`].
+    fn sparse_rows(arrays: &[(Vec<i64>, Vec<i64>, Vec<f64>)]) -> Vec<SparseRows<'_, i64, f64>> {
+        arrays.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect()
+    }
+
     fn pairs(hashes: &[u64], values: &[f32]) -> Vec<(u64, f32)> {
         hashes.iter().copied().zip(values.iter().copied()).collect()
     }
@@ -751,10 +756,7 @@ mod tests {
                 }
             }
             let arrays: Vec<_> = columns.iter().map(|rows| csr(rows)).collect();
-            let rows: Vec<SparseRows<'_, i64, f64>> = arrays
-                .iter()
-                .map(|(o, i, v)| SparseRows::new(o, i, v).unwrap())
-                .collect();
+            let rows = sparse_rows(&arrays);
             let namespaces: Vec<&dyn NamespaceRows> =
                 rows.iter().map(|r| r as &dyn NamespaceRows).collect();
             let mut labels = vec![1.0; 600];
@@ -800,10 +802,7 @@ mod tests {
                 })
                 .collect();
             let arrays: Vec<_> = columns.iter().map(|rows| csr(rows)).collect();
-            let rows: Vec<SparseRows<'_, i64, f64>> = arrays
-                .iter()
-                .map(|(o, i, v)| SparseRows::new(o, i, v).unwrap())
-                .collect();
+            let rows = sparse_rows(&arrays);
             let namespaces: Vec<&dyn NamespaceRows> =
                 rows.iter().map(|r| r as &dyn NamespaceRows).collect();
             let labels = vec![1.0; 600];
