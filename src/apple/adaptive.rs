@@ -639,10 +639,10 @@ impl Expansion for Apple {
         let remembered = || self.remember_now(self.progress.learned + 1);
         match &self.categorical {
             None => remembered(),
-            // The schedule last: on all-categorical fields it is never asked.
+            // The schedule last: on all-categorical fields (no candidate parent, so nothing
+            // to remember) it is never asked.
             Some(categorical) => {
-                !categorical.unchanged_by(shape)
-                    || (!categorical.all_categorical_of(shape.n_namespaces) && remembered())
+                !categorical.unchanged_by(shape) || (self.may_grow() && remembered())
             }
         }
     }

@@ -82,11 +82,6 @@ impl CategoricalNamespaces {
         shape.categorical && self.categorical.len() >= shape.n_namespaces
     }
 
-    /// Whether the first `n` namespaces are all categorical (or not yet seen).
-    pub fn all_categorical_of(&self, n: usize) -> bool {
-        (0..n).all(|k| self.is_categorical(k))
-    }
-
     /// Whether every namespace seen so far is categorical (apple then has no candidate parent).
     pub fn all_categorical(&self) -> bool {
         !self.categorical.is_empty() && self.categorical.iter().all(|&c| c)

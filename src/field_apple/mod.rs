@@ -196,7 +196,7 @@ pub(crate) fn screen_with<J: Judge>(
 /// for them ahead), then judges the example screened before, whose memory has arrived while
 /// the learner went on (waiting for it on the spot was most of the screening's time on
 /// eat-rate). Each example is still judged in its turn, with the residual it had when learned;
-/// [`Judges::catch_up`] judges the last one before anything reads the candidates' statistics or
+/// [`Judges::judge_waiting`] judges the last one before anything reads the candidates' statistics or
 /// changes the candidates.
 #[derive(Clone, Debug)]
 struct Judges {
@@ -239,13 +239,13 @@ impl Judges {
         self.shadow.locate(example, candidates, &mut next.vectors);
         self.cells.locate(example, candidates, &mut next.cells);
         (next.residual, next.weight) = (residual, weight);
-        self.catch_up(candidates);
+        self.judge_waiting(candidates);
         self.waiting = Some(next);
     }
 
     /// Judges the example waiting, if any: both judges record every candidate's gain on it,
     /// then learn from it.
-    fn catch_up(&mut self, candidates: &mut [Candidate]) {
+    fn judge_waiting(&mut self, candidates: &mut [Candidate]) {
         if let Some(located) = self.waiting.take() {
             let (residual, weight) = (located.residual, located.weight);
             self.shadow.judge(&located.vectors, candidates, residual, weight);
@@ -486,7 +486,7 @@ impl FieldApple {
     /// At a check: the best candidate joins if it is sure enough; the losing ones pause.
     fn judge(&mut self) {
         if let Some(judges) = self.judges.as_mut() {
-            judges.catch_up(&mut self.candidates);
+            judges.judge_waiting(&mut self.candidates);
         }
         let sight = self.config.z * IN_SIGHT;
         let young = self.crosses.is_empty() && self.quiet_checks + 1 < PATIENT_CHECKS;

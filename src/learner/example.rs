@@ -137,8 +137,9 @@ pub struct ExampleShape {
 }
 
 impl ExampleShape {
-    /// The shape of `example` (reading its namespaces).
-    pub fn of(example: &Example<'_>) -> Self {
+    /// The shape of `example` (reading its namespaces), which the blocks' must agree with.
+    #[cfg(test)]
+    pub(crate) fn of(example: &Example<'_>) -> Self {
         let n_namespaces = example.n_namespaces();
         let categorical = (0..n_namespaces)
             .all(|k| matches!(example.namespace(k).values, [value] if *value == 1.0));

@@ -575,25 +575,24 @@ impl<E: Expansion> Learner<E> {
             state: &self.state,
             normalized: self.config.rule.normalized,
         };
-        let mut read = None;
-        match shape.filter(|shape| !self.expansion.reads_example(shape)) {
-            Some(shape) => self.expansion.after_learn_unread(&shape, &learned),
+        let read = match shape.filter(|shape| !self.expansion.reads_example(shape)) {
+            Some(shape) => {
+                self.expansion.after_learn_unread(&shape, &learned);
+                None
+            }
             None => {
                 let example = example()?;
                 self.expansion.after_learn(&example, &learned);
-                read = Some(example);
+                Some(example)
             }
-        }
+        };
         let catching_up = self.expansion.catch_up_due();
         let wanted = self.expansion.recent_examples_wanted();
         if wanted > 0 || catching_up {
             // The example that made features join is replayed too; when the enumerator stops
             // wanting examples as it grows (its last cross), the kept ones are replayed first.
             let most = if wanted > 0 { wanted } else { self.recent.most() };
-            let example = match read {
-                Some(example) => example,
-                None => example()?,
-            };
+            let example = read.map_or_else(&example, Ok)?;
             self.recent.push(&example, most);
         }
         if catching_up {
