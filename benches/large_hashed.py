@@ -9,14 +9,18 @@ Rounds alternate ours and Vowpal Wabbit; medians are reported, with the ratios:
   Vowpal Wabbit: training from its binary cache (made beforehand);
 * **end to end** — ours: a lazy query reading the raw parquet files (string columns), hashing
   each field (``hash_features``) and fitting (``fit`` on the LazyFrame, streamed in batches);
-  Vowpal Wabbit: training from its text file (its parser thread beside the learner);
+  and the same files' string columns given to ``fit`` as they are (the model hashes each field
+  as it reads it, with its ``bits``: the same model); Vowpal Wabbit: training from its text file
+  (its parser thread beside the learner);
 * **scoring** — ours: ``predict_proba_expr`` in a streaming query over the hashed rows (rows/s
-  per core, 2 threads on this machine) and over the raw parquet (hashing included); Vowpal
-  Wabbit: ``-t`` over its test text file;
+  per core, 2 threads on this machine) and over the raw parquet (hashing included: by
+  ``hash_features``, and by the model from the string columns); Vowpal Wabbit: ``-t`` over its
+  text file;
 * end to end from the Vowpal Wabbit text file too: ours reads it with ``read_vw(namespaces=...)``
   (one column per namespace, Vowpal Wabbit's hashing) and fits;
-* test logloss and error: ours from parquet (``hash_features``, its own hashing) and ours from
-  the text file (Vowpal Wabbit's slots, so its logloss equals Vowpal Wabbit's up to rounding).
+* test logloss and error: ours from parquet (``hash_features``, its own hashing), from the
+  string columns (the same hashing) and ours from the text file (Vowpal Wabbit's slots, so its
+  logloss equals Vowpal Wabbit's up to rounding).
 
 Vowpal Wabbit runs as ``python -m vowpalwabbit`` (its wheel has no ``vw`` binary); its times are
 the process wall time minus the wall time of the same command on a one-example file. The
@@ -162,6 +166,7 @@ def main() -> None:
     train = hashed(pl.read_parquet(train_parts), fields, args.bits)
     test = hashed(pl.read_parquet(test_parts), fields, args.bits)
     print(f"ours: read + hashed into memory in {time.perf_counter() - began:.1f} s", flush=True)
+    test_strings = pl.read_parquet(test_parts).drop("label")
     y_test = test["label"].to_numpy()
     names = [namespace(k) for k in range(len(fields))]
     test_text = pp.read_vw(work / "test.vw", namespaces=names)
@@ -208,6 +213,13 @@ def main() -> None:
 
         # The same text file read by ours, one column per namespace: Vowpal Wabbit's hashing, so
         # its test logloss is Vowpal Wabbit's up to float rounding.
+        strings = model()
+        began = time.perf_counter()
+        strings.fit(pl.scan_parquet(train_parts), "label")
+        record("ours end to end from parquet, strings", time.perf_counter() - began)
+        margins = strings.decision_function(test_strings)
+        quality["ours from string columns"] = logloss_error(y_test, np.asarray(margins))
+
         from_text = model(text=True)
         began = time.perf_counter()
         frame = pp.read_vw(work / "train.vw", namespaces=names)
@@ -230,6 +242,13 @@ def main() -> None:
             .collect(engine="streaming")
         )
         record("ours score raw parquet (streaming)", time.perf_counter() - began)
+        began = time.perf_counter()
+        scored = (
+            pl.scan_parquet(train_parts)
+            .select(ours.predict_proba_expr(*fields))
+            .collect(engine="streaming")
+        )
+        record("ours score raw parquet, strings", time.perf_counter() - began)
 
         preds = work / "vw.preds"
         record(
@@ -265,6 +284,10 @@ def main() -> None:
             median["VW fit from text"] / median["ours end to end from parquet"],
         ),
         (
+            "end to end from parquet, strings / VW text",
+            median["VW fit from text"] / median["ours end to end from parquet, strings"],
+        ),
+        (
             "end to end from VW text / VW from text",
             median["VW fit from text"] / median["ours end to end from VW text"],
         ),
@@ -275,19 +298,21 @@ def main() -> None:
     ]
     print(f"\nmedians over {args.rounds} rounds ({n:,} training rows, bits {args.bits}):")
     for name, seconds in median.items():
-        print(f"  {name:40s} {seconds:7.2f} s  {n / seconds / 1e6:6.2f}M rows/s")
+        print(f"  {name:42s} {seconds:7.2f} s  {n / seconds / 1e6:6.2f}M rows/s")
     print("speed-ups (Vowpal Wabbit time / ours):")
     for name, ratio in rows:
-        print(f"  {name:40s} {ratio:6.2f}x")
+        print(f"  {name:42s} {ratio:6.2f}x")
     threads = pl.thread_pool_size()
     print(
         f"scoring per core ({threads} threads): "
         f"{n / median['ours score hashed rows (streaming)'] / threads / 1e6:.2f}M rows/s hashed, "
-        f"{n / median['ours score raw parquet (streaming)'] / threads / 1e6:.2f}M rows/s raw"
+        f"{n / median['ours score raw parquet (streaming)'] / threads / 1e6:.2f}M rows/s raw, "
+        f"{n / median['ours score raw parquet, strings'] / threads / 1e6:.2f}M rows/s raw "
+        "(string columns)"
     )
     for name, (ll, err) in quality.items():
-        print(f"test logloss {name:18s} {ll:.5f}  error {100 * err:.2f}%")
-    for name in ("ours", "ours from VW text"):
+        print(f"test logloss {name:24s} {ll:.5f}  error {100 * err:.2f}%")
+    for name in ("ours", "ours from string columns", "ours from VW text"):
         print(f"|logloss {name} - VW| = {abs(quality[name][0] - quality['VW'][0]):.2e}")
     if args.work is None:
         shutil.rmtree(work)

@@ -63,6 +63,9 @@ BAD_X: dict[str, tuple[Any, dict[str, Any]]] = {
         pl.DataFrame({"a": ["x"] * 40}),
         {
             "*": (TypeErr, r"'a' \(String\)|fitted on a matrix"),
+            # The online learners hash a string column as they read it (a namespace).
+            "fit:SGDRegressor": "ok",
+            "fit:SGDClassifier": "ok",
             "expand": (TypeErr, r"numeric|sparse"),
         },
     ),

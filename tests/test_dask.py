@@ -489,6 +489,11 @@ def test_prepare_hashes_raw_shards_on_the_workers(client, tmp_path) -> None:
     given = ppd.fit(estimator, hashed, "label", **options)
     test = _hash_fields(frame.tail(2_000).lazy()).collect()
     np.testing.assert_array_equal(prepared.predict_proba(test), given.predict_proba(test))
+    # Without prepare the raw shards train the same: each task's model hashes the string columns
+    # as it reads them, with its bits (20, as the hashed shards').
+    direct = ppd.fit(estimator, raw, "label", **options)
+    raw_test = frame.tail(2_000).drop("label")
+    np.testing.assert_array_equal(direct.predict_proba(raw_test), given.predict_proba(test))
     # A filter in prepare: the rows counted are the prepared ones.
     fewer = ppd.fit(
         estimator, raw, "label", prepare=lambda f: _hash_fields(f.head(1_000)), client=client

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 from concurrent.futures import ThreadPoolExecutor
+from datetime import date
 from pathlib import Path
 
 import numpy as np
@@ -150,9 +151,14 @@ def test_categoricals_train_like_the_strings_they_stand_for() -> None:
 
 
 def test_estimators_name_feature_columns_of_no_feature_type() -> None:
+    frame = pl.DataFrame({"day": pl.date_range(date(2020, 1, 1), date(2020, 1, 10), eager=True)})
+    with pytest.raises(TypeError, match=r"'day' \(Date\)"):
+        pp.SGDRegressor().fit(frame, np.ones(10))
+    # A categorical column is a namespace of the online learners, not of the classifiers of
+    # one sparse column.
     frame = pl.DataFrame({"c": pl.Series(["a", "b"] * 5, dtype=pl.Categorical)})
     with pytest.raises(TypeError, match=r"'c' \(Categorical\)"):
-        pp.SGDRegressor().fit(frame, np.ones(10))
+        pp.PassiveAggressiveClassifier().fit(frame, np.sign(np.arange(10) - 4.5))
 
 
 def test_sizes_beyond_the_machine_are_memory_errors_naming_the_size() -> None:

@@ -114,12 +114,37 @@ def is_vw_frame(schema: pl.Schema) -> bool:
     return all(schema.get(n) == d for n, d in VW_LEADING.items() if n != "weight")
 
 
+def is_text_dtype(dtype: pl.DataType) -> bool:
+    """Strings and the dtypes that are strings with a dictionary (Categorical, Enum)."""
+    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+
+
+HASH_HINT = (
+    "hash strings, categoricals and token lists into a sparse column with polars_poly.hash_features"
+)
+TEXT_HINT = (
+    "string, categorical and enum columns are hashed as they are read; hash token lists into "
+    "a sparse column with polars_poly.hash_features"
+)
+
+
 def frame_columns(
-    schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str]
+    schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str], text: bool = False
 ) -> tuple[list[str], bool]:
-    """(feature columns, sparse?) of a frame: ``features`` if given, else every sparse column,
-    else every numeric column (not the target or weight columns in ``exclude``, nor the label,
-    importance weight, base, tag and namespace columns of a Vowpal Wabbit file's frame)."""
+    """(feature columns, namespaced?) of a frame: ``features`` if given, else every sparse
+    column (and, when ``text``, every string, categorical and enum column: an online learner
+    hashes them with its ``bits``), else every numeric column; not the target or weight columns
+    in ``exclude``, nor the label, importance weight, base, tag and namespace columns of a
+    Vowpal Wabbit file's frame. Namespaced columns are each a namespace; numeric ones become
+    one."""
+
+    def namespaced(dtype: pl.DataType) -> bool:
+        return is_sparse_dtype(dtype) or (text and is_text_dtype(dtype))
+
+    def numeric(dtype: pl.DataType) -> bool:
+        return dtype.is_numeric() or dtype == pl.Boolean
+
+    hint, kind_of_namespaced = (TEXT_HINT, "sparse or string") if text else (HASH_HINT, "sparse")
     if is_vw_frame(schema):
         exclude = exclude | VW_NOT_FEATURES
     if features is not None:
@@ -128,56 +153,44 @@ def frame_columns(
         if missing:
             raise ValueError(f"feature columns {missing} are not in the frame")
     else:
-        names = [n for n, d in schema.items() if n not in exclude and is_sparse_dtype(d)]
+        names = [n for n, d in schema.items() if n not in exclude and namespaced(d)]
         if not names:
-            names = [
-                n
-                for n, d in schema.items()
-                if n not in exclude and (d.is_numeric() or d == pl.Boolean)
-            ]
+            names = [n for n, d in schema.items() if n not in exclude and numeric(d)]
         # A column the automatic choice leaves out would be silently ignored: refuse. A column
-        # of no feature type (text, dates) is a type error.
+        # of no feature type (dates, token lists) is a type error.
         left_out = {n: d for n, d in schema.items() if n not in exclude and n not in names}
         if names and left_out:
-            kind = "sparse" if is_sparse_dtype(schema[names[0]]) else "numeric"
-            wrong_type = not any(
-                is_sparse_dtype(d) or d.is_numeric() or d == pl.Boolean for d in left_out.values()
-            )
+            kinds = {"sparse" if is_sparse_dtype(schema[n]) else "string" for n in names}
+            kind = " and ".join(sorted(kinds)) if namespaced(schema[names[0]]) else "numeric"
+            wrong_type = not any(namespaced(d) or numeric(d) for d in left_out.values())
             error = ColumnTypeError if wrong_type else ValueError
             described = ", ".join(f"{n!r} ({d})" for n, d in left_out.items())
             raise error(
                 f"the frame's {kind} feature columns are {names}, but it also has {described}, "
-                "which would be ignored: pass features=[...] to choose the feature columns "
-                "(hash strings and token lists into a sparse column with "
-                "polars_poly.hash_features)"
+                f"which would be ignored: pass features=[...] to choose the feature columns "
+                f"({hint})"
             )
     if not names:
         others = {n: d for n, d in schema.items() if n not in exclude}
         described = ", ".join(f"{n!r} ({d})" for n, d in others.items())
         raise (ColumnTypeError if others else ValueError)(
-            "the frame has no sparse or numeric feature columns"
+            f"the frame has no {kind_of_namespaced} or numeric feature columns"
             + (f", only {described}" if others else "")
-            + " (hash strings, categoricals and token lists into a sparse column with "
-            "polars_poly.hash_features)"
+            + f" ({hint})"
         )
-    wrong = {
-        n: schema[n]
-        for n in names
-        if not (is_sparse_dtype(schema[n]) or schema[n].is_numeric() or schema[n] == pl.Boolean)
-    }
+    wrong = {n: schema[n] for n in names if not (namespaced(schema[n]) or numeric(schema[n]))}
     if wrong:
         described = ", ".join(f"{n!r} ({d})" for n, d in wrong.items())
         raise ColumnTypeError(
-            f"feature column(s) {described} are neither sparse nor numeric (hash strings, "
-            "categoricals and token lists into a sparse column with polars_poly.hash_features)"
+            f"feature column(s) {described} are neither {kind_of_namespaced} nor numeric ({hint})"
         )
-    sparse = [is_sparse_dtype(schema[n]) for n in names]
-    if any(sparse) and not all(sparse):
+    is_namespace = [namespaced(schema[n]) for n in names]
+    if any(is_namespace) and not all(is_namespace):
         raise ValueError(
-            f"feature columns {names} mix sparse and numeric columns; pass sparse columns only, "
-            "or numeric columns only"
+            f"feature columns {names} mix {kind_of_namespaced} and numeric columns; pass "
+            f"{kind_of_namespaced} columns only, or numeric columns only"
         )
-    return names, all(sparse)
+    return names, all(is_namespace)
 
 
 def feature_exprs(names: list[str], sparse: bool) -> list[pl.Expr]:

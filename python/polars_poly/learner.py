@@ -342,7 +342,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         return ("label" if y is None else y), sample_weight
 
     def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
-        return frame_columns(schema, self.features, exclude)
+        return frame_columns(schema, self.features, exclude, text=True)
 
     def _matrix_features(self, X: Any, min_rows: int) -> list[pl.Series]:
         """scipy / numpy input as one sparse Series, checking the width against the fit."""

@@ -12,6 +12,7 @@
 pub mod columns;
 
 /// MurmurHash3, x86 32-bit variant.
+#[inline]
 pub fn murmur3_32(data: &[u8], seed: u32) -> u32 {
     let mut h = seed;
     let mut blocks = data.chunks_exact(4);
@@ -43,7 +44,20 @@ pub fn fmix32(mut h: u32) -> u32 {
 }
 
 /// Vowpal Wabbit's `hashstring`: all-digit names map to `value + seed`, others to MurmurHash3.
+#[inline]
 pub fn hash_feature_name(name: &[u8], seed: u32) -> u32 {
+    // Most names start with neither a digit nor a space and do not end in a space: nothing to
+    // trim, not all digits, so straight to MurmurHash3 (a third of a hashed field's time).
+    if let (Some(first), Some(&last)) = (name.first(), name.last()) {
+        if !first.is_ascii_digit() && *first != b' ' && last != b' ' {
+            return murmur3_32(name, seed);
+        }
+    }
+    hash_trimmed_name(name, seed)
+}
+
+/// [`hash_feature_name`] of a name that may need trimming or be all digits.
+fn hash_trimmed_name(name: &[u8], seed: u32) -> u32 {
     let trimmed = trim_spaces(name);
     if !trimmed.is_empty() && trimmed.iter().all(u8::is_ascii_digit) {
         let mut value: u32 = 0;
@@ -66,6 +80,7 @@ pub fn column_namespace_hash(column: &str, seed: u32) -> u32 {
 }
 
 /// Index of a categorical value inside a column whose namespace hash is `namespace_hash`.
+#[inline]
 pub fn categorical_index(value: &str, namespace_hash: u32, bits: u32) -> u64 {
     mask(hash_feature_name(value.as_bytes(), namespace_hash), bits)
 }
@@ -151,6 +166,15 @@ mod tests {
         assert_eq!(hash_feature_name(b"123", 7), 130);
         assert_eq!(hash_feature_name(b" 42 ", 0), 42);
         assert_eq!(hash_feature_name(b"12a", 0), murmur3_32(b"12a", 0));
+    }
+
+    proptest::proptest! {
+        /// The shortcut for names with nothing to trim and a leading non-digit is the rule.
+        #[test]
+        fn feature_names_hash_by_the_rule(name in "[ 0-9a-c]{0,8}", seed: u32) {
+            let rule = hash_trimmed_name(name.as_bytes(), seed);
+            proptest::prop_assert_eq!(hash_feature_name(name.as_bytes(), seed), rule);
+        }
     }
 
     #[test]

@@ -214,6 +214,30 @@ impl ColumnSink {
         Ok(())
     }
 
+    /// Rows of at most one feature of value 1 each (a string column's): `index(row)` is row
+    /// `row`'s index, `None` for no feature; feature hash = `index + seed`.
+    pub(crate) fn fill_single(
+        &mut self,
+        rows: &[usize],
+        seed: u64,
+        mut index: impl FnMut(usize) -> Option<u64>,
+    ) {
+        self.ends.clear();
+        for &row in rows {
+            if let Some(index) = index(row) {
+                self.hashes.push(index.wrapping_add(seed));
+                self.values.push(1.0);
+            }
+            self.ends.push(self.hashes.len());
+        }
+    }
+
+    /// The (hash, value) entries and row ends written since the last clear.
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> (&[u64], &[f32], &[usize]) {
+        (&self.hashes, &self.values, &self.ends)
+    }
+
     /// Consecutive rows whose entries are all plain (non-negative indices strictly increasing
     /// within each row, values finite and nonzero in single precision) in one sweep over their
     /// entry arrays; false, and nothing written, when some entry is not.

@@ -18,7 +18,8 @@
 //! * [`learner`]: the [`Learner`] (learn, predict, batches, passes, holdout, progressive loss);
 //! * `averaging`: tail averaging of the weights over the end of a fit;
 //! * [`recent`]: the recent learned examples, replayed for features an enumerator adds;
-//! * [`stored`]: the learner's section of the model file (`crate::model::file`).
+//! * [`stored`]: the learner's section of the model file (`crate::model::file`);
+//! * [`text`]: a column of strings as a namespace, hashed as it is read.
 //!
 //! No PyO3 or Polars types here; the Python layer is `crate::python::learner`.
 
@@ -34,6 +35,7 @@ pub mod learner;
 pub mod loss;
 pub mod recent;
 pub mod stored;
+pub mod text;
 pub mod update;
 pub mod weights;
 
@@ -45,6 +47,7 @@ pub use learner::{
     BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
+pub use text::{TextRows, Texts};
 pub use update::{GdState, UpdateRule};
 
 #[cfg(test)]

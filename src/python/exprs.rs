@@ -12,6 +12,7 @@ use pyo3_polars::PySeries;
 
 use super::error::polars_py_error;
 use super::guard::{guarded, guarded_expr};
+use super::input::is_text;
 use crate::hashing;
 use crate::hashing::columns::FeatureColumn;
 use crate::sparse::columns_to_sparse;
@@ -23,11 +24,6 @@ fn first_name(inputs: &[Field]) -> PlSmallStr {
 /// Numbers of every width, Decimal included, and booleans: the columns that are values.
 fn is_number(dtype: &DataType) -> bool {
     dtype.is_numeric() || dtype.is_bool()
-}
-
-/// Strings and the dtypes that are strings with a dictionary (Categorical, Enum).
-fn is_text(dtype: &DataType) -> bool {
-    matches!(dtype, DataType::String | DataType::Categorical(..) | DataType::Enum(..))
 }
 
 /// A bag of tokens: a list or an array of text.
@@ -177,6 +173,21 @@ fn column_arrays(series: &Series) -> PolarsResult<ColumnArrays> {
     }
 }
 
+/// One string field (hashed categorical data, a field per call): the straight paths, chunk by
+/// chunk (no copy into one chunk).
+fn hash_one_text_column(series: &Series, kwargs: HashKwargs) -> PolarsResult<Series> {
+    let texts = series.cast(&DataType::String)?;
+    let texts = texts.str()?;
+    let (name, bits, seed) = (series.name().as_str(), kwargs.bits, kwargs.seed);
+    let matrix = if texts.null_count() == 0 {
+        let chunks = texts.downcast_iter().map(|chunk| chunk.values_iter());
+        hashing::columns::hash_one_full_categorical(name, texts.len(), chunks, bits, seed)
+    } else {
+        hashing::columns::hash_one_categorical(name, texts.iter(), bits, seed)
+    };
+    sparse_series(series.name().clone(), matrix.map_err(to_polars_error)?, None)
+}
+
 /// Arbitrary columns -> one sparse column in 2^bits space, Vowpal Wabbit style; the hashing is
 /// the engine's [`hashing::columns::hash_columns`].
 #[polars_expr(output_type_func=hash_features_output)]
@@ -185,16 +196,13 @@ fn hash_features(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> 
 }
 
 fn hash_features_body(inputs: &[Series], kwargs: HashKwargs) -> PolarsResult<Series> {
+    if let [series] = inputs {
+        if is_text(series.dtype()) {
+            return hash_one_text_column(series, kwargs);
+        }
+    }
     let arrays: Vec<ColumnArrays> =
         inputs.iter().map(column_arrays).collect::<PolarsResult<_>>()?;
-    if let ([series], [ColumnArrays::Text(texts)]) = (inputs, arrays.as_slice()) {
-        // One string field (hashed categorical data, a field per call): the straight path.
-        let name = series.name().as_str();
-        let matrix =
-            hashing::columns::hash_one_categorical(name, texts.iter(), kwargs.bits, kwargs.seed)
-                .map_err(to_polars_error)?;
-        return sparse_series(first_name_of(inputs), matrix, None);
-    }
     let columns: Vec<FeatureColumn<'_>> = inputs
         .iter()
         .zip(&arrays)

@@ -1,9 +1,14 @@
-//! The one input adapter of the learners' bindings: sparse feature columns (one per namespace),
-//! labels and weights, as Polars Series from the Python layer, to the engine's rows. Every
-//! estimator's Python side turns whatever the user gave (scipy, numpy, frames) into these
-//! columns first (`polars_poly._input`), so there is one conversion path.
+//! The one input adapter of the learners' bindings: feature columns (one per namespace), labels
+//! and weights, as Polars Series from the Python layer, to the engine's rows. Every estimator's
+//! Python side turns whatever the user gave (scipy, numpy, frames) into these columns first
+//! (`polars_poly._input`), so there is one conversion path.
+//!
+//! A feature column is sparse (`List<Struct{index, value}>`), or, for the online learners, a
+//! string column (String, Categorical, Enum), which the engine hashes as it reads it with the
+//! model's `bits` ([`crate::learner::text`]).
 
 use polars::prelude::*;
+use polars_arrow::array::{Array, Utf8ViewArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
@@ -11,7 +16,7 @@ use pyo3_polars::PySeries;
 use super::arrow_io::{sparse_chunks_from, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
-use crate::learner::NamespaceRows;
+use crate::learner::{NamespaceRows, TextRows, Texts};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
@@ -20,9 +25,47 @@ fn as_namespace<'a>(rows: &'a RowsChunk<'a>) -> &'a dyn NamespaceRows {
     with_rows!(rows, |r| r as &dyn NamespaceRows)
 }
 
-/// Single-chunk copies of the feature columns (cheap when already one chunk).
-pub fn rechunked(features: Vec<PySeries>) -> Vec<Series> {
-    features.into_iter().map(|s| Series::from(s).rechunk()).collect()
+/// Strings and the dtypes that are strings with a dictionary (Categorical, Enum).
+pub fn is_text(dtype: &DataType) -> bool {
+    matches!(dtype, DataType::String | DataType::Categorical(..) | DataType::Enum(..))
+}
+
+/// A feature column as the engine reads it: one chunk, and a categorical or enum column as the
+/// strings it stands for (cheap when already so).
+pub fn feature_series(series: &Series) -> PolarsResult<Series> {
+    let series = match series.dtype() {
+        DataType::Categorical(..) | DataType::Enum(..) => series.cast(&DataType::String)?,
+        _ => series.clone(),
+    };
+    Ok(series.rechunk())
+}
+
+/// The feature columns as [`feature_series`].
+pub fn rechunked(features: Vec<PySeries>) -> PolarsResult<Vec<Series>> {
+    features.into_iter().map(|s| feature_series(&Series::from(s))).collect()
+}
+
+/// One chunk of a string column, read in place.
+pub struct ViewTexts<'a> {
+    array: &'a Utf8ViewArray,
+    all_valid: bool,
+}
+
+impl Texts for ViewTexts<'_> {
+    fn n_rows(&self) -> usize {
+        self.array.len()
+    }
+
+    #[inline]
+    fn get(&self, row: usize) -> Option<&str> {
+        (self.all_valid || self.array.is_valid(row)).then(|| self.array.value(row))
+    }
+}
+
+/// A feature column's rows: a sparse column's chunks, or a string column hashed as it is read.
+enum ColumnRows<'a> {
+    Sparse(Vec<SparseChunk<'a>>),
+    Text(TextRows<ViewTexts<'a>>),
 }
 
 /// The feature columns' names, one per namespace (errors of invalid entries name them).
@@ -32,31 +75,46 @@ pub fn column_names(series: &[Series]) -> Vec<String> {
 
 /// Rows of every namespace and the row count; all columns must have the same length.
 pub struct Columns<'a> {
-    chunks: Vec<Vec<SparseChunk<'a>>>,
+    columns: Vec<ColumnRows<'a>>,
     pub n_rows: usize,
 }
 
 impl<'a> Columns<'a> {
-    /// The columns' rows, numbered from `first_row` in error messages (the series hold a batch
-    /// of a longer input whose row `first_row` is their row 0).
+    /// The sparse columns' rows, numbered from `first_row` in error messages (the series hold a
+    /// batch of a longer input whose row `first_row` is their row 0).
     pub fn new(series: &'a [Series], first_row: usize) -> PolarsResult<Self> {
+        Self::hashing_text(series, first_row, None)
+    }
+
+    /// The columns' rows as [`Columns::new`], string columns hashed into `bits` bits when
+    /// `bits` is given (a model's; else they are refused as not sparse).
+    pub fn hashing_text(
+        series: &'a [Series],
+        first_row: usize,
+        bits: Option<u32>,
+    ) -> PolarsResult<Self> {
         let n_rows = series.first().map_or(0, |s| s.len());
         for s in series {
             if s.len() != n_rows {
                 polars_bail!(ShapeMismatch: "feature column {:?} has {} rows but {:?} has {n_rows}", s.name(), s.len(), series[0].name());
             }
         }
-        let chunks = series
+        let columns = series
             .iter()
-            .map(|s| sparse_chunks_from(s, first_row))
+            .map(|s| match (bits, s.str()) {
+                (Some(bits), Ok(_)) => text_rows(s, bits),
+                _ => Ok(ColumnRows::Sparse(sparse_chunks_from(s, first_row)?)),
+            })
             .collect::<PolarsResult<Vec<_>>>()?;
-        Ok(Columns { chunks, n_rows })
+        Ok(Columns { columns, n_rows })
     }
 
-    /// `null[r]` is true when row `r` is null in any column.
+    /// `null[r]` is true when row `r` is null in any sparse column (a missing string is no
+    /// feature, not a null row).
     pub fn null_rows(&self) -> Option<Vec<bool>> {
         let mut mask: Option<Vec<bool>> = None;
-        for column in &self.chunks {
+        for column in &self.columns {
+            let ColumnRows::Sparse(column) = column else { continue };
             if let Some(validity) = column.first().and_then(|c| c.validity.as_ref()) {
                 let m = mask.get_or_insert_with(|| vec![false; self.n_rows]);
                 for (row, valid) in validity.iter().enumerate() {
@@ -72,11 +130,14 @@ impl<'a> Columns<'a> {
         &'b self,
         empty: &'b SparseRows<'b, u32, f32>,
     ) -> Vec<&'b dyn NamespaceRows> {
-        self.chunks
+        self.columns
             .iter()
-            .map(|c| match c.first() {
-                Some(chunk) => as_namespace(&chunk.rows),
-                None => empty as &dyn NamespaceRows,
+            .map(|column| match column {
+                ColumnRows::Sparse(chunks) => match chunks.first() {
+                    Some(chunk) => as_namespace(&chunk.rows),
+                    None => empty as &dyn NamespaceRows,
+                },
+                ColumnRows::Text(rows) => rows as &dyn NamespaceRows,
             })
             .collect()
     }
@@ -102,14 +163,25 @@ impl<'a> Columns<'a> {
     }
 
     fn single_chunk(&self) -> PolyResult<Option<&SparseChunk<'a>>> {
-        if self.chunks.len() != 1 {
-            return crate::invalid!(
-                "the classifier takes one sparse feature column, got {}",
-                self.chunks.len()
-            );
+        match self.columns.as_slice() {
+            [ColumnRows::Sparse(chunks)] => Ok(chunks.first()),
+            columns => crate::invalid!(
+                "the classifier takes one sparse feature column, got {} column(s)",
+                columns.len()
+            ),
         }
-        Ok(self.chunks[0].first())
     }
+}
+
+/// A string column's rows (one chunk: see [`feature_series`]), hashed into `bits` bits.
+fn text_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
+    let texts = series.str()?;
+    let [array] = texts.downcast_iter().collect::<Vec<_>>()[..] else {
+        polars_bail!(ComputeError: "column {:?}: a string column of {} chunks (one expected)", series.name(), texts.chunks().len());
+    };
+    let texts = ViewTexts { array, all_valid: array.null_count() == 0 };
+    let rows = TextRows::new(series.name().as_str(), texts, bits).map_err(to_polars_error)?;
+    Ok(ColumnRows::Text(rows))
 }
 
 /// Labels (or weights) as one contiguous f64 chunk; a null is an error naming its row.

@@ -62,13 +62,15 @@ impl PyLearner {
         first_row: usize,
         train: impl FnOnce(&mut OnlineModel, &Batch<'_>) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        let series = rechunked(features);
+        let series = rechunked(features).map_err(polars_py)?;
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
         let weights =
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series, first_row).map_err(polars_py)?;
+                let bits = self.inner.read().map_err(poisoned)?.config().bits;
+                let columns =
+                    Columns::hashing_text(&series, first_row, Some(bits)).map_err(polars_py)?;
                 reject_null_rows(&columns, &series, first_row)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;
@@ -196,7 +198,7 @@ impl PyLearner {
     /// Scores (clipped predictions; margins for the logistic loss) of every row, in parallel.
     /// Null rows give null.
     fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
-        let series = rechunked(features);
+        let series = rechunked(features).map_err(polars_py)?;
         let out = py.detach(|| {
             guarded(|| online_predict(&self.inner, &series, "score", true).map_err(polars_py))
         })?;

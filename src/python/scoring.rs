@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::arrow_io::to_polars_error;
 use super::guard::guarded_expr;
 use super::handles::{embedded, lookup, reload, Shared};
-use super::input::{column_names, empty_rows, with_nulls, Columns};
+use super::input::{column_names, empty_rows, feature_series, with_nulls, Columns};
 use crate::dos::PaClassifier;
 use crate::learner::Batch;
 use crate::model::OnlineModel;
@@ -34,11 +34,11 @@ pub fn online_predict(
     output: &str,
     parallel: bool,
 ) -> PolarsResult<Series> {
-    let columns = Columns::new(series, 0)?;
+    let learner = model.read().map_err(poisoned)?;
+    let columns = Columns::hashing_text(series, 0, Some(learner.config().bits))?;
     let offsets = [0i64];
     let empty = empty_rows(&offsets)?;
     let namespaces = columns.namespaces(&empty);
-    let learner = model.read().map_err(poisoned)?;
     let trained_on = &learner.config().namespaces;
     if namespaces.len() != trained_on.len() {
         polars_bail!(ComputeError: "the model was trained on {} feature column(s) ({:?}) but got {}", trained_on.len(), trained_on, namespaces.len());
@@ -121,7 +121,7 @@ fn model_predict_body(inputs: &[Series], kwargs: PredictKwargs) -> PolarsResult<
             polars_bail!(ComputeError: "the model of this expression is gone (its estimator was garbage-collected or refitted, or the query runs in another process) and it was never saved: keep the fitted estimator while the query runs, or save it (expressions of a saved or loaded model read it back from its file)")
         }
     };
-    let series: Vec<Series> = inputs.iter().map(|s| s.rechunk()).collect();
+    let series: Vec<Series> = inputs.iter().map(feature_series).collect::<PolarsResult<_>>()?;
     match (model, kwargs.output.as_str()) {
         // Inside a query Polars already spreads batches over its threads: stay on this one.
         (Shared::Online(m), output @ ("score" | "probability")) => {

@@ -1,0 +1,115 @@
+"""String, categorical and enum columns fed to the online learners as they are: each column a
+namespace, each value hashed with the model's ``bits`` as ``hash_features`` hashes it. The
+reference is the same fit on ``hash_features`` columns of the same ``bits``: models, predictions
+and errors must be the same, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+from polars_poly.synthetic import eat_rate
+
+BITS = 18
+
+
+@pytest.fixture(scope="module")
+def raw() -> pl.DataFrame:
+    return eat_rate(40_000, seed=3, varieties=40, noise_fields=3)
+
+
+def hashed(frame: pl.DataFrame | pl.LazyFrame, bits: int = BITS):  # noqa: ANN201
+    fields = [c for c in frame.collect_schema().names() if c != "label"]
+    return frame.with_columns(pp.hash_features(f, bits=bits).alias(f) for f in fields)
+
+
+MODELS = {
+    "cross": {"loss": "logistic", "interactions": [("A", "B")]},
+    "apple": {"loss": "logistic", "expansion": "apple"},
+    "field apple": {"loss": "logistic", "expansion": pp.FieldApple()},
+    "regressor": {"expansion": "quadratic"},
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_raw_columns_train_as_their_hashed_columns(raw, name) -> None:
+    make = pp.SGDRegressor if name == "regressor" else pp.SGDClassifier
+    params = {"bits": BITS, "progress": False, **MODELS[name]}
+    direct = make(**params).fit(raw, "label")
+    given = make(**params).fit(hashed(raw), "label")
+    test = raw.tail(1_000).drop("label")
+    np.testing.assert_array_equal(direct.predict(test), given.predict(hashed(test)))
+    np.testing.assert_array_equal(direct.predict(hashed(test)), given.predict(test))
+    assert direct.progressive_loss_ == given.progressive_loss_
+    assert direct.feature_columns_ == given.feature_columns_ == list("ABCDE")
+    if name == "field apple":
+        assert direct.crosses().equals(given.crosses())
+        assert ["A", "B"] in direct.crosses()["fields"].to_list()
+
+
+def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
+    eager = pp.SGDClassifier(**params).fit(raw, "label")
+    lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(raw.lazy(), "label")
+    as_categorical = raw.with_columns(pl.col("A", "B").cast(pl.Categorical))
+    kinds = pl.Enum(sorted(raw["C"].unique().to_list()))
+    as_enum = as_categorical.with_columns(pl.col("C").cast(kinds))
+    mixed = pp.SGDClassifier(**params).fit(as_enum, "label")
+    test = raw.tail(500).drop("label")
+    expected = eager.predict_proba(test)
+    np.testing.assert_array_equal(lazy.predict_proba(test), expected)
+    np.testing.assert_array_equal(mixed.predict_proba(test), expected)
+    np.testing.assert_array_equal(eager.predict_proba(as_enum.tail(500).drop("label")), expected)
+
+
+def test_a_missing_string_is_no_feature(raw) -> None:
+    """A null value leaves its namespace empty for that row, as in ``hash_features``' column
+    (an empty row), in training and in scoring; the row itself is scored."""
+    holes = raw.with_columns(
+        pl.when(pl.int_range(pl.len()) % 7 == 0).then(None).otherwise(pl.col("A")).alias("A")
+    )
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
+    direct = pp.SGDClassifier(**params).fit(holes, "label")
+    given = pp.SGDClassifier(**params).fit(hashed(holes), "label")
+    test = holes.head(700).drop("label")
+    scores = direct.decision_function(test)
+    assert np.isfinite(scores).all()
+    np.testing.assert_array_equal(scores, given.decision_function(hashed(test)))
+
+
+def test_predict_expr_scores_raw_columns_in_a_streaming_query(raw) -> None:
+    model = pp.SGDClassifier(loss="logistic", bits=BITS, interactions=[("A", "B")])
+    model.fit(raw, "label")
+    fields = [c for c in raw.columns if c != "label"]
+    query = raw.lazy().with_columns(pl.col("A").cast(pl.Categorical))
+    direct = query.select(model.predict_proba_expr(*fields).alias("p"))
+    hashing = [pp.hash_features(f, bits=BITS).alias(f) for f in fields]
+    given = query.select(model.predict_proba_expr(*hashing).alias("p"))
+    scored = direct.collect(engine="streaming")["p"].to_numpy()
+    np.testing.assert_array_equal(scored, given.collect(engine="streaming")["p"].to_numpy())
+    np.testing.assert_allclose(scored, model.predict_proba(raw)[:, 1], rtol=1e-12)
+
+
+def test_raw_columns_hash_with_the_models_bits(raw) -> None:
+    """The columns are hashed with the model's ``bits``. Columns hashed beforehand with more bits
+    give the same model (the table keeps the low bits); with fewer, another model."""
+    params = {"loss": "logistic", "bits": 12, "progress": False}
+    direct = pp.SGDClassifier(**params).fit(raw, "label")
+    test = raw.tail(300).drop("label")
+    expected = direct.predict_proba(test)
+    for bits, same in ((12, True), (BITS, True), (8, False)):
+        given = pp.SGDClassifier(**params).fit(hashed(raw, bits), "label")
+        assert np.array_equal(given.predict_proba(hashed(test, bits)), expected) == same
+
+
+def test_what_is_not_a_namespace_is_refused_by_name(raw) -> None:
+    with_number = raw.with_columns(pl.lit(1.5).alias("price"))
+    with pytest.raises(ValueError, match=r"string feature columns are .*'price'"):
+        pp.SGDClassifier(bits=BITS).fit(with_number, "label")
+    tokens = raw.with_columns(pl.col("A").str.split("-").alias("A"))
+    with pytest.raises(TypeError, match=r"'A' \(List\(String\)\).*hash token lists"):
+        pp.SGDClassifier(bits=BITS, features=["A", "B"]).fit(tokens, "label")
+    # The passive-aggressive classifiers take one sparse column: a string column is refused.
+    with pytest.raises((TypeError, ValueError), match="hash_features"):
+        pp.PassiveAggressiveClassifier().fit(raw.select("A", "label"), "label")
