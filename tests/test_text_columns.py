@@ -63,6 +63,30 @@ def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
     np.testing.assert_array_equal(eager.predict_proba(as_enum.tail(500).drop("label")), expected)
 
 
+def test_token_lists_train_as_their_hashed_columns(raw) -> None:
+    """A column of token lists (or arrays) is a namespace too: a repeated token counts its
+    occurrences, missing lists and tokens add nothing, as in ``hash_features``."""
+    words = raw.select(
+        "label",
+        pl.concat_list("A", "B", "A", pl.col("A").str.split("-").list.first(), "C").alias("words"),
+        pl.concat_list("D", "E").alias("pair"),
+    )
+    words = words.with_columns(
+        pl.when(pl.int_range(pl.len()) % 11 == 0).then(None).otherwise(pl.col("words"))
+    )
+    words = words.with_columns(pl.col("pair").list.to_array(2))
+    params = {"loss": "logistic", "bits": BITS, "expansion": "quadratic", "progress": False}
+    direct = pp.SGDClassifier(**params).fit(words, "label")
+    given = pp.SGDClassifier(**params).fit(hashed(words), "label")
+    test = words.tail(800).drop("label")
+    np.testing.assert_array_equal(
+        direct.decision_function(test), given.decision_function(hashed(test))
+    )
+    assert direct.progressive_loss_ == given.progressive_loss_
+    lazy = pp.SGDClassifier(batch_size=700, **params).fit(words.lazy(), "label")
+    np.testing.assert_array_equal(lazy.decision_function(test), direct.decision_function(test))
+
+
 def test_a_missing_string_is_no_feature(raw) -> None:
     """A null value leaves its namespace empty for that row, as in ``hash_features``' column
     (an empty row), in training and in scoring; the row itself is scored."""
@@ -107,9 +131,9 @@ def test_what_is_not_a_namespace_is_refused_by_name(raw) -> None:
     with_number = raw.with_columns(pl.lit(1.5).alias("price"))
     with pytest.raises(ValueError, match=r"string feature columns are .*'price'"):
         pp.SGDClassifier(bits=BITS).fit(with_number, "label")
-    tokens = raw.with_columns(pl.col("A").str.split("-").alias("A"))
-    with pytest.raises(TypeError, match=r"'A' \(List\(String\)\).*hash token lists"):
-        pp.SGDClassifier(bits=BITS, features=["A", "B"]).fit(tokens, "label")
+    dated = raw.with_columns(pl.date(2020, 1, 1).alias("day"))
+    with pytest.raises(TypeError, match=r"'day' \(Date\).*hashed as they are read"):
+        pp.SGDClassifier(bits=BITS, features=["A", "day"]).fit(dated, "label")
     # The passive-aggressive classifiers take one sparse column: a string column is refused.
     with pytest.raises((TypeError, ValueError), match="hash_features"):
         pp.PassiveAggressiveClassifier().fit(raw.select("A", "label"), "label")

@@ -115,16 +115,18 @@ def is_vw_frame(schema: pl.Schema) -> bool:
 
 
 def is_text_dtype(dtype: pl.DataType) -> bool:
-    """Strings and the dtypes that are strings with a dictionary (Categorical, Enum)."""
-    return dtype == pl.String or isinstance(dtype, pl.Categorical | pl.Enum)
+    """Strings, the dtypes that are strings with a dictionary (Categorical, Enum), and lists or
+    arrays of them (bags of tokens)."""
+    inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else dtype
+    return inner == pl.String or isinstance(inner, pl.Categorical | pl.Enum)
 
 
 HASH_HINT = (
     "hash strings, categoricals and token lists into a sparse column with polars_poly.hash_features"
 )
 TEXT_HINT = (
-    "string, categorical and enum columns are hashed as they are read; hash token lists into "
-    "a sparse column with polars_poly.hash_features"
+    "string, categorical, enum and token-list columns are hashed as they are read; other "
+    "columns become features with polars_poly.hash_features or polars_poly.to_sparse"
 )
 
 

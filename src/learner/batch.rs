@@ -232,6 +232,35 @@ impl ColumnSink {
         }
     }
 
+    /// Rows of bags of features of value 1 each (a column of token lists): `indices(row, out)`
+    /// writes row `row`'s indices into `out`, repeats summed here as the canonical row does
+    /// them; feature hash = `index + seed`.
+    pub(crate) fn fill_bags(
+        &mut self,
+        rows: &[usize],
+        seed: u64,
+        mut indices: impl FnMut(usize, &mut Vec<u64>),
+    ) -> Result<(), (usize, PolyError)> {
+        self.ends.clear();
+        let (mut bag, mut ones) = (Vec::new(), Vec::new());
+        for (position, &row) in rows.iter().enumerate() {
+            indices(row, &mut bag);
+            ones.resize(bag.len(), 1.0f32);
+            push_canonical(
+                seed,
+                &bag,
+                &ones,
+                row,
+                &mut self.pairs,
+                &mut self.hashes,
+                &mut self.values,
+            )
+            .map_err(|error| (position, error))?;
+            self.ends.push(self.hashes.len());
+        }
+        Ok(())
+    }
+
     /// The (hash, value) entries and row ends written since the last clear.
     #[cfg(test)]
     pub(crate) fn entries(&self) -> (&[u64], &[f32], &[usize]) {

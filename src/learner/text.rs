@@ -34,9 +34,7 @@ impl<T: Texts> TextRows<T> {
     /// The column `name`'s strings `texts`, hashed into `bits` bits (seed 0, as
     /// `hash_features`' default).
     pub fn new(name: &str, texts: T, bits: u32) -> PolyResult<Self> {
-        if !(1..=MAX_HASH_BITS).contains(&bits) {
-            return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
-        }
+        check_bits(bits)?;
         Ok(Self { texts, namespace: column_namespace_hash(name, 0), bits })
     }
 
@@ -78,12 +76,78 @@ impl<T: Texts> NamespaceRows for TextRows<T> {
     }
 }
 
+/// The token lists of a column, row by row (the binding's view of an Arrow list array).
+pub trait TokenLists: Sync {
+    fn n_rows(&self) -> usize;
+    /// Calls `visit` with each token of row `row` in order (none for a missing list; a missing
+    /// token is skipped).
+    fn for_each_token(&self, row: usize, visit: impl FnMut(&str));
+}
+
+/// A column of token lists hashed into a table of `2^bits` slots.
+pub struct TokenRows<L> {
+    lists: L,
+    namespace: u32,
+    bits: u32,
+}
+
+impl<L: TokenLists> TokenRows<L> {
+    /// The column `name`'s token lists `lists`, hashed into `bits` bits (seed 0).
+    pub fn new(name: &str, lists: L, bits: u32) -> PolyResult<Self> {
+        check_bits(bits)?;
+        Ok(Self { lists, namespace: column_namespace_hash(name, 0), bits })
+    }
+
+    /// Row `row`'s token indices, in token order (repeats kept), into `out`.
+    fn indices(&self, row: usize, out: &mut Vec<u64>) {
+        out.clear();
+        self.lists.for_each_token(row, |token| {
+            out.push(categorical_index(token, self.namespace, self.bits));
+        });
+    }
+}
+
+impl<L: TokenLists> NamespaceRows for TokenRows<L> {
+    fn n_rows(&self) -> usize {
+        self.lists.n_rows()
+    }
+
+    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
+        let mut indices = Vec::new();
+        self.indices(row, &mut indices);
+        out.push_namespace(seed, &indices, &vec![1.0f32; indices.len()], row)
+    }
+
+    fn entries_are_plain(&self) -> bool {
+        true
+    }
+
+    fn prefetch_rows(&self, _start: usize, _end: usize) {}
+
+    fn fill_block(
+        &self,
+        rows: &[usize],
+        _consecutive: bool,
+        seed: u64,
+        out: &mut ColumnSink,
+    ) -> Result<(), (usize, PolyError)> {
+        out.fill_bags(rows, seed, |row, indices| self.indices(row, indices))
+    }
+}
+
+fn check_bits(bits: u32) -> PolyResult<()> {
+    if !(1..=MAX_HASH_BITS).contains(&bits) {
+        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hashing::columns::hash_one_categorical;
+    use crate::hashing::columns::{hash_columns, hash_one_categorical, FeatureColumn};
     use crate::learner::{Batch, ExampleShape};
-    use crate::sparse::SparseRows;
+    use crate::sparse::{SparseMatrix, SparseRows};
 
     impl Texts for Vec<Option<String>> {
         fn n_rows(&self) -> usize {
@@ -95,9 +159,51 @@ mod tests {
         }
     }
 
+    /// Rows of token lists, a missing token as `None`.
+    type Bags = Vec<Option<Vec<Option<String>>>>;
+
+    impl TokenLists for Bags {
+        fn n_rows(&self) -> usize {
+            self.len()
+        }
+
+        fn for_each_token(&self, row: usize, mut visit: impl FnMut(&str)) {
+            self[row].iter().flatten().flatten().for_each(|token| visit(token));
+        }
+    }
+
+    /// Row by row and block by block (rows in reverse), `rows` build the examples `hashed`'s
+    /// rows build.
+    fn builds_as_hashed(
+        rows: &dyn NamespaceRows,
+        hashed: &SparseMatrix<u32, f64>,
+        seed: u64,
+    ) -> Result<(), proptest::test_runner::TestCaseError> {
+        let sparse = SparseRows::new(&hashed.offsets, &hashed.indices, &hashed.values).unwrap();
+        let n = sparse.n_rows();
+        proptest::prop_assert_eq!(rows.n_rows(), n);
+        let (mut a, mut b) = (ExampleBuffer::new(), ExampleBuffer::new());
+        let labels = vec![1.0; n];
+        let (of_rows, of_sparse): ([&dyn NamespaceRows; 1], [&dyn NamespaceRows; 1]) =
+            ([rows], [&sparse]);
+        let batch = Batch::new(&of_rows, &labels, None).unwrap();
+        let sparse_batch = Batch::new(&of_sparse, &labels, None).unwrap();
+        for row in 0..n {
+            let x = batch.example(row, &[seed], &mut a).unwrap();
+            let y = sparse_batch.example(row, &[seed], &mut b).unwrap();
+            proptest::prop_assert_eq!(x.features(), y.features());
+            proptest::prop_assert_eq!(ExampleShape::of(&x), ExampleShape::of(&y));
+        }
+        let order: Vec<usize> = (0..n).rev().collect();
+        let (mut from_rows, mut from_sparse) = (ColumnSink::default(), ColumnSink::default());
+        rows.fill_block(&order, false, seed, &mut from_rows).unwrap();
+        sparse.fill_block(&order, false, seed, &mut from_sparse).unwrap();
+        proptest::prop_assert_eq!(from_rows.entries(), from_sparse.entries());
+        Ok(())
+    }
+
     proptest::proptest! {
-        /// Row by row and block by block, a string column builds the examples its
-        /// `hash_features` column builds.
+        /// A string column builds the examples its `hash_features` column builds.
         #[test]
         fn a_string_column_is_its_hashed_column(
             texts in proptest::collection::vec(proptest::option::of("[ a-c0-9]{0,5}"), 1..300),
@@ -106,25 +212,28 @@ mod tests {
         ) {
             let hashed = hash_one_categorical("kind", texts.iter().map(Option::as_deref), bits, 0)
                 .unwrap();
-            let sparse = SparseRows::new(&hashed.offsets, &hashed.indices, &hashed.values).unwrap();
-            let text = TextRows::new("kind", texts.clone(), bits).unwrap();
-            let (mut a, mut b) = (ExampleBuffer::new(), ExampleBuffer::new());
-            let labels = vec![1.0; texts.len()];
-            for row in 0..texts.len() {
-                let of_text: [&dyn NamespaceRows; 1] = [&text];
-                let of_sparse: [&dyn NamespaceRows; 1] = [&sparse];
-                let text_batch = Batch::new(&of_text, &labels, None).unwrap();
-                let sparse_batch = Batch::new(&of_sparse, &labels, None).unwrap();
-                let x = text_batch.example(row, &[seed], &mut a).unwrap();
-                let y = sparse_batch.example(row, &[seed], &mut b).unwrap();
-                proptest::prop_assert_eq!(x.features(), y.features());
-                proptest::prop_assert_eq!(ExampleShape::of(&x), ExampleShape::of(&y));
-            }
-            let rows: Vec<usize> = (0..texts.len()).rev().collect();
-            let (mut from_text, mut from_sparse) = (ColumnSink::default(), ColumnSink::default());
-            text.fill_block(&rows, false, seed, &mut from_text).unwrap();
-            sparse.fill_block(&rows, false, seed, &mut from_sparse).unwrap();
-            proptest::prop_assert_eq!(from_text.entries(), from_sparse.entries());
+            builds_as_hashed(&TextRows::new("kind", texts, bits).unwrap(), &hashed, seed)?;
+        }
+
+        /// A column of token lists (repeats, missing lists and tokens) builds the examples its
+        /// `hash_features` column builds.
+        #[test]
+        fn a_token_list_column_is_its_hashed_column(
+            bags in proptest::collection::vec(
+                proptest::option::of(proptest::collection::vec(
+                    proptest::option::of("[a-d]{0,2}"), 0..6)),
+                1..200),
+            bits in 1u32..=32,
+            seed: u64,
+        ) {
+            let column = FeatureColumn::Categorical {
+                name: "words",
+                values: Box::new(|row: usize, visit: &mut dyn FnMut(&str)| {
+                    bags[row].iter().flatten().flatten().for_each(|token| visit(token))
+                }),
+            };
+            let hashed = hash_columns(bags.len(), &[column], bits, 0).unwrap();
+            builds_as_hashed(&TokenRows::new("words", bags.clone(), bits).unwrap(), &hashed, seed)?;
         }
     }
 
@@ -132,6 +241,8 @@ mod tests {
     fn bits_out_of_range_are_refused() {
         for bits in [0, 33] {
             let error = TextRows::new("kind", vec![Some("a".to_string())], bits).err().unwrap();
+            assert!(error.to_string().contains("bits must be in 1..=32"), "{error}");
+            let error = TokenRows::new("words", Bags::new(), bits).err().unwrap();
             assert!(error.to_string().contains("bits must be in 1..=32"), "{error}");
         }
     }

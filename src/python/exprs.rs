@@ -12,7 +12,7 @@ use pyo3_polars::PySeries;
 
 use super::error::polars_py_error;
 use super::guard::{guarded, guarded_expr};
-use super::input::is_text;
+use super::input::{is_text, is_tokens};
 use crate::hashing;
 use crate::hashing::columns::FeatureColumn;
 use crate::sparse::columns_to_sparse;
@@ -24,14 +24,6 @@ fn first_name(inputs: &[Field]) -> PlSmallStr {
 /// Numbers of every width, Decimal included, and booleans: the columns that are values.
 fn is_number(dtype: &DataType) -> bool {
     dtype.is_numeric() || dtype.is_bool()
-}
-
-/// A bag of tokens: a list or an array of text.
-fn is_tokens(dtype: &DataType) -> bool {
-    match dtype {
-        DataType::List(inner) | DataType::Array(inner, _) => is_text(inner),
-        _ => false,
-    }
 }
 
 /// The plan-time check of every input column's dtype (before any batch runs): the error names

@@ -4,11 +4,12 @@
 //! (`polars_poly._input`), so there is one conversion path.
 //!
 //! A feature column is sparse (`List<Struct{index, value}>`), or, for the online learners, a
-//! string column (String, Categorical, Enum), which the engine hashes as it reads it with the
-//! model's `bits` ([`crate::learner::text`]).
+//! string column (String, Categorical, Enum) or a column of token lists (lists or arrays of
+//! them), which the engine hashes as it reads it with the model's `bits`
+//! ([`crate::learner::text`]).
 
 use polars::prelude::*;
-use polars_arrow::array::{Array, Utf8ViewArray};
+use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
@@ -16,7 +17,7 @@ use pyo3_polars::PySeries;
 use super::arrow_io::{sparse_chunks_from, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
-use crate::learner::{NamespaceRows, TextRows, Texts};
+use crate::learner::{NamespaceRows, TextRows, Texts, TokenLists, TokenRows};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
@@ -30,12 +31,24 @@ pub fn is_text(dtype: &DataType) -> bool {
     matches!(dtype, DataType::String | DataType::Categorical(..) | DataType::Enum(..))
 }
 
-/// A feature column as the engine reads it: one chunk, and a categorical or enum column as the
-/// strings it stands for (cheap when already so).
+/// A bag of tokens: a list or an array of text.
+pub fn is_tokens(dtype: &DataType) -> bool {
+    match dtype {
+        DataType::List(inner) | DataType::Array(inner, _) => is_text(inner),
+        _ => false,
+    }
+}
+
+/// A feature column as the engine reads it: one chunk, a categorical or enum column as the
+/// strings it stands for, and a bag of tokens as a list of strings (cheap when already so).
 pub fn feature_series(series: &Series) -> PolarsResult<Series> {
-    let series = match series.dtype() {
-        DataType::Categorical(..) | DataType::Enum(..) => series.cast(&DataType::String)?,
-        _ => series.clone(),
+    let dtype = series.dtype();
+    let series = if matches!(dtype, DataType::Categorical(..) | DataType::Enum(..)) {
+        series.cast(&DataType::String)?
+    } else if is_tokens(dtype) && *dtype != DataType::List(Box::new(DataType::String)) {
+        series.cast(&DataType::List(Box::new(DataType::String)))?
+    } else {
+        series.clone()
     };
     Ok(series.rechunk())
 }
@@ -62,10 +75,31 @@ impl Texts for ViewTexts<'_> {
     }
 }
 
-/// A feature column's rows: a sparse column's chunks, or a string column hashed as it is read.
+/// One chunk of a column of token lists, read in place.
+pub struct ListTokens<'a> {
+    lists: &'a ListArray<i64>,
+    tokens: &'a Utf8ViewArray,
+}
+
+impl TokenLists for ListTokens<'_> {
+    fn n_rows(&self) -> usize {
+        self.lists.len()
+    }
+
+    fn for_each_token(&self, row: usize, mut visit: impl FnMut(&str)) {
+        if self.lists.is_valid(row) {
+            let (start, end) = self.lists.offsets().start_end(row);
+            (start..end).filter_map(|i| self.tokens.get(i)).for_each(&mut visit);
+        }
+    }
+}
+
+/// A feature column's rows: a sparse column's chunks, or a string or token-list column hashed
+/// as it is read.
 enum ColumnRows<'a> {
     Sparse(Vec<SparseChunk<'a>>),
     Text(TextRows<ViewTexts<'a>>),
+    Tokens(TokenRows<ListTokens<'a>>),
 }
 
 /// The feature columns' names, one per namespace (errors of invalid entries name them).
@@ -101,8 +135,9 @@ impl<'a> Columns<'a> {
         }
         let columns = series
             .iter()
-            .map(|s| match (bits, s.str()) {
-                (Some(bits), Ok(_)) => text_rows(s, bits),
+            .map(|s| match bits {
+                Some(bits) if s.dtype() == &DataType::String => text_rows(s, bits),
+                Some(bits) if is_tokens(s.dtype()) => token_rows(s, bits),
                 _ => Ok(ColumnRows::Sparse(sparse_chunks_from(s, first_row)?)),
             })
             .collect::<PolarsResult<Vec<_>>>()?;
@@ -138,6 +173,7 @@ impl<'a> Columns<'a> {
                     None => empty as &dyn NamespaceRows,
                 },
                 ColumnRows::Text(rows) => rows as &dyn NamespaceRows,
+                ColumnRows::Tokens(rows) => rows as &dyn NamespaceRows,
             })
             .collect()
     }
@@ -182,6 +218,22 @@ fn text_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
     let texts = ViewTexts { array, all_valid: array.null_count() == 0 };
     let rows = TextRows::new(series.name().as_str(), texts, bits).map_err(to_polars_error)?;
     Ok(ColumnRows::Text(rows))
+}
+
+/// A token-list column's rows (one chunk of `List(String)`: see [`feature_series`]), hashed
+/// into `bits` bits.
+fn token_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
+    let name = series.name();
+    let lists = series.list()?;
+    let [lists] = lists.downcast_iter().collect::<Vec<_>>()[..] else {
+        polars_bail!(ComputeError: "column {name:?}: a token-list column of {} chunks (one expected)", lists.chunks().len());
+    };
+    let Some(tokens) = lists.values().as_any().downcast_ref::<Utf8ViewArray>() else {
+        polars_bail!(ComputeError: "column {name:?}: list items are not strings");
+    };
+    let rows = TokenRows::new(name.as_str(), ListTokens { lists, tokens }, bits)
+        .map_err(to_polars_error)?;
+    Ok(ColumnRows::Tokens(rows))
 }
 
 /// Labels (or weights) as one contiguous f64 chunk; a null is an error naming its row.
