@@ -6,8 +6,10 @@ namespace crosses, or apple's adaptive expansion, :class:`polars_poly.Apple`), V
 default adaptive + normalized + importance-invariant update,
 progressive validation loss. Training and scoring release the GIL.
 
-Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames with sparse columns (or
-numeric columns), Polars LazyFrames (streamed in batches, bounded memory) and Arrow tables.
+Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames with sparse columns, string
+(categorical, enum) columns or token lists, each a namespace, the strings hashed with the model's
+``bits`` as ``hash_features`` hashes them (or numeric columns), Polars LazyFrames (streamed in
+batches, bounded memory) and Arrow tables.
 With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column name.
 """
 
@@ -235,7 +237,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     )
     features: str | Sequence[str] | None = option(
         None,
-        "Feature columns of a Polars frame (default: every sparse column, else every numeric).",
+        "Feature columns of a Polars frame (default: every sparse, string and token-list column, "
+        "else every numeric one).",
         check=column_names,
     )
     batch_size: int = option(
@@ -1354,8 +1357,9 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
         """A Polars expression computing :meth:`predict` in (lazy, streaming) queries.
 
-        ``features``: the sparse feature column(s) (default: the columns the model was fitted
-        on). The expression refers to this fitted model; refitting makes it invalid.
+        ``features``: the feature column(s), sparse, string or token lists (default: the
+        columns the model was fitted on). The expression refers to this fitted model; refitting
+        makes it invalid.
         """
         return self._score_expr(features, "score")
 
