@@ -251,6 +251,27 @@ def test_readable_model_names_the_weights(tmp_path, capsys) -> None:
     assert len(slots) == 3  # age, hours and the constant
 
 
+def test_a_parquet_file_of_string_fields_trains_as_its_hashed_columns(tmp_path, capsys) -> None:
+    """The string columns of a parquet file are namespaces hashed with ``-b``: the model is the
+    one the estimator fits on their ``hash_features`` columns."""
+    from polars_poly.synthetic import eat_rate
+
+    frame = eat_rate(3_000, seed=2, varieties=30, noise_fields=2)
+    data, model = tmp_path / "eat.parquet", tmp_path / "m.bin"
+    frame.write_parquet(data)
+    args = ["-d", str(data), "-q", "AB", "--loss_function", "logistic", "-b", "16"]
+    assert main(["train", *args, "--quiet", "-f", str(model)]) == 0
+    fields = ["A", "B", "C", "D"]
+    hashed = frame.with_columns(pp.hash_features(f, bits=16).alias(f) for f in fields)
+    given = pp.SGDClassifier(
+        loss="logistic", bits=16, interactions=[("A", "B")], field_scales=False, progress=False
+    ).fit(hashed, "label")
+    np.testing.assert_array_equal(
+        pp.load_model(model).decision_function(frame.drop("label")),
+        given.decision_function(hashed.drop("label")),
+    )
+
+
 def test_field_scales_are_opt_in_and_listed(vw_file, tmp_path, capsys) -> None:
     """``--field_scales`` learns a scale per namespace and cross (the default stays Vowpal
     Wabbit's model); ``inspect --readable_model`` lists them after the slots."""

@@ -61,6 +61,20 @@ def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
     np.testing.assert_array_equal(lazy.predict_proba(test), expected)
     np.testing.assert_array_equal(mixed.predict_proba(test), expected)
     np.testing.assert_array_equal(eager.predict_proba(as_enum.tail(500).drop("label")), expected)
+    # Batch by batch, and saved and loaded, the same model.
+    online = pp.SGDClassifier(**params)
+    for start in range(0, len(raw), 8_000):
+        online.partial_fit(raw.slice(start, 8_000), "label", classes=[-1.0, 1.0])
+    np.testing.assert_array_equal(online.predict_proba(test), expected)
+
+
+def test_a_model_of_string_columns_saves_and_loads(raw, tmp_path) -> None:
+    model = pp.SGDClassifier(loss="logistic", bits=BITS, expansion="apple").fit(raw, "label")
+    model.save(tmp_path / "m.bin")
+    loaded = pp.load_model(tmp_path / "m.bin")
+    test = raw.tail(500).drop("label")
+    np.testing.assert_array_equal(loaded.predict_proba(test), model.predict_proba(test))
+    assert loaded.feature_columns_ == model.feature_columns_
 
 
 def test_token_lists_train_as_their_hashed_columns(raw) -> None:
