@@ -89,7 +89,7 @@ pub fn hash_columns(
 }
 
 /// `bits` must be in `1..=MAX_HASH_BITS`.
-fn check_bits(bits: u32) -> PolyResult<()> {
+pub(crate) fn check_bits(bits: u32) -> PolyResult<()> {
     if !(1..=MAX_HASH_BITS).contains(&bits) {
         return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
     }

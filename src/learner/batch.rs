@@ -199,18 +199,31 @@ impl ColumnSink {
         }
         for (position, &row) in rows.iter().enumerate() {
             let (indices, values) = column.row(row);
-            push_canonical(
-                seed,
-                indices,
-                values,
-                column.row_number(row),
-                &mut self.pairs,
-                &mut self.hashes,
-                &mut self.values,
-            )
-            .map_err(|error| (position, error))?;
-            self.ends.push(self.hashes.len());
+            self.push_row(seed, indices, values, column.row_number(row))
+                .map_err(|error| (position, error))?;
         }
+        Ok(())
+    }
+
+    /// Appends one raw row, canonical and seeded ([`push_canonical`]), and its end; `row` is
+    /// the user's row number, for error messages.
+    fn push_row<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        seed: u64,
+        indices: &[I],
+        values: &[V],
+        row: usize,
+    ) -> PolyResult<()> {
+        push_canonical(
+            seed,
+            indices,
+            values,
+            row,
+            &mut self.pairs,
+            &mut self.hashes,
+            &mut self.values,
+        )?;
+        self.ends.push(self.hashes.len());
         Ok(())
     }
 
@@ -246,17 +259,7 @@ impl ColumnSink {
         for (position, &row) in rows.iter().enumerate() {
             indices(row, &mut bag);
             ones.resize(bag.len(), 1.0f32);
-            push_canonical(
-                seed,
-                &bag,
-                &ones,
-                row,
-                &mut self.pairs,
-                &mut self.hashes,
-                &mut self.values,
-            )
-            .map_err(|error| (position, error))?;
-            self.ends.push(self.hashes.len());
+            self.push_row(seed, &bag, &ones, row).map_err(|error| (position, error))?;
         }
         Ok(())
     }

@@ -1,26 +1,26 @@
-//! A column of strings as a namespace: each row's string is one feature of value 1, hashed as
-//! `hash_features` hashes a string column
-//! ([`hash_one_categorical`](crate::hashing::columns::hash_one_categorical) with the model's
-//! `bits`): index `mask(h(value, h(column name)), bits)`, then seeded like any sparse column's
-//! index. A model learns from raw categorical columns with no sparse column in between, and
-//! always with its own `bits`. A missing string is no feature (as in `hash_features`).
+//! Columns of strings as namespaces, hashed as `hash_features` hashes them with the model's
+//! `bits` ([`crate::hashing::columns`]): each string `s` of column `c` is the feature of index
+//! `mask(h(s, h(c)), bits)` and value 1, then seeded like any sparse column's index. A string
+//! column ([`TextRows`]) holds one string a row; a column of token lists ([`TokenRows`]) a bag
+//! of them, a repeated token counting its occurrences. A model learns from raw categorical and
+//! text columns with no sparse column in between, and always with its own `bits`. A missing
+//! string, list or token is no feature (as in `hash_features`).
 //!
-//! Hashing here, on the thread that builds the examples, saves building the sparse column:
-//! 20 bytes a row of fresh memory written by the query and read back by the learner (issue 21's
-//! end-to-end fit from parquet).
+//! Hashing here, on the thread that builds the examples, saves building the sparse columns:
+//! 20 bytes a row a field of fresh memory written by the query and read back by the learner
+//! (issue 21's end-to-end fit from parquet: 3.04 s against 3.82 s).
 
 use super::batch::{ColumnSink, NamespaceRows};
 use super::example::ExampleBuffer;
 use crate::error::{PolyError, PolyResult};
-use crate::hashing::{categorical_index, column_namespace_hash, MAX_HASH_BITS};
+use crate::hashing::columns::check_bits;
+use crate::hashing::{categorical_index, column_namespace_hash};
 
 /// The strings of a column, row by row (the binding's view of an Arrow string array).
 pub trait Texts: Sync {
     fn n_rows(&self) -> usize;
     /// Row `row`'s string, `None` when missing.
     fn get(&self, row: usize) -> Option<&str>;
-    /// Prefetches what rows `start..end` will read (a block the builder reads soon).
-    fn prefetch(&self, _start: usize, _end: usize) {}
 }
 
 /// A string column hashed into a table of `2^bits` slots.
@@ -60,9 +60,8 @@ impl<T: Texts> NamespaceRows for TextRows<T> {
         true
     }
 
-    fn prefetch_rows(&self, start: usize, end: usize) {
-        self.texts.prefetch(start, end.min(self.texts.n_rows()));
-    }
+    // The builder reads the strings' views in order: the hardware prefetcher follows them.
+    fn prefetch_rows(&self, _start: usize, _end: usize) {}
 
     fn fill_block(
         &self,
@@ -133,13 +132,6 @@ impl<L: TokenLists> NamespaceRows for TokenRows<L> {
     ) -> Result<(), (usize, PolyError)> {
         out.fill_bags(rows, seed, |row, indices| self.indices(row, indices))
     }
-}
-
-fn check_bits(bits: u32) -> PolyResult<()> {
-    if !(1..=MAX_HASH_BITS).contains(&bits) {
-        return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use pyo3_polars::PySeries;
 use super::error::{poisoned, polars_py_error, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
-use super::input::{rechunked, Columns};
+use super::input::{feature_series_of, Columns};
 use super::model_file::model_bytes;
 use super::options::options_from;
 use super::scoring::class_ids;
@@ -53,7 +53,7 @@ impl PyPaCore {
         first_row: usize,
         f: impl FnOnce(&mut PaClassifier, &crate::dos::ExampleBatch) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        let series = rechunked(features).map_err(polars_py_error)?;
+        let series = feature_series_of(features).map_err(polars_py_error)?;
         py.detach(|| {
             guarded(|| {
                 let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
@@ -103,7 +103,7 @@ impl PyPaCore {
     /// Checks a batch as `learn` would, without learning it: a fit over several batches
     /// checks them all first, so that a bad row leaves the model as it was.
     fn check(&self, py: Python<'_>, features: Vec<PySeries>, first_row: usize) -> PyResult<()> {
-        let series = rechunked(features).map_err(polars_py_error)?;
+        let series = feature_series_of(features).map_err(polars_py_error)?;
         py.detach(|| {
             guarded(|| {
                 let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
@@ -122,7 +122,7 @@ impl PyPaCore {
         features: Vec<PySeries>,
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let series = rechunked(features).map_err(polars_py_error)?;
+        let series = feature_series_of(features).map_err(polars_py_error)?;
         let ids = py.detach(|| {
             guarded(|| class_ids(&self.inner, &series, use_average).map_err(polars_py_error))
         })?;

@@ -54,12 +54,12 @@ pub fn feature_series(series: &Series) -> PolarsResult<Series> {
 }
 
 /// The feature columns as [`feature_series`].
-pub fn rechunked(features: Vec<PySeries>) -> PolarsResult<Vec<Series>> {
+pub fn feature_series_of(features: Vec<PySeries>) -> PolarsResult<Vec<Series>> {
     features.into_iter().map(|s| feature_series(&Series::from(s))).collect()
 }
 
 /// One chunk of a string column, read in place.
-pub struct ViewTexts<'a> {
+struct ViewTexts<'a> {
     array: &'a Utf8ViewArray,
     all_valid: bool,
 }
@@ -76,7 +76,7 @@ impl Texts for ViewTexts<'_> {
 }
 
 /// One chunk of a column of token lists, read in place.
-pub struct ListTokens<'a> {
+struct ListTokens<'a> {
     lists: &'a ListArray<i64>,
     tokens: &'a Utf8ViewArray,
 }
@@ -120,8 +120,8 @@ impl<'a> Columns<'a> {
         Self::hashing_text(series, first_row, None)
     }
 
-    /// The columns' rows as [`Columns::new`], string columns hashed into `bits` bits when
-    /// `bits` is given (a model's; else they are refused as not sparse).
+    /// The columns' rows as [`Columns::new`], string and token-list columns hashed into `bits`
+    /// bits when `bits` is given (a model's; else they are refused as not sparse).
     pub fn hashing_text(
         series: &'a [Series],
         first_row: usize,

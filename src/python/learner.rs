@@ -14,7 +14,9 @@ use pyo3_polars::PySeries;
 use super::error::{poisoned, polars_py_error as polars_py, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
-use super::input::{column_names, empty_rows, labels_of, rechunked, reject_null_rows, Columns};
+use super::input::{
+    column_names, empty_rows, feature_series_of, labels_of, reject_null_rows, Columns,
+};
 use super::model_file::model_bytes;
 use super::options::options_from;
 use super::scoring::online_predict;
@@ -62,7 +64,7 @@ impl PyLearner {
         first_row: usize,
         train: impl FnOnce(&mut OnlineModel, &Batch<'_>) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        let series = rechunked(features).map_err(polars_py)?;
+        let series = feature_series_of(features).map_err(polars_py)?;
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
         let weights =
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
@@ -198,7 +200,7 @@ impl PyLearner {
     /// Scores (clipped predictions; margins for the logistic loss) of every row, in parallel.
     /// Null rows give null.
     fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
-        let series = rechunked(features).map_err(polars_py)?;
+        let series = feature_series_of(features).map_err(polars_py)?;
         let out = py.detach(|| {
             guarded(|| online_predict(&self.inner, &series, "score", true).map_err(polars_py))
         })?;
