@@ -56,10 +56,12 @@ def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
     kinds = pl.Enum(sorted(raw["C"].unique().to_list()))
     as_enum = as_categorical.with_columns(pl.col("C").cast(kinds))
     mixed = pp.SGDClassifier(**params).fit(as_enum, "label")
+    mixed_lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(as_enum.lazy(), "label")
     test = raw.tail(500).drop("label")
     expected = eager.predict_proba(test)
     np.testing.assert_array_equal(lazy.predict_proba(test), expected)
     np.testing.assert_array_equal(mixed.predict_proba(test), expected)
+    np.testing.assert_array_equal(mixed_lazy.predict_proba(test), expected)
     np.testing.assert_array_equal(eager.predict_proba(as_enum.tail(500).drop("label")), expected)
     # Batch by batch, and saved and loaded, the same model.
     online = pp.SGDClassifier(**params)

@@ -370,7 +370,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         sparse: bool,
         first_row: int,
     ) -> _Data:
-        features = frame.select(feature_exprs(names, sparse))
+        features = frame.select(feature_exprs(names, sparse, frame.schema))
         labels = None
         if y is not None:
             labels = self._labels(frame.get_column(y) if isinstance(y, str) else y, first_row)
@@ -689,7 +689,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 check_named_columns(schema, feature_column=name)
         # Numeric columns become one sparse column batch by batch, here rather than in the
         # query, so that an error names the row of the whole input (docs/reliability.md).
-        keep = [*(pl.col(n) for n in names), pl.col(y)]
+        keep = [*feature_exprs(names, True, schema), pl.col(y)]
         if isinstance(sample_weight, str):
             keep.append(pl.col(sample_weight))
         query = frame.select(keep)
