@@ -47,7 +47,7 @@ pub use learner::{
     BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
-pub use text::{TextRows, Texts, TokenLists, TokenRows};
+pub use text::{HashedStrings, Strings};
 pub use update::{GdState, UpdateRule};
 
 #[cfg(test)]

@@ -1,8 +1,8 @@
 //! Columns of strings as namespaces, hashed as `hash_features` hashes them with the model's
 //! `bits` ([`crate::hashing::columns`]): each string `s` of column `c` is the feature of index
 //! `mask(h(s, h(c)), bits)` and value 1, then seeded like any sparse column's index. A string
-//! column ([`TextRows`]) holds one string a row; a column of token lists ([`TokenRows`]) a bag
-//! of them, a repeated token counting its occurrences. A model learns from raw categorical and
+//! column holds one string a row; a column of token lists a bag of them, a repeated token
+//! counting its occurrences ([`HashedStrings`] over either [`Strings`] source). A model learns from raw categorical and
 //! text columns with no sparse column in between, and always with its own `bits`. A missing
 //! string, list or token is no feature (as in `hash_features`).
 //!
@@ -16,104 +16,64 @@ use crate::error::{PolyError, PolyResult};
 use crate::hashing::columns::check_bits;
 use crate::hashing::{categorical_index, column_namespace_hash};
 
-/// The strings of a column, row by row (the binding's view of an Arrow string array).
-pub trait Texts: Sync {
+/// The strings of a column, row by row (the binding's view of an Arrow string or list array).
+pub trait Strings: Sync {
+    /// At most one string a row (a string column): its rows are written straight, with no bag
+    /// of features to sort and sum.
+    const ONE_A_ROW: bool;
     fn n_rows(&self) -> usize;
-    /// Row `row`'s string, `None` when missing.
-    fn get(&self, row: usize) -> Option<&str>;
+    /// Calls `visit` with each string of row `row` in order (none when the row is missing; a
+    /// missing token is skipped).
+    fn for_each(&self, row: usize, visit: impl FnMut(&str));
 }
 
-/// A string column hashed into a table of `2^bits` slots.
-pub struct TextRows<T> {
-    texts: T,
+/// A column of strings hashed into a table of `2^bits` slots.
+pub struct HashedStrings<S> {
+    strings: S,
     namespace: u32,
     bits: u32,
 }
 
-impl<T: Texts> TextRows<T> {
-    /// The column `name`'s strings `texts`, hashed into `bits` bits (seed 0, as
-    /// `hash_features`' default).
-    pub fn new(name: &str, texts: T, bits: u32) -> PolyResult<Self> {
+impl<S: Strings> HashedStrings<S> {
+    /// The column `name`'s strings, hashed into `bits` bits (seed 0, as `hash_features`'
+    /// default).
+    pub fn new(name: &str, strings: S, bits: u32) -> PolyResult<Self> {
         check_bits(bits)?;
-        Ok(Self { texts, namespace: column_namespace_hash(name, 0), bits })
+        Ok(Self { strings, namespace: column_namespace_hash(name, 0), bits })
     }
 
-    /// Row `row`'s feature index, `None` when its string is missing.
+    /// Row `row`'s only feature index (a column of one string a row), `None` when missing.
     #[inline]
-    fn index(&self, row: usize) -> Option<u64> {
-        self.texts.get(row).map(|text| categorical_index(text, self.namespace, self.bits))
-    }
-}
-
-impl<T: Texts> NamespaceRows for TextRows<T> {
-    fn n_rows(&self) -> usize {
-        self.texts.n_rows()
+    fn single(&self, row: usize) -> Option<u64> {
+        let mut index = None;
+        self.strings.for_each(row, |text| {
+            index = Some(categorical_index(text, self.namespace, self.bits));
+        });
+        index
     }
 
-    fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
-        let index = self.index(row);
-        let n = usize::from(index.is_some());
-        out.push_namespace(seed, &[index.unwrap_or(0)][..n], &[1.0f32][..n], row)
-    }
-
-    fn entries_are_plain(&self) -> bool {
-        true
-    }
-
-    // The builder reads the strings' views in order: the hardware prefetcher follows them.
-    fn prefetch_rows(&self, _start: usize, _end: usize) {}
-
-    fn fill_block(
-        &self,
-        rows: &[usize],
-        _consecutive: bool,
-        seed: u64,
-        out: &mut ColumnSink,
-    ) -> Result<(), (usize, PolyError)> {
-        out.fill_single(rows, seed, |row| self.index(row));
-        Ok(())
-    }
-}
-
-/// The token lists of a column, row by row (the binding's view of an Arrow list array).
-pub trait TokenLists: Sync {
-    fn n_rows(&self) -> usize;
-    /// Calls `visit` with each token of row `row` in order (none for a missing list; a missing
-    /// token is skipped).
-    fn for_each_token(&self, row: usize, visit: impl FnMut(&str));
-}
-
-/// A column of token lists hashed into a table of `2^bits` slots.
-pub struct TokenRows<L> {
-    lists: L,
-    namespace: u32,
-    bits: u32,
-}
-
-impl<L: TokenLists> TokenRows<L> {
-    /// The column `name`'s token lists `lists`, hashed into `bits` bits (seed 0).
-    pub fn new(name: &str, lists: L, bits: u32) -> PolyResult<Self> {
-        check_bits(bits)?;
-        Ok(Self { lists, namespace: column_namespace_hash(name, 0), bits })
-    }
-
-    /// Row `row`'s token indices, in token order (repeats kept), into `out`.
-    fn indices(&self, row: usize, out: &mut Vec<u64>) {
+    /// Row `row`'s feature indices, in order (repeats kept), into `out`.
+    fn bag(&self, row: usize, out: &mut Vec<u64>) {
         out.clear();
-        self.lists.for_each_token(row, |token| {
-            out.push(categorical_index(token, self.namespace, self.bits));
+        self.strings.for_each(row, |text| {
+            out.push(categorical_index(text, self.namespace, self.bits));
         });
     }
 }
 
-impl<L: TokenLists> NamespaceRows for TokenRows<L> {
+impl<S: Strings> NamespaceRows for HashedStrings<S> {
     fn n_rows(&self) -> usize {
-        self.lists.n_rows()
+        self.strings.n_rows()
     }
 
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()> {
+        if S::ONE_A_ROW {
+            let index = self.single(row);
+            let n = usize::from(index.is_some());
+            return out.push_namespace(seed, &[index.unwrap_or(0)][..n], &[1.0f32][..n], row);
+        }
         let mut indices = Vec::new();
-        self.indices(row, &mut indices);
+        self.bag(row, &mut indices);
         out.push_namespace(seed, &indices, &vec![1.0f32; indices.len()], row)
     }
 
@@ -121,6 +81,7 @@ impl<L: TokenLists> NamespaceRows for TokenRows<L> {
         true
     }
 
+    // The builder reads the strings in order: the hardware prefetcher follows them.
     fn prefetch_rows(&self, _start: usize, _end: usize) {}
 
     fn fill_block(
@@ -130,7 +91,11 @@ impl<L: TokenLists> NamespaceRows for TokenRows<L> {
         seed: u64,
         out: &mut ColumnSink,
     ) -> Result<(), (usize, PolyError)> {
-        out.fill_bags(rows, seed, |row, indices| self.indices(row, indices))
+        if S::ONE_A_ROW {
+            out.fill_single(rows, seed, |row| self.single(row));
+            return Ok(());
+        }
+        out.fill_bags(rows, seed, |row, indices| self.bag(row, indices))
     }
 }
 
@@ -141,25 +106,31 @@ mod tests {
     use crate::learner::{Batch, ExampleShape};
     use crate::sparse::{SparseMatrix, SparseRows};
 
-    impl Texts for Vec<Option<String>> {
+    impl Strings for Vec<Option<String>> {
+        const ONE_A_ROW: bool = true;
+
         fn n_rows(&self) -> usize {
             self.len()
         }
 
-        fn get(&self, row: usize) -> Option<&str> {
-            self[row].as_deref()
+        fn for_each(&self, row: usize, mut visit: impl FnMut(&str)) {
+            if let Some(text) = &self[row] {
+                visit(text);
+            }
         }
     }
 
     /// Rows of token lists, a missing token as `None`.
     type Bags = Vec<Option<Vec<Option<String>>>>;
 
-    impl TokenLists for Bags {
+    impl Strings for Bags {
+        const ONE_A_ROW: bool = false;
+
         fn n_rows(&self) -> usize {
             self.len()
         }
 
-        fn for_each_token(&self, row: usize, mut visit: impl FnMut(&str)) {
+        fn for_each(&self, row: usize, mut visit: impl FnMut(&str)) {
             self[row].iter().flatten().flatten().for_each(|token| visit(token));
         }
     }
@@ -204,7 +175,7 @@ mod tests {
         ) {
             let hashed = hash_one_categorical("kind", texts.iter().map(Option::as_deref), bits, 0)
                 .unwrap();
-            builds_as_hashed(&TextRows::new("kind", texts, bits).unwrap(), &hashed, seed)?;
+            builds_as_hashed(&HashedStrings::new("kind", texts, bits).unwrap(), &hashed, seed)?;
         }
 
         /// A column of token lists (repeats, missing lists and tokens) builds the examples its
@@ -225,16 +196,14 @@ mod tests {
                 }),
             };
             let hashed = hash_columns(bags.len(), &[column], bits, 0).unwrap();
-            builds_as_hashed(&TokenRows::new("words", bags.clone(), bits).unwrap(), &hashed, seed)?;
+            builds_as_hashed(&HashedStrings::new("words", bags.clone(), bits).unwrap(), &hashed, seed)?;
         }
     }
 
     #[test]
     fn bits_out_of_range_are_refused() {
         for bits in [0, 33] {
-            let error = TextRows::new("kind", vec![Some("a".to_string())], bits).err().unwrap();
-            assert!(error.to_string().contains("bits must be in 1..=32"), "{error}");
-            let error = TokenRows::new("words", Bags::new(), bits).err().unwrap();
+            let error = HashedStrings::new("kind", Bags::new(), bits).err().unwrap();
             assert!(error.to_string().contains("bits must be in 1..=32"), "{error}");
         }
     }

@@ -17,7 +17,7 @@ use pyo3_polars::PySeries;
 use super::arrow_io::{sparse_chunks_from, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
-use crate::learner::{NamespaceRows, TextRows, Texts, TokenLists, TokenRows};
+use crate::learner::{HashedStrings, NamespaceRows, Strings};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
@@ -64,14 +64,18 @@ struct ViewTexts<'a> {
     all_valid: bool,
 }
 
-impl Texts for ViewTexts<'_> {
+impl Strings for ViewTexts<'_> {
+    const ONE_A_ROW: bool = true;
+
     fn n_rows(&self) -> usize {
         self.array.len()
     }
 
     #[inline]
-    fn get(&self, row: usize) -> Option<&str> {
-        (self.all_valid || self.array.is_valid(row)).then(|| self.array.value(row))
+    fn for_each(&self, row: usize, mut visit: impl FnMut(&str)) {
+        if self.all_valid || self.array.is_valid(row) {
+            visit(self.array.value(row));
+        }
     }
 }
 
@@ -81,12 +85,14 @@ struct ListTokens<'a> {
     tokens: &'a Utf8ViewArray,
 }
 
-impl TokenLists for ListTokens<'_> {
+impl Strings for ListTokens<'_> {
+    const ONE_A_ROW: bool = false;
+
     fn n_rows(&self) -> usize {
         self.lists.len()
     }
 
-    fn for_each_token(&self, row: usize, mut visit: impl FnMut(&str)) {
+    fn for_each(&self, row: usize, mut visit: impl FnMut(&str)) {
         if self.lists.is_valid(row) {
             let (start, end) = self.lists.offsets().start_end(row);
             (start..end).filter_map(|i| self.tokens.get(i)).for_each(&mut visit);
@@ -98,8 +104,8 @@ impl TokenLists for ListTokens<'_> {
 /// as it is read.
 enum ColumnRows<'a> {
     Sparse(Vec<SparseChunk<'a>>),
-    Text(TextRows<ViewTexts<'a>>),
-    Tokens(TokenRows<ListTokens<'a>>),
+    Text(HashedStrings<ViewTexts<'a>>),
+    Tokens(HashedStrings<ListTokens<'a>>),
 }
 
 /// The feature columns' names, one per namespace (errors of invalid entries name them).
@@ -216,7 +222,7 @@ fn text_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
         polars_bail!(ComputeError: "column {:?}: a string column of {} chunks (one expected)", series.name(), texts.chunks().len());
     };
     let texts = ViewTexts { array, all_valid: array.null_count() == 0 };
-    let rows = TextRows::new(series.name().as_str(), texts, bits).map_err(to_polars_error)?;
+    let rows = HashedStrings::new(series.name().as_str(), texts, bits).map_err(to_polars_error)?;
     Ok(ColumnRows::Text(rows))
 }
 
@@ -231,7 +237,7 @@ fn token_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
     let Some(tokens) = lists.values().as_any().downcast_ref::<Utf8ViewArray>() else {
         polars_bail!(ComputeError: "column {name:?}: list items are not strings");
     };
-    let rows = TokenRows::new(name.as_str(), ListTokens { lists, tokens }, bits)
+    let rows = HashedStrings::new(name.as_str(), ListTokens { lists, tokens }, bits)
         .map_err(to_polars_error)?;
     Ok(ColumnRows::Tokens(rows))
 }
