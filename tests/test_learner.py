@@ -609,7 +609,7 @@ def test_frame_columns_are_never_silently_ignored() -> None:
     np.testing.assert_array_equal(chosen.predict(numeric), alone.predict(numeric))
     dates = numeric.select(pl.date(2020, 1, 1).alias("day"), "y")
     with pytest.raises(
-        TypeError, match="no sparse or string or numeric feature columns.*hash_features"
+        TypeError, match="no sparse, string or numeric feature columns.*hash_features"
     ):
         pp.SGDRegressor().fit(dates, "y")
 

@@ -150,6 +150,10 @@ def test_what_is_not_a_namespace_is_refused_by_name(raw) -> None:
     dated = raw.with_columns(pl.date(2020, 1, 1).alias("day"))
     with pytest.raises(TypeError, match=r"'day' \(Date\).*hashed as they are read"):
         pp.SGDClassifier(bits=BITS, features=["A", "day"]).fit(dated, "label")
+    # Scoring columns of another kind than the model's namespaces take: named, with the kinds.
+    model = pp.SGDClassifier(bits=BITS, progress=False).fit(raw, "label")
+    with pytest.raises(TypeError, match=r'column "A" has dtype .*a string, categorical or enum'):
+        model.predict_proba(raw.with_columns(pl.lit(3).alias("A")).drop("label"))
     # The passive-aggressive classifiers take one sparse column: a string column is refused.
     with pytest.raises((TypeError, ValueError), match="hash_features"):
         pp.PassiveAggressiveClassifier().fit(raw.select("A", "label"), "label")

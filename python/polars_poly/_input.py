@@ -147,6 +147,7 @@ def frame_columns(
         return dtype.is_numeric() or dtype == pl.Boolean
 
     hint, kind_of_namespaced = (TEXT_HINT, "sparse or string") if text else (HASH_HINT, "sparse")
+    kinds_listed = "sparse, string" if text else "sparse"  # "... or numeric", "... nor numeric"
     if is_vw_frame(schema):
         exclude = exclude | VW_NOT_FEATURES
     if features is not None:
@@ -176,7 +177,7 @@ def frame_columns(
         others = {n: d for n, d in schema.items() if n not in exclude}
         described = ", ".join(f"{n!r} ({d})" for n, d in others.items())
         raise (ColumnTypeError if others else ValueError)(
-            f"the frame has no {kind_of_namespaced} or numeric feature columns"
+            f"the frame has no {kinds_listed} or numeric feature columns"
             + (f", only {described}" if others else "")
             + f" ({hint})"
         )
@@ -184,7 +185,7 @@ def frame_columns(
     if wrong:
         described = ", ".join(f"{n!r} ({d})" for n, d in wrong.items())
         raise ColumnTypeError(
-            f"feature column(s) {described} are neither {kind_of_namespaced} nor numeric ({hint})"
+            f"feature column(s) {described} are neither {kinds_listed} nor numeric ({hint})"
         )
     is_namespace = [namespaced(schema[n]) for n in names]
     if any(is_namespace) and not all(is_namespace):

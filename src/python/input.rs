@@ -14,7 +14,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
 
-use super::arrow_io::{sparse_chunks_from, to_polars_error, RowsChunk, SparseChunk};
+use super::arrow_io::{sparse_chunks_from, sparse_dtypes, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
 use crate::learner::{HashedStrings, NamespaceRows, Strings};
@@ -144,6 +144,9 @@ impl<'a> Columns<'a> {
             .map(|s| match bits {
                 Some(bits) if s.dtype() == &DataType::String => text_rows(s, bits),
                 Some(bits) if is_tokens(s.dtype()) => token_rows(s, bits),
+                Some(_) if sparse_dtypes(s.field().as_ref()).is_err() => {
+                    polars_bail!(SchemaMismatch: "column {:?} has dtype {}: a feature column is sparse (List(Struct{{index, value}})), a string, categorical or enum column, or a list of strings", s.name(), s.dtype())
+                }
                 _ => Ok(ColumnRows::Sparse(sparse_chunks_from(s, first_row)?)),
             })
             .collect::<PolarsResult<Vec<_>>>()?;
