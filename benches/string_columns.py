@@ -1,0 +1,94 @@
+"""One model fitted on eat-rate's fields given three ways, alternating, in one process: as
+string columns (the model hashes them as it reads them), as categorical columns (cast to strings
+in the query), and as ``hash_features`` columns of the model's ``bits``. The three fits give the
+same model; only the time differs.
+
+* ``--mode memory`` (default): from an in-memory frame (hashing included for the strings and
+  categoricals, done beforehand for the ``hash_features`` frame);
+* ``--mode end-to-end``: a LazyFrame over the parquet files ``benches/large_hashed.py --work DIR``
+  wrote (strings; categoricals cast in the scan; a ``hash_features`` select).
+
+The model is large_hashed.py's: logistic loss, ``bits=24``, ``interactions=[("A", "B")]``, no
+field scales. Medians over rounds are printed, with the load before each round.
+
+    .venv/bin/python benches/string_columns.py --rows 2000000 --rounds 3
+    .venv/bin/python benches/string_columns.py --mode end-to-end --work /tmp/lhwork --rounds 4
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import polars as pl
+import polars_poly as pp
+from polars_poly.synthetic import eat_rate
+
+BITS = 24
+
+
+def model() -> pp.SGDClassifier:
+    return pp.SGDClassifier(
+        loss="logistic", bits=BITS, interactions=[("A", "B")], field_scales=False, progress=False
+    )
+
+
+def load() -> str:
+    return open("/proc/loadavg").read().split()[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--mode", choices=["memory", "end-to-end"], default="memory")
+    parser.add_argument("--rows", type=int, default=2_000_000, help="memory mode: rows")
+    parser.add_argument("--work", type=Path, default=Path("/tmp/lhwork"), help="end-to-end data")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+
+    inputs: dict[str, Callable[[], pl.DataFrame | pl.LazyFrame]]
+    if args.mode == "memory":
+        strings = eat_rate(args.rows, seed=0)
+        fields = [c for c in strings.columns if c != "label"]
+        categorical = strings.with_columns(pl.col(fields).cast(pl.Categorical))
+        hashed = strings.with_columns(pp.hash_features(f, bits=BITS).alias(f) for f in fields)
+        inputs = {"strings": lambda: strings, "categorical": lambda: categorical}
+        inputs["hash_features"] = lambda: hashed
+    else:
+        parts = str(args.work / "train" / "*.parquet")
+        fields = [c for c in pl.scan_parquet(parts).collect_schema().names() if c != "label"]
+        inputs = {
+            "strings": lambda: pl.scan_parquet(parts),
+            "categorical": lambda: pl.scan_parquet(parts).with_columns(
+                pl.col(fields).cast(pl.Categorical)
+            ),
+            "hash_features": lambda: pl.scan_parquet(parts).with_columns(
+                pp.hash_features(f, bits=BITS).alias(f) for f in fields
+            ),
+        }
+
+    times: dict[str, list[float]] = {name: [] for name in inputs}
+    losses: dict[str, float] = {}
+    for round_ in range(args.rounds):
+        names = list(inputs) if round_ % 2 == 0 else list(reversed(inputs))
+        print(f"round {round_ + 1} (load {load()}):", end="", flush=True)
+        for name in names:
+            data = inputs[name]()
+            fitted = model()
+            began = time.perf_counter()
+            fitted.fit(data, "label")
+            times[name].append(time.perf_counter() - began)
+            print(f"  {name} {times[name][-1]:.2f} s", end="", flush=True)
+            losses[name] = fitted.progressive_loss_
+        print()
+    print(f"medians over {args.rounds} rounds ({args.mode}):")
+    for name, values in times.items():
+        print(f"  {name:14s} {statistics.median(values):6.2f} s")
+    same = len(set(losses.values())) == 1
+    print(f"the same progressive loss from every input: {same} ({losses['strings']:.6f})")
+
+
+if __name__ == "__main__":
+    main()
