@@ -35,6 +35,7 @@ from polars_poly._input import (
     batch_ranges,
     batches_of,
     check_named_columns,
+    engine_column,
     feature_exprs,
     frame_columns,
     is_vw_frame,
@@ -689,7 +690,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 check_named_columns(schema, feature_column=name)
         # Numeric columns become one sparse column batch by batch, here rather than in the
         # query, so that an error names the row of the whole input (docs/reliability.md).
-        keep = [*feature_exprs(names, True, schema), pl.col(y)]
+        keep = [*(engine_column(n, schema[n]) for n in names), pl.col(y)]
         if isinstance(sample_weight, str):
             keep.append(pl.col(sample_weight))
         query = frame.select(keep)
