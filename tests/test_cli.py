@@ -272,6 +272,27 @@ def test_a_parquet_file_of_string_fields_trains_as_its_hashed_columns(tmp_path, 
     )
 
 
+def test_a_parquet_file_of_strings_and_numbers_crosses_the_numbers_by_f(tmp_path) -> None:
+    """A parquet file's numeric columns are one namespace, ``features``, after its string
+    columns: ``-q Af`` crosses A with them, as the estimator does on the same frame."""
+    from polars_poly.synthetic import eat_rate
+
+    frame = eat_rate(3_000, seed=2, varieties=30, noise_fields=1).with_columns(
+        pl.Series("count", np.arange(3_000) % 5, dtype=pl.Int64)
+    )
+    data, model = tmp_path / "eat.parquet", tmp_path / "m.bin"
+    frame.write_parquet(data)
+    args = ["-d", str(data), "-q", "Af", "--loss_function", "logistic", "-b", "16"]
+    assert main(["train", *args, "--quiet", "-f", str(model)]) == 0
+    given = pp.SGDClassifier(
+        loss="logistic", bits=16, interactions=[("A", "features")], field_scales=False
+    ).fit(frame, "label")
+    trained = pp.load_model(model)
+    assert trained.namespaces_ == ["A", "B", "C", "features"]
+    test = frame.drop("label")
+    np.testing.assert_array_equal(trained.decision_function(test), given.decision_function(test))
+
+
 def test_field_scales_are_opt_in_and_listed(vw_file, tmp_path, capsys) -> None:
     """``--field_scales`` learns a scale per namespace and cross (the default stays Vowpal
     Wabbit's model); ``inspect --readable_model`` lists them after the slots."""

@@ -524,6 +524,24 @@ def test_prepare_hashes_raw_shards_on_the_workers(client, tmp_path) -> None:
         ppd.fit(estimator, raw, "label", prepare="hash", client=client)
 
 
+def test_numeric_columns_beside_strings_train_on_dask_as_on_one_machine(client, tmp_path) -> None:
+    """Shards of string fields and numbers: each task makes the numbers one namespace, as a
+    single-machine fit does."""
+    from polars_poly.synthetic import eat_rate
+
+    frame = eat_rate(6_000, seed=6, varieties=20, noise_fields=1).with_columns(
+        pl.Series("count", np.arange(6_000) % 7, dtype=pl.Int64)
+    )
+    shard = write_shards(frame, tmp_path, 1)
+    estimator = pp.SGDClassifier(loss="logistic", bits=18, interactions=[("A", "features")])
+    distributed_fit = ppd.fit(estimator, shard, "label", client=client)
+    single = pp.SGDClassifier(loss="logistic", bits=18, interactions=[("A", "features")])
+    single.fit(frame, "label")
+    assert distributed_fit.namespaces_ == ["A", "B", "C", "features"]
+    test = frame.tail(500).drop("label")
+    np.testing.assert_array_equal(distributed_fit.predict_proba(test), single.predict_proba(test))
+
+
 def test_multiclass_averages_each_class_learner(client, tmp_path) -> None:
     """One against all on Dask: each class's learner is averaged over the shards (a shard
     without some class still learns that class's learner, from its negatives), and the

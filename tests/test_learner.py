@@ -594,15 +594,22 @@ def test_bad_input_raises_precise_errors() -> None:
 
 
 def test_frame_columns_are_never_silently_ignored() -> None:
-    # The automatic choice (sparse columns, else numeric ones) must not drop a column the user
-    # gave: an extra string or numeric column is an error naming it; features= chooses.
+    # The automatic choice (every sparse, string and numeric column but the target) must not
+    # drop a column the user gave: a column of no feature type is an error naming it;
+    # features= chooses.
     X, y = toy_classification(20)
     numeric = pl.DataFrame({"a": X[:, 0], "b": X[:, 1], "city": ["x"] * 20, "y": y})
-    # A string column is a namespace (hashed as it is read): the numeric ones would be left out.
-    with pytest.raises(ValueError, match=r"string feature columns are \['city'\].*'a' \(Float64\)"):
-        pp.SGDRegressor().fit(numeric, "y")
+    dated = numeric.with_columns(pl.date(2020, 1, 1).alias("day"))
+    with pytest.raises(
+        TypeError,
+        match=r"numeric and string feature columns are \['a', 'b', 'city'\].*'day' \(Date\)",
+    ):
+        pp.SGDRegressor().fit(dated, "y")
+    # A string column is a namespace (hashed as it is read); the numeric ones another, after it.
+    assert pp.SGDRegressor().fit(numeric, "y").namespaces_ == ["city", "features"]
+    # ... whose name a sparse column may already have: refused, naming it.
     sparse = pl.DataFrame({"features": pp.from_numpy(X), "age": X[:, 0], "y": y})
-    with pytest.raises(ValueError, match=r"sparse feature columns are \['features'\].*'age'"):
+    with pytest.raises(ValueError, match=r"\['age'\] form one namespace, 'features'.*sparse"):
         pp.SGDRegressor().fit(sparse, "y")
     chosen = pp.SGDRegressor(features=["a", "b"]).fit(numeric, "y")
     alone = pp.SGDRegressor().fit(numeric.drop("city"), "y")

@@ -15,6 +15,7 @@ import numpy.typing as npt
 import polars as pl
 import scipy.sparse as sp
 
+from polars_poly import _internal
 from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
 
 DEFAULT_NAMESPACE = "features"
@@ -132,13 +133,16 @@ TEXT_HINT = (
 
 def frame_columns(
     schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str], text: bool = False
-) -> tuple[list[str], bool]:
-    """(feature columns, namespaced?) of a frame: ``features`` if given, else every sparse
-    column (and, when ``text``, every string, categorical and enum column: an online learner
-    hashes them with its ``bits``), else every numeric column; not the target or weight columns
-    in ``exclude``, nor the label, importance weight, base, tag and namespace columns of a
-    Vowpal Wabbit file's frame. Namespaced columns are each a namespace; numeric ones become
-    one."""
+) -> tuple[list[str], list[str]]:
+    """(feature columns, the numeric ones among them) of a frame: ``features`` if given, else
+    every sparse and numeric column (for an online learner, ``text``: also every string,
+    categorical, enum and token-list column, which it hashes with its ``bits``); not the target
+    or weight columns in ``exclude``, nor the label, importance weight, base, tag and namespace
+    columns of a Vowpal Wabbit file's frame. Each namespaced column (sparse, string) is a
+    namespace and the numeric columns together one more, ``"features"``, after them (as a
+    Vowpal Wabbit file of click data keeps its counts in one namespace). Without ``text`` (the
+    DoS classifier: one feature space, no ``features``) the choice is the sparse columns if
+    any, else the numeric ones, and a column it leaves out is an error."""
 
     def namespaced(dtype: pl.DataType) -> bool:
         return is_sparse_dtype(dtype) or (text and is_text_dtype(dtype))
@@ -146,7 +150,10 @@ def frame_columns(
     def numeric(dtype: pl.DataType) -> bool:
         return dtype.is_numeric() or dtype == pl.Boolean
 
-    hint, kind_of_namespaced = (TEXT_HINT, "sparse or string") if text else (HASH_HINT, "sparse")
+    def kind(dtype: pl.DataType) -> str:
+        return "sparse" if is_sparse_dtype(dtype) else "numeric" if numeric(dtype) else "string"
+
+    hint = TEXT_HINT if text else HASH_HINT
     kinds_listed = "sparse, string" if text else "sparse"  # "... or numeric", "... nor numeric"
     if is_vw_frame(schema):
         exclude = exclude | VW_NOT_FEATURES
@@ -156,20 +163,20 @@ def frame_columns(
         if missing:
             raise ValueError(f"feature columns {missing} are not in the frame")
     else:
-        names = [n for n, d in schema.items() if n not in exclude and namespaced(d)]
-        if not names:
-            names = [n for n, d in schema.items() if n not in exclude and numeric(d)]
+        candidates = [n for n, d in schema.items() if n not in exclude]
+        names = [n for n in candidates if namespaced(schema[n]) or numeric(schema[n])]
+        if not text and any(namespaced(schema[n]) for n in names):
+            names = [n for n in names if namespaced(schema[n])]
         # A column the automatic choice leaves out would be silently ignored: refuse. A column
-        # of no feature type (dates, token lists) is a type error.
-        left_out = {n: d for n, d in schema.items() if n not in exclude and n not in names}
+        # of no feature type (dates, nested lists) is a type error.
+        left_out = {n: schema[n] for n in candidates if n not in names}
         if names and left_out:
-            kinds = {"sparse" if is_sparse_dtype(schema[n]) else "string" for n in names}
-            kind = " and ".join(sorted(kinds)) if namespaced(schema[names[0]]) else "numeric"
+            kinds = " and ".join(sorted({kind(schema[n]) for n in names}))
             wrong_type = not any(namespaced(d) or numeric(d) for d in left_out.values())
             error = ColumnTypeError if wrong_type else ValueError
             described = ", ".join(f"{n!r} ({d})" for n, d in left_out.items())
             raise error(
-                f"the frame's {kind} feature columns are {names}, but it also has {described}, "
+                f"the frame's {kinds} feature columns are {names}, but it also has {described}, "
                 f"which would be ignored: pass features=[...] to choose the feature columns "
                 f"({hint})"
             )
@@ -187,13 +194,15 @@ def frame_columns(
         raise ColumnTypeError(
             f"feature column(s) {described} are neither {kinds_listed} nor numeric ({hint})"
         )
-    is_namespace = [namespaced(schema[n]) for n in names]
-    if any(is_namespace) and not all(is_namespace):
+    numeric_names = [n for n in names if numeric(schema[n])]
+    if numeric_names and DEFAULT_NAMESPACE in names and DEFAULT_NAMESPACE not in numeric_names:
+        clash = kind(schema[DEFAULT_NAMESPACE])
         raise ValueError(
-            f"feature columns {names} mix {kind_of_namespaced} and numeric columns; pass "
-            f"{kind_of_namespaced} columns only, or numeric columns only"
+            f"the numeric feature columns {numeric_names} form one namespace, "
+            f"{DEFAULT_NAMESPACE!r}, which is also the name of a {clash} feature column: "
+            "rename that column"
         )
-    return names, all(is_namespace)
+    return names, numeric_names
 
 
 def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
@@ -210,16 +219,36 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     return column
 
 
-def feature_exprs(names: list[str], sparse: bool, schema: pl.Schema | None = None) -> list[pl.Expr]:
-    """The namespace columns of a frame's feature columns (numeric columns become one),
-    categoricals read as strings when the frame's ``schema`` is given (:func:`engine_column`)."""
-    if sparse:
-        return [engine_column(n, schema.get(n) if schema else None) for n in names]
-    return [to_sparse(*names).alias(DEFAULT_NAMESPACE)]
+def feature_exprs(
+    names: list[str], numeric: list[str], schema: pl.Schema | None = None
+) -> list[pl.Expr]:
+    """The namespace columns of a frame's feature columns ``names``: each namespaced column,
+    categoricals read as strings when the frame's ``schema`` is given (:func:`engine_column`),
+    then the ``numeric`` ones as one sparse column."""
+    exprs = [engine_column(n, schema.get(n) if schema else None) for n in names if n not in numeric]
+    if numeric:
+        exprs.append(to_sparse(*numeric).alias(DEFAULT_NAMESPACE))
+    return exprs
 
 
-def namespace_names(names: list[str], sparse: bool) -> list[str]:
-    return names if sparse else [DEFAULT_NAMESPACE]
+def namespace_columns(
+    frame: pl.DataFrame, names: list[str], numeric: list[str], first_row: int
+) -> list[pl.Series]:
+    """The namespace columns of an in-memory frame's feature columns (see
+    :func:`feature_exprs`), the numeric ones made sparse outside any query, so that a bad value
+    is named by its column and its row counted from ``first_row`` (the frame's first row in the
+    whole input; ``docs/reliability.md``)."""
+    namespaced = [engine_column(n, frame.schema[n]) for n in names if n not in numeric]
+    columns = frame.select(namespaced).get_columns()
+    if numeric:
+        dense = frame.select(numeric).get_columns()
+        columns.append(_internal.numeric_to_sparse(dense, first_row).alias(DEFAULT_NAMESPACE))
+    return columns
+
+
+def namespace_names(names: list[str], numeric: list[str]) -> list[str]:
+    """The namespaces of the feature columns ``names`` (see :func:`frame_columns`)."""
+    return [n for n in names if n not in numeric] + ([DEFAULT_NAMESPACE] if numeric else [])
 
 
 def _kind(value: Any) -> str:

@@ -27,6 +27,7 @@ import numpy as np
 import polars as pl
 
 import polars_poly as pp
+from polars_poly._input import frame_columns, namespace_names
 
 FORMATS = ("auto", "libsvm", "vw", "parquet")
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
@@ -86,14 +87,14 @@ def batches(frame: pl.LazyFrame) -> Iterator[pl.DataFrame]:
     yield from frame.collect_batches(chunk_size=BATCH_ROWS)
 
 
-def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
+def _pairs(letters: list[str], namespaces: list[str]) -> list[tuple[str, str]]:
     """``-q ab`` (or Vowpal Wabbit's ``--quadratic ab``, ``--interactions ab``) as pairs of
-    feature columns: each letter is a namespace's first character."""
+    namespaces: each letter is a namespace's first character."""
 
     def column(letter: str) -> str:
-        found = [c for c in columns if c[:1] == letter]
+        found = [c for c in namespaces if c[:1] == letter]
         if not found:
-            raise ValueError(f"-q {letter}: no namespace starting with {letter!r} in {columns}")
+            raise ValueError(f"-q {letter}: no namespace starting with {letter!r} in {namespaces}")
         return found[0]
 
     pairs = []
@@ -107,7 +108,9 @@ def _pairs(letters: list[str], columns: list[str]) -> list[tuple[str, str]]:
     return pairs
 
 
-def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
+def _estimator(args: argparse.Namespace, columns: list[str], schema: pl.Schema) -> Any:
+    """The estimator the options ask for, on the feature ``columns`` of a frame of ``schema``
+    (its numeric columns one namespace, ``features``: ``-q`` names it by ``f``)."""
     options: dict[str, Any] = {
         "loss": args.loss_function,
         "bits": args.bits,
@@ -136,7 +139,8 @@ def _estimator(args: argparse.Namespace, columns: list[str]) -> Any:
     elif args.quadratic is True:
         options["expansion"] = "quadratic"
     if crosses:
-        options["interactions"] = _pairs(crosses, columns)
+        namespaces = namespace_names(*frame_columns(schema, columns, set(), text=True))
+        options["interactions"] = _pairs(crosses, namespaces)
     if args.oaa or args.loss_function in CLASSIFICATION_LOSSES:
         return pp.SGDClassifier(**options)
     return pp.SGDRegressor(**options)
@@ -179,7 +183,7 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
             model = pp.load_model(args.initial_regressor)
             model.set_params(progress=False)
         else:
-            model = _estimator(args, columns)
+            model = _estimator(args, columns, frame.collect_schema())
         classes = None
         if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
             classes = _classes(args, frame, label)

@@ -110,23 +110,24 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
         if isinstance(X, pl.DataFrame):
             fitted = None if fitting else getattr(self, "feature_columns_", None)
             if fitted is not None:
-                names, sparse = self._fitted_frame_columns(X, fitted)
+                names, numeric = self._fitted_frame_columns(X, fitted)
             else:
-                names, sparse = frame_columns(X.schema, None, set())
+                names, numeric = frame_columns(X.schema, None, set())
+            sparse = not numeric
             if sparse and len(names) != 1:
                 raise ValueError(
                     f"expected one sparse column or only numeric columns, got columns {X.columns}"
                 )
             if fitting:
                 self.feature_columns_ = None if sparse else names
-            series = X.select(feature_exprs(names, sparse)).to_series()
+            series = X.select(feature_exprs(names, numeric)).to_series()
             return series, None if sparse else len(names)
         if fitting and hasattr(self, "feature_columns_"):
             del self.feature_columns_
         return matrix_series(X, min_rows=0)
 
     @staticmethod
-    def _fitted_frame_columns(X: pl.DataFrame, fitted: list[str]) -> tuple[list[str], bool]:
+    def _fitted_frame_columns(X: pl.DataFrame, fitted: list[str]) -> tuple[list[str], list[str]]:
         """The columns the model was fitted with, from ``X`` by name (an error naming those
         missing)."""
         missing = [name for name in fitted if name not in X.columns]
@@ -135,8 +136,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 f"X lacks the feature column(s) {missing} the model was fitted with "
                 f"({fitted}); it has {X.columns}"
             )
-        names, sparse = frame_columns(X.select(fitted).schema, None, set())
-        return names, sparse
+        return frame_columns(X.select(fitted).schema, None, set())
 
     def _split_target(self, X: Any, y: Any) -> tuple[Any, Any]:
         """``(X, y)`` with a target given by column name taken out of the frame ``X``."""

@@ -8,8 +8,9 @@ progressive validation loss. Training and scoring release the GIL.
 
 Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames with sparse columns, string
 (categorical, enum) columns or token lists, each a namespace, the strings hashed with the model's
-``bits`` as ``hash_features`` hashes them (or numeric columns), Polars LazyFrames (streamed in
-batches, bounded memory) and Arrow tables.
+``bits`` as ``hash_features`` hashes them, and numeric columns, together one namespace
+(``"features"``) after the others; Polars LazyFrames (streamed in batches, bounded memory) and
+Arrow tables.
 With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column name.
 """
 
@@ -41,6 +42,7 @@ from polars_poly._input import (
     is_vw_frame,
     label_array,
     matrix_series,
+    namespace_columns,
     namespace_names,
     scored_in_pieces,
 )
@@ -126,7 +128,8 @@ class _FitState:
     # partial_fit calls.
     _learner: Learner | OneAgainstAll | RankingRace
     _rows_seen: int
-    _sparse_columns: bool
+    # The numeric ones among feature_columns_: together one namespace, after the others.
+    _numeric_columns: list[str]
     _width: int
 
 
@@ -238,8 +241,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     )
     features: str | Sequence[str] | None = option(
         None,
-        "Feature columns of a Polars frame (default: every sparse, string and token-list column, "
-        "else every numeric one).",
+        "Feature columns of a Polars frame (default: every sparse, string, token-list and "
+        "numeric column; each sparse or string column a namespace, the numeric ones together "
+        "one, 'features').",
         check=column_names,
     )
     batch_size: int = option(
@@ -345,7 +349,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             sample_weight = "weight"
         return ("label" if y is None else y), sample_weight
 
-    def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], bool]:
+    def _frame_columns(self, schema: pl.Schema, exclude: set[str]) -> tuple[list[str], list[str]]:
         return frame_columns(schema, self.features, exclude, text=True)
 
     def _matrix_features(self, X: Any, min_rows: int) -> list[pl.Series]:
@@ -368,10 +372,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         y: Any,
         sample_weight: Any,
         names: list[str],
-        sparse: bool,
+        numeric: list[str],
         first_row: int,
     ) -> _Data:
-        features = frame.select(feature_exprs(names, sparse, frame.schema))
+        features = namespace_columns(frame, names, numeric, first_row)
         labels = None
         if y is not None:
             labels = self._labels(frame.get_column(y) if isinstance(y, str) else y, first_row)
@@ -380,7 +384,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             if isinstance(sample_weight, str):
                 sample_weight = frame.get_column(sample_weight)
             weights = as_float_array(sample_weight, "sample_weight", first_row)
-        return _Data(features.get_columns(), labels, weights)
+        return _Data(features, labels, weights)
 
     def _data(
         self,
@@ -400,37 +404,44 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
             if fitting:
-                names, sparse = self._frame_columns(X.schema, exclude)
-                self._remember_columns(names, sparse)
+                names, numeric = self._frame_columns(X.schema, exclude)
+                self._remember_columns(names, numeric)
             else:
-                names, sparse = self._fitted_columns()
-            return self._frame_data(X, y, sample_weight, names, sparse, first_row)
+                names, numeric = self._fitted_columns()
+            return self._frame_data(X, y, sample_weight, names, numeric, first_row)
         if isinstance(y, str) or isinstance(sample_weight, str):
             raise TypeError("y and sample_weight may be column names only with a Polars frame")
         features = self._matrix_features(X, min_rows=0 if scoring else 1)
         if fitting:
-            self._remember_columns(None, True)
+            self._remember_columns(None, [])
         labels = None if y is None else self._labels(y, first_row)
         weights = None
         if sample_weight is not None:
             weights = as_float_array(sample_weight, "sample_weight", first_row)
         return _Data(features, labels, weights)
 
-    def _remember_columns(self, names: list[str] | None, sparse: bool) -> None:
+    def _remember_columns(self, names: list[str] | None, numeric: list[str]) -> None:
         self.feature_columns_ = names
-        self._sparse_columns = sparse
+        self._numeric_columns = numeric
         if names is None:
             self.n_features_in_ = self._width
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
 
-    def _fitted_columns(self) -> tuple[list[str], bool]:
+    def _fitted_columns(self) -> tuple[list[str], list[str]]:
         names = getattr(self, "feature_columns_", None)
         if names is None:
             raise TypeError(
                 f"this {type(self).__name__} was fitted on a matrix; predict on a matrix too"
             )
-        return list(names), bool(self._sparse_columns)
+        return list(names), list(self._numeric_columns)
+
+    def _namespaces(self) -> list[str]:
+        """The fitted columns' namespaces (a matrix's one: its columns numbered)."""
+        names = getattr(self, "feature_columns_", None)
+        if names is None:
+            return [DEFAULT_NAMESPACE]
+        return namespace_names(*self._fitted_columns())
 
     def _labels(self, y: Any, first_row: int = 0) -> npt.NDArray[np.float64]:
         """The engine's labels of ``y`` (rows in errors counted from ``first_row``)."""
@@ -682,10 +693,10 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         check_named_columns(schema, y=y, sample_weight=sample_weight)
         if fitting:
             exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
-            names, sparse = self._frame_columns(schema, exclude)
-            self._remember_columns(names, sparse)
+            names, numeric = self._frame_columns(schema, exclude)
+            self._remember_columns(names, numeric)
         else:
-            names, sparse = self._fitted_columns()
+            names, numeric = self._fitted_columns()
             for name in names:
                 check_named_columns(schema, feature_column=name)
         # Numeric columns become one sparse column batch by batch, here rather than in the
@@ -703,10 +714,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 if isinstance(sample_weight, str):
                     column = chunk.get_column(sample_weight)
                     weights = as_float_array(column, "sample_weight", first_row)
-                columns = chunk.get_columns()[: len(names)]
-                if not sparse:
-                    dense = _internal.numeric_to_sparse(columns, first_row)
-                    columns = [dense.alias(DEFAULT_NAMESPACE)]
+                columns = namespace_columns(chunk, names, numeric, first_row)
                 first_row += len(chunk)
                 yield _Data(columns, labels, weights)
 
@@ -758,7 +766,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         facts = query.select(aggregates).collect(engine="streaming") if aggregates else None
         if facts is not None:
             self._learn_facts(facts, query, y)
-        self._new_learner(namespace_names(*self._fitted_columns()), race=race)
+        self._new_learner(self._namespaces(), race=race)
         self._rows_seen = 0
         rows = run_length
         if run_length is not None:
@@ -789,12 +797,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self._fit_lazy(X, y, sample_weight)
         else:
             data = self._data(X, y, sample_weight, fitting=True)
-            names, sparse = (
-                (self.feature_columns_, self._sparse_columns)
-                if self.feature_columns_ is not None
-                else ([DEFAULT_NAMESPACE], True)
-            )
-            self._new_learner(namespace_names(list(names), sparse), race=True)
+            self._new_learner(self._namespaces(), race=True)
             self._rows_seen = 0
             self.n_passes_ = int(self.passes)
             self._fit_memory(data)
@@ -837,12 +840,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             X, y, sample_weight, fitting=first, first_row=0 if first else self._rows_seen
         )
         if first:
-            names, sparse = (
-                (self.feature_columns_, self._sparse_columns)
-                if self.feature_columns_ is not None
-                else ([DEFAULT_NAMESPACE], True)
-            )
-            self._new_learner(namespace_names(list(names), sparse), race=True)
+            self._new_learner(self._namespaces(), race=True)
             self._rows_seen = 0
         if len(data) == 0:
             raise ValueError("cannot fit on 0 examples")
@@ -886,16 +884,13 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         model)."""
         learner = self._check_fitted()
         fitted = getattr(self, "feature_columns_", None)
-        if features and fitted is not None and self._sparse_columns:
-            if all(isinstance(f, str) for f in features) and sorted(features) == sorted(fitted):
-                # The fitted columns by name, in another order: read them in the fitted order
-                # (by position they would feed each column to another's namespace).
-                features = list(fitted)
-        if features:
-            exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
+        named = features and all(isinstance(f, str) for f in features)
+        if not features or (fitted is not None and named and sorted(features) == sorted(fitted)):
+            # The fitted columns (by name, in any order: by position they would feed each column
+            # to another's namespace), numeric ones made into their namespace.
+            exprs = feature_exprs(*self._fitted_columns())
         else:
-            names, sparse = self._fitted_columns()
-            exprs = feature_exprs(names, sparse)
+            exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         if len(exprs) != len(self.namespaces_):
             raise ValueError(
                 f"the model was trained on {len(self.namespaces_)} feature column(s), got "
@@ -917,7 +912,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         numbered features."""
         learner = self._check_fitted()
         columns = getattr(self, "feature_columns_", None)
-        numbered = columns is None or not self._sparse_columns
+        numbered = columns is None or len(self._numeric_columns) == len(columns)
         linear = self.expansion == "linear" and not self.interactions
         if not (linear and numbered):
             raise AttributeError(
@@ -1003,16 +998,16 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         """A function from a base feature's hash to its readable name: the column name for
         numeric frame columns, the given name of its index (``names``), ``x<i>`` for a matrix
         or one sparse column, ``<column>[<i>]`` with several sparse columns."""
-        columns = getattr(self, "feature_columns_", None)
-        dense_columns = columns is not None and not self._sparse_columns
+        numeric = getattr(self, "_numeric_columns", [])
+        numeric_k = self.namespaces_.index(DEFAULT_NAMESPACE) if numeric else None
 
         def name(feature_hash: int) -> str:
             k, index = min(
                 ((k, (feature_hash - seed) % 2**64) for k, seed in enumerate(seeds)),
                 key=lambda pair: pair[1],
             )
-            if dense_columns and columns is not None and index < len(columns):
-                return str(columns[index])
+            if k == numeric_k and index < len(numeric):
+                return str(numeric[index])
             if names is not None and index in names:
                 return names[index]
             if len(seeds) == 1:
@@ -1169,7 +1164,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             "estimator": type(self).__name__,
             "params": params,
             "feature_columns": getattr(self, "feature_columns_", None),
-            "sparse_columns": getattr(self, "_sparse_columns", True),
+            "numeric_columns": getattr(self, "_numeric_columns", []),
             "n_features_in": getattr(self, "n_features_in_", None),
             "classes": self._classes_list(),
             "pass_loss": list(self.pass_loss_),
@@ -1195,7 +1190,11 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             errors, weight = state.get("multiclass_errors", (0.0, 0.0))
             learner.errors = (float(errors), float(weight))
         self.feature_columns_ = state["feature_columns"]
-        self._sparse_columns = state["sparse_columns"]
+        if "numeric_columns" in state:
+            self._numeric_columns = state["numeric_columns"]
+        else:  # before mixed columns: all sparse or all numeric
+            numeric = not state["sparse_columns"] and state["feature_columns"] is not None
+            self._numeric_columns = list(state["feature_columns"]) if numeric else []
         if state["n_features_in"] is not None:
             self.n_features_in_ = state["n_features_in"]
         self.namespaces_ = list(learner.options()["namespaces"])
@@ -1358,9 +1357,10 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
         """A Polars expression computing :meth:`predict` in (lazy, streaming) queries.
 
-        ``features``: the feature column(s), sparse, string or token lists (default: the
-        columns the model was fitted on). The expression refers to this fitted model; refitting
-        makes it invalid.
+        ``features``: the feature column(s), one per namespace: sparse, string or token lists
+        (default: the columns the model was fitted on, the numeric ones made into their
+        namespace; those same column names, in any order, are read the same way). The
+        expression refers to this fitted model; refitting makes it invalid.
         """
         return self._score_expr(features, "score")
 

@@ -1,0 +1,156 @@
+"""Numeric columns beside string, categorical or sparse columns, as click data has them (counts
+next to hashed fields): the online learners take each namespaced column as a namespace and the
+numeric columns together as one more, ``"features"``, after them. The reference is the same fit
+on the namespaces built by hand (the numeric columns through ``to_sparse``): models,
+predictions and errors must be the same, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+from polars_poly.synthetic import eat_rate
+
+BITS = 18
+
+
+@pytest.fixture(scope="module")
+def raw() -> pl.DataFrame:
+    """eat-rate's fields A, B, C and two numbers: ``weight``, which flips the label of a
+    herbivore (so only its cross with A predicts it), and ``count``, noise with zeros and
+    nulls."""
+    frame = eat_rate(30_000, seed=5, varieties=30, noise_fields=1)
+    rng = np.random.default_rng(5)
+    weight = rng.normal(size=len(frame))
+    count = pl.Series("count", rng.poisson(0.7, size=len(frame)).astype(np.int64))
+    herbivore = frame["A"].str.starts_with("Herbivore").to_numpy()
+    label = frame["label"].to_numpy() * np.where(herbivore & (weight > 0), -1.0, 1.0)
+    return frame.with_columns(
+        pl.Series("label", label),
+        pl.Series("weight", weight),
+        count.scatter(range(0, len(frame), 97), None),
+    ).select("A", "weight", "B", "count", "C", "label")
+
+
+def by_hand(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+    """The namespaces of ``raw``'s columns built by hand: strings as they are, the numbers
+    (in the frame's order) one sparse column after them."""
+    names = [c for c in frame.collect_schema().names() if c != "label"]
+    numbers = [c for c in names if c in ("weight", "count")]
+    texts = [c for c in names if c not in numbers]
+    label = ["label"] if "label" in frame.collect_schema() else []
+    return frame.select(*texts, pp.to_sparse(*numbers).alias("features"), *label)
+
+
+MODELS = {
+    "cross with the numbers": {"loss": "logistic", "interactions": [("A", "features")]},
+    "apple": {"loss": "logistic", "expansion": "apple"},
+    "field apple": {"loss": "logistic", "expansion": pp.FieldApple()},
+    "regressor": {"expansion": "quadratic"},
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_numeric_columns_train_as_one_namespace_after_the_others(raw, name) -> None:
+    make = pp.SGDRegressor if name == "regressor" else pp.SGDClassifier
+    params = {"bits": BITS, "progress": False, **MODELS[name]}
+    direct = make(**params).fit(raw, "label")
+    given = make(**params).fit(by_hand(raw), "label")
+    assert direct.namespaces_ == given.namespaces_ == ["A", "B", "C", "features"]
+    assert direct.feature_columns_ == ["A", "weight", "B", "count", "C"]
+    assert direct.progressive_loss_ == given.progressive_loss_
+    test = raw.tail(1_000).drop("label")
+    expected = given.predict(by_hand(test))
+    np.testing.assert_array_equal(direct.predict(test), expected)
+    # By name, whatever the order of the columns.
+    np.testing.assert_array_equal(direct.predict(test.select(reversed(test.columns))), expected)
+    scored = test.lazy().select(direct.predict_expr().alias("p")).collect(engine="streaming")
+    np.testing.assert_array_equal(scored["p"].to_numpy(), expected)
+    if name == "field apple":
+        assert direct.crosses().equals(given.crosses())
+
+
+def test_the_numbers_cross_is_what_predicts(raw) -> None:
+    # A label that only A x weight predicts (a herbivore's follows the sign of weight, a
+    # carnivore's the opposite): the cross must learn it and the linear model must not, so the
+    # numeric namespace is really crossed.
+    herbivore = pl.col("A").str.starts_with("Herbivore")
+    sign = pl.when(pl.col("weight") > 0).then(1.0).otherwise(-1.0)
+    frame = raw.with_columns(label=pl.when(herbivore).then(sign).otherwise(-sign))
+    train, test = frame.head(25_000), frame.tail(5_000)
+    params = {"loss": "logistic", "bits": BITS, "progress": False}
+    crossed = pp.SGDClassifier(interactions=[("A", "features")], **params)
+    linear = pp.SGDClassifier(**params)
+    accuracy = {
+        name: model.fit(train, "label").score(test.drop("label"), test["label"])
+        for name, model in (("crossed", crossed), ("linear", linear))
+    }
+    assert accuracy["crossed"] > 0.9 and accuracy["linear"] < 0.6, accuracy
+
+
+def test_lazy_batches_categoricals_and_saved_models(raw, tmp_path) -> None:
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
+    eager = pp.SGDClassifier(**params).fit(raw, "label")
+    test = raw.tail(500).drop("label")
+    expected = eager.predict_proba(test)
+    lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(raw.lazy(), "label")
+    np.testing.assert_array_equal(lazy.predict_proba(test), expected)
+    categorical = raw.with_columns(pl.col("A").cast(pl.Categorical))
+    as_categories = pp.SGDClassifier(batch_size=1_000, **params).fit(categorical.lazy(), "label")
+    np.testing.assert_array_equal(as_categories.predict_proba(test), expected)
+    online = pp.SGDClassifier(**params)
+    for start in range(0, len(raw), 7_000):
+        online.partial_fit(raw.slice(start, 7_000), "label", classes=[-1.0, 1.0])
+    np.testing.assert_array_equal(online.predict_proba(test), expected)
+    eager.save(tmp_path / "m.bin")
+    loaded = pp.load_model(tmp_path / "m.bin")
+    np.testing.assert_array_equal(loaded.predict_proba(test), expected)
+    assert loaded.feature_columns_ == eager.feature_columns_
+    assert loaded.namespaces_ == eager.namespaces_
+
+
+def test_sparse_and_numeric_columns_mix_too(raw) -> None:
+    params = {"loss": "logistic", "bits": BITS, "expansion": "quadratic", "progress": False}
+    hashed = raw.select(pp.hash_features("A", "B", bits=BITS).alias("AB"), pl.exclude("A", "B"))
+    direct = pp.SGDClassifier(**params).fit(hashed, "label")
+    assert direct.namespaces_ == ["AB", "C", "features"]
+    given = pp.SGDClassifier(**params).fit(by_hand(hashed), "label")
+    test = hashed.tail(500).drop("label")
+    np.testing.assert_array_equal(direct.predict_proba(test), given.predict_proba(by_hand(test)))
+
+
+def test_monomials_name_the_numeric_columns(raw) -> None:
+    model = pp.SGDClassifier(loss="logistic", bits=BITS, expansion="apple", progress=False)
+    factors = model.fit(raw, "label").monomials()["factors"].explode().unique().to_list()
+    # apple's parents here are the numbers' monomials; each named by its column.
+    assert "weight" in factors, factors
+    assert set(factors) <= {"weight", "count"} | {
+        f for f in factors if f.startswith(("A[", "B[", "C["))
+    }
+
+
+def test_bad_numbers_are_named_by_column_and_row(raw) -> None:
+    broken = raw.with_columns(raw["weight"].scatter(1234, float("nan")))
+    for frame in (broken, broken.lazy()):
+        with pytest.raises(ValueError, match=r"weight.*row 1234|row 1234.*weight"):
+            pp.SGDClassifier(bits=BITS, progress=False).fit(frame, "label")
+    # A model's namespace named "features" may not be both a column and the numbers' namespace.
+    clash = raw.rename({"C": "features"})
+    with pytest.raises(ValueError, match=r"\['weight', 'count'\] form one namespace"):
+        pp.SGDClassifier(bits=BITS).fit(clash, "label")
+    # The numbers alone: no string columns to hash, the model as before (one namespace).
+    numbers = pp.SGDClassifier(bits=BITS, progress=False)
+    numbers.fit(raw.select("weight", "label"), "label")
+    assert numbers.namespaces_ == ["features"]
+    assert numbers.coef_.shape == (1, 1)
+    mixed = pp.SGDClassifier(bits=BITS, progress=False).fit(raw, "label")
+    with pytest.raises(AttributeError, match="coef_"):
+        _ = mixed.coef_
+
+
+def test_the_dos_classifier_still_takes_one_kind() -> None:
+    # One feature space: a sparse column or numeric columns, not both (nor one silently).
+    frame = pl.DataFrame({"x": pp.from_numpy(np.eye(4)), "age": [1.0, 2.0, 3.0, 4.0]})
+    with pytest.raises(ValueError, match=r"sparse feature columns are \['x'\].*'age'"):
+        pp.DoSClassifier().fit(frame, np.array([0, 1, 0, 1]))
