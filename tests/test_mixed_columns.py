@@ -139,6 +139,11 @@ def test_bad_numbers_are_named_by_column_and_row(raw) -> None:
     clash = raw.rename({"C": "features"})
     with pytest.raises(ValueError, match=r"\['weight', 'count'\] form one namespace"):
         pp.SGDClassifier(bits=BITS).fit(clash, "label")
+    # Scoring a frame without a fitted column, numeric or string: named.
+    model = pp.SGDClassifier(bits=BITS, progress=False).fit(raw, "label")
+    for missing in ("count", "B"):
+        with pytest.raises(pl.exceptions.ColumnNotFoundError, match=f"'{missing}' is not a col"):
+            model.predict(raw.drop("label", missing))
     # The numbers alone: no string columns to hash, the model as before (one namespace).
     numbers = pp.SGDClassifier(bits=BITS, progress=False)
     numbers.fit(raw.select("weight", "label"), "label")

@@ -408,6 +408,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 self._remember_columns(names, numeric)
             else:
                 names, numeric = self._fitted_columns()
+                for name in names:
+                    check_named_columns(X.schema, feature_column=name)
             return self._frame_data(X, y, sample_weight, names, numeric, first_row)
         if isinstance(y, str) or isinstance(sample_weight, str):
             raise TypeError("y and sample_weight may be column names only with a Polars frame")
