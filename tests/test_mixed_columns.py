@@ -195,3 +195,32 @@ def test_uci_adult_as_it_is_learns_as_scikit_learns_one_hot_logistic_regression(
     assert abs(logloss - expected) < 0.01, (logloss, expected)
     accuracy = ours.score(X_test, y_test)
     assert abs(accuracy - reference.score(X_test.to_pandas(), y_test)) < 0.005, accuracy
+
+
+def test_a_struct_of_numbers_is_a_namespace_of_them(raw) -> None:
+    """``pl.struct(...)`` of numeric columns groups them into a namespace of its own, read as
+    ``to_sparse`` of its fields is (the frame's loose numeric columns are such a struct); a
+    missing struct row has no features, as a missing sparse row would not be allowed to."""
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "n")], "progress": False}
+    some = pl.int_range(pl.len()) % 5 != 0
+    grouped = raw.select(
+        "A", "B", pl.when(some).then(pl.struct("weight", "count")).alias("n"), "label"
+    )
+    assert grouped["n"].null_count() == 6_000
+    direct = pp.SGDClassifier(**params).fit(grouped, "label")
+    assert direct.namespaces_ == ["A", "B", "n"]
+    numbers = [pl.when(some).then(pl.col(c)) for c in ("weight", "count")]
+    sparse = raw.select("A", "B", pp.to_sparse(*numbers).alias("n"), "label")
+    given = pp.SGDClassifier(**params).fit(sparse, "label")
+    expected = given.predict_proba(sparse.drop("label"))
+    np.testing.assert_array_equal(direct.predict_proba(grouped.drop("label")), expected)
+    scored = grouped.lazy().select(direct.decision_function_expr().alias("s"))
+    np.testing.assert_array_equal(
+        scored.collect(engine="streaming")["s"], given.decision_function(sparse.drop("label"))
+    )
+    # A bad value is named by its field and row.
+    broken = raw["count"].cast(pl.Float64).scatter(2_345, float("inf"))
+    bad = grouped.with_columns(pl.struct(raw["weight"], broken).alias("n"))
+    for frame in (bad, bad.lazy()):
+        with pytest.raises(ValueError, match=r'column "count", row 2345: non-finite value inf'):
+            pp.SGDClassifier(**params).fit(frame, "label")

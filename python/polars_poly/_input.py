@@ -1,7 +1,8 @@
 """The one input adapter of the estimators: whatever the user gives as ``X`` (scipy sparse,
-numpy, a Polars frame's sparse or numeric columns, a sparse Series) becomes sparse feature
-columns, and ``y`` / ``sample_weight`` become float arrays, with the same checks and messages for
-every estimator. The Rust side reads only sparse columns (``src/python/input.rs``).
+numpy, a Polars frame's sparse, string or numeric columns, a sparse Series) becomes feature
+columns, one per namespace, and ``y`` / ``sample_weight`` become float arrays, with the same
+checks and messages for every estimator. The Rust side reads sparse columns, and for the online
+learners string, token-list and struct-of-numbers columns too (``src/python/input.rs``).
 """
 
 from __future__ import annotations
@@ -15,8 +16,7 @@ import numpy.typing as npt
 import polars as pl
 import scipy.sparse as sp
 
-from polars_poly import _internal
-from polars_poly.sparse import check_sparse, from_numpy, from_scipy, to_sparse
+from polars_poly.sparse import check_sparse, from_numpy, from_scipy
 
 DEFAULT_NAMESPACE = "features"
 
@@ -115,6 +115,14 @@ def is_vw_frame(schema: pl.Schema) -> bool:
     return all(schema.get(n) == d for n, d in VW_LEADING.items() if n != "weight")
 
 
+def is_numbers_dtype(dtype: pl.DataType) -> bool:
+    """A struct of numbers (or booleans): a namespace of its fields' values, the k-th field the
+    feature of index k, as ``to_sparse`` of the fields."""
+    return isinstance(dtype, pl.Struct) and all(
+        f.dtype.is_numeric() or f.dtype == pl.Boolean for f in dtype.fields
+    )
+
+
 def is_text_dtype(dtype: pl.DataType) -> bool:
     """Strings, the dtypes that are strings with a dictionary (Categorical, Enum), and lists or
     arrays of them (bags of tokens)."""
@@ -136,22 +144,27 @@ def frame_columns(
 ) -> tuple[list[str], list[str]]:
     """(feature columns, the numeric ones among them) of a frame: ``features`` if given, else
     every sparse and numeric column (for an online learner, ``text``: also every string,
-    categorical, enum and token-list column, which it hashes with its ``bits``); not the target
-    or weight columns in ``exclude``, nor the label, importance weight, base, tag and namespace
-    columns of a Vowpal Wabbit file's frame. Each namespaced column (sparse, string) is a
-    namespace and the numeric columns together one more, ``"features"``, after them (as a
+    categorical, enum and token-list column, which it hashes with its ``bits``, and every struct
+    of numbers); not the target or weight columns in ``exclude``, nor the label, importance
+    weight, base, tag and namespace columns of a Vowpal Wabbit file's frame. Each namespaced
+    column (sparse, string, struct) is a namespace and the numeric columns together one more,
+    ``"features"``, after them (as a
     Vowpal Wabbit file of click data keeps its counts in one namespace). Without ``text`` (the
     DoS classifier: one feature space, no ``features``) the choice is the sparse columns if
     any, else the numeric ones, and a column it leaves out is an error."""
 
     def namespaced(dtype: pl.DataType) -> bool:
-        return is_sparse_dtype(dtype) or (text and is_text_dtype(dtype))
+        return is_sparse_dtype(dtype) or (
+            text and (is_text_dtype(dtype) or is_numbers_dtype(dtype))
+        )
 
     def numeric(dtype: pl.DataType) -> bool:
         return dtype.is_numeric() or dtype == pl.Boolean
 
     def kind(dtype: pl.DataType) -> str:
-        return "sparse" if is_sparse_dtype(dtype) else "numeric" if numeric(dtype) else "string"
+        if is_sparse_dtype(dtype) or numeric(dtype):
+            return "sparse" if is_sparse_dtype(dtype) else "numeric"
+        return "struct" if isinstance(dtype, pl.Struct) else "string"
 
     hint = TEXT_HINT if text else HASH_HINT
     kinds_listed = "sparse, string" if text else "sparse"  # "... or numeric", "... nor numeric"
@@ -224,10 +237,11 @@ def feature_exprs(
 ) -> list[pl.Expr]:
     """The namespace columns of a frame's feature columns ``names``: each namespaced column,
     categoricals read as strings when the frame's ``schema`` is given (:func:`engine_column`),
-    then the ``numeric`` ones as one sparse column."""
+    then the ``numeric`` ones as one struct column, which the model reads as it reads their
+    ``to_sparse`` column (with no sparse column built in between)."""
     exprs = [engine_column(n, schema.get(n) if schema else None) for n in names if n not in numeric]
     if numeric:
-        exprs.append(to_sparse(*numeric).alias(DEFAULT_NAMESPACE))
+        exprs.append(pl.struct(*numeric).alias(DEFAULT_NAMESPACE))
     return exprs
 
 
@@ -235,15 +249,8 @@ def namespace_columns(
     frame: pl.DataFrame, names: list[str], numeric: list[str], first_row: int
 ) -> list[pl.Series]:
     """The namespace columns of an in-memory frame's feature columns (see
-    :func:`feature_exprs`), the numeric ones made sparse outside any query, so that a bad value
-    is named by its column and its row counted from ``first_row`` (the frame's first row in the
-    whole input; ``docs/reliability.md``)."""
-    namespaced = [engine_column(n, frame.schema[n]) for n in names if n not in numeric]
-    columns = frame.select(namespaced).get_columns()
-    if numeric:
-        dense = frame.select(numeric).get_columns()
-        columns.append(_internal.numeric_to_sparse(dense, first_row).alias(DEFAULT_NAMESPACE))
-    return columns
+    :func:`feature_exprs`)."""
+    return frame.select(feature_exprs(names, numeric, frame.schema)).get_columns()
 
 
 def namespace_names(names: list[str], numeric: list[str]) -> list[str]:

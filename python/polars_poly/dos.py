@@ -33,7 +33,6 @@ from polars_poly._estimator import BaseEstimator, ClassifierMixin
 from polars_poly._input import (
     as_polars,
     check_named_columns,
-    feature_exprs,
     frame_columns,
     matrix_series,
     scored_in_pieces,
@@ -51,6 +50,7 @@ from polars_poly._params import (
 from polars_poly._persist import Persistent
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import n_features as width_of
+from polars_poly.sparse import to_sparse
 
 
 def _n_features_check(value: Any) -> str | None:
@@ -120,7 +120,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 )
             if fitting:
                 self.feature_columns_ = None if sparse else names
-            series = X.select(feature_exprs(names, numeric)).to_series()
+            series = X.select(to_sparse(*names) if numeric else pl.col(names[0])).to_series()
             return series, None if sparse else len(names)
         if fitting and hasattr(self, "feature_columns_"):
             del self.feature_columns_

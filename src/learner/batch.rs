@@ -254,12 +254,27 @@ impl ColumnSink {
         seed: u64,
         mut indices: impl FnMut(usize, &mut Vec<u64>),
     ) -> Result<(), (usize, PolyError)> {
+        self.fill_rows(rows, seed, 0, |row, bag, ones: &mut Vec<f32>| {
+            indices(row, bag);
+            ones.resize(bag.len(), 1.0);
+        })
+    }
+
+    /// Raw rows, made canonical here: `entries(row, indices, values)` writes row `row`'s
+    /// entries; errors name rows from `first_row`.
+    pub(crate) fn fill_rows<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        rows: &[usize],
+        seed: u64,
+        first_row: usize,
+        mut entries: impl FnMut(usize, &mut Vec<I>, &mut Vec<V>),
+    ) -> Result<(), (usize, PolyError)> {
         self.ends.clear();
-        let (mut bag, mut ones) = (Vec::new(), Vec::new());
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
         for (position, &row) in rows.iter().enumerate() {
-            indices(row, &mut bag);
-            ones.resize(bag.len(), 1.0f32);
-            self.push_row(seed, &bag, &ones, row).map_err(|error| (position, error))?;
+            entries(row, &mut indices, &mut values);
+            self.push_row(seed, &indices, &values, first_row + row)
+                .map_err(|error| (position, error))?;
         }
         Ok(())
     }

@@ -33,6 +33,7 @@ pub mod field_scales;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;
+pub mod numbers;
 pub mod recent;
 pub mod stored;
 pub mod text;
@@ -47,6 +48,7 @@ pub use learner::{
     BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
+pub use numbers::{NumberRows, Numbers};
 pub use text::{HashedStrings, Strings};
 pub use update::{GdState, UpdateRule};
 

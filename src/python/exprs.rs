@@ -7,23 +7,14 @@ use pyo3_polars::derive::polars_expr;
 use serde::Deserialize;
 
 use super::arrow_io::{sparse_dtype, sparse_series, to_polars_error};
-use pyo3::prelude::*;
-use pyo3_polars::PySeries;
-
-use super::error::polars_py_error;
-use super::guard::{guarded, guarded_expr};
-use super::input::{is_text, is_tokens};
+use super::guard::guarded_expr;
+use super::input::{is_number, is_text, is_tokens};
 use crate::hashing;
 use crate::hashing::columns::FeatureColumn;
 use crate::sparse::columns_to_sparse;
 
 fn first_name(inputs: &[Field]) -> PlSmallStr {
     inputs.first().map_or_else(|| PlSmallStr::from_static("features"), |f| f.name().clone())
-}
-
-/// Numbers of every width, Decimal included, and booleans: the columns that are values.
-fn is_number(dtype: &DataType) -> bool {
-    dtype.is_numeric() || dtype.is_bool()
 }
 
 /// The plan-time check of every input column's dtype (before any batch runs): the error names
@@ -80,44 +71,18 @@ fn numeric_as_f64(series: &Series) -> PolarsResult<Float64Chunked> {
 /// Numeric columns -> one sparse column: column i becomes index i; zeros and nulls are left out.
 #[polars_expr(output_type_func=to_sparse_output)]
 fn to_sparse(inputs: &[Series]) -> PolarsResult<Series> {
-    guarded_expr("to_sparse", inputs, || to_sparse_body(inputs, 0))
+    guarded_expr("to_sparse", inputs, || to_sparse_body(inputs))
 }
 
-/// `to_sparse` of `inputs`, whose row 0 is row `first_row` of the caller's input.
-fn to_sparse_body(inputs: &[Series], first_row: usize) -> PolarsResult<Series> {
+/// `to_sparse` of `inputs` (rows numbered from 0: a batch's).
+fn to_sparse_body(inputs: &[Series]) -> PolarsResult<Series> {
     let columns: Vec<Float64Chunked> =
         inputs.iter().map(numeric_as_f64).collect::<PolarsResult<_>>()?;
     let names: Vec<&str> = inputs.iter().map(|s| s.name().as_str()).collect();
     let n_rows = inputs.first().map_or(0, |s| s.len());
-    let matrix = columns_to_sparse(n_rows, &names, first_row, |col, row| columns[col].get(row))
+    let matrix = columns_to_sparse(n_rows, &names, 0, |col, row| columns[col].get(row))
         .map_err(to_polars_error)?;
     sparse_series(first_name_of(inputs), matrix, None)
-}
-
-/// `to_sparse` outside a query, on a batch of numeric columns whose row 0 is row `first_row`
-/// of a longer stream (a LazyFrame fit's batches): errors name the row of the whole input,
-/// which a plugin expression cannot know.
-#[pyfunction]
-fn numeric_to_sparse(
-    py: Python<'_>,
-    columns: Vec<PySeries>,
-    first_row: usize,
-) -> PyResult<PySeries> {
-    let columns: Vec<Series> = columns.into_iter().map(Series::from).collect();
-    let fields: Vec<Field> = columns.iter().map(|s| s.field().into_owned()).collect();
-    let out = py.detach(|| {
-        guarded(|| {
-            to_sparse_output(&fields)
-                .and_then(|_| to_sparse_body(&columns, first_row))
-                .map_err(polars_py_error)
-        })
-    })?;
-    Ok(PySeries(out))
-}
-
-pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(numeric_to_sparse, m)?)?;
-    Ok(())
 }
 
 fn first_name_of(inputs: &[Series]) -> PlSmallStr {

@@ -6,10 +6,12 @@
 //! A feature column is sparse (`List<Struct{index, value}>`), or, for the online learners, a
 //! string column (String, Categorical, Enum) or a column of token lists (lists or arrays of
 //! them), which the engine hashes as it reads it with the model's `bits`
-//! ([`crate::learner::text`]).
+//! ([`crate::learner::text`]), or a struct of numbers (a frame's numeric columns together),
+//! read where they lie ([`crate::learner::numbers`]).
 
 use polars::prelude::*;
-use polars_arrow::array::{Array, ListArray, Utf8ViewArray};
+use polars_arrow::array::{Array, ListArray, PrimitiveArray, Utf8ViewArray};
+use polars_arrow::bitmap::Bitmap;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
@@ -17,13 +19,23 @@ use pyo3_polars::PySeries;
 use super::arrow_io::{sparse_chunks_from, sparse_dtypes, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
-use crate::learner::{HashedStrings, NamespaceRows, Strings};
+use crate::learner::{HashedStrings, NamespaceRows, NumberRows, Numbers, Strings};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
 /// One chunk's rows as the engine's dynamic namespace rows.
 fn as_namespace<'a>(rows: &'a RowsChunk<'a>) -> &'a dyn NamespaceRows {
     with_rows!(rows, |r| r as &dyn NamespaceRows)
+}
+
+/// Numbers of every width, Decimal included, and booleans: the columns that are values.
+pub fn is_number(dtype: &DataType) -> bool {
+    dtype.is_numeric() || dtype.is_bool()
+}
+
+/// A struct of numbers: a namespace of its fields' values, field `k` the feature of index `k`.
+pub fn is_numbers(dtype: &DataType) -> bool {
+    matches!(dtype, DataType::Struct(fields) if fields.iter().all(|f| is_number(f.dtype())))
 }
 
 /// Strings and the dtypes that are strings with a dictionary (Categorical, Enum).
@@ -100,12 +112,44 @@ impl Strings for ListTokens<'_> {
     }
 }
 
-/// A feature column's rows: a sparse column's chunks, or a string or token-list column hashed
-/// as it is read.
+/// A struct column's numeric fields as f64 arrays of one chunk each, and the struct's own
+/// validity (a missing row has no features).
+struct StructNumbers {
+    fields: Vec<PrimitiveArray<f64>>,
+    names: Vec<PlSmallStr>,
+    rows: Option<Bitmap>,
+    n_rows: usize,
+}
+
+impl Numbers for StructNumbers {
+    fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    fn n_columns(&self) -> usize {
+        self.fields.len()
+    }
+
+    fn name(&self, column: usize) -> &str {
+        self.names[column].as_str()
+    }
+
+    #[inline]
+    fn get(&self, column: usize, row: usize) -> Option<f64> {
+        if self.rows.as_ref().is_some_and(|valid| !valid.get_bit(row)) {
+            return None;
+        }
+        self.fields[column].get(row)
+    }
+}
+
+/// A feature column's rows: a sparse column's chunks, a string or token-list column hashed
+/// as it is read, or a struct of numbers.
 enum ColumnRows<'a> {
     Sparse(Vec<SparseChunk<'a>>),
     Text(HashedStrings<ViewTexts<'a>>),
     Tokens(HashedStrings<ListTokens<'a>>),
+    Numbers(NumberRows<StructNumbers>),
 }
 
 /// The feature columns' names, one per namespace (errors of invalid entries name them).
@@ -144,8 +188,9 @@ impl<'a> Columns<'a> {
             .map(|s| match bits {
                 Some(bits) if s.dtype() == &DataType::String => text_rows(s, bits),
                 Some(bits) if is_tokens(s.dtype()) => token_rows(s, bits),
+                Some(_) if is_numbers(s.dtype()) => number_rows(s, first_row),
                 Some(_) if sparse_dtypes(s.field().as_ref()).is_err() => {
-                    polars_bail!(SchemaMismatch: "column {:?} has dtype {}: a feature column is sparse (List(Struct{{index, value}})), a string, categorical or enum column, or a list of strings", s.name(), s.dtype())
+                    polars_bail!(SchemaMismatch: "column {:?} has dtype {}: a feature column is sparse (List(Struct{{index, value}})), a string, categorical or enum column, a list of strings or a struct of numbers", s.name(), s.dtype())
                 }
                 _ => Ok(ColumnRows::Sparse(sparse_chunks_from(s, first_row)?)),
             })
@@ -183,6 +228,7 @@ impl<'a> Columns<'a> {
                 },
                 ColumnRows::Text(rows) => rows as &dyn NamespaceRows,
                 ColumnRows::Tokens(rows) => rows as &dyn NamespaceRows,
+                ColumnRows::Numbers(rows) => rows as &dyn NamespaceRows,
             })
             .collect()
     }
@@ -243,6 +289,29 @@ fn token_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
     let rows = HashedStrings::new(name.as_str(), ListTokens { lists, tokens }, bits)
         .map_err(to_polars_error)?;
     Ok(ColumnRows::Tokens(rows))
+}
+
+/// A struct column of numbers' rows (numbered from `first_row`; a non-finite value is an error
+/// naming its field and row).
+fn number_rows(series: &Series, first_row: usize) -> PolarsResult<ColumnRows<'static>> {
+    let numbers = series.struct_()?.rechunk();
+    let rows = numbers.downcast_iter().next().and_then(|array| array.validity().cloned());
+    let names = numbers.struct_fields().iter().map(|f| f.name().clone()).collect::<Vec<_>>();
+    if u32::try_from(names.len()).is_err() {
+        polars_bail!(ComputeError: "column {:?}: {} fields do not fit UInt32 indices", series.name(), names.len());
+    }
+    let fields = numbers
+        .fields_as_series()
+        .iter()
+        .map(|field| {
+            let field = field.cast(&DataType::Float64)?.rechunk();
+            let array = field.f64()?.downcast_iter().next().cloned();
+            Ok(array.unwrap_or_else(|| PrimitiveArray::new_empty(ArrowDataType::Float64)))
+        })
+        .collect::<PolarsResult<Vec<_>>>()?;
+    let numbers = StructNumbers { fields, names, rows, n_rows: series.len() };
+    let rows = NumberRows::new(numbers, first_row).map_err(to_polars_error)?;
+    Ok(ColumnRows::Numbers(rows))
 }
 
 /// Labels (or weights) as one contiguous f64 chunk; a null is an error naming its row.

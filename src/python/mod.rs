@@ -29,7 +29,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     readers::register(m)?;
     expand::register(m)?;
-    exprs::register(m)?;
     learner::register(m)?;
     averaging::register(m)?;
     model_file::register(m)?;
