@@ -8,7 +8,9 @@ count columns (Poisson, mean 2), fitted and scored two ways, alternating, in one
 
 Both give the same model (the bench checks the progressive loss and the scores); only the time
 and the memory differ. Rows: fit from an in-memory frame, fit from a parquet file (LazyFrame,
-streamed in batches), streaming ``decision_function_expr`` over the parquet file. Medians over
+streamed in batches), streaming ``decision_function_expr`` over the parquet file; then a frame of
+numbers only (20 normal columns, half the rows, a squared-loss ``SGDRegressor``): fit and
+``predict`` from memory. Medians over
 rounds are printed, with the load before each round; then the peak memory a fit from memory adds
 to the process that holds the frame (each way in a fresh process).
 
@@ -95,6 +97,25 @@ def main() -> None:
         scan = pl.scan_parquet(path)
         return model().fit(as_sparse(scan) if sparse else scan, "label").progressive_loss_, 0.0
 
+    rng = np.random.default_rng(1)
+    dense = pl.DataFrame({f"x{i}": rng.normal(size=args.rows // 2) for i in range(20)})
+    dense = dense.with_columns(y=pl.col("x0") * pl.col("x1") + pl.col("x2"))
+    numbers = [f"x{i}" for i in range(20)]
+    dense_sparse = dense.select(pp.to_sparse(*numbers).alias("features"), "y")
+
+    def fit_numbers(sparse: bool) -> tuple[float, float]:
+        data = dense.select(pp.to_sparse(*numbers).alias("features"), "y") if sparse else dense
+        return pp.SGDRegressor(progress=False).fit(data, "y").progressive_loss_, 0.0
+
+    regressor = pp.SGDRegressor(progress=False).fit(dense, "y")
+    sparse_regressor = pp.SGDRegressor(progress=False).fit(dense_sparse, "y")
+
+    def predict_numbers(sparse: bool) -> tuple[float, float]:
+        if sparse:  # the conversion is part of the scoring
+            data = dense.select(pp.to_sparse(*numbers).alias("features"))
+            return 0.0, float(sparse_regressor.predict(data).sum())
+        return 0.0, float(regressor.predict(dense.drop("y")).sum())
+
     scorer = model().fit(frame.head(200_000), "label")
     sparse_scorer = model().fit(as_sparse(frame.head(200_000)), "label")
 
@@ -109,6 +130,8 @@ def main() -> None:
         "fit from memory": fit_memory,
         "fit from parquet": fit_parquet,
         "streaming scoring from parquet": score_parquet,
+        "numbers only: fit from memory": fit_numbers,
+        "numbers only: predict from memory": predict_numbers,
     }
     times: dict[tuple[str, str], list[float]] = {}
     for round_ in range(args.rounds):

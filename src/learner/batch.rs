@@ -235,12 +235,25 @@ impl ColumnSink {
         seed: u64,
         mut index: impl FnMut(usize) -> Option<u64>,
     ) {
+        self.fill_plain(rows, |row, hashes, values| {
+            if let Some(index) = index(row) {
+                hashes.push(index.wrapping_add(seed));
+                values.push(1.0);
+            }
+        });
+    }
+
+    /// Rows whose entries are plain and canonical as they come (hashes of strictly increasing
+    /// indices, values finite and nonzero before narrowing): `append(row, hashes, values)`
+    /// appends row `row`'s entries, seeded.
+    pub(crate) fn fill_plain(
+        &mut self,
+        rows: &[usize],
+        mut append: impl FnMut(usize, &mut Vec<u64>, &mut Vec<f32>),
+    ) {
         self.ends.clear();
         for &row in rows {
-            if let Some(index) = index(row) {
-                self.hashes.push(index.wrapping_add(seed));
-                self.values.push(1.0);
-            }
+            append(row, &mut self.hashes, &mut self.values);
             self.ends.push(self.hashes.len());
         }
     }

@@ -16,6 +16,8 @@ pub trait Numbers: Sync {
     fn name(&self, column: usize) -> &str;
     /// Column `column`'s value in row `row`; `None` when it is missing.
     fn get(&self, column: usize, row: usize) -> Option<f64>;
+    /// Column `column`'s values in every row, what the missing ones hold included.
+    fn raw_values(&self, column: usize) -> &[f64];
 }
 
 /// Numeric columns as a namespace; errors name rows from `first_row`.
@@ -32,6 +34,15 @@ impl<N: Numbers> NumberRows<N> {
     /// column and row, the first in row order, as `to_sparse` names it.
     pub fn new(numbers: N, first_row: usize) -> PolyResult<Self> {
         const SQRT_F32_MAX: f64 = 1.844_674_3e19;
+        // One vectorizable pass over the raw values (NaN fails `<=`); the exact one below only
+        // when some value, perhaps a missing one's, is not plain.
+        let plain_raw = |column: usize| {
+            let values = numbers.raw_values(column);
+            values.iter().filter(|v| v.abs() <= SQRT_F32_MAX).count() == values.len()
+        };
+        if (0..numbers.n_columns()).all(plain_raw) {
+            return Ok(Self { numbers, first_row, plain: true });
+        }
         let (mut plain, mut bad) = (true, None::<(usize, usize)>);
         for column in 0..numbers.n_columns() {
             // A later column's bad value counts only in an earlier row.
@@ -96,9 +107,26 @@ impl<N: Numbers> NamespaceRows for NumberRows<N> {
         seed: u64,
         out: &mut ColumnSink,
     ) -> Result<(), (usize, PolyError)> {
-        out.fill_rows(rows, seed, self.first_row, |row, indices, values| {
-            self.entries(row, indices, values)
-        })
+        if !self.plain {
+            return out.fill_rows(rows, seed, self.first_row, |row, indices, values| {
+                self.entries(row, indices, values)
+            });
+        }
+        // Written as the canonical row's one pass would: increasing indices, each nonzero
+        // value narrowed (finite: the values are plain).
+        let n_columns = self.numbers.n_columns();
+        out.fill_plain(rows, |row, hashes, values| {
+            for column in 0..n_columns {
+                match self.numbers.get(column, row) {
+                    Some(value) if value != 0.0 => {
+                        hashes.push((column as u64).wrapping_add(seed));
+                        values.push(value as f32);
+                    }
+                    _ => {}
+                }
+            }
+        });
+        Ok(())
     }
 }
 
@@ -109,8 +137,19 @@ mod tests {
     use crate::sparse::{columns_to_sparse, SparseRows};
     use proptest::prelude::*;
 
-    /// Columns of optional values, one `Vec` each.
-    struct Table(Vec<Vec<Option<f64>>>);
+    /// Columns of optional values, one `Vec` each, and their raw values (a missing one NaN or
+    /// 0 by turns, as Arrow may hold anything there).
+    struct Table(Vec<Vec<Option<f64>>>, Vec<Vec<f64>>);
+
+    impl Table {
+        fn new(columns: Vec<Vec<Option<f64>>>) -> Self {
+            let raw = |column: &Vec<Option<f64>>| {
+                let hidden = |row: usize| if row % 2 == 0 { f64::NAN } else { 0.0 };
+                column.iter().enumerate().map(|(row, v)| v.unwrap_or(hidden(row))).collect()
+            };
+            Table(columns.clone(), columns.iter().map(raw).collect())
+        }
+    }
 
     impl Numbers for Table {
         fn n_rows(&self) -> usize {
@@ -128,16 +167,20 @@ mod tests {
         fn get(&self, column: usize, row: usize) -> Option<f64> {
             self.0[column][row]
         }
+
+        fn raw_values(&self, column: usize) -> &[f64] {
+            &self.1[column]
+        }
     }
 
     fn value() -> impl Strategy<Value = Option<f64>> {
         prop_oneof![
-            Just(None),
-            Just(Some(0.0)),
-            Just(Some(-0.0)),
-            (-1e6f64..1e6).prop_map(Some),
+            2 => Just(None),
+            1 => Just(Some(0.0)),
+            1 => Just(Some(-0.0)),
+            12 => (-1e6f64..1e6).prop_map(Some),
             // Beyond single precision: an error; below it: a zero after narrowing.
-            prop_oneof![Just(1e300), Just(-1e-300), Just(1e-50)].prop_map(Some),
+            1 => prop_oneof![Just(1e300), Just(-1e-300), Just(1e-50)].prop_map(Some),
         ]
     }
 
@@ -166,7 +209,7 @@ mod tests {
             let get = |column: usize, row: usize| table[column][row];
             let numbers = match (
                 columns_to_sparse(n, names, first_row, get),
-                NumberRows::new(Table(table.clone()), first_row),
+                NumberRows::new(Table::new(table.clone()), first_row),
             ) {
                 (Ok(_), Ok(numbers)) => numbers,
                 (Err(theirs), Err(ours)) => {

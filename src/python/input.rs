@@ -141,6 +141,10 @@ impl Numbers for StructNumbers {
         }
         self.fields[column].get(row)
     }
+
+    fn raw_values(&self, column: usize) -> &[f64] {
+        self.fields[column].values().as_slice()
+    }
 }
 
 /// A feature column's rows: a sparse column's chunks, a string or token-list column hashed
