@@ -245,11 +245,9 @@ def feature_exprs(
     return exprs
 
 
-def namespace_columns(
-    frame: pl.DataFrame, names: list[str], numeric: list[str], first_row: int
-) -> list[pl.Series]:
+def namespace_columns(frame: pl.DataFrame, names: list[str], numeric: list[str]) -> list[pl.Series]:
     """The namespace columns of an in-memory frame's feature columns (see
-    :func:`feature_exprs`)."""
+    :func:`feature_exprs`); the engine names a bad number's row from the batch's first row."""
     return frame.select(feature_exprs(names, numeric, frame.schema)).get_columns()
 
 

@@ -375,7 +375,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         numeric: list[str],
         first_row: int,
     ) -> _Data:
-        features = namespace_columns(frame, names, numeric, first_row)
+        features = namespace_columns(frame, names, numeric)
         labels = None
         if y is not None:
             labels = self._labels(frame.get_column(y) if isinstance(y, str) else y, first_row)
@@ -701,8 +701,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             names, numeric = self._fitted_columns()
             for name in names:
                 check_named_columns(schema, feature_column=name)
-        # Numeric columns become one sparse column batch by batch, here rather than in the
-        # query, so that an error names the row of the whole input (docs/reliability.md).
+        # Numeric columns become their namespace's struct batch by batch (the query keeps the
+        # frame's names: no "features" column beside the target's or weight's own name).
         keep = [*(engine_column(n, schema[n]) for n in names), pl.col(y)]
         if isinstance(sample_weight, str):
             keep.append(pl.col(sample_weight))
@@ -716,7 +716,7 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
                 if isinstance(sample_weight, str):
                     column = chunk.get_column(sample_weight)
                     weights = as_float_array(column, "sample_weight", first_row)
-                columns = namespace_columns(chunk, names, numeric, first_row)
+                columns = namespace_columns(chunk, names, numeric)
                 first_row += len(chunk)
                 yield _Data(columns, labels, weights)
 
