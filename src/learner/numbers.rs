@@ -30,8 +30,9 @@ pub struct NumberRows<N> {
 }
 
 impl<N: Numbers> NumberRows<N> {
-    /// The columns' rows, checked in one pass: a NaN or infinite value is an error naming its
-    /// column and row, the first in row order, as `to_sparse` names it.
+    /// The columns' rows, checked in one pass: a NaN, an infinite value or one beyond single
+    /// precision is an error naming its column and row (the first in row order), where a
+    /// sparse column's error could only name the namespace and the feature's index.
     pub fn new(numbers: N, first_row: usize) -> PolyResult<Self> {
         const SQRT_F32_MAX: f64 = 1.844_674_3e19;
         // One vectorizable pass over the raw values (NaN fails `<=`); the exact one below only
@@ -49,7 +50,7 @@ impl<N: Numbers> NumberRows<N> {
             let rows = bad.map_or(numbers.n_rows(), |(row, _)| row);
             for row in 0..rows {
                 let Some(value) = numbers.get(column, row) else { continue };
-                if !value.is_finite() {
+                if value.is_nan() || value.abs() > f64::from(f32::MAX) {
                     bad = Some((row, column));
                     break;
                 }
@@ -59,6 +60,11 @@ impl<N: Numbers> NumberRows<N> {
         if let Some((row, column)) = bad {
             let value = numbers.get(column, row).unwrap_or(f64::NAN);
             let (name, row) = (numbers.name(column), first_row + row);
+            if value.is_finite() {
+                return crate::invalid!(
+                    "column {name:?}, row {row}: value {value:e}, beyond the f32 range"
+                );
+            }
             return crate::invalid!("column {name:?}, row {row}: non-finite value {value}");
         }
         Ok(Self { numbers, first_row, plain })
@@ -207,17 +213,28 @@ mod tests {
             let names = &["c0", "c1", "c2", "c3", "c4"][..table.len()];
             let n = table[0].len();
             let get = |column: usize, row: usize| table[column][row];
-            let numbers = match (
-                columns_to_sparse(n, names, first_row, get),
-                NumberRows::new(Table::new(table.clone()), first_row),
-            ) {
-                (Ok(_), Ok(numbers)) => numbers,
-                (Err(theirs), Err(ours)) => {
-                    prop_assert_eq!(ours.to_string(), theirs.to_string());
+            // The first value in row order that is not finite in single precision.
+            let bad = (0..n).find_map(|row| {
+                (0..table.len()).find_map(|column| {
+                    let value = get(column, row)?;
+                    let finite_in_f32 = value.is_finite() && value.abs() <= f64::from(f32::MAX);
+                    (!finite_in_f32).then_some((row, column, value))
+                })
+            });
+            let numbers = match (NumberRows::new(Table::new(table.clone()), first_row), bad) {
+                (Ok(numbers), None) => numbers,
+                (Err(error), Some((row, column, value))) => {
+                    let (name, row) = (names[column], first_row + row);
+                    let expected = if value.is_finite() {
+                        format!("column {name:?}, row {row}: value {value:e}, beyond the f32 range")
+                    } else {
+                        format!("column {name:?}, row {row}: non-finite value {value}")
+                    };
+                    prop_assert_eq!(error.to_string(), expected);
                     return Ok(());
                 }
-                (theirs, ours) => {
-                    prop_assert!(false, "{:?} against {:?}", ours.err(), theirs.err());
+                (ours, bad) => {
+                    prop_assert!(false, "{:?} against {:?}", ours.err(), bad);
                     unreachable!()
                 }
             };
