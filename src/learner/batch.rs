@@ -41,8 +41,9 @@ pub trait NamespaceRows: Sync {
     fn push_into(&self, row: usize, seed: u64, out: &mut ExampleBuffer) -> PolyResult<()>;
     /// See [`SparseRows::entries_are_plain`].
     fn entries_are_plain(&self) -> bool;
-    /// Prefetches rows `start..end` (a block the reader will build soon).
-    fn prefetch_rows(&self, start: usize, end: usize);
+    /// Prefetches rows `start..end` (a block the reader will build soon). None by default: a
+    /// source read in order (one array a column) is followed by the hardware prefetcher.
+    fn prefetch_rows(&self, _start: usize, _end: usize) {}
     /// Hashes rows `rows` into `out` (see `ColumnSink::fill`).
     fn fill_block(
         &self,

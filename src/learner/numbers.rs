@@ -103,9 +103,6 @@ impl<N: Numbers> NamespaceRows for NumberRows<N> {
         self.plain
     }
 
-    // The builder reads the columns in order: the hardware prefetcher follows them.
-    fn prefetch_rows(&self, _start: usize, _end: usize) {}
-
     fn fill_block(
         &self,
         rows: &[usize],

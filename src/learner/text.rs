@@ -81,9 +81,6 @@ impl<S: Strings> NamespaceRows for HashedStrings<S> {
         true
     }
 
-    // The builder reads the strings in order: the hardware prefetcher follows them.
-    fn prefetch_rows(&self, _start: usize, _end: usize) {}
-
     fn fill_block(
         &self,
         rows: &[usize],
