@@ -228,3 +228,13 @@ def test_a_struct_of_numbers_is_a_namespace_of_them(raw) -> None:
     for frame in (bad, bad.lazy()):
         with pytest.raises(ValueError, match=r'column "count", row 2345: non-finite value inf'):
             pp.SGDClassifier(**params).fit(frame, "label")
+
+
+def test_a_pandas_frame_of_strings_and_numbers_trains_as_its_polars_frame(raw) -> None:
+    frame = raw.head(5_000)
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
+    from_polars = pp.SGDClassifier(**params).fit(frame, "label")
+    X, y = frame.drop("label").to_pandas(), frame["label"].to_numpy()
+    from_pandas = pp.SGDClassifier(**params).fit(X, y)
+    assert from_pandas.namespaces_ == ["A", "B", "C", "features"]
+    np.testing.assert_array_equal(from_pandas.predict_proba(X), from_polars.predict_proba(X))
