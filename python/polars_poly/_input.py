@@ -148,10 +148,10 @@ def frame_columns(
     of numbers); not the target or weight columns in ``exclude``, nor the label, importance
     weight, base, tag and namespace columns of a Vowpal Wabbit file's frame. Each namespaced
     column (sparse, string, struct) is a namespace and the numeric columns together one more,
-    ``"features"``, after them (as a
-    Vowpal Wabbit file of click data keeps its counts in one namespace). Without ``text`` (the
-    DoS classifier: one feature space, no ``features``) the choice is the sparse columns if
-    any, else the numeric ones, and a column it leaves out is an error."""
+    ``"features"``, after them (as a Vowpal Wabbit file of click data keeps its counts in one
+    namespace). Without ``text`` (the DoS classifier: one feature space, no ``features``) the
+    choice is the sparse columns if any, else the numeric ones, and a column it leaves out is an
+    error."""
 
     def namespaced(dtype: pl.DataType) -> bool:
         return is_sparse_dtype(dtype) or (
@@ -162,8 +162,10 @@ def frame_columns(
         return dtype.is_numeric() or dtype == pl.Boolean
 
     def kind(dtype: pl.DataType) -> str:
-        if is_sparse_dtype(dtype) or numeric(dtype):
-            return "sparse" if is_sparse_dtype(dtype) else "numeric"
+        if is_sparse_dtype(dtype):
+            return "sparse"
+        if numeric(dtype):
+            return "numeric"
         return "struct" if isinstance(dtype, pl.Struct) else "string"
 
     hint = TEXT_HINT if text else HASH_HINT
