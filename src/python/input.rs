@@ -295,8 +295,8 @@ fn token_rows(series: &Series, bits: u32) -> PolarsResult<ColumnRows<'_>> {
     Ok(ColumnRows::Tokens(rows))
 }
 
-/// A struct column of numbers' rows (numbered from `first_row`; a non-finite value is an error
-/// naming its field and row).
+/// A struct column of numbers' rows (numbered from `first_row`; a NaN, infinite or
+/// out-of-range value is an error naming its field and row: [`NumberRows::new`]).
 fn number_rows(series: &Series, first_row: usize) -> PolarsResult<ColumnRows<'static>> {
     let numbers = series.struct_()?.rechunk();
     let rows = numbers.downcast_iter().next().and_then(|array| array.validity().cloned());
