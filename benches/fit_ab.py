@@ -6,10 +6,13 @@ worktree's ``python/`` after ``maturin develop``, or an unpacked wheel); it is p
 --work DIR`` wrote and fits ``--fits`` times: from memory (hashed columns in a frame) or end to
 end (a lazy query reading, hashing and fitting). Rounds alternate the builds' order; the median
 of every fit and each round's median are printed, with the load before each process.
+``--counts K`` adds K count columns (Poisson, mean 2, seeded) beside the hashed fields in memory:
+the model reads them as one more namespace, and the examples are no longer one-hot.
 
     git worktree add /tmp/base 8a40cc1 && (cd /tmp/base && maturin develop --release)
     .venv/bin/python benches/fit_ab.py /tmp/base/python python --work /tmp/lhwork --rounds 4
     .venv/bin/python benches/fit_ab.py /tmp/base/python python --mode end-to-end
+    .venv/bin/python benches/fit_ab.py /tmp/base/python python --counts 13
 """
 
 from __future__ import annotations
@@ -25,13 +28,18 @@ from pathlib import Path
 # One process: the model of large_hashed.py (Vowpal Wabbit's: no field scales), fitted `fits`
 # times; prints one "fit <seconds>" line a fit.
 CHILD = """
-import sys, time, polars as pl, polars_poly as pp
-parts, mode, fits = sys.argv[1], sys.argv[2], int(sys.argv[3])
+import sys, time, numpy as np, polars as pl, polars_poly as pp
+parts, mode, fits, counts = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
 fields = [c for c in pl.scan_parquet(parts).collect_schema().names() if c != "label"]
 def query():
     hashed = (pp.hash_features(f, bits=24).alias(f) for f in fields)
     return pl.scan_parquet(parts).select("label", *hashed)
 data = query().collect() if mode == "memory" else None
+if data is not None and counts:
+    rng = np.random.default_rng(0)
+    data = data.with_columns(
+        pl.Series(f"n{i}", rng.poisson(2.0, len(data)).astype(np.float64)) for i in range(counts)
+    )
 for _ in range(fits):
     model = pp.SGDClassifier(
         loss="logistic", bits=24, interactions=[("A", "B")], field_scales=False, progress=False
@@ -50,7 +58,10 @@ def main() -> None:
     parser.add_argument("--mode", choices=["memory", "end-to-end"], default="memory")
     parser.add_argument("--rounds", type=int, default=4)
     parser.add_argument("--fits", type=int, default=3, help="fits per process")
+    parser.add_argument("--counts", type=int, default=0, help="count columns (memory mode)")
     args = parser.parse_args()
+    if args.counts and args.mode != "memory":
+        sys.exit("--counts is for --mode memory")
     parts = args.work / "train" / "*.parquet"
     if not list((args.work / "train").glob("*.parquet")):
         sys.exit(f"no parquet files in {args.work / 'train'}: run benches/large_hashed.py first")
@@ -63,6 +74,7 @@ def main() -> None:
             load = os.getloadavg()[0]
             env = {**os.environ, "PYTHONPATH": str(builds[name])}
             command = [sys.executable, "-c", CHILD, str(parts), args.mode, str(args.fits)]
+            command.append(str(args.counts))
             out = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
             fits = [float(t) for t in re.findall(r"^fit ([\d.]+)$", out.stdout, re.MULTILINE)]
             times[name] += fits
@@ -73,7 +85,8 @@ def main() -> None:
         per_round = " ".join(f"{t:.2f}" for t in rounds[name])
         print(f"{name}: median {statistics.median(times[name]):.3f} s, round medians {per_round}")
     ratio = statistics.median(times["new"]) / statistics.median(times["base"])
-    print(f"new/base {ratio:.3f} ({args.mode}, {args.fits} fits a process)")
+    counts = f", {args.counts} counts" if args.counts else ""
+    print(f"new/base {ratio:.3f} ({args.mode}{counts}, {args.fits} fits a process)")
 
 
 if __name__ == "__main__":

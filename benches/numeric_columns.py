@@ -14,7 +14,14 @@ numbers only (20 normal columns, half the rows, a squared-loss ``SGDRegressor``)
 rounds are printed, with the load before each round; then the peak memory a fit from memory adds
 to the process that holds the frame (each way in a fresh process).
 
+``--vw``: instead, ours against Vowpal Wabbit (from its cache, start-up subtracted, ``-q AB``)
+on the same rows with 0, 1 and 13 counts, alternating; the counts in VW's namespace
+``features`` as ``n0:2 n1:3 ...``. Ours fits the frame from memory. The progressive losses
+are printed beside the times. A row with a count of 0 has no feature there, so the rows are no
+longer one-hot and the learner leaves its block expansion for the per-example one.
+
     .venv/bin/python benches/numeric_columns.py --rows 2000000 --rounds 3
+    .venv/bin/python benches/numeric_columns.py --vw --rows 2000000 --rounds 3
 """
 
 from __future__ import annotations
@@ -75,12 +82,79 @@ def peak_added(rows: int, sparse: bool) -> None:
     print((status_kb("VmHWM") - before) // 1024)
 
 
+def vw_text(frame: pl.DataFrame, counts: list[str], path: Path) -> None:
+    """``frame`` as Vowpal Wabbit text: field k in namespace A, B, ...; counts in ``features``."""
+    fields = [c for c in frame.columns if c != "label" and c not in counts]
+    parts = [pl.col("label").cast(pl.Int64).cast(pl.String)]
+    parts += [pl.format(f"|{chr(ord('A') + k)} {{}}", pl.col(f)) for k, f in enumerate(fields)]
+    if counts:
+        numbers = [
+            pl.when(pl.col(c) != 0).then(pl.format(c + ":{}", pl.col(c).cast(pl.Int64)))
+            for c in counts
+        ]
+        parts.append(
+            pl.concat_str([pl.lit("|features"), *numbers], separator=" ", ignore_nulls=True)
+        )
+    lines = frame.select(pl.concat_str(parts, separator=" ").alias("line"))
+    lines.write_csv(path, include_header=False, quote_style="never")
+
+
+def run_vw(args: list[str]) -> tuple[float, str]:
+    """Seconds and stderr of ``python -m vowpalwabbit args`` (its wheel has no binary)."""
+    began = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", *args], capture_output=True, check=True, text=True
+    )
+    return time.perf_counter() - began, done.stderr
+
+
+def against_vw(rows: int, rounds: int) -> None:
+    work = Path(tempfile.mkdtemp())
+    frame = mixed_frame(rows)
+    startup = min(run_vw(["-d", "/dev/null", "--quiet"])[0] for _ in range(3))
+    print(f"Vowpal Wabbit start-up {startup:.2f} s (subtracted)")
+    table = []
+    for k in (0, 1, 13):
+        data = frame.drop(COUNTS[k:])
+        vw_text(data, COUNTS[:k], work / "train.vw")
+        cache = work / f"train{k}.cache"
+        run_vw(["-d", str(work / "train.vw"), "--cache_file", str(cache), "--noop", "--quiet"])
+        vw_args = ["-d", str(work / "train.vw"), "--cache_file", str(cache), "-b", str(BITS)]
+        vw_args += ["--loss_function", "logistic", "-q", "AB"]
+        ours_s, vw_s, ours_loss, vw_loss = [], [], 0.0, ""
+        for round_ in range(rounds):
+            for who in ("ours", "vw") if round_ % 2 == 0 else ("vw", "ours"):
+                if who == "ours":
+                    began = time.perf_counter()
+                    ours_loss = model().fit(data, "label").progressive_loss_
+                    ours_s.append(time.perf_counter() - began)
+                else:
+                    seconds, stderr = run_vw(vw_args)
+                    vw_s.append(seconds - startup)
+                    vw_loss = next(x for x in stderr.splitlines() if "average loss" in x)
+            timing = f"ours {ours_s[-1]:.2f} s, VW {vw_s[-1]:.2f} s"
+            print(f"  {k} counts, round {round_ + 1}: {timing}, load {load()}")
+        ours, theirs = statistics.median(ours_s), statistics.median(vw_s)
+        table.append(
+            f"| {k} | {ours:.2f} s | {theirs:.2f} s | {theirs / ours:.2f}x | "
+            f"{ours_loss:.6f} / {vw_loss.split('=')[1].strip()} |"
+        )
+    print(f"\n{rows:,} rows, 12 string fields + counts, bits={BITS}, A x B")
+    print("| counts | ours (memory) | VW (cache) | VW / ours | progressive loss ours / VW |")
+    print("|---:|---:|---:|---:|---|")
+    print("\n".join(table))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peak-of", choices=["in place", "sparse"], help=argparse.SUPPRESS)
+    parser.add_argument("--vw", action="store_true", help="against Vowpal Wabbit (see above)")
     args = parser.parse_args()
+    if args.vw:
+        against_vw(args.rows, args.rounds)
+        return
     if args.peak_of:
         peak_added(args.rows, args.peak_of == "sparse")
         return
