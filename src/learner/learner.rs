@@ -55,7 +55,7 @@ const BUILDER_PREFETCH_TABLE_BYTES: u128 = 2 << 30;
 /// `A x B` cross, the one slot certain to miss, unprefetched (`raw_score` 15% of the profile);
 /// at 64 the 10M-row fit took 0.79x the time, and without the counts 0.99x (14 slots either
 /// way; `benches/fit_ab.py --counts 13`).
-const PREFETCH_SLOTS: usize = 64;
+const PREFETCH_SLOTS: usize = 32;
 
 /// Examples staged ahead of the one being learned on a table larger than the cache. The slots
 /// of the furthest are prefetched in two halves during the current example's step, not all at
