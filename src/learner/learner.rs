@@ -53,8 +53,8 @@ const BUILDER_PREFETCH_TABLE_BYTES: u128 = 2 << 30;
 /// At most this many slots of an upcoming example are prefetched. An example's expansion comes
 /// after its base features: at 16, eat-rate's 12 fields with 13 counts beside them left the
 /// `A x B` cross, the one slot certain to miss, unprefetched (`raw_score` 15% of the profile);
-/// at 64 the 10M-row fit took 0.79x the time, and without the counts 0.99x (14 slots either
-/// way; `benches/fit_ab.py --counts 13`).
+/// at 32 the 10M-row fit took 0.83x the time (`benches/fit_ab.py --counts 13`; 64 did no
+/// better, and scoring a quadratic model's ~90 slots an example lost a few % more to the burst).
 const PREFETCH_SLOTS: usize = 32;
 
 /// Examples staged ahead of the one being learned on a table larger than the cache. The slots
