@@ -11,7 +11,7 @@
 
 use polars::prelude::*;
 use polars_arrow::array::{Array, ListArray, PrimitiveArray, Utf8ViewArray};
-use polars_arrow::bitmap::Bitmap;
+use polars_arrow::compute::utils::combine_validities_and;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3_polars::PySeries;
@@ -112,12 +112,11 @@ impl Strings for ListTokens<'_> {
     }
 }
 
-/// A struct column's numeric fields as f64 arrays of one chunk each, and the struct's own
-/// validity (a missing row has no features).
+/// A struct column's numeric fields as f64 arrays of one chunk each, the struct's own missing
+/// rows folded into each field's (a missing row has no features).
 struct StructNumbers {
     fields: Vec<PrimitiveArray<f64>>,
     names: Vec<PlSmallStr>,
-    rows: Option<Bitmap>,
     n_rows: usize,
 }
 
@@ -136,9 +135,6 @@ impl Numbers for StructNumbers {
 
     #[inline]
     fn get(&self, column: usize, row: usize) -> Option<f64> {
-        if self.rows.as_ref().is_some_and(|valid| !valid.get_bit(row)) {
-            return None;
-        }
         self.fields[column].get(row)
     }
 
@@ -310,10 +306,13 @@ fn number_rows(series: &Series, first_row: usize) -> PolarsResult<ColumnRows<'st
         .map(|field| {
             let field = field.cast(&DataType::Float64)?.rechunk();
             let array = field.f64()?.downcast_iter().next().cloned();
-            Ok(array.unwrap_or_else(|| PrimitiveArray::new_empty(ArrowDataType::Float64)))
+            let array = array.unwrap_or_else(|| PrimitiveArray::new_empty(ArrowDataType::Float64));
+            // Once here, rather than a check of the struct's validity per value read.
+            let valid = combine_validities_and(array.validity(), rows.as_ref());
+            Ok(array.with_validity(valid))
         })
         .collect::<PolarsResult<Vec<_>>>()?;
-    let numbers = StructNumbers { fields, names, rows, n_rows: series.len() };
+    let numbers = StructNumbers { fields, names, n_rows: series.len() };
     let rows = NumberRows::new(numbers, first_row).map_err(to_polars_error)?;
     Ok(ColumnRows::Numbers(rows))
 }
