@@ -37,7 +37,7 @@ use crate::learner::expansion::{
     push_constant, push_namespace_pair, push_namespace_pairs, Learned,
 };
 use crate::learner::{
-    Example, ExampleShape, ExpandedFeatures, Expansion, Interactions, OneHotColumns,
+    BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
 };
 
 /// Field-level apple's options (saved with the model; the serde form is the Python layer's
@@ -601,12 +601,13 @@ impl Expansion for FieldApple {
 
     /// The crosses in the model now, as fixed interactions (a cross that joins later changes
     /// [`Expansion::generation`]).
-    fn expand_one_hot_block(
+    fn expand_block(
         &self,
-        columns: &OneHotColumns<'_>,
+        rows: &BlockRows<'_>,
         out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
-        self.features.expand_one_hot_block(columns, out)
+        ends: &mut Vec<ExampleEnd>,
+    ) {
+        self.features.expand_block(rows, out, ends);
     }
 
     fn block_expansion(&self) -> Option<Interactions> {

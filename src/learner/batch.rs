@@ -18,15 +18,16 @@
 //! turn, so that the example being learned stays valid while the next ones, perhaps in the next
 //! block, are built ahead of it.
 //!
-//! A block whose rows all hold exactly one feature in every namespace (hashed categorical
-//! fields) can also be expanded whole, column by column ([`OneHotColumns`],
-//! [`super::Expansion::expand_one_hot_block`]): the learner then copies each example's features
-//! from the block instead of assembling and expanding it.
+//! A block can also be expanded whole ([`BlockRows`], [`super::Expansion::expand_block`]), on the
+//! builder thread when there is one: the learner then copies each example's features from the
+//! block instead of assembling and expanding it. Rows that hold exactly one feature in every
+//! namespace (hashed categorical fields) are expanded column by column ([`OneHotColumns`]);
+//! others (counts beside the fields, text) row by row.
 
 use super::example::{
     check_label_and_weight, push_canonical, Example, ExampleBuffer, ExampleShape, Union,
 };
-use super::features::ExpandedFeatures;
+use super::features::{ExampleEnd, ExpandedFeatures};
 use crate::error::{PolyError, PolyResult};
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 
@@ -359,6 +360,9 @@ pub(crate) struct ExampleBlock {
     one_hot: bool,
     /// ... and each of value 1 (hashed categorical fields).
     categorical: bool,
+    /// Each built row's features over all namespaces, when the block is not one-hot (read by
+    /// [`ExampleBlocks::shape`] without touching the row's spans).
+    row_features: Vec<usize>,
     /// The built rows expanded whole ([`ExampleBlocks::expand_block`]), each example's
     /// `per_example` features in turn, as the enumerator of `generation` gave them.
     expanded: Option<ExpandedBlock>,
@@ -374,12 +378,62 @@ const EXPANDED_AHEAD: usize = 8;
 /// [`ExampleBlock::label_and_weight`]).
 const LABELS_AHEAD: usize = 32;
 
-/// A block's examples expanded at once (see [`ExampleBlock::expanded`]).
+/// A block's leading examples expanded at once (see [`ExampleBlock::expand_whole`]).
 #[derive(Clone, Debug)]
 struct ExpandedBlock {
     features: ExpandedFeatures,
-    per_example: usize,
+    /// Where each example ends in `features`: example `p` runs from `ends[p - 1]` (the start
+    /// for `p = 0`) to `ends[p]`.
+    ends: Vec<ExampleEnd>,
     generation: u64,
+}
+
+impl ExpandedBlock {
+    /// Where the example at `position` starts and ends.
+    #[inline]
+    fn bounds(&self, position: usize) -> (ExampleEnd, ExampleEnd) {
+        let from = if position == 0 { ExampleEnd::default() } else { self.ends[position - 1] };
+        (from, self.ends[position])
+    }
+}
+
+/// The built rows of a block, to expand whole ([`super::Expansion::expand_block`]).
+pub struct BlockRows<'a> {
+    hashes: &'a [u64],
+    values: &'a [f32],
+    /// Row-major: the span of namespace `k` of row `p` is `spans[p * n_namespaces + k]`.
+    spans: &'a [(usize, usize)],
+    n_namespaces: usize,
+    n_rows: usize,
+    one_hot: bool,
+}
+
+impl<'a> BlockRows<'a> {
+    pub fn n_rows(&self) -> usize {
+        self.n_rows
+    }
+
+    pub fn n_namespaces(&self) -> usize {
+        self.n_namespaces
+    }
+
+    /// The rows column by column, when every row holds exactly one feature in every namespace.
+    pub fn one_hot_columns(&self) -> Option<OneHotColumns<'a>> {
+        self.one_hot.then(|| OneHotColumns {
+            hashes: self.hashes,
+            values: self.values,
+            first_row: &self.spans[..self.n_namespaces],
+            n_rows: self.n_rows,
+        })
+    }
+
+    /// Row `p`'s namespaces as an example (label 0, weight 1; the feature set not built, as
+    /// for an enumerator that does not use it, [`super::Expansion::uses_feature_set`]).
+    pub fn example(&self, p: usize) -> Example<'a> {
+        let n = self.n_namespaces;
+        let spans = &self.spans[p * n..(p + 1) * n];
+        Example::assemble(0.0, 1.0, spans, self.hashes, self.values, Union::Skip)
+    }
 }
 
 /// The namespaces of a block of one-hot rows: the only feature of namespace `k` in the block's
@@ -387,14 +441,14 @@ struct ExpandedBlock {
 pub struct OneHotColumns<'a> {
     hashes: &'a [u64],
     values: &'a [f32],
-    /// Where each namespace's rows start in `hashes` / `values`.
-    starts: &'a [usize],
+    /// The first row's spans: namespace `k`'s rows follow one another from `first_row[k].0`.
+    first_row: &'a [(usize, usize)],
     n_rows: usize,
 }
 
 impl OneHotColumns<'_> {
     pub fn n_namespaces(&self) -> usize {
-        self.starts.len()
+        self.first_row.len()
     }
 
     pub fn n_rows(&self) -> usize {
@@ -403,17 +457,18 @@ impl OneHotColumns<'_> {
 
     #[inline]
     pub fn hash(&self, k: usize, p: usize) -> u64 {
-        self.hashes[self.starts[k] + p]
+        self.hashes[self.first_row[k].0 + p]
     }
 
     #[inline]
     pub fn value(&self, k: usize, p: usize) -> f32 {
-        self.values[self.starts[k] + p]
+        self.values[self.first_row[k].0 + p]
     }
 
     /// Namespace `k`'s hashes and values, one per row.
     pub fn column(&self, k: usize) -> (&[u64], &[f32]) {
-        let range = self.starts[k]..self.starts[k] + self.n_rows;
+        let start = self.first_row[k].0;
+        let range = start..start + self.n_rows;
         (&self.hashes[range.clone()], &self.values[range])
     }
 }
@@ -465,6 +520,13 @@ impl ExampleBlock {
         self.expanded = None;
         self.one_hot = self.spans[..self.built * n].iter().all(|&(start, end)| end == start + 1);
         self.categorical = self.one_hot && self.sink.values.iter().all(|&value| value == 1.0);
+        self.row_features.clear();
+        if !self.one_hot {
+            let rows = self.spans[..self.built * n].chunks_exact(n.max(1));
+            self.row_features.extend(
+                rows.map(|spans| spans.iter().map(|&(start, end)| end - start).sum::<usize>()),
+            );
+        }
         // A row's namespaces first, then its label and weight (the order of building row by row).
         for position in 0..self.built {
             let row = self.rows[position];
@@ -490,36 +552,40 @@ impl ExampleBlock {
     }
 
     /// Expands the block's built rows at once with `expand` (see
-    /// [`super::Expansion::expand_one_hot_block`]) when they are one-hot; `generation` stamps the
+    /// [`super::Expansion::expand_block`]), as many of them as it does; `generation` stamps the
     /// result, `bits` and `track_fields` are the learner's.
     pub(crate) fn expand_whole(
         &mut self,
         generation: u64,
         bits: u32,
         track_fields: bool,
-        expand: impl FnOnce(&OneHotColumns<'_>, &mut ExpandedFeatures) -> Option<usize>,
+        expand: impl FnOnce(&BlockRows<'_>, &mut ExpandedFeatures, &mut Vec<ExampleEnd>),
     ) {
-        if !self.one_hot || self.built == 0 {
+        let (mut features, mut ends) = match self.expanded.take() {
+            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => {
+                (old.features, old.ends)
+            }
+            _ => (ExpandedFeatures::new(bits), Vec::new()),
+        };
+        if self.built == 0 {
             return;
         }
-        let n = self.n_namespaces;
-        let starts: Vec<usize> = self.spans[..n].iter().map(|&(start, _)| start).collect();
-        let columns = OneHotColumns {
+        let rows = BlockRows {
             hashes: &self.sink.hashes,
             values: &self.sink.values,
-            starts: &starts,
+            spans: &self.spans[..self.built * self.n_namespaces],
+            n_namespaces: self.n_namespaces,
             n_rows: self.built,
-        };
-        let mut features = match self.expanded.take() {
-            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => old.features,
-            _ => ExpandedFeatures::new(bits),
+            one_hot: self.one_hot,
         };
         features.clear();
         features.track_fields(track_fields);
-        let built = self.built;
-        self.expanded = expand(&columns, &mut features)
-            .filter(|&per_example| features.len() == per_example * built)
-            .map(|per_example| ExpandedBlock { features, per_example, generation });
+        ends.clear();
+        expand(&rows, &mut features, &mut ends);
+        debug_assert!(ends.len() <= self.built && ends.last().is_none_or(|e| *e == features.end()));
+        if !ends.is_empty() {
+            self.expanded = Some(ExpandedBlock { features, ends, generation });
+        }
     }
 
     /// The label and importance weight of the example at `position`; the error of an invalid
@@ -643,12 +709,15 @@ impl ExampleBlocks {
     }
 
     /// The cursor's block expanded whole by the enumerator of `generation` (see
-    /// [`ExampleBlocks::expand_block`]), every row of it valid: its features, example after
-    /// example, and how many each example has.
-    pub(crate) fn block_expanded(&self, generation: u64) -> Option<(&ExpandedFeatures, usize)> {
+    /// [`ExampleBlocks::expand_block`]), every row of it: its features, example after example,
+    /// and where each example ends.
+    pub(crate) fn block_expanded(
+        &self,
+        generation: u64,
+    ) -> Option<(&ExpandedFeatures, &[ExampleEnd])> {
         let block = &self.blocks[self.cursor.block];
         let expanded = block.expanded_by(generation)?;
-        (block.built == block.rows.len()).then_some((&expanded.features, expanded.per_example))
+        (expanded.ends.len() == block.rows.len()).then_some((&expanded.features, &expanded.ends))
     }
 
     /// The batch row at `at`.
@@ -656,11 +725,11 @@ impl ExampleBlocks {
         self.blocks[at.block].rows[at.position]
     }
 
-    /// Whether the cursor has just entered a block (its first row) that is one-hot and not
-    /// expanded whole by the enumerator of `generation`.
+    /// Whether the cursor has just entered a block (its first row) not expanded whole by the
+    /// enumerator of `generation`.
     pub(crate) fn entered_unexpanded(&self, generation: u64) -> bool {
         let block = &self.blocks[self.cursor.block];
-        self.cursor.position == 0 && block.one_hot && block.expanded_by(generation).is_none()
+        self.cursor.position == 0 && block.expanded_by(generation).is_none()
     }
 
     /// Expands the cursor's block whole (see [`ExampleBlock::expand_whole`]).
@@ -669,7 +738,7 @@ impl ExampleBlocks {
         generation: u64,
         bits: u32,
         track_fields: bool,
-        expand: impl FnOnce(&OneHotColumns<'_>, &mut ExpandedFeatures) -> Option<usize>,
+        expand: impl FnOnce(&BlockRows<'_>, &mut ExpandedFeatures, &mut Vec<ExampleEnd>),
     ) {
         self.blocks[self.cursor.block].expand_whole(generation, bits, track_fields, expand);
     }
@@ -687,16 +756,14 @@ impl ExampleBlocks {
     ) -> bool {
         let block = &self.blocks[at.block];
         match block.expanded_by(generation) {
-            Some(expanded) if at.position < block.built => {
-                let per_example = expanded.per_example;
-                let start = at.position * per_example;
+            Some(expanded) if at.position < expanded.ends.len() => {
                 let ahead = at.position + EXPANDED_AHEAD;
-                if prefetch_ahead && ahead < block.built {
-                    expanded
-                        .features
-                        .prefetch_range(ahead * per_example..(ahead + 1) * per_example);
+                if prefetch_ahead && ahead < expanded.ends.len() {
+                    let (from, to) = expanded.bounds(ahead);
+                    expanded.features.prefetch_range(from.features..to.features);
                 }
-                out.extend_from_range(&expanded.features, start..start + per_example);
+                let (from, to) = expanded.bounds(at.position);
+                out.extend_from_example(&expanded.features, from, to);
                 true
             }
             _ => false,
@@ -714,14 +781,18 @@ impl ExampleBlocks {
         self.blocks[at.block].label_and_weight(at.position, batch)
     }
 
-    /// The shape of the example at `at` without reading its namespaces, when its block is
-    /// one-hot (`None` otherwise, or for a row not built).
+    /// The shape of the example at `at` without reading its namespaces (`None` for a row not
+    /// built).
     #[inline]
     pub(crate) fn shape(&self, at: BlockPosition) -> Option<ExampleShape> {
         let block = &self.blocks[at.block];
-        (block.one_hot && at.position < block.built).then_some(ExampleShape {
+        (at.position < block.built).then(|| ExampleShape {
             n_namespaces: block.n_namespaces,
-            n_features: block.n_namespaces,
+            n_features: if block.one_hot {
+                block.n_namespaces
+            } else {
+                block.row_features[at.position]
+            },
             categorical: block.categorical,
         })
     }
@@ -864,12 +935,11 @@ mod tests {
             );
         }
 
-        /// The shape the blocks tell without reading a row (one-hot blocks) is the shape of
-        /// its example, categorical where every value of the block is 1 (a block with another
-        /// value does not tell); none for a block with a row that is not one feature per
-        /// namespace.
+        /// The shape the blocks tell without reading a row is the shape of its example,
+        /// categorical where every row of the block is one feature of value 1 per namespace (a
+        /// block with another value, or a row with no feature in some namespace, does not tell).
         #[test]
-        fn a_one_hot_blocks_shape_is_its_examples_shape(
+        fn a_blocks_shape_is_its_examples_shape(
             n_namespaces in 1usize..4,
             scaled in prop::option::of(0usize..600),
             empty in prop::option::of(0usize..600),
@@ -901,16 +971,12 @@ mod tests {
                 let at = blocks.cursor();
                 let example = blocks.example(at, &batch, Union::Skip).unwrap();
                 let block = Some(row / BLOCK_ROWS);
-                match blocks.shape(at) {
-                    Some(shape) => {
-                        let read = ExampleShape::of(&example);
-                        prop_assert_eq!(shape, ExampleShape { categorical: shape.categorical, ..read });
-                        prop_assert!(!shape.categorical || read.categorical);
-                        prop_assert!(block != block_of(empty));
-                        prop_assert_eq!(shape.categorical, block != block_of(scaled));
-                    }
-                    None => prop_assert_eq!(block, block_of(empty)),
-                }
+                let shape = blocks.shape(at).unwrap();
+                let read = ExampleShape::of(&example);
+                prop_assert_eq!(shape, ExampleShape { categorical: shape.categorical, ..read });
+                prop_assert!(!shape.categorical || read.categorical);
+                let one_value_each = block != block_of(empty) && block != block_of(scaled);
+                prop_assert_eq!(shape.categorical, one_value_each);
                 more = blocks.advance(&mut source);
                 row += 1;
             }

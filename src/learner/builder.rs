@@ -1,6 +1,6 @@
 //! A builder thread beside the learner: blocks of examples are built (their columns read, hashed
-//! and checked, [`super::batch`]) and, when their rows are one-hot, expanded whole, on another
-//! core while the learner learns the blocks before them. Vowpal Wabbit runs its parser thread
+//! and checked, [`super::batch`]) and, when the enumerator has a block form, expanded whole, on
+//! another core while the learner learns the blocks before them. Vowpal Wabbit runs its parser thread
 //! beside its learner the same way.
 //!
 //! On a table far larger than the cache the learning step waits on memory, and reading a dozen
@@ -127,7 +127,7 @@ impl FollowsExpansion for BuiltBlocks<'_> {
 }
 
 /// Runs `learn` on the blocks of `rows` of `batch` (hashed with `seeds`), built by a thread of
-/// their own; one-hot blocks are expanded there with `form` (the block form of the enumerator
+/// their own; blocks are expanded there with `form` (the block form of the enumerator
 /// at a generation, see [`super::Expansion::block_expansion`]) into features of the learner's
 /// `bits`, fields tracked and slots prefetched as `built_for` says. The builder stops when
 /// `learn` returns (whether it learned every row or stopped at an error).
@@ -175,8 +175,8 @@ pub(crate) fn with_builder<T>(
                 }
                 if let Some(expansion) = &form.1 {
                     let BuiltFor { bits, track_fields, .. } = built_for;
-                    block.expand_whole(form.0, bits, track_fields, |columns, out| {
-                        expansion.expand_one_hot_block(columns, out)
+                    block.expand_whole(form.0, bits, track_fields, |rows, out, ends| {
+                        expansion.expand_block(rows, out, ends)
                     });
                 }
                 if let (Some(table), Some(slots)) = (built_for.table, block.expanded_slots()) {

@@ -122,9 +122,8 @@ impl<'a> Example<'a> {
     }
 }
 
-/// What the learner knows of a learned example without reading its namespaces: from its block,
-/// when every row of the block holds one feature per namespace (see
-/// [`super::Expansion::reads_example`]).
+/// What the learner knows of a learned example without reading its namespaces: from its block
+/// (see [`super::Expansion::reads_example`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ExampleShape {
     pub n_namespaces: usize,

@@ -22,10 +22,10 @@
 
 use std::fmt::Debug;
 
-use super::batch::OneHotColumns;
+use super::batch::{BlockRows, OneHotColumns};
 use super::example::{Example, ExampleShape};
 pub use super::features::ExpandedFeatures;
-use super::features::{cross_field, degree_field, namespace_field, CONSTANT_FIELD};
+use super::features::{cross_field, degree_field, namespace_field, ExampleEnd, CONSTANT_FIELD};
 use super::loss::Loss;
 use super::update::{trunc_weight, GdState};
 use super::weights::WeightTable;
@@ -128,24 +128,25 @@ pub trait Expansion: Debug + Send + Sync {
         }
     }
 
-    /// Expands every example of a block of one-hot rows at once, in order, into `out` (each
-    /// example's features exactly as [`Expansion::expand`] gives them, fields marked when `out`
-    /// tracks them), returning how many features each example has; `None` when the enumerator
-    /// has no such form. An enumerator that answers accepts every row of the block (the learner
-    /// then skips [`Expansion::check`]). Hashed categorical data is one-hot, and there the
-    /// per-example work around the learning step costs more than the step's own arithmetic.
-    fn expand_one_hot_block(
+    /// Expands the leading examples of a block at once, in order, into `out` (each example's
+    /// features exactly as [`Expansion::expand`] gives them, fields marked when `out` tracks
+    /// them), pushing where each ends to `ends`: every row up to the first that
+    /// [`Expansion::check`] refuses (that one and the rest are then expanded one by one, which
+    /// reports it), none when the enumerator has no block form (the default). On hashed
+    /// categorical data the per-example work around the learning step costs more than the
+    /// step's own arithmetic, and a block form moves it to the builder thread.
+    fn expand_block(
         &self,
-        _columns: &OneHotColumns<'_>,
+        _rows: &BlockRows<'_>,
         _out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
-        None
+        _ends: &mut Vec<ExampleEnd>,
+    ) {
     }
 
     /// A copy of the enumerator's block form as it is now ([`Expansion::generation`] tells
-    /// when it changes), which expands one-hot blocks exactly as
-    /// [`Expansion::expand_one_hot_block`] does: a builder thread expands blocks ahead with it
-    /// while the learner runs. `None` (the default) when there is no block form.
+    /// when it changes), which expands blocks exactly as [`Expansion::expand_block`] does: a
+    /// builder thread expands blocks ahead with it while the learner runs. `None` (the
+    /// default) when there is no block form.
     fn block_expansion(&self) -> Option<Interactions> {
         None
     }
@@ -249,6 +250,50 @@ impl Interactions {
 }
 
 impl Interactions {
+    /// [`Expansion::expand_block`] of one-hot rows (degree 1, the crosses within the
+    /// namespaces), column by column into the row-major block.
+    fn expand_one_hot_columns(
+        &self,
+        columns: &OneHotColumns<'_>,
+        out: &mut ExpandedFeatures,
+        ends: &mut Vec<ExampleEnd>,
+    ) {
+        let n = columns.n_namespaces();
+        let mut fields: Vec<u32> = (0..n).map(namespace_field).collect();
+        fields.extend((0..self.namespace_pairs.len()).map(|i| cross_field(n, i)));
+        if self.constant {
+            fields.push(CONSTANT_FIELD);
+        }
+        let per_example = fields.len();
+        out.append_rows(columns.n_rows(), &fields, ends, |slots, values| {
+            // Column by column into the row-major block: feature j of every row in turn.
+            for k in 0..n {
+                let (hashes, xs) = columns.column(k);
+                for ((row_slots, row_values), (&h, &x)) in
+                    block_rows(slots, values, per_example).zip(hashes.iter().zip(xs))
+                {
+                    row_slots[k] = h as u32;
+                    row_values[k] = x;
+                }
+            }
+            for (i, &(a, b)) in self.namespace_pairs.iter().enumerate() {
+                let ((ha, xa), (hb, xb)) = (columns.column(a), columns.column(b));
+                let pairs = ha.iter().zip(xa).zip(hb.iter().zip(xb));
+                for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
+                    block_rows(slots, values, per_example).zip(pairs)
+                {
+                    row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
+                    row_values[n + i] = xa * xb;
+                }
+            }
+            if self.constant {
+                for (row_slots, row_values) in block_rows(slots, values, per_example) {
+                    row_slots[per_example - 1] = CONSTANT_FEATURE;
+                    row_values[per_example - 1] = 1.0;
+                }
+            }
+        });
+    }
     /// [`Interactions::count`] in u64 with overflow checks (`None` on overflow).
     pub(crate) fn checked_count(&self, n: u64, size: impl Fn(usize) -> u64) -> Option<u64> {
         let mut total = n.checked_add(u64::from(self.constant))?;
@@ -339,55 +384,31 @@ impl Expansion for Interactions {
     }
 
     /// Linear terms and namespace crosses (degree 1), example by example as
-    /// [`Interactions::expand`] orders them; one-hot namespaces make every example's count
-    /// `namespaces + crosses + constant`.
-    fn expand_one_hot_block(
+    /// [`Interactions::expand`] orders them: one-hot rows column by column (every example's
+    /// count is then `namespaces + crosses + constant`), others row by row.
+    fn expand_block(
         &self,
-        columns: &OneHotColumns<'_>,
+        rows: &BlockRows<'_>,
         out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
-        if self.degree > 1 {
-            return None;
+        ends: &mut Vec<ExampleEnd>,
+    ) {
+        let n = rows.n_namespaces();
+        if self.degree > 1 || self.namespace_pairs.iter().any(|&(a, b)| a >= n || b >= n) {
+            return;
         }
-        let n = columns.n_namespaces();
-        if self.namespace_pairs.iter().any(|&(a, b)| a >= n || b >= n) {
-            return None;
-        }
-        let mut fields: Vec<u32> = (0..n).map(namespace_field).collect();
-        fields.extend((0..self.namespace_pairs.len()).map(|i| cross_field(n, i)));
-        if self.constant {
-            fields.push(CONSTANT_FIELD);
-        }
-        let per_example = fields.len();
-        out.append_rows(columns.n_rows(), &fields, |slots, values| {
-            // Column by column into the row-major block: feature j of every row in turn.
-            for k in 0..n {
-                let (hashes, xs) = columns.column(k);
-                for ((row_slots, row_values), (&h, &x)) in
-                    block_rows(slots, values, per_example).zip(hashes.iter().zip(xs))
-                {
-                    row_slots[k] = h as u32;
-                    row_values[k] = x;
+        match rows.one_hot_columns() {
+            Some(columns) => self.expand_one_hot_columns(&columns, out, ends),
+            None => {
+                for p in 0..rows.n_rows() {
+                    let example = rows.example(p);
+                    if self.check(&example, 0).is_err() {
+                        return;
+                    }
+                    self.expand(&example, out);
+                    ends.push(out.end());
                 }
             }
-            for (i, &(a, b)) in self.namespace_pairs.iter().enumerate() {
-                let ((ha, xa), (hb, xb)) = (columns.column(a), columns.column(b));
-                let pairs = ha.iter().zip(xa).zip(hb.iter().zip(xb));
-                for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
-                    block_rows(slots, values, per_example).zip(pairs)
-                {
-                    row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
-                    row_values[n + i] = xa * xb;
-                }
-            }
-            if self.constant {
-                for (row_slots, row_values) in block_rows(slots, values, per_example) {
-                    row_slots[per_example - 1] = CONSTANT_FEATURE;
-                    row_values[per_example - 1] = 1.0;
-                }
-            }
-        });
-        Some(per_example)
+        }
     }
 
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {

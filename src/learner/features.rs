@@ -56,6 +56,15 @@ impl Iterator for FieldRuns<'_> {
     }
 }
 
+/// Where an example ends in a buffer holding many in turn (a block expanded whole, see
+/// [`super::batch`]): after how many features and how many field marks. The marks are counted
+/// apart because a namespace with no features in a row still opens its (empty) run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExampleEnd {
+    pub(crate) features: usize,
+    pub(crate) marks: usize,
+}
+
 /// The per-example output of a feature enumerator (`super::Expansion`): weight slots (already masked to the table) and
 /// values. Slots are private so that every stored slot is `<= mask` by construction, which the
 /// learner's inner loops rely on.
@@ -182,47 +191,66 @@ impl ExpandedFeatures {
         self.values.extend(values.iter().map(|&x| first * x));
     }
 
+    /// Where the features pushed so far end (see [`ExampleEnd`]).
+    #[inline]
+    pub fn end(&self) -> ExampleEnd {
+        ExampleEnd { features: self.slots.len(), marks: self.fields.len() }
+    }
+
     /// Appends `n_rows` examples of `fields.len()` features each, feature `j` of every example
-    /// in a run of field `fields[j]` (marked when tracking fields): `write` fills the new
-    /// features row-major (example `p`'s feature `j` at `p * fields.len() + j`), each slot as
-    /// its hash's low 32 bits, masked here. A block of examples written column by column costs
-    /// no capacity check per feature.
+    /// in a run of field `fields[j]` (marked when tracking fields), and each example's end to
+    /// `ends`: `write` fills the new features row-major (example `p`'s feature `j` at
+    /// `p * fields.len() + j`), each slot as its hash's low 32 bits, masked here. A block of
+    /// examples written column by column costs no capacity check per feature.
     pub(crate) fn append_rows(
         &mut self,
         n_rows: usize,
         fields: &[u32],
+        ends: &mut Vec<ExampleEnd>,
         write: impl FnOnce(&mut [u32], &mut [f32]),
     ) {
-        let start = self.slots.len();
-        let end = start + n_rows * fields.len();
+        let first = self.end();
+        let per_example = fields.len();
+        let end = first.features + n_rows * per_example;
         if self.tracks_fields {
-            self.fields.reserve(n_rows * fields.len());
+            self.fields.reserve(n_rows * per_example);
             for p in 0..n_rows {
-                let first = start + p * fields.len();
+                let start = first.features + p * per_example;
                 self.fields
-                    .extend(fields.iter().enumerate().map(|(j, &f)| ((first + j) as u32, f)));
+                    .extend(fields.iter().enumerate().map(|(j, &f)| ((start + j) as u32, f)));
             }
         }
+        let marks_each = if self.tracks_fields { per_example } else { 0 };
+        ends.extend((1..=n_rows).map(|p| ExampleEnd {
+            features: first.features + p * per_example,
+            marks: first.marks + p * marks_each,
+        }));
         self.slots.resize(end, 0);
         self.values.resize(end, 0.0);
-        write(&mut self.slots[start..], &mut self.values[start..]);
+        write(&mut self.slots[first.features..], &mut self.values[first.features..]);
         // The mask is below 2^32: masking the low 32 bits is masking the hash.
         let mask = self.mask as u32;
-        self.slots[start..].iter_mut().for_each(|slot| *slot &= mask);
+        self.slots[first.features..].iter_mut().for_each(|slot| *slot &= mask);
     }
 
-    /// Appends the features `range` of `other` (expanded for a table of the same size), with
-    /// the marks of the field runs starting inside it when tracking fields.
-    pub(crate) fn extend_from_range(&mut self, other: &ExpandedFeatures, range: Range<usize>) {
+    /// Appends the example of `other` (expanded for a table of the same size) that starts at
+    /// `from` and ends at `to`, with its field marks when tracking fields: exactly the features
+    /// and runs its expansion pushed, an empty run at either edge included.
+    pub(crate) fn extend_from_example(
+        &mut self,
+        other: &ExpandedFeatures,
+        from: ExampleEnd,
+        to: ExampleEnd,
+    ) {
         let base = self.slots.len() as u32;
         if self.tracks_fields {
-            let first = other.fields.partition_point(|&(start, _)| (start as usize) < range.start);
-            let marks = other.fields[first..].iter().take_while(|m| (m.0 as usize) < range.end);
-            let offset = range.start as u32;
-            self.fields.extend(marks.map(|&(start, field)| (base + start - offset, field)));
+            let marks = &other.fields[from.marks..to.marks];
+            let offset = from.features as u32;
+            self.fields.extend(marks.iter().map(|&(start, field)| (base + start - offset, field)));
         }
         let mask = self.mask as u32;
         // Masked again: the same size gives the same mask, and the invariant holds whatever.
+        let range = from.features..to.features;
         self.slots.extend(other.slots[range.clone()].iter().map(|&slot| slot & mask));
         self.values.extend_from_slice(&other.values[range]);
     }
@@ -290,7 +318,8 @@ mod tests {
                     pushed.push(hash, value);
                 }
             }
-            appended.append_rows(4, &fields, |slots, xs| {
+            let (mut ends, mut from) = (Vec::new(), appended.end());
+            appended.append_rows(4, &fields, &mut ends, |slots, xs| {
                 for (p, (slots, xs)) in slots.chunks_mut(3).zip(xs.chunks_mut(3)).enumerate() {
                     let p = p as u64;
                     for (slot, hash) in slots.iter_mut().zip(hashes(p)) {
@@ -304,6 +333,65 @@ mod tests {
             let runs = |f: &ExpandedFeatures| f.field_runs().collect::<Vec<_>>();
             assert_eq!(runs(&appended), runs(&pushed));
             assert_eq!(runs(&appended).len(), if track { 13 } else { 1 });
+            // Each example copied out alone is the one pushed alone.
+            for (p, &to) in ends.iter().enumerate() {
+                let mut alone = ExpandedFeatures::new(12);
+                alone.track_fields(track);
+                for ((&field, hash), value) in
+                    fields.iter().zip(hashes(p as u64)).zip(values(p as u64))
+                {
+                    alone.begin_field(field);
+                    alone.push(hash, value);
+                }
+                let mut copied = ExpandedFeatures::new(12);
+                copied.track_fields(track);
+                copied.extend_from_example(&appended, from, to);
+                assert_eq!((copied.slots(), copied.values()), (alone.slots(), alone.values()));
+                assert_eq!(runs(&copied), runs(&alone));
+                from = to;
+            }
+        }
+    }
+
+    /// Examples pushed one after another, some with an empty run first or last, copied out by
+    /// their ends are the examples pushed alone, empty runs included (a run that ends one
+    /// example and one that starts the next share a position; the marks tell them apart).
+    #[test]
+    fn examples_copied_by_their_ends_keep_their_empty_runs() {
+        type Example = &'static [(u32, &'static [u64])];
+        let examples: [Example; 4] = [
+            &[(1, &[5]), (2, &[]), (3, &[])],
+            &[(1, &[]), (2, &[7, 8]), (3, &[9])],
+            &[(1, &[]), (2, &[]), (3, &[])],
+            &[(1, &[4]), (2, &[6]), (3, &[])],
+        ];
+        let push = |out: &mut ExpandedFeatures, example: Example| {
+            for &(field, hashes) in example {
+                out.begin_field(field);
+                hashes.iter().for_each(|&h| out.push(h, h as f32));
+            }
+        };
+        let runs = |f: &ExpandedFeatures| f.field_runs().collect::<Vec<_>>();
+        let mut block = ExpandedFeatures::new(8);
+        block.track_fields(true);
+        let ends: Vec<ExampleEnd> = examples
+            .iter()
+            .map(|&example| {
+                push(&mut block, example);
+                block.end()
+            })
+            .collect();
+        let mut from = ExampleEnd::default();
+        for (&example, &to) in examples.iter().zip(&ends) {
+            let (mut alone, mut copied) = (ExpandedFeatures::new(8), ExpandedFeatures::new(8));
+            alone.track_fields(true);
+            copied.track_fields(true);
+            push(&mut alone, example);
+            copied.extend_from_example(&block, from, to);
+            assert_eq!((copied.slots(), copied.values()), (alone.slots(), alone.values()));
+            assert_eq!(runs(&copied), runs(&alone));
+            assert_eq!(runs(&alone).len(), 3);
+            from = to;
         }
     }
 

@@ -19,7 +19,7 @@ use super::batch::{Batch, BlockPosition, ExampleBlocks, RowBlocks};
 use super::builder::{self, BuiltFor, FollowsExpansion, SlotAddresses};
 use super::example::{Example, ExampleBuffer, ExampleShape, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
-use super::features::namespace_field;
+use super::features::{namespace_field, ExampleEnd};
 use super::field_scales::FieldScales;
 use super::loss::{Loss, Squared};
 use super::recent::RecentExamples;
@@ -1100,18 +1100,17 @@ impl<E: Expansion> Learner<E> {
         more
     }
 
-    /// Expands the block the cursor of `blocks` has just entered at once, if its rows are
-    /// one-hot, the enumerator has a block form ([`Expansion::expand_one_hot_block`]) and
-    /// `source` did not expand it with the enumerator as it is now (`source` then learns of
-    /// the enumerator's change).
+    /// Expands the block the cursor of `blocks` has just entered at once, if the enumerator
+    /// has a block form ([`Expansion::expand_block`]) and `source` did not expand it with the
+    /// enumerator as it is now (`source` then learns of the enumerator's change).
     fn expand_block(&self, blocks: &mut ExampleBlocks, source: &mut impl FollowsExpansion) {
         let generation = self.expansion.generation();
         if !blocks.entered_unexpanded(generation) {
             return;
         }
         let track = self.field_scales.is_some();
-        blocks.expand_block(generation, self.config.bits, track, |columns, out| {
-            self.expansion.expand_one_hot_block(columns, out)
+        blocks.expand_block(generation, self.config.bits, track, |rows, out, ends| {
+            self.expansion.expand_block(rows, out, ends)
         });
         source.expansion_changed(generation, &|| self.expansion.block_expansion());
     }
@@ -1359,9 +1358,7 @@ impl<E: Expansion> Learner<E> {
                 self.expand_block(&mut blocks, &mut source);
                 let scores = &mut chunk[done..done + blocks.block_len()];
                 match blocks.block_expanded(self.expansion.generation()) {
-                    Some((features, per_example)) => {
-                        self.score_expanded(features, per_example, scores, &mut row)
-                    }
+                    Some((features, ends)) => self.score_expanded(features, ends, scores, &mut row),
                     None => self.score_block_rows(batch, &blocks, scores, &mut ring)?,
                 }
                 done += scores.len();
@@ -1378,34 +1375,35 @@ impl<E: Expansion> Learner<E> {
         }
     }
 
-    /// Scores the examples of a block expanded whole (`per_example` features each, in turn)
-    /// into `scores`, the slots `SCORE_AHEAD` examples ahead prefetched; `row` is scratch.
+    /// Scores the examples of a block expanded whole (example `p` ending at `ends[p]`) into
+    /// `scores`, the slots `SCORE_AHEAD` examples ahead prefetched; `row` is scratch.
     fn score_expanded(
         &self,
         block: &ExpandedFeatures,
-        per_example: usize,
+        ends: &[ExampleEnd],
         scores: &mut [f64],
         row: &mut ExpandedFeatures,
     ) {
         let slots = block.slots();
         let ahead = if self.prefetches() { SCORE_AHEAD } else { 0 };
+        let start = |p: usize| if p == 0 { ExampleEnd::default() } else { ends[p - 1] };
         let prefetch_example = |p: usize| {
-            let first = p * per_example;
-            self.prefetch_slots(&slots[first..first + per_example.min(PREFETCH_SLOTS)]);
+            let (from, to) = (start(p).features, ends[p].features);
+            self.prefetch_slots(&slots[from..to.min(from + PREFETCH_SLOTS)]);
         };
         (0..ahead.min(scores.len())).for_each(prefetch_example);
-        let scales = self.one_feature_field_scales(block, per_example);
+        let scales = self.one_feature_field_scales(block, ends);
         let n = scores.len();
         for (p, score) in scores.iter_mut().enumerate() {
             if ahead > 0 && p + ahead < n {
                 prefetch_example(p + ahead);
             }
-            let range = p * per_example..(p + 1) * per_example;
+            let (from, to) = (start(p), ends[p]);
             let raw = match &scales {
-                Some(scales) => self.raw_score_in_place(block, range, scales),
+                Some(scales) => self.raw_score_in_place(block, from.features..to.features, scales),
                 None => {
                     self.empty_features(row);
-                    row.extend_from_range(block, range);
+                    row.extend_from_example(block, from, to);
                     self.raw_score(row)
                 }
             };
@@ -1413,20 +1411,28 @@ impl<E: Expansion> Learner<E> {
         }
     }
 
-    /// When every field run of the block's examples is one feature (one-hot namespaces and
-    /// their crosses; the same layout in every example), each position's field scale (1s without
-    /// field scales): [`Learner::raw_score_in_place`] then scores an example where it lies.
+    /// When every field's contribution to a score is one feature's (no field scales, or
+    /// one-hot namespaces and their crosses, the same layout in every example), the scale of
+    /// each position in an example (as long as the longest example): [`Learner::raw_score_in_place`]
+    /// then scores an example where it lies.
     fn one_feature_field_scales(
         &self,
         block: &ExpandedFeatures,
-        per_example: usize,
+        ends: &[ExampleEnd],
     ) -> Option<Vec<f32>> {
         let Some(field_scales) = &self.field_scales else {
-            return Some(vec![1.0; per_example]);
+            let mut previous = 0;
+            let longest = ends
+                .iter()
+                .map(|end| end.features - std::mem::replace(&mut previous, end.features));
+            return Some(vec![1.0; longest.max().unwrap_or(0)]);
         };
+        let per_example = ends.first()?.features;
+        let uniform = ends.iter().enumerate().all(|(p, end)| end.features == (p + 1) * per_example);
         let runs: Vec<_> = block.field_runs().take(per_example).collect();
         let one_each = runs.len() == per_example && runs.iter().all(|(_, r)| r.len() == 1);
-        one_each.then(|| runs.iter().map(|&(field, _)| field_scales.scale(field)).collect())
+        (uniform && one_each)
+            .then(|| runs.iter().map(|&(field, _)| field_scales.scale(field)).collect())
     }
 
     /// [`Learner::raw_score`] of the features `range` of `block`, each of its own field, whose

@@ -40,10 +40,10 @@ pub mod text;
 pub mod update;
 pub mod weights;
 
-pub use batch::{Batch, NamespaceRows, OneHotColumns};
+pub use batch::{Batch, BlockRows, NamespaceRows, OneHotColumns};
 pub use example::{Example, ExampleBuffer, ExampleShape};
 pub use expansion::{Expansion, Interactions, Learned};
-pub use features::ExpandedFeatures;
+pub use features::{ExampleEnd, ExpandedFeatures};
 pub use learner::{
     BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
 };

@@ -910,12 +910,13 @@ impl Expansion for CrossJoinsLate {
     }
 
     /// The interactions of now, as field-level apple's crosses.
-    fn expand_one_hot_block(
+    fn expand_block(
         &self,
-        columns: &OneHotColumns<'_>,
+        rows: &BlockRows<'_>,
         out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
-        self.now().expand_one_hot_block(columns, out)
+        ends: &mut Vec<ExampleEnd>,
+    ) {
+        self.now().expand_block(rows, out, ends);
     }
 
     fn block_expansion(&self) -> Option<Interactions> {
@@ -1170,12 +1171,70 @@ fn below(seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// Learns `columns` (CSR: offsets, indices, values) with `expansion` as one batch, a block at a
+/// time, and one example at a time, with and without field scales and L1, on a small and a
+/// large table, building blocks on the learner's thread and on the builder thread: the
+/// progress, weights, field scales and batch scores must be equal bit for bit.
+fn assert_blocks_learn_and_score_as_examples(
+    columns: &[(Vec<i64>, Vec<u32>, Vec<f64>)],
+    labels: &[f64],
+    weights: &[f64],
+    expansion: &Interactions,
+) {
+    let n = labels.len();
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, labels, Some(weights)).unwrap();
+    let names: Vec<String> = (0..columns.len()).map(|k| format!("n{k}")).collect();
+    let cases = [12, 22].into_iter().flat_map(|bits| {
+        [(false, 0.0), (true, 0.0), (false, 1e-4), (true, 1e-4)]
+            .map(|(scales, l1)| (bits, scales, l1))
+    });
+    for (bits, field_scales, l1) in cases {
+        let config = LearnerConfig {
+            bits,
+            loss: Loss::Logistic(Logistic),
+            namespaces: names.clone(),
+            field_scales,
+            l1,
+            ..LearnerConfig::default()
+        };
+        let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
+        let mut buffer = ExampleBuffer::new();
+        let seeds: Vec<u64> = (0..columns.len()).map(|k| config.namespace_seed(k)).collect();
+        for row in 0..n {
+            let example = batch.example(row, &seeds, &mut buffer).unwrap();
+            single.learn(&example, row).unwrap();
+        }
+        for builder in [BuilderThread::Never, BuilderThread::Always] {
+            let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
+            batched.set_builder_thread(builder);
+            batched.learn_batch(&batch).unwrap();
+            let case = format!("bits {bits}, field scales {field_scales}, l1 {l1}, {builder:?}");
+            assert_eq!(batched.progress(), single.progress(), "{case}");
+            assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
+            assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
+            let mut features = ExpandedFeatures::new(bits);
+            let expected: Vec<f64> = (0..n)
+                .map(|row| {
+                    let example = batch.example(row, &seeds, &mut buffer).unwrap();
+                    batched.predict_with(&example, &mut features)
+                })
+                .collect();
+            let mut predicted = Vec::new();
+            batched.predict_batch(&batch, &mut predicted).unwrap();
+            assert_eq!(predicted, expected, "{case}");
+        }
+    }
+}
+
 /// One-hot rows (one feature in every namespace, like hashed categorical fields) are expanded a
-/// block at a time ([`Expansion::expand_one_hot_block`]): learning and scoring a batch of them
-/// equal doing it one example at a time, bit for bit, with crosses (one of a namespace with
-/// itself), importance weights, with and without field scales and L1 (a one-hot block is scored
-/// where it lies, field by field as an example's copy would be), on small and large tables; a
-/// block with a row of two features in some namespace is expanded example by example.
+/// block at a time, column by column ([`Expansion::expand_block`]): learning and scoring a
+/// batch of them equal doing it one example at a time, bit for bit, with crosses (one of a
+/// namespace with itself), importance weights, with and without field scales and L1 (a one-hot
+/// block is scored where it lies, field by field as an example's copy would be), on small and
+/// large tables; a block with a row of two features in some namespace is expanded row by row.
 #[test]
 fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
     let n = 700;
@@ -1198,44 +1257,44 @@ fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
         labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
         weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
     }
-    let rows: Vec<SparseRows<'_, u32, f64>> =
-        columns.iter().map(|(o, i, v)| SparseRows::new(o, i, v).unwrap()).collect();
-    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
-    let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
     let expansion =
         Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() };
-    let cases = [12, 22].into_iter().flat_map(|bits| {
-        [(false, 0.0), (true, 0.0), (false, 1e-4), (true, 1e-4)]
-            .map(|(scales, l1)| (bits, scales, l1))
-    });
-    for (bits, field_scales, l1) in cases {
-        let config = LearnerConfig {
-            bits,
-            loss: Loss::Logistic(Logistic),
-            namespaces: vec!["a".into(), "b".into(), "c".into()],
-            field_scales,
-            l1,
-            ..LearnerConfig::default()
-        };
-        let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
-        batched.learn_batch(&batch).unwrap();
-        let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
-        let mut buffer = ExampleBuffer::new();
-        let mut features = ExpandedFeatures::new(bits);
-        let mut expected = Vec::new();
-        let seeds: Vec<u64> = (0..3).map(|k| config.namespace_seed(k)).collect();
-        for row in 0..n {
-            let example = batch.example(row, &seeds, &mut buffer).unwrap();
-            single.learn(&example, row).unwrap();
-            expected.push(batched.predict_with(&example, &mut features));
+    assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
+}
+
+/// Rows of any shape (a one-hot field beside counts: no feature in some rows, several in
+/// others, empty namespaces at either end of a row) are expanded a block at a time, row by
+/// row, and learned and scored as one example at a time, bit for bit (the field runs of an
+/// empty namespace included); so are blocks where the first namespace is the empty one.
+#[test]
+fn ragged_blocks_learn_and_score_as_examples_one_by_one() {
+    let n = 1_100;
+    let mut next = below(7);
+    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
+        vec![(vec![0], Vec::new(), Vec::new()); 3];
+    let mut labels = Vec::new();
+    let mut weights = Vec::new();
+    for row in 0..n {
+        for (k, column) in columns.iter_mut().enumerate() {
+            // Namespace 0 is one-hot after row 300 (empty or not before); 1 is one-hot; 2 holds
+            // 0 to 3 counts.
+            let width = match k {
+                0 if row < 300 => next(2) as usize,
+                2 => next(4) as usize,
+                _ => 1,
+            };
+            for j in 0..width {
+                column.1.push(next(40) as u32 * 4 + j as u32);
+                column.2.push(if k == 2 { 1.0 + next(5) as f64 } else { 1.0 });
+            }
+            column.0.push(column.1.len() as i64);
         }
-        let case = format!("bits {bits}, field scales {field_scales}, l1 {l1}");
-        assert_eq!(batched.progress(), single.progress(), "{case}");
-        assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
-        assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
-        let mut predicted = Vec::new();
-        batched.predict_batch(&batch, &mut predicted).unwrap();
-        assert_eq!(predicted, expected, "{case}");
+        labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
+        weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
+    }
+    for pairs in [vec![(0, 1), (1, 2), (2, 2)], vec![]] {
+        let expansion = Interactions { namespace_pairs: pairs, ..Interactions::linear() };
+        assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
     }
 }
 

@@ -12,7 +12,8 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::field_apple::{FieldApple, FieldAppleConfig};
 use crate::learner::{
-    Example, ExampleShape, ExpandedFeatures, Expansion, Interactions, Learned, OneHotColumns,
+    BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
+    Learned,
 };
 
 /// The first format version with apple's categorical namespaces beside field crosses (earlier
@@ -321,17 +322,20 @@ impl Expansion for FeatureSet {
         }
     }
 
-    fn expand_one_hot_block(
+    fn expand_block(
         &self,
-        columns: &OneHotColumns<'_>,
+        rows: &BlockRows<'_>,
         out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
+        ends: &mut Vec<ExampleEnd>,
+    ) {
         match self {
-            FeatureSet::Fixed(e) => e.expand_one_hot_block(columns, out),
-            FeatureSet::Apple(e) => e.expand_one_hot_block(columns, out),
-            FeatureSet::FieldApple(e) => e.expand_one_hot_block(columns, out),
+            FeatureSet::Fixed(e) => e.expand_block(rows, out, ends),
+            FeatureSet::Apple(e) => e.expand_block(rows, out, ends),
+            FeatureSet::FieldApple(e) => e.expand_block(rows, out, ends),
             FeatureSet::AppleFields(apple, fields) => {
-                apple_fields_linear(apple, fields)?.expand_one_hot_block(columns, out)
+                if let Some(linear) = apple_fields_linear(apple, fields) {
+                    linear.expand_block(rows, out, ends);
+                }
             }
         }
     }

@@ -12,8 +12,8 @@ use crate::dos::{PaClassifier, PaOptions};
 use crate::learner::loss::{Logistic, Squared};
 use crate::learner::tests::{config, rows_of, stream};
 use crate::learner::{
-    Batch, Example, ExampleBuffer, ExampleShape, ExpandedFeatures, Expansion, Interactions,
-    Learned, LearnerConfig, Loss, NamespaceRows, OneHotColumns, UpdateRule,
+    Batch, BlockRows, Example, ExampleBuffer, ExampleEnd, ExampleShape, ExpandedFeatures,
+    Expansion, Interactions, Learned, LearnerConfig, Loss, NamespaceRows, UpdateRule,
 };
 use crate::sparse::SparseRows;
 
@@ -539,7 +539,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let ours = expand(&|out| set.expand(&example, out));
     assert_eq!(ours, expand(&|out| given.expand(&example, out)));
     assert_eq!(ours.0, 4 + 2 + 1);
-    // ... in the same order: the learner expands one-hot blocks with those interactions.
+    // ... in the same order: the learner expands blocks with those interactions.
     let ordered = |e: &dyn Expansion| {
         let mut out = ExpandedFeatures::new(18);
         e.expand(&example, &mut out);
@@ -711,12 +711,13 @@ impl Expansion for CountingReads {
     ) {
         self.inner.expand_for_catch_up(example, added, all);
     }
-    fn expand_one_hot_block(
+    fn expand_block(
         &self,
-        columns: &OneHotColumns<'_>,
+        rows: &BlockRows<'_>,
         out: &mut ExpandedFeatures,
-    ) -> Option<usize> {
-        self.inner.expand_one_hot_block(columns, out)
+        ends: &mut Vec<ExampleEnd>,
+    ) {
+        self.inner.expand_block(rows, out, ends);
     }
     fn block_expansion(&self) -> Option<Interactions> {
         self.inner.block_expansion()
