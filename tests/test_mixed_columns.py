@@ -124,6 +124,30 @@ def test_sparse_and_numeric_columns_mix_too(raw) -> None:
     np.testing.assert_array_equal(direct.predict_proba(test), given.predict_proba(by_hand(test)))
 
 
+def test_columns_of_many_chunks_are_not_copied_beside_a_column_added_whole(raw) -> None:
+    # A frame read in pieces (a chunk per parquet row group) with a column added whole: Polars
+    # copies every column of a frame it queries into aligned chunks first (1-3 s on 10M rows),
+    # so the namespaces are made without querying the frame. The model is the same.
+    pieces = pl.concat(
+        [raw.slice(start, 5_000) for start in range(0, len(raw), 5_000)], rechunk=False
+    )
+    added = pieces.with_columns(pl.Series("extra", np.arange(len(raw)) % 3, dtype=pl.Float64))
+    assert added["A"].n_chunks() == 6 and added["extra"].n_chunks() == 1
+    columns = pp._input.namespace_columns(
+        added, ["A", "B", "C", "weight", "extra"], ["weight", "extra"]
+    )
+    assert [c.n_chunks() for c in columns] == [6, 6, 6, 1]
+    params = {
+        "loss": "logistic",
+        "bits": BITS,
+        "interactions": [("A", "features")],
+        "progress": False,
+    }
+    fitted = pp.SGDClassifier(**params).fit(added, "label")
+    expected = pp.SGDClassifier(**params).fit(added.rechunk(), "label")
+    assert fitted.progressive_loss_ == expected.progressive_loss_
+
+
 def test_monomials_name_the_numeric_columns(raw) -> None:
     model = pp.SGDClassifier(loss="logistic", bits=BITS, expansion="apple", progress=False)
     factors = model.fit(raw, "label").monomials()["factors"].explode().unique().to_list()

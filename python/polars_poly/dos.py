@@ -36,6 +36,7 @@ from polars_poly._input import (
     frame_columns,
     matrix_series,
     scored_in_pieces,
+    select_alone,
 )
 from polars_poly._internal import PaCore
 from polars_poly._params import (
@@ -120,7 +121,7 @@ class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
                 )
             if fitting:
                 self.feature_columns_ = None if sparse else names
-            series = X.select(to_sparse(*names) if numeric else pl.col(names[0])).to_series()
+            series = select_alone(X, names, to_sparse(*names) if numeric else pl.col(names[0]))
             return series, None if sparse else len(names)
         if fitting and hasattr(self, "feature_columns_"):
             del self.feature_columns_
