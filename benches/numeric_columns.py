@@ -18,7 +18,8 @@ to the process that holds the frame (each way in a fresh process).
 on the same rows with 0, 1 and 13 counts, alternating; the counts in VW's namespace
 ``features`` as ``n0:2 n1:3 ...``. Ours fits the frame from memory. The progressive losses
 are printed beside the times. A row with a count of 0 has no feature there, so the rows are no
-longer one-hot and the learner leaves its block expansion for the per-example one.
+longer one-hot: their blocks are expanded row by row (on the builder thread) rather than
+column by column.
 
     .venv/bin/python benches/numeric_columns.py --rows 2000000 --rounds 3
     .venv/bin/python benches/numeric_columns.py --vw --rows 2000000 --rounds 3
