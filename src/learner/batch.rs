@@ -35,6 +35,12 @@ use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 /// spans, which stay in the cache until learned.
 pub(crate) const BLOCK_ROWS: usize = 256;
 
+/// Most features a block expanded row by row holds ([`super::Expansion::expand_block`]; rows
+/// past it are expanded one by one): 512 KiB of slots and values, which bounds the memory of
+/// the blocks the builder thread has out (a text column crossed with itself is thousands of
+/// features a row).
+pub(crate) const BLOCK_FEATURES: usize = 1 << 16;
+
 /// The rows of one namespace of a batch, whatever their index and value types.
 pub trait NamespaceRows: Sync {
     fn n_rows(&self) -> usize;
@@ -812,6 +818,7 @@ impl ExampleBlocks {
 mod tests {
     use super::*;
     use crate::learner::example::FeatureUnion;
+    use crate::learner::{Expansion, Interactions};
     use proptest::prelude::*;
 
     /// CSR arrays of rows given as (index, value) lists.
@@ -826,6 +833,46 @@ mod tests {
             offsets.push(indices.len() as i64);
         }
         (offsets, indices, values)
+    }
+
+    /// A block of wide rows (a namespace of 100-139 features crossed with itself, thousands of
+    /// features a row) is expanded only as far as [`BLOCK_FEATURES`] allows, each expanded
+    /// example as `Interactions::expand` gives it alone; the rows past it are left unexpanded.
+    #[test]
+    fn a_block_of_wide_rows_is_expanded_up_to_its_budget() {
+        let rows: Vec<Vec<(i64, f64)>> = (0..60)
+            .map(|row| (0..100 + row % 40).map(|j| (j * 3 + row, 1.0 + (j % 3) as f64)).collect())
+            .collect();
+        let one_hot: Vec<Vec<(i64, f64)>> = (0..60).map(|row| vec![(row % 7, 1.0)]).collect();
+        let arrays = [csr(&one_hot), csr(&rows)];
+        let columns = sparse_rows(&arrays);
+        let namespaces: Vec<&dyn NamespaceRows> =
+            columns.iter().map(|r| r as &dyn NamespaceRows).collect();
+        let labels = vec![1.0; 60];
+        let batch = Batch::new(&namespaces, &labels, None).unwrap();
+        let expansion =
+            Interactions { namespace_pairs: vec![(1, 1), (0, 1)], ..Interactions::linear() };
+        let mut block = ExampleBlock::default();
+        assert!(block.fill(&batch, &mut (0..60), &[11, 12]));
+        block.expand_whole(7, 20, true, |rows, out, ends| expansion.expand_block(rows, out, ends));
+        let expanded = block.expanded.as_ref().unwrap();
+        let n = expanded.ends.len();
+        assert!(n > 1 && n < 60, "{n} rows expanded");
+        assert!(expanded.features.len() <= BLOCK_FEATURES);
+        let next = expansion.count(1 + rows[n].len(), &[1, rows[n].len()]);
+        assert!(expanded.features.len() + next > BLOCK_FEATURES, "row {n} would not have fit");
+        for p in 0..n {
+            let example = block.example(p, &batch, Union::Skip).unwrap();
+            let mut alone = ExpandedFeatures::new(20);
+            alone.track_fields(true);
+            expansion.expand(&example, &mut alone);
+            let (from, to) = expanded.bounds(p);
+            let mut copied = ExpandedFeatures::new(20);
+            copied.track_fields(true);
+            copied.extend_from_example(&expanded.features, from, to);
+            assert_eq!((copied.slots(), copied.values()), (alone.slots(), alone.values()));
+            assert!(copied.field_runs().eq(alone.field_runs()));
+        }
     }
 
     /// An example as (its namespaces, its feature set).

@@ -22,7 +22,7 @@
 
 use std::fmt::Debug;
 
-use super::batch::{BlockRows, OneHotColumns};
+use super::batch::{BlockRows, OneHotColumns, BLOCK_FEATURES};
 use super::example::{Example, ExampleShape};
 pub use super::features::ExpandedFeatures;
 use super::features::{cross_field, degree_field, namespace_field, ExampleEnd, CONSTANT_FIELD};
@@ -130,9 +130,10 @@ pub trait Expansion: Debug + Send + Sync {
 
     /// Expands the leading examples of a block at once, in order, into `out` (each example's
     /// features exactly as [`Expansion::expand`] gives them, fields marked when `out` tracks
-    /// them), pushing where each ends to `ends`: every row up to the first that
-    /// [`Expansion::check`] refuses (that one and the rest are then expanded one by one, which
-    /// reports it), none when the enumerator has no block form (the default). On hashed
+    /// them), pushing where each ends to `ends`; none when the enumerator has no block form (the
+    /// default). It may stop before the block's end, at a row [`Expansion::check`] refuses or
+    /// one that would take `out` past [`BLOCK_FEATURES`]: that row and the rest are then
+    /// expanded one by one (which reports the refused row). On hashed
     /// categorical data the per-example work around the learning step costs more than the
     /// step's own arithmetic, and a block form moves it to the builder thread.
     fn expand_block(
@@ -401,7 +402,10 @@ impl Expansion for Interactions {
             None => {
                 for p in 0..rows.n_rows() {
                     let example = rows.example(p);
-                    if self.check(&example, 0).is_err() {
+                    let size = |k: usize| example.namespace(k).hashes.len() as u64;
+                    let count = self.checked_count(example.n_features() as u64, size);
+                    // So small a row is one `check` accepts.
+                    if count.is_none_or(|count| out.len() as u64 + count > BLOCK_FEATURES as u64) {
                         return;
                     }
                     self.expand(&example, out);

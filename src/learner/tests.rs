@@ -1298,6 +1298,33 @@ fn ragged_blocks_learn_and_score_as_examples_one_by_one() {
     }
 }
 
+/// A block expanded only in part (rows of a namespace crossed with itself, thousands of
+/// features each, past the block's budget after a few rows) learns and scores as one example at
+/// a time: the rows past the budget are expanded one by one.
+#[test]
+fn a_block_expanded_in_part_learns_and_scores_as_examples_one_by_one() {
+    let n = 40;
+    let mut next = below(11);
+    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
+        vec![(vec![0], Vec::new(), Vec::new()); 2];
+    for _ in 0..n {
+        columns[0].1.push(next(9) as u32);
+        columns[0].2.push(1.0);
+        for j in 0..100 + next(40) as u32 {
+            columns[1].1.push(j * 5 + next(5) as u32);
+            columns[1].2.push(0.5 + next(3) as f64);
+        }
+        for column in &mut columns {
+            column.0.push(column.1.len() as i64);
+        }
+    }
+    let labels: Vec<f64> = (0..n).map(|_| if next(2) == 0 { 1.0 } else { -1.0 }).collect();
+    let weights = vec![1.0; n];
+    let expansion =
+        Interactions { namespace_pairs: vec![(1, 1), (0, 1)], ..Interactions::linear() };
+    assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
+}
+
 /// Scoring a batch whose block holds an invalid row (a NaN value) reports that row, whether
 /// the other blocks are one-hot (scored from the block expanded whole) or not, on one thread
 /// and in parallel, and the first invalid row when there are two.
