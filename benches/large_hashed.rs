@@ -25,6 +25,9 @@
 //!   `floor_read_columns`, the columns' own arrays summed (the input's streams alone): the two
 //!   bound what any scorer of this layout can reach (issue 21's 10M rows/s per core is 100 ns
 //!   a row, before the query's own cost);
+//! * `step_counts` / `score_counts` — `step` and `score` at bits 24 with a 13th namespace of
+//!   13 counts (0 to 4, a count of 0 no feature: about 11 features, so the rows are not one-hot
+//!   and their blocks are expanded row by row), as click data has counts beside its fields;
 //! * `minimal_step` — the step's own arithmetic with nothing around it: a hand-written loop
 //!   over the learner's slots, expanded beforehand, with Vowpal Wabbit's default rule (adaptive,
 //!   normalized, importance-invariant logistic step, the engine's own loss functions), the
@@ -79,6 +82,23 @@ fn eat_rate_like(rows: usize) -> (Columns, Vec<f64>) {
         labels.push(if kinds[0] == kinds[1] { 1.0 } else { -1.0 });
     }
     (columns, labels)
+}
+
+/// A namespace of 13 counts a row (0 to 4, a uniform draw: 0 is no feature), CSR.
+fn counts(rows: usize) -> (Vec<i64>, Vec<u32>, Vec<f32>) {
+    let mut rng = Rng(13);
+    let mut column = (vec![0i64], Vec::new(), Vec::new());
+    for _ in 0..rows {
+        for k in 0..13u32 {
+            let count = rng.next() % 5;
+            if count > 0 {
+                column.1.push(k);
+                column.2.push(count as f32);
+            }
+        }
+        column.0.push(column.1.len() as i64);
+    }
+    column
 }
 
 fn config(bits: u32) -> LearnerConfig {
@@ -290,6 +310,7 @@ fn bench(c: &mut Criterion) {
     let namespaces: Vec<&dyn NamespaceRows> =
         rows.iter().map(|r| r as &dyn NamespaceRows).collect();
     let batch = Batch::new(&namespaces, &labels, None).expect("valid batch");
+    let counts = counts(ROWS);
     let mut group = c.benchmark_group("large_hashed");
     group.throughput(Throughput::Elements(ROWS as u64));
     for bits in [18u32, 24, 28] {
@@ -316,6 +337,22 @@ fn bench(c: &mut Criterion) {
             let mut scores = Vec::new();
             group.bench_with_input(BenchmarkId::new("score_field_scales", bits), &bits, |b, _| {
                 b.iter(|| scaled.predict_batch_with(&batch, &mut scores, false).expect("scores"))
+            });
+            // The same rows with 13 counts beside the fields.
+            let counted = SparseRows::new(&counts.0, &counts.1, &counts.2).expect("valid rows");
+            let mut with_counts = namespaces.clone();
+            with_counts.push(&counted);
+            let batch = Batch::new(&with_counts, &labels, None).expect("valid batch");
+            let mut names = config(bits).namespaces;
+            names.push("features".into());
+            let config = LearnerConfig { namespaces: names, ..config(bits) };
+            let mut counting = Learner::new(config, expansion()).expect("valid config");
+            counting.learn_batch(&batch).expect("learns");
+            group.bench_with_input(BenchmarkId::new("step_counts", bits), &bits, |b, _| {
+                b.iter(|| counting.learn_batch(&batch).expect("learns"))
+            });
+            group.bench_with_input(BenchmarkId::new("score_counts", bits), &bits, |b, _| {
+                b.iter(|| counting.predict_batch_with(&batch, &mut scores, false).expect("scores"))
             });
         }
         let mut scores = Vec::new();
