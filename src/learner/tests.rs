@@ -1171,6 +1171,32 @@ fn below(seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// CSR columns (offsets, indices, values) of `n` rows of `n_namespaces` namespaces, namespace
+/// `k` of row `r` holding the entries `entries(r, k, next)` gives, and each row's label (±1)
+/// and importance weight (2.5 one time in 5), all drawn from `below(seed)`.
+fn random_rows(
+    n: usize,
+    n_namespaces: usize,
+    seed: u64,
+    mut entries: impl FnMut(usize, usize, &mut dyn FnMut(u64) -> u64) -> Vec<(u32, f64)>,
+) -> (Vec<(Vec<i64>, Vec<u32>, Vec<f64>)>, Vec<f64>, Vec<f64>) {
+    let mut next = below(seed);
+    let mut columns = vec![(vec![0i64], Vec::new(), Vec::new()); n_namespaces];
+    let (mut labels, mut weights) = (Vec::new(), Vec::new());
+    for row in 0..n {
+        for (k, column) in columns.iter_mut().enumerate() {
+            for (index, value) in entries(row, k, &mut next) {
+                column.1.push(index);
+                column.2.push(value);
+            }
+            column.0.push(column.1.len() as i64);
+        }
+        labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
+        weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
+    }
+    (columns, labels, weights)
+}
+
 /// Learns `columns` (CSR: offsets, indices, values) with `expansion` as one batch, a block at a
 /// time, and one example at a time, with and without field scales and L1, on a small and a
 /// large table, building blocks on the learner's thread and on the builder thread: the
@@ -1237,26 +1263,15 @@ fn assert_blocks_learn_and_score_as_examples(
 /// large tables; a block with a row of two features in some namespace is expanded row by row.
 #[test]
 fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
-    let n = 700;
-    let mut next = below(3);
-    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
-        vec![(vec![0], Vec::new(), Vec::new()); 3];
-    let mut labels = Vec::new();
-    let mut weights = Vec::new();
-    for row in 0..n {
-        for (k, column) in columns.iter_mut().enumerate() {
-            column.1.push(next(50) as u32);
-            column.2.push(if k == 2 { 0.5 + next(4) as f64 } else { 1.0 });
-            // Row 600 has two features in namespace 1: its block is not one-hot.
-            if row == 600 && k == 1 {
-                column.1.push(77);
-                column.2.push(1.0);
-            }
-            column.0.push(column.1.len() as i64);
+    let (columns, labels, weights) = random_rows(700, 3, 3, |row, k, next| {
+        let value = if k == 2 { 0.5 + next(4) as f64 } else { 1.0 };
+        let mut entries = vec![(next(50) as u32, value)];
+        // Row 600 has two features in namespace 1: its block is not one-hot.
+        if row == 600 && k == 1 {
+            entries.push((77, 1.0));
         }
-        labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
-        weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
-    }
+        entries
+    });
     let expansion =
         Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() };
     assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
@@ -1268,30 +1283,18 @@ fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
 /// empty namespace included); so are blocks where the first namespace is the empty one.
 #[test]
 fn ragged_blocks_learn_and_score_as_examples_one_by_one() {
-    let n = 1_100;
-    let mut next = below(7);
-    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
-        vec![(vec![0], Vec::new(), Vec::new()); 3];
-    let mut labels = Vec::new();
-    let mut weights = Vec::new();
-    for row in 0..n {
-        for (k, column) in columns.iter_mut().enumerate() {
-            // Namespace 0 is one-hot after row 300 (empty or not before); 1 is one-hot; 2 holds
-            // 0 to 3 counts.
-            let width = match k {
-                0 if row < 300 => next(2) as usize,
-                2 => next(4) as usize,
-                _ => 1,
-            };
-            for j in 0..width {
-                column.1.push(next(40) as u32 * 4 + j as u32);
-                column.2.push(if k == 2 { 1.0 + next(5) as f64 } else { 1.0 });
-            }
-            column.0.push(column.1.len() as i64);
-        }
-        labels.push(if next(2) == 0 { 1.0 } else { -1.0 });
-        weights.push(if next(5) == 0 { 2.5 } else { 1.0 });
-    }
+    let (columns, labels, weights) = random_rows(1_100, 3, 7, |row, k, next| {
+        // Namespace 0 is one-hot after row 300 (empty or not before); 1 is one-hot; 2 holds 0
+        // to 3 counts.
+        let width = match k {
+            0 if row < 300 => next(2) as u32,
+            2 => next(4) as u32,
+            _ => 1,
+        };
+        let value =
+            |next: &mut dyn FnMut(u64) -> u64| if k == 2 { 1.0 + next(5) as f64 } else { 1.0 };
+        (0..width).map(|j| (next(40) as u32 * 4 + j, value(&mut *next))).collect()
+    });
     for pairs in [vec![(0, 1), (1, 2), (2, 2)], vec![]] {
         let expansion = Interactions { namespace_pairs: pairs, ..Interactions::linear() };
         assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
@@ -1303,23 +1306,12 @@ fn ragged_blocks_learn_and_score_as_examples_one_by_one() {
 /// a time: the rows past the budget are expanded one by one.
 #[test]
 fn a_block_expanded_in_part_learns_and_scores_as_examples_one_by_one() {
-    let n = 40;
-    let mut next = below(11);
-    let mut columns: Vec<(Vec<i64>, Vec<u32>, Vec<f64>)> =
-        vec![(vec![0], Vec::new(), Vec::new()); 2];
-    for _ in 0..n {
-        columns[0].1.push(next(9) as u32);
-        columns[0].2.push(1.0);
-        for j in 0..100 + next(40) as u32 {
-            columns[1].1.push(j * 5 + next(5) as u32);
-            columns[1].2.push(0.5 + next(3) as f64);
-        }
-        for column in &mut columns {
-            column.0.push(column.1.len() as i64);
-        }
-    }
-    let labels: Vec<f64> = (0..n).map(|_| if next(2) == 0 { 1.0 } else { -1.0 }).collect();
-    let weights = vec![1.0; n];
+    let (columns, labels, weights) = random_rows(40, 2, 11, |_, k, next| match k {
+        0 => vec![(next(9) as u32, 1.0)],
+        _ => (0..100 + next(40) as u32)
+            .map(|j| (j * 5 + next(5) as u32, 0.5 + next(3) as f64))
+            .collect(),
+    });
     let expansion =
         Interactions { namespace_pairs: vec![(1, 1), (0, 1)], ..Interactions::linear() };
     assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
