@@ -1171,6 +1171,9 @@ fn below(seed: u64) -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// CSR columns (offsets, indices, values), one a namespace.
+type CsrColumns = Vec<(Vec<i64>, Vec<u32>, Vec<f64>)>;
+
 /// CSR columns (offsets, indices, values) of `n` rows of `n_namespaces` namespaces, namespace
 /// `k` of row `r` holding the entries `entries(r, k, next)` gives, and each row's label (±1)
 /// and importance weight (2.5 one time in 5), all drawn from `below(seed)`.
@@ -1179,7 +1182,7 @@ fn random_rows(
     n_namespaces: usize,
     seed: u64,
     mut entries: impl FnMut(usize, usize, &mut dyn FnMut(u64) -> u64) -> Vec<(u32, f64)>,
-) -> (Vec<(Vec<i64>, Vec<u32>, Vec<f64>)>, Vec<f64>, Vec<f64>) {
+) -> (CsrColumns, Vec<f64>, Vec<f64>) {
     let mut next = below(seed);
     let mut columns = vec![(vec![0i64], Vec::new(), Vec::new()); n_namespaces];
     let (mut labels, mut weights) = (Vec::new(), Vec::new());
@@ -1202,7 +1205,7 @@ fn random_rows(
 /// large table, building blocks on the learner's thread and on the builder thread: the
 /// progress, weights, field scales and batch scores must be equal bit for bit.
 fn assert_blocks_learn_and_score_as_examples(
-    columns: &[(Vec<i64>, Vec<u32>, Vec<f64>)],
+    columns: &CsrColumns,
     labels: &[f64],
     weights: &[f64],
     expansion: &Interactions,
