@@ -369,8 +369,8 @@ pub(crate) struct ExampleBlock {
     /// Each built row's features over all namespaces, when the block is not one-hot (read by
     /// [`ExampleBlocks::shape`] without touching the row's spans).
     row_features: Vec<usize>,
-    /// The built rows expanded whole ([`ExampleBlocks::expand_block`]), each example's
-    /// `per_example` features in turn, as the enumerator of `generation` gave them.
+    /// The leading built rows expanded whole ([`ExampleBlocks::expand_block`]), example after
+    /// example, as the enumerator of `generation` gave them.
     expanded: Option<ExpandedBlock>,
 }
 
