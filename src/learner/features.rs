@@ -36,8 +36,9 @@ pub fn cross_field(n_namespaces: usize, p: usize) -> u32 {
 pub struct FieldRuns<'a> {
     marks: &'a [(u32, u32)],
     next: usize,
-    /// The end of the unmarked leading run, until it is given.
-    leading: Option<usize>,
+    /// The unmarked leading run, until it is given.
+    leading: Option<Range<usize>>,
+    /// Where the last run ends.
     n: usize,
 }
 
@@ -46,8 +47,8 @@ impl Iterator for FieldRuns<'_> {
 
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
-        if let Some(end) = self.leading.take() {
-            return Some((CONSTANT_FIELD, 0..end));
+        if let Some(range) = self.leading.take() {
+            return Some((CONSTANT_FIELD, range));
         }
         let &(start, field) = self.marks.get(self.next)?;
         self.next += 1;
@@ -118,9 +119,17 @@ impl ExpandedFeatures {
     /// first [`ExpandedFeatures::begin_field`] count as [`CONSTANT_FIELD`]'s.
     #[inline]
     pub fn field_runs(&self) -> FieldRuns<'_> {
-        let n = self.slots.len();
-        let first = self.fields.first().map_or(n, |f| f.0 as usize);
-        FieldRuns { marks: &self.fields, next: 0, leading: (first > 0).then_some(first), n }
+        self.field_runs_between(ExampleEnd::default(), self.end())
+    }
+
+    /// [`ExpandedFeatures::field_runs`] of the example from `from` to `to` in a buffer of many
+    /// (see [`ExampleEnd`]), in place: the runs of its copy, at the features' positions here.
+    #[inline]
+    pub(crate) fn field_runs_between(&self, from: ExampleEnd, to: ExampleEnd) -> FieldRuns<'_> {
+        let marks = &self.fields[from.marks..to.marks];
+        let first = marks.first().map_or(to.features, |f| f.0 as usize);
+        let leading = (first > from.features).then_some(from.features..first);
+        FieldRuns { marks, next: 0, leading, n: to.features }
     }
 
     pub fn reserve(&mut self, additional: usize) {

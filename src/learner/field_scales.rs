@@ -22,7 +22,7 @@
 //! in score space, learned by the loss itself (the model's gradient, not a hypergradient: a
 //! hypergradient on the rate, tried first, kept rising on eat-rate's cross until capped).
 
-use super::features::{ExpandedFeatures, CONSTANT_FIELD};
+use super::features::{ExampleEnd, ExpandedFeatures, CONSTANT_FIELD};
 use super::update::trunc_weight;
 use super::weights::{RATE, W};
 use crate::codec::{bad, ByteReader, ByteWriter};
@@ -100,8 +100,22 @@ impl FieldScales {
         features: &ExpandedFeatures,
         gravity: f32,
     ) -> f32 {
+        self.predict_between(data, stride, features, ExampleEnd::default(), features.end(), gravity)
+    }
+
+    /// [`FieldScales::predict`] of the example from `from` to `to` in a buffer of many (a block
+    /// expanded whole), where it lies: the same sums in the same order as of its copy.
+    pub(crate) fn predict_between(
+        &self,
+        data: &[f32],
+        stride: usize,
+        features: &ExpandedFeatures,
+        from: ExampleEnd,
+        to: ExampleEnd,
+        gravity: f32,
+    ) -> f32 {
         features
-            .field_runs()
+            .field_runs_between(from, to)
             .map(|(field, range)| {
                 self.scale(field) * contribution(data, stride, features, range, gravity)
             })

@@ -299,6 +299,15 @@ impl Scratch {
     }
 }
 
+/// How [`Learner::score_expanded`] scores a block's examples where they lie (see
+/// [`Learner::scoring_in_place`]).
+enum InPlace<'a> {
+    /// Feature by feature, each position's field scale given.
+    ByFeature(Vec<f32>),
+    /// Field run by field run, with the model's field scales.
+    ByFieldRun(&'a FieldScales),
+}
+
 /// An example built and expanded ahead of its turn (see [`Learner::learn_rows`]).
 #[derive(Clone, Debug)]
 struct Staged {
@@ -1348,7 +1357,6 @@ impl<E: Expansion> Learner<E> {
             crate::interrupt::check()?;
             let mut ring: Vec<Staged> =
                 (0..depth.min(chunk.len())).map(|_| Staged::new(self.config.bits)).collect();
-            let mut row = ExpandedFeatures::new(self.config.bits);
             let rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut source = RowBlocks { batch, rows, seeds: &self.seeds };
             let mut blocks = ExampleBlocks::default();
@@ -1358,7 +1366,7 @@ impl<E: Expansion> Learner<E> {
                 self.expand_block(&mut blocks, &mut source);
                 let scores = &mut chunk[done..done + blocks.block_len()];
                 match blocks.block_expanded(self.expansion.generation()) {
-                    Some((features, ends)) => self.score_expanded(features, ends, scores, &mut row),
+                    Some((features, ends)) => self.score_expanded(features, ends, scores),
                     None => self.score_block_rows(batch, &blocks, scores, &mut ring)?,
                 }
                 done += scores.len();
@@ -1375,15 +1383,9 @@ impl<E: Expansion> Learner<E> {
         }
     }
 
-    /// Scores the examples of a block expanded whole (example `p` ending at `ends[p]`) into
-    /// `scores`, the slots `SCORE_AHEAD` examples ahead prefetched; `row` is scratch.
-    fn score_expanded(
-        &self,
-        block: &ExpandedFeatures,
-        ends: &[ExampleEnd],
-        scores: &mut [f64],
-        row: &mut ExpandedFeatures,
-    ) {
+    /// Scores the examples of a block expanded whole (example `p` ending at `ends[p]`), each
+    /// where it lies, into `scores`, the slots `SCORE_AHEAD` examples ahead prefetched.
+    fn score_expanded(&self, block: &ExpandedFeatures, ends: &[ExampleEnd], scores: &mut [f64]) {
         let slots = block.slots();
         let ahead = if self.prefetches() { SCORE_AHEAD } else { 0 };
         let start = |p: usize| if p == 0 { ExampleEnd::default() } else { ends[p - 1] };
@@ -1392,47 +1394,65 @@ impl<E: Expansion> Learner<E> {
             self.prefetch_slots(&slots[from..to.min(from + PREFETCH_SLOTS)]);
         };
         (0..ahead.min(scores.len())).for_each(prefetch_example);
-        let scales = self.one_feature_field_scales(block, ends);
+        let in_place = self.scoring_in_place(block, ends);
         let n = scores.len();
         for (p, score) in scores.iter_mut().enumerate() {
             if ahead > 0 && p + ahead < n {
                 prefetch_example(p + ahead);
             }
             let (from, to) = (start(p), ends[p]);
-            let raw = match &scales {
-                Some(scales) => self.raw_score_in_place(block, from.features..to.features, scales),
-                None => {
-                    self.empty_features(row);
-                    row.extend_from_example(block, from, to);
-                    self.raw_score(row)
+            let raw = match &in_place {
+                InPlace::ByFeature(scales) => {
+                    self.raw_score_in_place(block, from.features..to.features, scales)
+                }
+                InPlace::ByFieldRun(field_scales) => {
+                    self.raw_score_by_field_runs(field_scales, block, from, to)
                 }
             };
             *score = self.finalize(raw);
         }
     }
 
-    /// When every field's contribution to a score is one feature's (no field scales, or
-    /// one-hot namespaces and their crosses, the same layout in every example), the scale of
-    /// each position in an example (as long as the longest example): [`Learner::raw_score_in_place`]
-    /// then scores an example where it lies.
-    fn one_feature_field_scales(
-        &self,
-        block: &ExpandedFeatures,
-        ends: &[ExampleEnd],
-    ) -> Option<Vec<f32>> {
+    /// How the examples of a block expanded whole are scored where they lie: feature by feature
+    /// when every field's contribution is one feature's (no field scales, or one-hot namespaces
+    /// and their crosses, the same layout in every example; with each position's scale, as many
+    /// as the longest example has), else field run by field run.
+    fn scoring_in_place(&self, block: &ExpandedFeatures, ends: &[ExampleEnd]) -> InPlace<'_> {
         let Some(field_scales) = &self.field_scales else {
             let mut previous = 0;
             let longest = ends
                 .iter()
                 .map(|end| end.features - std::mem::replace(&mut previous, end.features));
-            return Some(vec![1.0; longest.max().unwrap_or(0)]);
+            return InPlace::ByFeature(vec![1.0; longest.max().unwrap_or(0)]);
         };
-        let per_example = ends.first()?.features;
+        let per_example = ends.first().map_or(0, |end| end.features);
         let uniform = ends.iter().enumerate().all(|(p, end)| end.features == (p + 1) * per_example);
         let runs: Vec<_> = block.field_runs().take(per_example).collect();
         let one_each = runs.len() == per_example && runs.iter().all(|(_, r)| r.len() == 1);
-        (uniform && one_each)
-            .then(|| runs.iter().map(|&(field, _)| field_scales.scale(field)).collect())
+        if uniform && one_each {
+            InPlace::ByFeature(runs.iter().map(|&(field, _)| field_scales.scale(field)).collect())
+        } else {
+            InPlace::ByFieldRun(field_scales)
+        }
+    }
+
+    /// [`Learner::raw_score`] with `field_scales` of the example from `from` to `to` of `block`
+    /// (a block expanded whole, see [`ExampleEnd`]), where it lies: the same sums in the same
+    /// order as of its copy.
+    fn raw_score_by_field_runs(
+        &self,
+        field_scales: &FieldScales,
+        block: &ExpandedFeatures,
+        from: ExampleEnd,
+        to: ExampleEnd,
+    ) -> f64 {
+        let data = self.weights.data();
+        if data.is_empty() {
+            return 0.0;
+        }
+        let (stride, gravity) = (self.weights.stride(), self.state.gravity as f32);
+        let score = field_scales.predict_between(data, stride, block, from, to, gravity);
+        f64::from(score) * self.state.contraction
     }
 
     /// [`Learner::raw_score`] of the features `range` of `block`, each of its own field, whose
