@@ -21,8 +21,16 @@ are printed beside the times. A row with a count of 0 has no feature there, so t
 longer one-hot: their blocks are expanded row by row (on the builder thread) rather than
 column by column.
 
+``--apple``: instead, what ``expansion="apple"`` costs beside counts: the default apple (its
+ranking race), ``Apple(ranking="typical")``, ``FieldApple()`` (the field crosses without apple's
+monomials) and the linear model, each fitted once on ``--rows``
+rows with 0, 1 and 13 counts, then scored on 200k more rows: fit seconds, feature updates an
+example and test logloss. The counts are noise (the label is eat-rate's), so what apple's
+monomials of them cost buys nothing here.
+
     .venv/bin/python benches/numeric_columns.py --rows 2000000 --rounds 3
     .venv/bin/python benches/numeric_columns.py --vw --rows 2000000 --rounds 3
+    .venv/bin/python benches/numeric_columns.py --apple --rows 1000000
 """
 
 from __future__ import annotations
@@ -146,13 +154,50 @@ def against_vw(rows: int, rounds: int) -> None:
     print("\n".join(table))
 
 
+def apple_beside_counts(rows: int) -> None:
+    frame = mixed_frame(rows + 200_000)
+    train, test = frame.head(rows), frame.tail(200_000)
+    models = {
+        "default apple": lambda: "apple",
+        "typical": lambda: pp.Apple(ranking="typical"),
+        "field crosses alone": lambda: pp.FieldApple(),
+        "linear": lambda: "linear",
+    }
+    print(f"{rows:,} eat-rate rows + counts, bits={BITS}, one fit each, load {load()}")
+    print("| counts | model | fit | feature updates an example | test logloss | crosses |")
+    print("|---:|---|---:|---:|---:|---|")
+    for k in (0, 1, 13):
+        data, held = train.drop(COUNTS[k:]), test.drop(COUNTS[k:])
+        for name, expansion in models.items():
+            fitted = pp.SGDClassifier(
+                loss="logistic", bits=BITS, expansion=expansion(), progress=False
+            )
+            began = time.perf_counter()
+            fitted.fit(data, "label")
+            seconds = time.perf_counter() - began
+            p = np.clip(fitted.predict_proba(held.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
+            y = held["label"].to_numpy() > 0
+            logloss = -float(np.mean(np.where(y, np.log(p), np.log1p(-p))))
+            updates = fitted.n_feature_updates_ / rows
+            crosses = fitted.crosses()["cross"].to_list() if name != "linear" else []
+            print(
+                f"| {k} | {name} | {seconds:.2f} s | {updates:.1f} | {logloss:.4f} | "
+                f"{', '.join(crosses) or '-'} |",
+                flush=True,
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rows", type=int, default=2_000_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--peak-of", choices=["in place", "sparse"], help=argparse.SUPPRESS)
     parser.add_argument("--vw", action="store_true", help="against Vowpal Wabbit (see above)")
+    parser.add_argument("--apple", action="store_true", help="apple beside counts (see above)")
     args = parser.parse_args()
+    if args.apple:
+        apple_beside_counts(args.rows)
+        return
     if args.vw:
         against_vw(args.rows, args.rounds)
         return
