@@ -251,15 +251,9 @@ def namespace_columns(frame: pl.DataFrame, names: list[str], numeric: list[str])
     """The namespace columns of an in-memory frame's feature columns (see
     :func:`feature_exprs`); the engine names a bad number's row from the batch's first row.
 
-    Each is made by :func:`select_alone`."""
-    series = [
-        select_alone(frame, [n], engine_column(n, frame.schema[n]))
-        for n in names
-        if n not in numeric
-    ]
-    if numeric:
-        series.append(select_alone(frame, numeric, pl.struct(*numeric).alias(DEFAULT_NAMESPACE)))
-    return series
+    Each is made by :func:`select_alone` from the columns its expression reads."""
+    exprs = feature_exprs(names, numeric, frame.schema)
+    return [select_alone(frame, expr.meta.root_names(), expr) for expr in exprs]
 
 
 def select_alone(frame: pl.DataFrame, columns: list[str], expr: pl.Expr) -> pl.Series:

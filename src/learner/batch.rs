@@ -398,8 +398,7 @@ impl ExpandedBlock {
     /// Where the example at `position` starts and ends.
     #[inline]
     fn bounds(&self, position: usize) -> (ExampleEnd, ExampleEnd) {
-        let from = if position == 0 { ExampleEnd::default() } else { self.ends[position - 1] };
-        (from, self.ends[position])
+        ExampleEnd::bounds(&self.ends, position)
     }
 }
 

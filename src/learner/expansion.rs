@@ -295,6 +295,7 @@ impl Interactions {
             }
         });
     }
+
     /// [`Interactions::count`] in u64 with overflow checks (`None` on overflow).
     pub(crate) fn checked_count(&self, n: u64, size: impl Fn(usize) -> u64) -> Option<u64> {
         let mut total = n.checked_add(u64::from(self.constant))?;

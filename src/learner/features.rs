@@ -66,6 +66,15 @@ pub struct ExampleEnd {
     pub(crate) marks: usize,
 }
 
+impl ExampleEnd {
+    /// Where example `p` of a buffer whose examples end at `ends` starts and ends.
+    #[inline]
+    pub(crate) fn bounds(ends: &[ExampleEnd], p: usize) -> (ExampleEnd, ExampleEnd) {
+        let from = if p == 0 { ExampleEnd::default() } else { ends[p - 1] };
+        (from, ends[p])
+    }
+}
+
 /// The per-example output of a feature enumerator (`super::Expansion`): weight slots (already masked to the table) and
 /// values. Slots are private so that every stored slot is `<= mask` by construction, which the
 /// learner's inner loops rely on.

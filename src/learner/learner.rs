@@ -1388,10 +1388,11 @@ impl<E: Expansion> Learner<E> {
     fn score_expanded(&self, block: &ExpandedFeatures, ends: &[ExampleEnd], scores: &mut [f64]) {
         let slots = block.slots();
         let ahead = if self.prefetches() { SCORE_AHEAD } else { 0 };
-        let start = |p: usize| if p == 0 { ExampleEnd::default() } else { ends[p - 1] };
         let prefetch_example = |p: usize| {
-            let (from, to) = (start(p).features, ends[p].features);
-            self.prefetch_slots(&slots[from..to.min(from + PREFETCH_SLOTS)]);
+            let (from, to) = ExampleEnd::bounds(ends, p);
+            self.prefetch_slots(
+                &slots[from.features..to.features.min(from.features + PREFETCH_SLOTS)],
+            );
         };
         (0..ahead.min(scores.len())).for_each(prefetch_example);
         let in_place = self.scoring_in_place(block, ends);
@@ -1400,7 +1401,7 @@ impl<E: Expansion> Learner<E> {
             if ahead > 0 && p + ahead < n {
                 prefetch_example(p + ahead);
             }
-            let (from, to) = (start(p), ends[p]);
+            let (from, to) = ExampleEnd::bounds(ends, p);
             let raw = match &in_place {
                 InPlace::ByFeature(scales) => {
                     self.raw_score_in_place(block, from.features..to.features, scales)
@@ -1419,11 +1420,12 @@ impl<E: Expansion> Learner<E> {
     /// as the longest example has), else field run by field run.
     fn scoring_in_place(&self, block: &ExpandedFeatures, ends: &[ExampleEnd]) -> InPlace<'_> {
         let Some(field_scales) = &self.field_scales else {
-            let mut previous = 0;
-            let longest = ends
-                .iter()
-                .map(|end| end.features - std::mem::replace(&mut previous, end.features));
-            return InPlace::ByFeature(vec![1.0; longest.max().unwrap_or(0)]);
+            let length = |p| {
+                let (from, to) = ExampleEnd::bounds(ends, p);
+                to.features - from.features
+            };
+            let longest = (0..ends.len()).map(length).max().unwrap_or(0);
+            return InPlace::ByFeature(vec![1.0; longest]);
         };
         let per_example = ends.first().map_or(0, |end| end.features);
         let uniform = ends.iter().enumerate().all(|(p, end)| end.features == (p + 1) * per_example);
