@@ -70,7 +70,7 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     shadow_bits: int = option(
         20,
         "The shared shadow table has ``2**shadow_bits`` vectors of 4 numbers (10..=26); the\n"
-        "value-pair cells number ``2**(shadow_bits + 2)`` (at most ``2**26``).",
+        "value-pair cells number ``2**(shadow_bits + 1)`` (at most ``2**25``, 16 bytes each).",
         engine=True,
         check=at_least(10, 26),
     )

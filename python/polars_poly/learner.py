@@ -1075,8 +1075,9 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
         low rank), ``z_cells`` (its value-pair cells' judgement, for crosses whose every pair
         of values has its own effect), ``samples`` (gain samples since the last cross
         joined or the candidate rejoined the race) and ``active`` (false while the candidate is
-        paused: it had a negative z-score after 5,000 samples; paused candidates rejoin when a
-        cross joins or after 30 checks without one). Empty once ``max_crosses`` are in.
+        paused: its z-score was not above zero after 5,000 samples; paused candidates rejoin
+        when a cross joins or after 30 checks without one). Empty once ``max_crosses`` are
+        in.
         """
         _, names = self._field_apple("screening")
         return self._by_class(lambda learner: self._screening(learner, names))

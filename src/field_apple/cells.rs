@@ -14,6 +14,15 @@
 //! alone (not jointly, as in the factorization): a mean of one cell needs no others. Its
 //! samples do not fade (the cells learn slowly, and their statistics need every sample).
 //!
+//! A cell keeps the key of the value pair it holds. A pair whose cell holds another pair's sum
+//! predicts nothing and takes the cell over (the latest pair wins): its gain is then 0, not the
+//! noise of an unrelated mean. Without the key, that noise outweighed the signal early on: a
+//! cross's gain comes only from pairs seen again, which at first are few (eat-rate's million
+//! animal-food pairs: about 1% of 20k screened rows), while one value pair in seven or so
+//! landed on a cell another pair had filled. The right cross then scored about zero at its
+//! first few thousand samples, and half the time lost its place in the race there
+//! (docs/benchmarks.md "Keyed cells").
+//!
 //! Measured on click (docs/benchmarks.md "Field crosses"): with `PRIOR` 5 only the two planted
 //! crosses with the fewest value pairs gain; at 200 all four do and every noise cross loses.
 
@@ -32,17 +41,26 @@ pub const MAX_PAIRS_PER_EXAMPLE: usize = 16;
 /// The hashed cells of every candidate cross (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PairCells {
-    /// `2^bits` cells of (residual sum, count).
-    cells: Vec<[f32; 2]>,
+    /// `2^bits` cells.
+    cells: Vec<Cell>,
     shift: u32,
 }
 
+/// One value pair's residual sum and count (16 bytes: one cache line never splits a cell).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+struct Cell {
+    sum: f32,
+    count: f32,
+    /// The pair's key ([`key`]); 0 while empty (a pair keyed 0 finds the empty cell its own).
+    key: u64,
+}
+
 /// The cells of an example's value pairs, located (and fetched ahead) before the example is
-/// judged ([`Judge::locate`], [`Judge::judge`]): each cell with its product `x_i x_j`,
+/// judged ([`Judge::locate`], [`Judge::judge`]): each pair's cell, key and product `x_i x_j`,
 /// and each candidate's span of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocatedCells {
-    slots: Vec<(usize, f32)>,
+    slots: Vec<(usize, u64, f32)>,
     spans: Vec<(usize, usize)>,
 }
 
@@ -57,18 +75,19 @@ impl LocatedCells {
     }
 }
 
-/// The cell of value pair (`hash_a`, `hash_b`) of the cross of fields `pair`.
+/// The key of value pair (`hash_a`, `hash_b`) of the cross of fields `pair`; its top bits
+/// are its cell.
 #[inline]
-fn cell(hash_a: u64, hash_b: u64, pair: (usize, usize), shift: u32) -> usize {
+fn key(hash_a: u64, hash_b: u64, pair: (usize, usize)) -> u64 {
     let salt = ((pair.0 as u64) << 32 | pair.1 as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let key = hash_a.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ hash_b.rotate_left(29) ^ salt;
-    (key.wrapping_mul(0xD6E8_FEB8_6659_FD93) >> shift) as usize
+    let mixed = hash_a.wrapping_mul(0xC2B2_AE3D_27D4_EB4F) ^ hash_b.rotate_left(29) ^ salt;
+    mixed.wrapping_mul(0xD6E8_FEB8_6659_FD93)
 }
 
 impl PairCells {
-    /// `2^bits` cells (8 bytes each), all empty.
+    /// `2^bits` cells (16 bytes each), all empty.
     pub fn new(bits: u32) -> Self {
-        let mut cells = vec![[0.0; 2]; 1 << bits];
+        let mut cells = vec![Cell::default(); 1 << bits];
         // Random reads: on normal pages nearly each would miss the TLB too.
         crate::memory::advise_huge_pages(&mut cells);
         PairCells { cells, shift: 64 - bits }
@@ -91,9 +110,10 @@ impl Judge for PairCells {
             if n_pairs > 0 && n_pairs <= MAX_PAIRS_PER_EXAMPLE {
                 for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
                     for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
-                        let slot = cell(ha, hb, candidate.pair, self.shift);
+                        let key = key(ha, hb, candidate.pair);
+                        let slot = (key >> self.shift) as usize;
                         prefetch(self.cells.as_ptr().wrapping_add(slot));
-                        out.slots.push((slot, xa * xb));
+                        out.slots.push((slot, key, xa * xb));
                     }
                 }
             }
@@ -119,9 +139,13 @@ impl Judge for PairCells {
             let slots = &located.slots[start..end];
             let prediction: f32 = slots
                 .iter()
-                .map(|&(slot, x)| {
-                    let [sum, count] = self.cells[slot];
-                    x * sum / (count + PRIOR)
+                .map(|&(slot, key, x)| {
+                    let cell = &self.cells[slot];
+                    if cell.key == key {
+                        x * cell.sum / (cell.count + PRIOR)
+                    } else {
+                        0.0
+                    }
                 })
                 .sum();
             let error = f64::from(residual - prediction);
@@ -129,10 +153,13 @@ impl Judge for PairCells {
                 continue;
             }
             candidate.cells.record(w * (r * r - error * error), 1.0);
-            for &(slot, x) in slots {
-                let [sum, count] = &mut self.cells[slot];
-                *sum += weight * x * residual;
-                *count += weight * x * x;
+            for &(slot, key, x) in slots {
+                let cell = &mut self.cells[slot];
+                if cell.key != key {
+                    *cell = Cell { key, ..Cell::default() };
+                }
+                cell.sum += weight * x * residual;
+                cell.count += weight * x * x;
             }
         }
     }
@@ -140,7 +167,7 @@ impl Judge for PairCells {
     /// Empties every cell and forgets every candidate's cell statistics (after a cross joins,
     /// the residual is another one).
     fn reset(&mut self, candidates: &mut [Candidate]) {
-        self.cells.iter_mut().for_each(|c| *c = [0.0; 2]);
+        self.cells.iter_mut().for_each(|c| *c = Cell::default());
         candidates.iter_mut().for_each(|c| c.cells.reset());
     }
 }
@@ -212,7 +239,42 @@ mod tests {
         assert!((candidates[0].cells.gain - (1.0 - (1.0 - p).powi(2))).abs() < 1e-6);
         cells.reset(&mut candidates);
         assert_eq!(candidates[0].cells.count, 0);
-        assert!(cells.cells.iter().all(|c| *c == [0.0; 2]));
+        assert!(cells.cells.iter().all(|c| *c == Cell::default()));
+    }
+
+    #[test]
+    fn a_pair_on_another_pairs_cell_predicts_nothing_and_takes_it_over() {
+        let mut cells = PairCells::new(1); // two cells
+        let mut candidates = vec![Candidate::new((0, 1))];
+        let mut buffer = ExampleBuffer::new();
+        // Screens the pair (3, b) with residual 1; its gain, cell and key.
+        let mut screen = |cells: &mut PairCells, b: u32, candidates: &mut Vec<Candidate>| {
+            buffer.clear();
+            buffer.push_namespace(0, &[3u32], &[1.0f32], 0).unwrap();
+            buffer.push_namespace(0, &[b], &[1.0f32], 0).unwrap();
+            let example = buffer.finish(0.0, 1.0, 0).unwrap();
+            let gain_before = candidates[0].cells.gain;
+            let located = screen_with(cells, &example, candidates, 1.0, 1.0);
+            let (slot, key, _) = located.slots[0];
+            (candidates[0].cells.gain - gain_before, slot, key)
+        };
+        let (gain, slot, first) = screen(&mut cells, 4, &mut candidates);
+        assert_eq!(gain, 0.0);
+        assert!(screen(&mut cells, 4, &mut candidates).0 > 0.0);
+        // Another pair whose cell is the same: it finds the cell taken, predicts nothing and
+        // gains nothing (an unrelated mean would have added its noise), and holds the cell after.
+        let mut scratch = PairCells::new(1);
+        let mut spare = vec![Candidate::new((0, 1))];
+        let other = (5..)
+            .find(|&b| {
+                let (_, s, k) = screen(&mut scratch, b, &mut spare);
+                s == slot && k != first
+            })
+            .unwrap();
+        let (gain, _, key) = screen(&mut cells, other, &mut candidates);
+        assert_eq!(gain, 0.0);
+        assert_eq!(cells.cells[slot], Cell { sum: 1.0, count: 1.0, key });
+        assert_eq!(screen(&mut cells, 4, &mut candidates).0, 0.0);
     }
 
     #[test]

@@ -56,7 +56,7 @@ pub struct FieldAppleConfig {
     /// Least z-score of a cross's gain for it to join, > 0.
     pub z: f64,
     /// The shadow table has `2^shadow_bits` vectors (16 bytes each), 10..=26; the value-pair
-    /// cells number `2^(shadow_bits + 2)`, at most `2^26` (8 bytes each).
+    /// cells number `2^(shadow_bits + 1)`, at most `2^25` (16 bytes each).
     pub shadow_bits: u32,
     /// Add the constant feature.
     #[serde(default = "default_constant")]
@@ -125,8 +125,9 @@ const MIN_PATIENCE: u32 = 10;
 /// `FieldApple::in_sight`).
 const IN_SIGHT: f64 = 0.5;
 
-/// The value-pair cells ([`cells`]) number `2^(shadow_bits + 2)`, at most `2^26` (8 bytes each).
-const CELL_BITS_OVER_SHADOW: u32 = 2;
+/// The value-pair cells ([`cells`]) number `2^(shadow_bits + 1)`, at most `2^25` (16 bytes each:
+/// twice the shadow's bytes).
+const CELL_BITS_OVER_SHADOW: u32 = 1;
 
 /// A candidate's standing (see [`FieldApple::candidate_scores`]).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,15 +140,17 @@ pub struct CandidateScore {
     pub active: bool,
 }
 
-/// Gain samples a candidate needs before it may join (a z-score of a few samples of a skewed
-/// gain is not evidence) ...
-const MIN_SAMPLES_TO_JOIN: u64 = 2_000;
-
-/// ... and before it may be paused: at a check, a candidate with this many samples whose
-/// z-score is below zero stops being screened until the next cross joins or the next
-/// [`PATIENT_CHECKS`] quiet checks pass (racing: the budget goes to the crosses still in the
-/// race; a useless cross's mean gain is negative, so each falls below zero sooner or later).
-const SAMPLES_BEFORE_PAUSE: u64 = 5_000;
+/// Gain samples a candidate needs before its z-score decides anything. Before: a z-score of a
+/// few samples of a skewed gain is not evidence (on click, crosses of fields whose own effects
+/// the model was still learning reached z 5 after 1,000-2,000 samples, and joined at 2,000).
+/// After, at a check:
+/// * the best candidate may join;
+/// * a candidate whose z-score is not above zero stops being screened until the next cross
+///   joins or the next [`PATIENT_CHECKS`] quiet checks pass (racing: the budget goes to the
+///   crosses still in the race; a useless cross's mean gain is negative, so each falls below
+///   zero sooner or later, and one whose value pairs have not come back is exactly zero by its
+///   cells).
+const SAMPLES_TO_DECIDE: u64 = 5_000;
 
 /// A judge of candidate crosses ([`screen`]'s shared factorization, [`cells`]' value-pair
 /// cells): an example is located in the judge's tables first (its memory asked for ahead), then
@@ -218,7 +221,7 @@ struct Located {
 
 impl Judges {
     fn new(shadow_bits: u32) -> Self {
-        let cell_bits = (shadow_bits + CELL_BITS_OVER_SHADOW).min(26);
+        let cell_bits = (shadow_bits + CELL_BITS_OVER_SHADOW).min(25);
         Judges {
             shadow: Shadow::new(shadow_bits),
             cells: PairCells::new(cell_bits),
@@ -280,7 +283,7 @@ pub struct FieldApple {
     /// Every cross not in the model and still in the race; built at the first learned example
     /// (which names the fields), empty once screening is over.
     candidates: Vec<Candidate>,
-    /// Crosses out of the race until it restarts (see [`SAMPLES_BEFORE_PAUSE`]).
+    /// Crosses out of the race until it restarts (see [`SAMPLES_TO_DECIDE`]).
     paused: Vec<Candidate>,
     /// The two judges' tables while screening (none before the first example and after the
     /// last cross).
@@ -495,7 +498,7 @@ impl FieldApple {
             .candidates
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.count() >= MIN_SAMPLES_TO_JOIN)
+            .filter(|(_, c)| c.count() >= SAMPLES_TO_DECIDE)
             .map(|(i, c)| (i, c.z_score()))
             .filter(|&(_, z)| z >= self.config.z)
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
@@ -544,11 +547,11 @@ impl FieldApple {
         }
     }
 
-    /// Candidates with enough samples and a negative z-score leave the race.
+    /// Candidates with enough samples and no positive z-score leave the race.
     fn pause_losers(&mut self) {
         let (losing, racing): (Vec<_>, Vec<_>) = std::mem::take(&mut self.candidates)
             .into_iter()
-            .partition(|c| c.count() >= SAMPLES_BEFORE_PAUSE && c.z_score() < 0.0);
+            .partition(|c| c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0);
         self.candidates = racing;
         self.paused.extend(losing);
     }
