@@ -330,6 +330,8 @@ def test_frame_columns_are_read_by_name_not_position(make, tmp_path: Path) -> No
     frame = pl.DataFrame(X, schema=["a", "b", "c"])
     model = make().fit(frame, y)
     assert model.feature_columns_ == ["a", "b", "c"]
+    assert model.feature_names_in_.tolist() == ["a", "b", "c"] and model.n_features_in_ == 3
+    assert not hasattr(make().fit(X, y), "feature_names_in_")
     reordered = frame.select("c", "a", "b")
     np.testing.assert_array_equal(model.predict(reordered), model.predict(frame))
     assert (model.predict(frame) == y).mean() > 0.9
@@ -339,6 +341,7 @@ def test_frame_columns_are_read_by_name_not_position(make, tmp_path: Path) -> No
     model.save(path)
     loaded = pp.load_model(path)
     np.testing.assert_array_equal(loaded.predict(reordered), model.predict(frame))
+    assert loaded.feature_names_in_.tolist() == ["a", "b", "c"]
     on_pandas = make().fit(frame.to_pandas(), y)
     np.testing.assert_array_equal(
         on_pandas.predict(reordered.to_pandas()), on_pandas.predict(frame.to_pandas())

@@ -61,4 +61,30 @@ except ImportError:  # pragma: no cover
             return float(1.0 - error / spread) if spread > 0 else float("nan")
 
 
-__all__ = ["BaseEstimator", "ClassifierMixin", "RegressorMixin", "TransformerMixin"]
+class FeatureNamesIn:
+    """scikit-learn's ``feature_names_in_`` for an estimator that keeps the feature columns of
+    the frame it was fitted on in ``feature_columns_`` (None, or absent, after a fit on a
+    matrix or on a frame's one sparse column read as one)."""
+
+    @property
+    def feature_names_in_(self) -> Any:
+        """The feature columns of the frame the model was fitted on, as scikit-learn names
+        them: an array of str (absent when it was fitted on a matrix)."""
+        import numpy as np
+
+        columns = getattr(self, "feature_columns_", None)
+        if columns is None:
+            raise AttributeError(
+                f"{type(self).__name__} has no feature_names_in_: it was not fitted on a frame's "
+                "named feature columns"
+            )
+        return np.asarray(columns, dtype=object)
+
+
+__all__ = [
+    "BaseEstimator",
+    "ClassifierMixin",
+    "FeatureNamesIn",
+    "RegressorMixin",
+    "TransformerMixin",
+]

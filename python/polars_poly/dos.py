@@ -29,7 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_poly._estimator import BaseEstimator, ClassifierMixin
+from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesIn
 from polars_poly._input import (
     as_polars,
     check_named_columns,
@@ -62,7 +62,7 @@ def _n_features_check(value: Any) -> str | None:
 
 
 @documented({})
-class _BasePA(Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
+class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fit/predict logic; the model family is the engine option ``rank`` (0: linear)."""
 
     _model_attribute = "core_"

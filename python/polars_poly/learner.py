@@ -28,7 +28,12 @@ import polars as pl
 import pyarrow as pa
 
 from polars_poly import _internal
-from polars_poly._estimator import BaseEstimator, ClassifierMixin, RegressorMixin
+from polars_poly._estimator import (
+    BaseEstimator,
+    ClassifierMixin,
+    FeatureNamesIn,
+    RegressorMixin,
+)
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_float_array,
@@ -134,7 +139,7 @@ class _FitState:
 
 
 @documented(_NAMES)
-class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
+class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: ignore[misc]
     """Shared machinery of the two estimators; their options, declared once here (see
     ``polars_poly._params``)."""
 
@@ -425,10 +430,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
     def _remember_columns(self, names: list[str] | None, numeric: list[str]) -> None:
         self.feature_columns_ = names
         self._numeric_columns = numeric
-        if names is None:
-            self.n_features_in_ = self._width
-        elif hasattr(self, "n_features_in_"):
-            del self.n_features_in_
+        # As scikit-learn counts them: a matrix's columns, or a frame's feature columns.
+        self.n_features_in_ = self._width if names is None else len(names)
 
     def _fitted_columns(self) -> tuple[list[str], list[str]]:
         names = getattr(self, "feature_columns_", None)
@@ -1200,6 +1203,8 @@ class _BaseSGD(_FitState, Persistent, BaseEstimator):  # type: ignore[misc]
             self._numeric_columns = list(state["feature_columns"]) if numeric else []
         if state["n_features_in"] is not None:
             self.n_features_in_ = state["n_features_in"]
+        elif state["feature_columns"] is not None:  # files before 2026-11-27 had none for frames
+            self.n_features_in_ = len(state["feature_columns"])
         self.namespaces_ = list(learner.options()["namespaces"])
         self.pass_loss_ = state["pass_loss"]
         self.holdout_loss_ = state["holdout_loss"]
