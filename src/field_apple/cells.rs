@@ -46,8 +46,10 @@ pub struct PairCells {
     shift: u32,
 }
 
-/// One value pair's residual sum and count (16 bytes: one cache line never splits a cell).
+/// One value pair's residual sum and count (16 bytes, aligned: one cache line never splits a
+/// cell).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[repr(C, align(16))]
 struct Cell {
     sum: f32,
     count: f32,
