@@ -430,8 +430,14 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _remember_columns(self, names: list[str] | None, numeric: list[str]) -> None:
         self.feature_columns_ = names
         self._numeric_columns = numeric
-        # As scikit-learn counts them: a matrix's columns, or a frame's feature columns.
-        self.n_features_in_ = self._width if names is None else len(names)
+        # As scikit-learn counts them: a matrix's columns, or a frame's numeric columns (one
+        # feature each). A sparse column has no count: it is read as a matrix is.
+        if names is None:
+            self.n_features_in_ = self._width
+        elif len(numeric) == len(names):
+            self.n_features_in_ = len(names)
+        elif hasattr(self, "n_features_in_"):
+            del self.n_features_in_
 
     def _fitted_columns(self) -> tuple[list[str], list[str]]:
         names = getattr(self, "feature_columns_", None)
@@ -1203,7 +1209,9 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             self._numeric_columns = list(state["feature_columns"]) if numeric else []
         if state["n_features_in"] is not None:
             self.n_features_in_ = state["n_features_in"]
-        elif state["feature_columns"] is not None:  # files before 2026-11-27 had none for frames
+        elif state["feature_columns"] is not None and len(self._numeric_columns) == len(
+            state["feature_columns"]
+        ):  # files before 2026-11-27 had none for numeric columns
             self.n_features_in_ = len(state["feature_columns"])
         self.namespaces_ = list(learner.options()["namespaces"])
         self.pass_loss_ = state["pass_loss"]
