@@ -9,7 +9,7 @@
 //!   (a shadow vector update) and a quarter unit per racing candidate; `budget` units are
 //!   allowed per feature the model learns, so screening costs about that fraction of linear
 //!   training.
-//! * Racing: at a check, candidates with enough samples and a negative z-score pause; they
+//! * Racing: at a check, candidates with enough samples and no positive z-score pause; they
 //!   rejoin when a cross joins or every [`PATIENT_CHECKS`] quiet checks.
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
 //!   gain over its standard error, the better judge's) joins if its z-score is at least `z`, then
