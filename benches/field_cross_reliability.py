@@ -14,22 +14,17 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
 import polars as pl
 import polars_poly as pp
-from polars_poly.synthetic import eat_rate
 
-COUNTS = [f"n{i}" for i in range(13)]
+sys.path.insert(0, str(Path(__file__).parent))
+from numeric_columns import COUNTS, mixed_frame  # noqa: E402
+
 BUDGETS = (0.48, 0.5, 0.52)
-
-
-def with_counts(rows: int, seed: int) -> pl.DataFrame:
-    rng = np.random.default_rng(seed)
-    return eat_rate(rows, seed=seed).with_columns(
-        pl.Series(name, rng.poisson(2.0, rows).astype(np.float64)) for name in COUNTS
-    )
 
 
 def main() -> None:
@@ -40,7 +35,7 @@ def main() -> None:
     print(f"{args.rows:,} eat-rate rows a fit, bits 24; load {os.getloadavg()[0]:.2f}")
     fits: list[tuple[int, int | None, float]] = []
     for seed in range(args.seeds):
-        frame = with_counts(args.rows, seed)
+        frame = mixed_frame(args.rows, seed)
         for counts in (0, 13):
             data = frame.drop(COUNTS[counts:])
             for budget in BUDGETS:

@@ -67,9 +67,10 @@ def as_sparse(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame
     return frame.select(pl.exclude(COUNTS), pp.to_sparse(*COUNTS).alias("features"))
 
 
-def mixed_frame(rows: int) -> pl.DataFrame:
-    rng = np.random.default_rng(0)
-    return eat_rate(rows, seed=0).with_columns(
+def mixed_frame(rows: int, seed: int = 0) -> pl.DataFrame:
+    """``rows`` eat-rate rows of ``seed`` with the 13 counts beside them."""
+    rng = np.random.default_rng(seed)
+    return eat_rate(rows, seed=seed).with_columns(
         pl.Series(name, rng.poisson(2.0, rows).astype(np.float64)) for name in COUNTS
     )
 

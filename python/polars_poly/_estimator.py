@@ -10,6 +10,8 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
+import numpy as np
+
 try:  # pragma: no cover - which branch runs depends on the environment
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 except ImportError:  # pragma: no cover
@@ -70,8 +72,6 @@ class FeatureNamesIn:
     def feature_names_in_(self) -> Any:
         """The feature columns of the frame the model was fitted on, as scikit-learn names
         them: an array of str (absent when it was fitted on a matrix)."""
-        import numpy as np
-
         columns = getattr(self, "feature_columns_", None)
         if columns is None:
             raise AttributeError(

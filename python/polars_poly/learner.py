@@ -430,12 +430,17 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _remember_columns(self, names: list[str] | None, numeric: list[str]) -> None:
         self.feature_columns_ = names
         self._numeric_columns = numeric
-        # As scikit-learn counts them: a matrix's columns, or a frame's numeric columns (one
-        # feature each). A sparse column has no count: it is read as a matrix is.
-        if names is None:
-            self.n_features_in_ = self._width
-        elif len(numeric) == len(names):
-            self.n_features_in_ = len(names)
+        self._count_features_in(self._width if names is None else None)
+
+    def _count_features_in(self, width: int | None) -> None:
+        """``n_features_in_`` as scikit-learn counts them: a matrix's ``width``, or a frame's
+        numeric columns (one feature each). A sparse column has no count: it is read as a
+        matrix of any width."""
+        names = self.feature_columns_
+        if names is not None and len(self._numeric_columns) == len(names):
+            width = len(names)
+        if width is not None:
+            self.n_features_in_ = width
         elif hasattr(self, "n_features_in_"):
             del self.n_features_in_
 
@@ -1207,12 +1212,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         else:  # before mixed columns: all sparse or all numeric
             numeric = not state["sparse_columns"] and state["feature_columns"] is not None
             self._numeric_columns = list(state["feature_columns"]) if numeric else []
-        if state["n_features_in"] is not None:
-            self.n_features_in_ = state["n_features_in"]
-        elif state["feature_columns"] is not None and len(self._numeric_columns) == len(
-            state["feature_columns"]
-        ):  # files before 2026-11-27 had none for numeric columns
-            self.n_features_in_ = len(state["feature_columns"])
+        # Files before 2026-11-27 have none for numeric columns: counted as a fit counts them.
+        self._count_features_in(state["n_features_in"])
         self.namespaces_ = list(learner.options()["namespaces"])
         self.pass_loss_ = state["pass_loss"]
         self.holdout_loss_ = state["holdout_loss"]

@@ -58,11 +58,11 @@ struct Cell {
 }
 
 /// The cells of an example's value pairs, located (and fetched ahead) before the example is
-/// judged ([`Judge::locate`], [`Judge::judge`]): each pair's cell, key and product `x_i x_j`,
-/// and each candidate's span of them.
+/// judged ([`Judge::locate`], [`Judge::judge`]): each pair's key (its cell is the key's top
+/// bits) and product `x_i x_j`, and each candidate's span of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocatedCells {
-    slots: Vec<(usize, u64, f32)>,
+    slots: Vec<(u64, f32)>,
     spans: Vec<(usize, usize)>,
 }
 
@@ -87,6 +87,12 @@ fn key(hash_a: u64, hash_b: u64, pair: (usize, usize)) -> u64 {
 }
 
 impl PairCells {
+    /// The cell of a pair's key.
+    #[inline]
+    fn slot(&self, key: u64) -> usize {
+        (key >> self.shift) as usize
+    }
+
     /// `2^bits` cells (16 bytes each), all empty.
     pub fn new(bits: u32) -> Self {
         let mut cells = vec![Cell::default(); 1 << bits];
@@ -113,9 +119,8 @@ impl Judge for PairCells {
                 for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
                     for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
                         let key = key(ha, hb, candidate.pair);
-                        let slot = (key >> self.shift) as usize;
-                        prefetch(self.cells.as_ptr().wrapping_add(slot));
-                        out.slots.push((slot, key, xa * xb));
+                        prefetch(self.cells.as_ptr().wrapping_add(self.slot(key)));
+                        out.slots.push((key, xa * xb));
                     }
                 }
             }
@@ -141,8 +146,8 @@ impl Judge for PairCells {
             let slots = &located.slots[start..end];
             let prediction: f32 = slots
                 .iter()
-                .map(|&(slot, key, x)| {
-                    let cell = &self.cells[slot];
+                .map(|&(key, x)| {
+                    let cell = &self.cells[self.slot(key)];
                     if cell.key == key {
                         x * cell.sum / (cell.count + PRIOR)
                     } else {
@@ -155,7 +160,8 @@ impl Judge for PairCells {
                 continue;
             }
             candidate.cells.record(w * (r * r - error * error), 1.0);
-            for &(slot, key, x) in slots {
+            for &(key, x) in slots {
+                let slot = self.slot(key);
                 let cell = &mut self.cells[slot];
                 if cell.key != key {
                     *cell = Cell { key, ..Cell::default() };
@@ -257,8 +263,8 @@ mod tests {
             let example = buffer.finish(0.0, 1.0, 0).unwrap();
             let gain_before = candidates[0].cells.gain;
             let located = screen_with(cells, &example, candidates, 1.0, 1.0);
-            let (slot, key, _) = located.slots[0];
-            (candidates[0].cells.gain - gain_before, slot, key)
+            let (key, _) = located.slots[0];
+            (candidates[0].cells.gain - gain_before, cells.slot(key), key)
         };
         let (gain, slot, first) = screen(&mut cells, 4, &mut candidates);
         assert_eq!(gain, 0.0);
