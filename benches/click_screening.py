@@ -1,8 +1,10 @@
 """What field-level apple's screening sees on the click-like set: after each 250k-row step of
 ``partial_fit``, the crosses that joined, the four most promising candidates and the planted
-crosses' z-scores (``SGDClassifier.screening()``).
+crosses' z-scores (``SGDClassifier.screening()``), with the samples each z-score is over.
+``--expansion apple`` screens as the default apple does.
 
     .venv/bin/python benches/click_screening.py [--rows 1000000]
+    .venv/bin/python benches/click_screening.py --rows 60000 --step 5000 --expansion apple
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--step", type=int, default=250_000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--expansion", choices=["field", "apple"], default="field")
     args = parser.parse_args()
     data = synthetic.click(args.rows, args.seed)
     fields = [c for c in data.columns if c != "label"]
@@ -26,7 +29,8 @@ def main() -> None:
     planted = [
         "*".join(sorted((c.a, c.b))) for c in synthetic.click_planted(args.seed).field_crosses
     ]
-    model = pp.SGDClassifier(loss="logistic", bits=24, expansion=pp.FieldApple())
+    expansion = pp.FieldApple() if args.expansion == "field" else "apple"
+    model = pp.SGDClassifier(loss="logistic", bits=24, expansion=expansion, progress=False)
     for start in range(0, args.rows, args.step):
         batch = features.slice(start, args.step)
         if start == 0:
@@ -34,7 +38,7 @@ def main() -> None:
         else:
             model.partial_fit(batch, "label", classes=[-1, 1])
         screening = model.screening()
-        best = screening.head(4).select("cross", pl.col("z").round(2)).rows()
+        best = screening.head(4).select("cross", pl.col("z").round(2), "samples").rows()
         ours = screening.filter(pl.col("cross").is_in(planted)).select(
             "cross", pl.col("z").round(2)
         )

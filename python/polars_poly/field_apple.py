@@ -27,7 +27,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     pair's shrunk mean residual: it sees crosses whose every value pair has its own effect).
     Each cross's progressive gain under each judge (what it adds to the fit) decides: every
     ``check_every`` examples the cross whose mean gain is most significant joins, if its z-score
-    is at least ``z``; crosses whose gain stays negative are paused, leaving the budget to the
+    is at least ``z`` (on fewer than 5,000 gain samples, ``z * sqrt(5000 / samples)``, and none
+    before 1,000); crosses whose gain stays negative are paused, leaving the budget to the
     others. Screening costs about ``budget`` units per learned feature (a unit: a shadow vector
     update, or four crosses judged). Needs two or more sparse feature columns.
 
@@ -63,7 +64,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     )
     z: float = option(
         5.0,
-        "Least z-score (mean gain over its standard error) for a cross to join.",
+        "Least z-score (mean gain over its standard error) for a cross to join (on fewer than\n"
+        "5,000 gain samples, z * sqrt(5000 / samples)).",
         engine=True,
         accepted="a number > 0",
     )

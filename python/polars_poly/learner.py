@@ -1085,10 +1085,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
 
         Columns: ``cross``, ``fields``, ``z`` (how surely the cross lowers the loss: the larger
         of its two judges' z-scores; it joins at a check when it is the largest and at least
-        ``expansion.z``), ``z_factors`` (the shared factorization's judgement, for crosses of
-        low rank), ``z_cells`` (its value-pair cells' judgement, for crosses whose every pair
-        of values has its own effect), ``samples`` (gain samples since the last cross
-        joined or the candidate rejoined the race) and ``active`` (false while the candidate is
+        ``expansion.z``, or ``expansion.z * sqrt(5000 / samples)`` on fewer than 5,000
+        samples), ``z_factors`` (the shared factorization's judgement, for crosses of low
+        rank), ``z_cells`` (its value-pair cells' judgement, for crosses whose every pair of
+        values has its own effect), ``samples`` (gain samples since the last cross joined or
+        the candidate rejoined the race) and ``active`` (false while the candidate is
         paused: its z-score was not above zero after 5,000 samples; paused candidates rejoin
         when a cross joins or after 30 checks without one). Empty once ``max_crosses`` are
         in.

@@ -12,12 +12,12 @@
 //! * Racing: at a check, candidates with enough samples and no positive z-score pause; they
 //!   rejoin when a cross joins or every [`PATIENT_CHECKS`] quiet checks.
 //! * Checks: every `check_every` learned examples, the candidate with the largest z-score (mean
-//!   gain over its standard error, the better judge's) joins if its z-score is at least `z`, then
-//!   every shadow and statistic starts again (the residual changed). After a run of checks
-//!   that add nothing (30 before the first cross; after one, as many as it took to find the
-//!   last, at least 10), each further one shrinks the budget in force by 5%, down to a
-//!   sixteenth of `budget`; a cross joining restores it. At most `max_crosses` crosses are
-//!   added; screening stops when that many are in.
+//!   gain over its standard error, the better judge's) joins if its z-score is at least `z`
+//!   (more on few samples: [`z_to_join`]), then every shadow and statistic starts again (the
+//!   residual changed). After a run of checks that add nothing (30 before the first cross;
+//!   after one, as many as it took to find the last, at least 10), each further one shrinks the
+//!   budget in force by 5%, down to a sixteenth of `budget`; a cross joining restores it. At
+//!   most `max_crosses` crosses are added; screening stops when that many are in.
 //! * Catch-up: the last `catch_up` learned examples are kept while a join is in sight (during
 //!   the first 30 checks, and while a racing candidate has half the z-score to join), and a
 //!   cross that joins is stepped on them.
@@ -140,17 +140,31 @@ pub struct CandidateScore {
     pub active: bool,
 }
 
-/// Gain samples a candidate needs before its z-score decides anything. Before: a z-score of a
-/// few samples of a skewed gain is not evidence (on click, crosses of fields whose own effects
-/// the model was still learning reached z 5 after 1,000-2,000 samples, and joined at 2,000).
-/// After, at a check:
-/// * the best candidate may join;
-/// * a candidate whose z-score is not above zero stops being screened until the next cross
-///   joins or the next [`PATIENT_CHECKS`] quiet checks pass (racing: the budget goes to the
-///   crosses still in the race; a useless cross's mean gain is negative, so each falls below
-///   zero sooner or later, and one whose value pairs have not come back is exactly zero by its
-///   cells).
+/// Gain samples after which a candidate's z-score alone decides (see [`z_to_join`]). At a
+/// check, a candidate with this many samples whose z-score is not above zero stops being
+/// screened until the next cross joins or the next [`PATIENT_CHECKS`] quiet checks pass
+/// (racing: the budget goes to the crosses still in the race; a useless cross's mean gain is
+/// negative, so each falls below zero sooner or later, and one whose value pairs have not come
+/// back is exactly zero by its cells).
 const SAMPLES_TO_DECIDE: u64 = 5_000;
+
+/// Least gain samples for a candidate to join at all: a z-score of a few hundred samples of a
+/// skewed gain is not evidence.
+const SAMPLES_TO_JOIN: u64 = 1_000;
+
+/// The z-score a candidate of `samples` gain samples needs to join: `z` from
+/// [`SAMPLES_TO_DECIDE`] samples on, and before that `z * sqrt(SAMPLES_TO_DECIDE / samples)`:
+/// its summed gain must be as sure as a z-score of `z` at [`SAMPLES_TO_DECIDE`] samples. Early
+/// z-scores run high on fields whose own effects the model is still learning (on click, with
+/// 435 candidates, crosses of such fields reached z 5.0-5.5 at 2,000-3,500 samples, and fell
+/// to 3.5 by 5,000), while a cross that predicts shows far more (eat-rate in small: `A*B`'s
+/// cells at z 20 after 3,000 samples). Infinite below [`SAMPLES_TO_JOIN`].
+fn z_to_join(z: f64, samples: u64) -> f64 {
+    if samples < SAMPLES_TO_JOIN {
+        return f64::INFINITY;
+    }
+    z * (SAMPLES_TO_DECIDE as f64 / samples as f64).sqrt().max(1.0)
+}
 
 /// A judge of candidate crosses ([`screen`]'s shared factorization, [`cells`]' value-pair
 /// cells): an example is located in the judge's tables first (its memory asked for ahead), then
@@ -498,9 +512,8 @@ impl FieldApple {
             .candidates
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.count() >= SAMPLES_TO_DECIDE)
+            .filter(|(_, c)| c.z_score() >= z_to_join(self.config.z, c.count()))
             .map(|(i, c)| (i, c.z_score()))
-            .filter(|&(_, z)| z >= self.config.z)
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
         let Some((index, _)) = best else {
             self.quiet_checks += 1;

@@ -134,10 +134,10 @@ fn losing_candidates_pause_and_rejoin_when_a_cross_joins_or_the_race_restarts() 
     assert_eq!(scores.iter().map(|c| c.active).collect::<Vec<_>>(), [true, true, false]);
 
     // A sure winner with too few samples waits; with enough it joins, and the paused return.
-    model.candidates[0] = judged((0, 2), SAMPLES_TO_DECIDE as usize - 2, 1.0);
+    model.candidates[0] = judged((0, 2), SAMPLES_TO_JOIN as usize - 2, 1.0);
     model.judge();
     assert!(model.crosses().is_empty());
-    model.candidates[0] = judged((0, 2), SAMPLES_TO_DECIDE as usize, 1.0);
+    model.candidates[0] = judged((0, 2), SAMPLES_TO_JOIN as usize, 1.0);
     model.judge();
     assert_eq!(model.crosses().iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 2)]);
     assert!(model.paused.is_empty());
@@ -155,6 +155,30 @@ fn losing_candidates_pause_and_rejoin_when_a_cross_joins_or_the_race_restarts() 
     assert!(model.paused.is_empty());
     let returned = model.candidates.iter().find(|c| c.pair == (0, 1)).unwrap();
     assert_eq!(returned.count(), 0);
+}
+
+#[test]
+fn fewer_samples_need_a_surer_z_score_to_join() {
+    // Gains of mean m and standard deviation 1 over n samples: z = m * sqrt(n).
+    let z_of = |candidate: &Candidate| candidate.z_score();
+    let with_z = |n: usize, z: f64| judged((0, 1), n, z / (n as f64).sqrt());
+    let joins = |candidate: Candidate| {
+        let mut model = FieldApple::new(FieldAppleConfig::default()).unwrap();
+        model.candidates = vec![candidate];
+        model.judge();
+        !model.crosses().is_empty()
+    };
+    // From SAMPLES_TO_DECIDE on, z itself; at 2,000 samples z * sqrt(5/2), about 7.9.
+    assert_eq!(z_to_join(5.0, SAMPLES_TO_DECIDE), 5.0);
+    assert_eq!(z_to_join(5.0, 4 * SAMPLES_TO_DECIDE), 5.0);
+    assert!((z_to_join(5.0, 2_000) - 5.0 * 2.5f64.sqrt()).abs() < 1e-12);
+    assert_eq!(z_to_join(5.0, SAMPLES_TO_JOIN - 1), f64::INFINITY);
+    let (doubtful, sure) = (with_z(2_000, 6.0), with_z(2_000, 9.0));
+    assert!((z_of(&doubtful) - 6.0).abs() < 0.01 && (z_of(&sure) - 9.0).abs() < 0.01);
+    assert!(!joins(doubtful));
+    assert!(joins(sure));
+    assert!(joins(with_z(SAMPLES_TO_DECIDE as usize, 5.1)));
+    assert!(!joins(with_z(SAMPLES_TO_JOIN as usize - 2, 100.0)));
 }
 
 #[test]
@@ -189,6 +213,21 @@ fn finds_the_planted_cross_early_on_every_seed() {
         let crosses = learner.expansion().crosses();
         assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "seed {seed}");
         assert!(crosses[0].added_at <= 40_000, "seed {seed}: {crosses:?}");
+    }
+}
+
+#[test]
+fn a_cross_of_few_value_pairs_joins_at_the_first_check() {
+    // 100 animals by 100 foods: the pairs come back within the first few thousand screened
+    // examples and the cells' z-score is far above `z` by the first check (10k rows, some 2,500
+    // samples at this budget). With a flat floor of 5,000 samples the cross waited for the
+    // second check on every seed.
+    for seed in 20..24 {
+        let data = eat_rate(30_000, 100, 4, 0.0, seed);
+        let learner = fit(&data, FieldAppleConfig::default());
+        let crosses = learner.expansion().crosses();
+        assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "seed {seed}");
+        assert_eq!(crosses[0].added_at, 10_000, "seed {seed}: {crosses:?}");
     }
 }
 
