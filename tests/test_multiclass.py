@@ -85,7 +85,7 @@ def test_string_labels_frames_expressions_and_lazy_fit_agree() -> None:
     out = out.collect(engine="streaming")
     assert out.schema["label"] == pl.String
     assert out["label"].to_list() == model.predict(features).tolist()
-    np.testing.assert_allclose(out["proba"].to_numpy(), model.predict_proba(features), rtol=1e-12)
+    np.testing.assert_array_equal(out["proba"].to_numpy(), model.predict_proba(features))
     np.testing.assert_array_equal(out["scores"].to_numpy(), model.decision_function(features))
     lazy = pp.SGDClassifier(progress=False).fit(frame.lazy(), "animal")
     np.testing.assert_array_equal(lazy.decision_function(features), model.decision_function(X))

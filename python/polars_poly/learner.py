@@ -16,7 +16,9 @@ With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column nam
 
 from __future__ import annotations
 
+import functools
 import json
+import operator
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -873,10 +875,13 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise _not_fitted(self)
         return learner.leader if isinstance(learner, RankingRace) else learner
 
-    def _scores(self, X: Any) -> npt.NDArray[np.float64]:
+    def _scores(self, X: Any, output: str = "score") -> npt.NDArray[np.float64]:
+        """Each row's score, or with ``output="probability"`` its logistic link, computed by
+        the engine as the scoring expressions compute it (one column per class for a
+        multiclass model)."""
         learner = self._check_fitted()
         if isinstance(X, pl.LazyFrame):
-            column = X.select(self._score_expr(None, "score").alias("score")).collect(
+            column = X.select(self._score_expr(None, output).alias("score")).collect(
                 engine="streaming"
             )
             return np.asarray(column.get_column("score").to_numpy(), dtype=np.float64)
@@ -884,8 +889,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
 
         def scores(features: list[pl.Series]) -> npt.NDArray[np.float64]:
             if isinstance(learner, OneAgainstAll):
-                return learner.scores(features)
-            return np.asarray(learner.predict(features).to_numpy(), dtype=np.float64)
+                return learner.scores(features, output)
+            return np.asarray(learner.predict(features, output).to_numpy(), dtype=np.float64)
 
         return scored_in_pieces(data.features, len(data), scores)
 
@@ -1616,9 +1621,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         """Per row, the probability of each class in ``classes_`` order (logistic loss only;
         multiclass: each class's own probability, normalized to sum to 1)."""
         self._check_logistic()
-        positive = 1.0 / (1.0 + np.exp(-self._scores(X)))
+        positive = self._scores(X, "probability")
         if positive.ndim == 2:
-            total = positive.sum(axis=1, keepdims=True)
+            # Summed class by class, in order, as predict_proba_expr does.
+            total = functools.reduce(np.add, positive.T)[:, None]
             return np.asarray(positive / np.where(total > 0, total, 1.0))
         return np.column_stack([1.0 - positive, positive])
 
@@ -1651,7 +1657,8 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         self._check_logistic()
         if self._multiclass():
             each = self._head_exprs(features, "probability")
-            total = pl.sum_horizontal(each)
+            # Summed class by class, in order (as predict_proba does: equal to the bit).
+            total = functools.reduce(operator.add, each)
             probabilities: pl.Expr = pl.concat_arr([p / total for p in each])
             return probabilities
         return self._score_expr(features, "probability")

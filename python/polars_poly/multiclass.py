@@ -120,9 +120,11 @@ class OneAgainstAll:
         updates = sum(h.progress[3] for h in self.heads)
         return first[0], loss, first[2], updates
 
-    def scores(self, features: list[pl.Series]) -> npt.NDArray[np.float64]:
-        """Each class's score of every row: shape (rows, classes)."""
-        columns = [np.asarray(h.predict(features).to_numpy(), np.float64) for h in self.heads]
+    def scores(self, features: list[pl.Series], output: str = "score") -> npt.NDArray[np.float64]:
+        """Each class's score (or with ``output="probability"`` its logistic link) of every
+        row: shape (rows, classes)."""
+        heads = self.heads
+        columns = [np.asarray(h.predict(features, output).to_numpy(), np.float64) for h in heads]
         return np.column_stack(columns)
 
     def options(self) -> Any:

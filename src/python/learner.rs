@@ -197,12 +197,19 @@ impl PyLearner {
         })
     }
 
-    /// Scores (clipped predictions; margins for the logistic loss) of every row, in parallel.
-    /// Null rows give null.
-    fn predict(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<PySeries> {
+    /// Scores (clipped predictions; margins for the logistic loss) of every row, in parallel,
+    /// or with `output="probability"` the logistic link of them (the expressions' own, so the
+    /// two agree to the bit). Null rows give null.
+    #[pyo3(signature = (features, output = "score"))]
+    fn predict(&self, py: Python<'_>, features: Vec<PySeries>, output: &str) -> PyResult<PySeries> {
+        if !matches!(output, "score" | "probability") {
+            return Err(PyValueError::new_err(format!(
+                "output must be 'score' or 'probability', got {output:?}"
+            )));
+        }
         let series = feature_series_of(features).map_err(polars_py)?;
         let out = py.detach(|| {
-            guarded(|| online_predict(&self.inner, &series, "score", true).map_err(polars_py))
+            guarded(|| online_predict(&self.inner, &series, output, true).map_err(polars_py))
         })?;
         Ok(PySeries(out))
     }
