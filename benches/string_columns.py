@@ -6,13 +6,18 @@ same model; only the time differs.
 * ``--mode memory`` (default): from an in-memory frame (hashing included for the strings and
   categoricals, done beforehand for the ``hash_features`` frame);
 * ``--mode end-to-end``: a LazyFrame over the parquet files ``benches/large_hashed.py --work DIR``
-  wrote (strings; categoricals cast in the scan; a ``hash_features`` select).
+  wrote (strings; categoricals cast in the scan; a ``hash_features`` select);
+* ``--mode score``: a model fitted on the categorical frame's first 300k rows scores every row
+  in a streaming query, ``predict_proba_expr()`` over the frame as strings and as categoricals
+  (the fitted expression reads those as strings), and ``predict_proba_expr(*pl.col(fields))``
+  over the categoricals (they cross into the engine as they are).
 
 The model is large_hashed.py's: logistic loss, ``bits=24``, ``interactions=[("A", "B")]``, no
 field scales. Medians over rounds are printed, with the load before each round.
 
     .venv/bin/python benches/string_columns.py --rows 2000000 --rounds 3
     .venv/bin/python benches/string_columns.py --mode end-to-end --work /tmp/lhwork --rounds 4
+    .venv/bin/python benches/string_columns.py --mode score --rounds 5
 """
 
 from __future__ import annotations
@@ -42,11 +47,14 @@ def load() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--mode", choices=["memory", "end-to-end"], default="memory")
+    parser.add_argument("--mode", choices=["memory", "end-to-end", "score"], default="memory")
     parser.add_argument("--rows", type=int, default=2_000_000, help="memory mode: rows")
     parser.add_argument("--work", type=Path, default=Path("/tmp/lhwork"), help="end-to-end data")
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    if args.mode == "score":
+        score(args.rows, args.rounds)
+        return
 
     inputs: dict[str, Callable[[], pl.DataFrame | pl.LazyFrame]]
     if args.mode == "memory":
@@ -88,6 +96,36 @@ def main() -> None:
         print(f"  {name:14s} {statistics.median(values):6.2f} s")
     same = len(set(losses.values())) == 1
     print(f"the same progressive loss from every input: {same} ({losses['strings']:.6f})")
+
+
+def score(rows: int, rounds: int) -> None:
+    strings = eat_rate(rows, seed=0)
+    fields = [c for c in strings.columns if c != "label"]
+    categorical = strings.with_columns(pl.col(fields).cast(pl.Categorical))
+    fitted = model().fit(categorical.head(300_000), "label")
+    queries = {
+        "strings": (strings, fitted.predict_proba_expr()),
+        "categorical": (categorical, fitted.predict_proba_expr()),
+        "categorical as is": (categorical, fitted.predict_proba_expr(*map(pl.col, fields))),
+    }
+    times: dict[str, list[float]] = {name: [] for name in queries}
+    scores = {}
+    for round_ in range(rounds):
+        names = list(queries) if round_ % 2 == 0 else list(reversed(queries))
+        print(f"round {round_ + 1} (load {load()}):", end="", flush=True)
+        for name in names:
+            frame, expr = queries[name]
+            began = time.perf_counter()
+            scored = frame.lazy().select(expr).collect(engine="streaming").to_series()
+            times[name].append(time.perf_counter() - began)
+            print(f"  {name} {times[name][-1]:.2f} s", end="", flush=True)
+            scores[name] = scored
+        print()
+    print(f"medians over {rounds} rounds (score, {rows:,} rows):")
+    for name, values in times.items():
+        print(f"  {name:18s} {statistics.median(values):6.2f} s")
+    same = all(s.equals(scores["strings"]) for s in scores.values())
+    print(f"the same scores from every input: {same}")
 
 
 if __name__ == "__main__":

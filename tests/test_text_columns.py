@@ -5,6 +5,8 @@ and errors must be the same, bit for bit."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import polars as pl
 import polars_poly as pp
@@ -129,6 +131,43 @@ def test_predict_expr_scores_raw_columns_in_a_streaming_query(raw) -> None:
     scored = direct.collect(engine="streaming")["p"].to_numpy()
     np.testing.assert_array_equal(scored, given.collect(engine="streaming")["p"].to_numpy())
     np.testing.assert_array_equal(scored, model.predict_proba(raw)[:, 1])
+
+
+def test_scoring_expressions_read_the_fitted_categorical_columns_as_strings(raw, tmp_path) -> None:
+    # A categorical column crossing into the engine as it is is rebuilt value by value (twice
+    # the query's time): the expression of the fitted columns casts those fitted as categorical
+    # or enum, values or lists, and leaves the others as they are.
+    frame = raw.with_columns(
+        pl.col("A").cast(pl.Categorical),
+        pl.col("B").cast(pl.Enum(sorted(raw["B"].unique()))),
+        tokens=pl.concat_list("C", "D").cast(pl.List(pl.Categorical)),
+    )
+    model = pp.SGDClassifier(loss="logistic", bits=BITS, interactions=[("A", "B")])
+    model.fit(frame, "label")
+
+    def inputs(fitted: pp.SGDClassifier) -> set[str]:
+        return {str(e) for e in fitted.predict_proba_expr().meta.pop()}
+
+    casts = {
+        'col("A").strict_cast(String)',
+        'col("B").strict_cast(String)',
+        'col("tokens").strict_cast(List(String))',
+    }
+    assert casts <= inputs(model)
+    assert 'col("C")' in inputs(model)  # a string column as it is
+    as_strings = frame.with_columns(
+        pl.col("A", "B").cast(pl.String), pl.col("tokens").cast(pl.List(pl.String))
+    )
+    expected = model.predict_proba(frame.drop("label"))[:, 1]
+    for given in (frame, as_strings):
+        scored = given.lazy().select(model.predict_proba_expr()).collect(engine="streaming")
+        np.testing.assert_array_equal(scored.to_series().to_numpy(), expected)
+    model.save(tmp_path / "m.bin")
+    assert casts <= inputs(pp.load_model(tmp_path / "m.bin"))
+    assert casts <= inputs(pickle.loads(pickle.dumps(model)))
+    # Refitted on strings, nothing is cast.
+    refit = model.fit(as_strings, "label")
+    assert not any("cast" in e for e in inputs(refit))
 
 
 def test_raw_columns_hash_with_the_models_bits(raw) -> None:

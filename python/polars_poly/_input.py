@@ -234,6 +234,30 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     return column
 
 
+def categorical_columns(schema: pl.Schema, names: list[str]) -> dict[str, bool]:
+    """Those of the feature columns ``names`` that are categorical or enum columns, or lists or
+    arrays of them, each with whether it is a list: what a fitted model remembers to read them
+    as strings in its scoring expressions (:func:`categorical_schema`)."""
+    kinds: dict[str, bool] = {}
+    for name in names:
+        dtype = schema[name]
+        inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
+        if isinstance(inner if inner is not None else dtype, pl.Categorical | pl.Enum):
+            kinds[name] = inner is not None
+    return kinds
+
+
+def categorical_schema(kinds: dict[str, bool]) -> pl.Schema:
+    """A schema of the remembered categorical columns (:func:`categorical_columns`) for
+    :func:`feature_exprs`, which reads them as strings."""
+    return pl.Schema(
+        {
+            name: pl.List(pl.Categorical()) if is_list else pl.Categorical()
+            for name, is_list in kinds.items()
+        }
+    )
+
+
 def feature_exprs(
     names: list[str], numeric: list[str], schema: pl.Schema | None = None
 ) -> list[pl.Expr]:

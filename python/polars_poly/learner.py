@@ -42,6 +42,8 @@ from polars_poly._input import (
     as_polars,
     batch_ranges,
     batches_of,
+    categorical_columns,
+    categorical_schema,
     check_named_columns,
     engine_column,
     feature_exprs,
@@ -137,6 +139,7 @@ class _FitState:
     _rows_seen: int
     # The numeric ones among feature_columns_: together one namespace, after the others.
     _numeric_columns: list[str]
+    _categorical_columns: dict[str, bool]
     _width: int
 
 
@@ -412,7 +415,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
             if fitting:
                 names, numeric = self._frame_columns(X.schema, exclude)
-                self._remember_columns(names, numeric)
+                self._remember_columns(names, numeric, X.schema)
             else:
                 names, numeric = self._fitted_columns()
                 for name in names:
@@ -429,9 +432,16 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             weights = as_float_array(sample_weight, "sample_weight", first_row)
         return _Data(features, labels, weights)
 
-    def _remember_columns(self, names: list[str] | None, numeric: list[str]) -> None:
+    def _remember_columns(
+        self, names: list[str] | None, numeric: list[str], schema: pl.Schema | None = None
+    ) -> None:
         self.feature_columns_ = names
         self._numeric_columns = numeric
+        # Scoring expressions of the fitted columns read these as strings: a categorical
+        # column crossing into the engine as it is costs twice the query (engine_column).
+        self._categorical_columns = (
+            categorical_columns(schema, names) if schema is not None and names is not None else {}
+        )
         self._count_features_in(self._width if names is None else None)
 
     def _count_features_in(self, width: int | None) -> None:
@@ -712,7 +722,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if fitting:
             exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
             names, numeric = self._frame_columns(schema, exclude)
-            self._remember_columns(names, numeric)
+            self._remember_columns(names, numeric, schema)
         else:
             names, numeric = self._fitted_columns()
             for name in names:
@@ -909,7 +919,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if not features or (fitted is not None and named and sorted(features) == sorted(fitted)):
             # The fitted columns (by name, in any order: by position they would feed each column
             # to another's namespace), numeric ones made into their namespace.
-            exprs = feature_exprs(*self._fitted_columns())
+            categorical = categorical_schema(getattr(self, "_categorical_columns", {}))
+            exprs = feature_exprs(*self._fitted_columns(), categorical)
         else:
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         if len(exprs) != len(self.namespaces_):
@@ -1188,6 +1199,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             "params": params,
             "feature_columns": getattr(self, "feature_columns_", None),
             "numeric_columns": getattr(self, "_numeric_columns", []),
+            "categorical_columns": getattr(self, "_categorical_columns", {}),
             "n_features_in": getattr(self, "n_features_in_", None),
             "classes": self._classes_list(),
             "pass_loss": list(self.pass_loss_),
@@ -1218,6 +1230,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         else:  # before mixed columns: all sparse or all numeric
             numeric = not state["sparse_columns"] and state["feature_columns"] is not None
             self._numeric_columns = list(state["feature_columns"]) if numeric else []
+        self._categorical_columns = state.get("categorical_columns", {})
         # Files before 2026-11-27 have none for numeric columns: counted as a fit counts them.
         self._count_features_in(state["n_features_in"])
         self.namespaces_ = list(learner.options()["namespaces"])
