@@ -207,13 +207,26 @@ fn finds_the_planted_cross_early_on_every_seed() {
     // examples happened to be screened first. With cells that mixed other pairs' sums into a
     // pair's mean, one seed of these six found nothing in 100k rows and the others found the
     // cross at 50k-70k rows.
-    for seed in 10..16 {
-        let data = eat_rate(60_000, 1000, 6, 0.0, seed);
+    let rows = rows_the_planted_cross_joins_at(60_000, 1000, 6, 10..16);
+    assert!(rows.iter().all(|&row| row <= 40_000), "{rows:?}");
+}
+
+/// On each seed of `seeds` of an eat-rate of `n` rows (`varieties` animals and foods,
+/// `noise_fields`), the row at which `A x B` joined; no other cross may join.
+fn rows_the_planted_cross_joins_at(
+    n: usize,
+    varieties: u32,
+    noise_fields: usize,
+    seeds: std::ops::Range<u64>,
+) -> Vec<u64> {
+    let joined = |seed| {
+        let data = eat_rate(n, varieties, noise_fields, 0.0, seed);
         let learner = fit(&data, FieldAppleConfig::default());
         let crosses = learner.expansion().crosses();
         assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "seed {seed}");
-        assert!(crosses[0].added_at <= 40_000, "seed {seed}: {crosses:?}");
-    }
+        crosses[0].added_at
+    };
+    seeds.map(joined).collect()
 }
 
 #[test]
@@ -222,13 +235,7 @@ fn a_cross_of_few_value_pairs_joins_at_the_first_check() {
     // examples and the cells' z-score is far above `z` by the first check (10k rows, some 2,500
     // samples at this budget). With a flat floor of 5,000 samples the cross waited for the
     // second check on every seed.
-    for seed in 20..24 {
-        let data = eat_rate(30_000, 100, 4, 0.0, seed);
-        let learner = fit(&data, FieldAppleConfig::default());
-        let crosses = learner.expansion().crosses();
-        assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "seed {seed}");
-        assert_eq!(crosses[0].added_at, 10_000, "seed {seed}: {crosses:?}");
-    }
+    assert_eq!(rows_the_planted_cross_joins_at(30_000, 100, 4, 20..24), [10_000; 4]);
 }
 
 #[test]
