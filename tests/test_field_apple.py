@@ -239,7 +239,14 @@ def test_a_format_7_model_with_parents_predicts_as_it_was_trained(tmp_path: Path
     expected = json.loads((FORMAT_7 / "expected.json").read_text())
     model = pp.load_model(FORMAT_7 / "apple_fields.model")
     assert model.n_parents_ == expected["n_parents"] > 0
-    np.testing.assert_array_equal(model.predict_proba(rows)[:, 1], expected["proba"])
+
+    def as_then(fitted: pp.SGDClassifier) -> np.ndarray:
+        # The file's probabilities were taken with numpy's exp of the scores (predict_proba
+        # now takes the engine's, which may differ in the last bit): the scores are the same.
+        return 1.0 / (1.0 + np.exp(-fitted.decision_function(rows)))
+
+    np.testing.assert_array_equal(as_then(model), expected["proba"])
+    np.testing.assert_allclose(model.predict_proba(rows)[:, 1], expected["proba"], rtol=1e-15)
     model.save(tmp_path / "again")
     again = pp.load_model(tmp_path / "again")
-    np.testing.assert_array_equal(again.predict_proba(rows)[:, 1], expected["proba"])
+    np.testing.assert_array_equal(as_then(again), expected["proba"])
