@@ -16,6 +16,7 @@ import numpy as np
 import polars as pl
 import polars_poly as pp
 import pytest
+from polars_poly.synthetic import eat_rate
 
 from tests.conftest import logloss_on
 
@@ -655,3 +656,23 @@ def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     assert logloss_on(model, test) < logloss_on(linear, test) - 0.1
     again = pickle.loads(pickle.dumps(model))
     np.testing.assert_array_equal(again.predict_proba(test), model.predict_proba(test))
+
+
+def test_integer_codes_declared_categorical_train_as_categories_on_dask(client, tmp_path) -> None:
+    # Each task reads its shard and casts the declared columns as a fit in memory does: one
+    # shard, one task, the single machine's model; the merged model scores as it was trained.
+    raw = eat_rate(8_000, seed=4, varieties=20, noise_fields=1)
+    codes = raw.with_columns(pl.col("A", "B").cast(pl.Categorical).to_physical().cast(pl.Int64))
+    paths = write_shards(codes, tmp_path, 2)
+    params = {"loss": "logistic", "bits": 18, "interactions": [("A", "B")]}
+    estimator = pp.SGDClassifier(**params, categorical=["A", "B"])
+    one = ppd.fit(estimator, [paths[0]], "label", client=client)
+    single = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(
+        pl.read_parquet(paths[0]), "label"
+    )
+    X = codes.drop("label")
+    np.testing.assert_array_equal(one.predict_proba(X), single.predict_proba(X))
+    merged = ppd.fit(estimator, paths, "label", client=client)
+    assert merged.namespaces_ == ["A", "B", "C"]
+    streamed = X.lazy().select(merged.predict_proba_expr()).collect(engine="streaming")
+    np.testing.assert_array_equal(streamed.to_series().to_numpy(), merged.predict_proba(X)[:, 1])

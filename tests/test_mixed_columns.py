@@ -6,11 +6,14 @@ predictions and errors must be the same, bit for bit."""
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import polars as pl
 import polars_poly as pp
 import pytest
 from polars_poly.synthetic import eat_rate
+from sklearn.base import clone
 
 BITS = 18
 
@@ -293,3 +296,53 @@ def test_numbers_beside_strings_learn_as_vowpal_wabbit_learns_their_namespace(
     theirs = vw.get_sum_loss() / vw.get_weighted_examples()
     vw.finish()
     assert abs(ours.progressive_loss_ - theirs) < 1e-5, (ours.progressive_loss_, theirs)
+
+
+def test_integer_codes_declared_categorical_train_as_their_strings(raw, tmp_path) -> None:
+    # A and B coded as integers (Polars' own dictionary codes), as click data often has them:
+    # declared categorical they are hashed as the strings of their codes, the same model as
+    # casting them by hand; left as they are they are numbers, and the cross is lost.
+    codes = raw.with_columns(pl.col("A", "B").cast(pl.Categorical).to_physical().cast(pl.Int64))
+    cast = codes.with_columns(pl.col("A", "B").cast(pl.String))
+    params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
+    declared = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(codes, "label")
+    by_cast = pp.SGDClassifier(**params).fit(cast, "label")
+    assert declared.namespaces_ == by_cast.namespaces_ == ["A", "B", "C", "features"]
+    assert declared.progressive_loss_ == by_cast.progressive_loss_
+    X = codes.drop("label")
+    expected = by_cast.predict_proba(cast.drop("label"))
+    np.testing.assert_array_equal(declared.predict_proba(X), expected)
+    streamed = X.lazy().select(declared.predict_proba_expr()).collect(engine="streaming")
+    np.testing.assert_array_equal(streamed.to_series().to_numpy(), expected[:, 1])
+    lazy = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(codes.lazy(), "label")
+    assert lazy.progressive_loss_ == by_cast.progressive_loss_
+    declared.save(tmp_path / "m.bin")
+    for again in (pp.load_model(tmp_path / "m.bin"), pickle.loads(pickle.dumps(declared))):
+        assert again.categorical == ["A", "B"]
+        np.testing.assert_array_equal(again.predict_proba(X), expected)
+        scored = X.lazy().select(again.predict_proba_expr()).collect(engine="streaming")
+        np.testing.assert_array_equal(scored.to_series().to_numpy(), expected[:, 1])
+    assert clone(declared).get_params()["categorical"] == ["A", "B"]
+    numbers = pp.SGDClassifier(**params | {"interactions": None}).fit(codes, "label")
+    assert numbers.namespaces_ == ["C", "features"]  # A and B are numbers beside weight, count
+    assert numbers.progressive_loss_ > declared.progressive_loss_ + 0.1
+
+
+def test_what_is_declared_categorical_must_be_a_code_column_of_the_frame(raw) -> None:
+    frame = raw.with_columns(code=pl.int_range(pl.len()) % 7)
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match="categorical='nope'"):
+        pp.SGDClassifier(categorical="nope").fit(frame, "label")
+    with pytest.raises(TypeError, match="categorical column 'weight' has dtype Float64"):
+        pp.SGDClassifier(categorical=["weight"]).fit(frame, "label")
+    with pytest.raises(ValueError, match="'label' is the target"):
+        pp.SGDClassifier(categorical=["label"]).fit(frame, "label")
+    with pytest.raises(ValueError, match=r"categorical columns \['code'\] are not among"):
+        pp.SGDClassifier(features=["A", "B"], categorical=["code"]).fit(frame, "label")
+    with pytest.raises(ValueError, match="names columns of a Polars frame, not of a ndarray"):
+        pp.SGDClassifier(categorical=["A"]).fit(np.ones((4, 2)), [0, 1, 0, 1])
+    with pytest.raises(ValueError, match="categorical"):
+        pp.SGDClassifier(categorical=3).fit(frame, "label")
+    # Scoring a frame whose declared column is missing names it too.
+    model = pp.SGDClassifier(categorical="code", progress=False).fit(frame, "label")
+    with pytest.raises(pl.exceptions.ColumnNotFoundError, match="code"):
+        model.predict(frame.drop("code", "label"))

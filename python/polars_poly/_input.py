@@ -234,6 +234,30 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     return column
 
 
+def as_categories(frame: Any, names: list[str], exclude: set[str]) -> Any:
+    """``frame`` (a DataFrame or LazyFrame) with its columns ``names`` cast to strings, so that
+    integer or boolean codes are hashed as categories, one namespace each (the strings of their
+    values: the same model as casting them by hand). A name that is no column, is the target or
+    the weight (``exclude``), or whose type is no code (floats, lists, dates) is an error naming
+    it."""
+    if not names:
+        return frame
+    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
+    for name in names:
+        check_named_columns(schema, categorical=name)
+        if name in exclude:
+            raise ValueError(f"categorical={name!r} is the target or weight column")
+        dtype = schema[name]
+        if not (dtype.is_integer() or dtype == pl.Boolean or is_text_dtype(dtype)):
+            raise ColumnTypeError(
+                f"categorical column {name!r} has dtype {dtype}: categories are integer, "
+                "boolean, string, categorical or enum codes (a float's decimal form is no "
+                "stable category: cast it to an integer first)"
+            )
+    codes = [n for n in names if not is_text_dtype(schema[n])]
+    return frame.with_columns(pl.col(codes).cast(pl.String)) if codes else frame
+
+
 def categorical_columns(schema: pl.Schema, names: list[str]) -> dict[str, bool]:
     """Those of the feature columns ``names`` that are categorical or enum columns, or lists or
     arrays of them, each with whether it is a list: what a fitted model remembers to read them

@@ -38,6 +38,7 @@ from polars_poly._estimator import (
 )
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
+    as_categories,
     as_float_array,
     as_polars,
     batch_ranges,
@@ -256,6 +257,14 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "one, 'features').",
         check=column_names,
     )
+    categorical: str | Sequence[str] | None = option(
+        None,
+        "Columns of a Polars frame to hash as categories whatever their type: integer and "
+        "boolean codes become the strings of their values, one namespace each (the same model "
+        "as casting them with ``pl.col(c).cast(pl.String)``; without it an integer column is a "
+        "number). String, categorical and enum columns are categories already.",
+        check=column_names,
+    )
     batch_size: int = option(
         65_536,
         "Rows per batch (at most) when streaming a LazyFrame (and per progress-bar step).",
@@ -413,6 +422,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if isinstance(X, pl.DataFrame):
             check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
+            X = as_categories(X, self._categorical_names(), exclude)
             if fitting:
                 names, numeric = self._frame_columns(X.schema, exclude)
                 self._remember_columns(names, numeric, X.schema)
@@ -423,6 +433,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             return self._frame_data(X, y, sample_weight, names, numeric, first_row)
         if isinstance(y, str) or isinstance(sample_weight, str):
             raise TypeError("y and sample_weight may be column names only with a Polars frame")
+        if self._categorical_names():
+            raise ValueError(
+                f"categorical={self.categorical!r} names columns of a Polars frame, not of a "
+                f"{type(X).__name__}"
+            )
         features = self._matrix_features(X, min_rows=0 if scoring else 1)
         if fitting:
             self._remember_columns(None, [])
@@ -435,14 +450,23 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _remember_columns(
         self, names: list[str] | None, numeric: list[str], schema: pl.Schema | None = None
     ) -> None:
+        declared = self._categorical_names()
+        if names is not None and any(n not in names for n in declared):
+            left_out = [n for n in declared if n not in names]
+            raise ValueError(f"categorical columns {left_out} are not among the feature columns")
         self.feature_columns_ = names
         self._numeric_columns = numeric
         # Scoring expressions of the fitted columns read these as strings: a categorical
-        # column crossing into the engine as it is costs twice the query (engine_column).
-        self._categorical_columns = (
-            categorical_columns(schema, names) if schema is not None and names is not None else {}
-        )
+        # column crossing into the engine as it is costs twice the query (engine_column), and
+        # an integer one declared categorical would be a number.
+        found = categorical_columns(schema, names) if schema is not None and names else {}
+        self._categorical_columns = {n: False for n in declared} | found
         self._count_features_in(self._width if names is None else None)
+
+    def _categorical_names(self) -> list[str]:
+        """The columns of the ``categorical`` option."""
+        given = self.categorical
+        return [] if given is None else [given] if isinstance(given, str) else list(given)
 
     def _count_features_in(self, width: int | None) -> None:
         """``n_features_in_`` as scikit-learn counts them: a matrix's ``width``, or a frame's
@@ -717,10 +741,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise TypeError("with a LazyFrame, y must be the name of the target column")
         if sample_weight is not None and not isinstance(sample_weight, str):
             raise TypeError("with a LazyFrame, sample_weight must be a column name")
+        check_named_columns(frame.collect_schema(), y=y, sample_weight=sample_weight)
+        exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
+        frame = as_categories(frame, self._categorical_names(), exclude)
         schema = frame.collect_schema()
-        check_named_columns(schema, y=y, sample_weight=sample_weight)
         if fitting:
-            exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
             names, numeric = self._frame_columns(schema, exclude)
             self._remember_columns(names, numeric, schema)
         else:
@@ -1192,8 +1217,9 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             for f in fields(self)
             if not f.metadata.get("engine") and f.name not in ("expansion", "interactions")
         }
-        if params.get("features") is not None and not isinstance(params["features"], str):
-            params["features"] = list(params["features"])
+        for listed in ("features", "categorical"):
+            if params.get(listed) is not None and not isinstance(params[listed], str):
+                params[listed] = list(params[listed])
         state = {
             "estimator": type(self).__name__,
             "params": params,
