@@ -15,6 +15,8 @@ import pytest
 from polars_poly.synthetic import eat_rate
 from sklearn.base import clone
 
+from tests.conftest import logloss_on
+
 BITS = 18
 
 
@@ -300,10 +302,13 @@ def test_numbers_beside_strings_learn_as_vowpal_wabbit_learns_their_namespace(
 
 def test_integer_codes_declared_categorical_train_as_their_strings(raw, tmp_path) -> None:
     # A and B coded as integers (Polars' own dictionary codes), as click data often has them:
-    # declared categorical they are hashed as the strings of their codes, the same model as
-    # casting them by hand; left as they are they are numbers, and the cross is lost.
+    # declared categorical, code 17 of A is hashed as the string "A=17" (bare digits would hash
+    # to consecutive slots), the same model as making those strings by hand; left as they are
+    # they are numbers, and the cross is lost.
     codes = raw.with_columns(pl.col("A", "B").cast(pl.Categorical).to_physical().cast(pl.Int64))
-    cast = codes.with_columns(pl.col("A", "B").cast(pl.String))
+    cast = codes.with_columns(
+        pl.concat_str(pl.lit(f"{c}="), pl.col(c).cast(pl.String)).alias(c) for c in ("A", "B")
+    )
     params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
     declared = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(codes, "label")
     by_cast = pp.SGDClassifier(**params).fit(cast, "label")
@@ -346,3 +351,22 @@ def test_what_is_declared_categorical_must_be_a_code_column_of_the_frame(raw) ->
     model = pp.SGDClassifier(categorical="code", progress=False).fit(frame, "label")
     with pytest.raises(pl.exceptions.ColumnNotFoundError, match="code"):
         model.predict(frame.drop("code", "label"))
+
+
+def test_declared_codes_cross_as_well_as_their_strings_where_bare_digits_collide() -> None:
+    # Vowpal Wabbit's hashing maps an all-digit string to its value plus the namespace's seed:
+    # codes 0..999 of A and of B land on consecutive slots, and their cross collides. Declared
+    # categorical they are hashed as "A=17", as well spread as the original strings.
+    data = eat_rate(300_000, seed=0, noise_fields=2)
+    fields = [c for c in data.columns if c != "label"]
+    codes = data.with_columns(pl.col(fields).cast(pl.Categorical).to_physical().cast(pl.Int64))
+    bare = codes.with_columns(pl.col(fields).cast(pl.String))
+    params = {"loss": "logistic", "bits": 22, "interactions": [("A", "B")], "progress": False}
+
+    def test_logloss(frame: pl.DataFrame, categorical: list[str] | None = None) -> float:
+        model = pp.SGDClassifier(**params, categorical=categorical)
+        return logloss_on(model.fit(frame.head(250_000), "label"), frame.tail(50_000))
+
+    strings, declared = test_logloss(data), test_logloss(codes, fields)
+    assert abs(declared - strings) < 0.01, (declared, strings)
+    assert test_logloss(bare) > strings + 0.03

@@ -234,14 +234,15 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     return column
 
 
-def as_categories(frame: Any, names: list[str], exclude: set[str]) -> Any:
-    """``frame`` (a DataFrame or LazyFrame) with its columns ``names`` cast to strings, so that
-    integer or boolean codes are hashed as categories, one namespace each (the strings of their
-    values: the same model as casting them by hand). A name that is no column, is the target or
-    the weight (``exclude``), or whose type is no code (floats, lists, dates) is an error naming
-    it."""
+def as_categories(frame: Any, names: list[str], exclude: set[str]) -> tuple[Any, list[str]]:
+    """``frame`` (a DataFrame or LazyFrame) with its columns ``names`` made strings, so that
+    integer or boolean codes are hashed as categories, one namespace each: code ``17`` of column
+    ``A`` becomes ``"A=17"`` (:func:`code_strings`); and the columns that were codes (string,
+    categorical and enum columns are left as they are). A name that is no column, is the target
+    or the weight (``exclude``), or whose type is no code (floats, lists, dates) is an error
+    naming it."""
     if not names:
-        return frame
+        return frame, []
     schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     for name in names:
         check_named_columns(schema, categorical=name)
@@ -255,41 +256,59 @@ def as_categories(frame: Any, names: list[str], exclude: set[str]) -> Any:
                 "stable category: cast it to an integer first)"
             )
     codes = [n for n in names if not is_text_dtype(schema[n])]
-    return frame.with_columns(pl.col(codes).cast(pl.String)) if codes else frame
+    return (frame.with_columns(code_strings(n) for n in codes) if codes else frame), codes
 
 
-def categorical_columns(schema: pl.Schema, names: list[str]) -> dict[str, bool]:
-    """Those of the feature columns ``names`` that are categorical or enum columns, or lists or
-    arrays of them, each with whether it is a list: what a fitted model remembers to read them
-    as strings in its scoring expressions (:func:`categorical_schema`)."""
-    kinds: dict[str, bool] = {}
+def code_strings(name: str) -> pl.Expr:
+    """Column ``name``'s codes as the strings ``"<name>=<code>"``. Not the bare digits: Vowpal
+    Wabbit's hashing (the engine's) maps an all-digit string to its value plus the namespace's
+    seed, which puts codes 0..n on n consecutive slots, and the cross of two such columns then
+    collides (eat-rate's fields as codes: test logloss 0.570 as bare digits, 0.3265 as
+    ``"A=17"``, 0.3276 as the original strings; ``benches/string_columns.py --mode codes``)."""
+    return pl.concat_str(pl.lit(f"{name}="), pl.col(name).cast(pl.String)).alias(name)
+
+
+def categorical_columns(schema: pl.Schema, names: list[str]) -> dict[str, str]:
+    """Those of the feature columns ``names`` that are categorical or enum columns (``"value"``)
+    or lists or arrays of them (``"list"``): what a fitted model remembers, with the codes it
+    was told are categories (``"code"``, :func:`as_categories`), to read them as it was fitted
+    in its scoring expressions (:func:`categorical_exprs`)."""
+    kinds: dict[str, str] = {}
     for name in names:
         dtype = schema[name]
         inner = dtype.inner if isinstance(dtype, pl.List | pl.Array) else None
         if isinstance(inner if inner is not None else dtype, pl.Categorical | pl.Enum):
-            kinds[name] = inner is not None
+            kinds[name] = "value" if inner is None else "list"
     return kinds
 
 
-def categorical_schema(kinds: dict[str, bool]) -> pl.Schema:
-    """A schema of the remembered categorical columns (:func:`categorical_columns`) for
-    :func:`feature_exprs`, which reads them as strings."""
-    return pl.Schema(
-        {
-            name: pl.List(pl.Categorical()) if is_list else pl.Categorical()
-            for name, is_list in kinds.items()
-        }
-    )
+def categorical_exprs(kinds: dict[str, str]) -> dict[str, pl.Expr]:
+    """The expressions that read the remembered columns (:func:`categorical_columns`) as the
+    model was fitted on them: categoricals as strings, codes as :func:`code_strings`."""
+    dtypes = {"value": pl.Categorical(), "list": pl.List(pl.Categorical())}
+    return {
+        name: code_strings(name) if kind == "code" else engine_column(name, dtypes[kind])
+        for name, kind in kinds.items()
+    }
 
 
 def feature_exprs(
-    names: list[str], numeric: list[str], schema: pl.Schema | None = None
+    names: list[str],
+    numeric: list[str],
+    schema: pl.Schema | None = None,
+    given: dict[str, pl.Expr] | None = None,
 ) -> list[pl.Expr]:
     """The namespace columns of a frame's feature columns ``names``: each namespaced column,
     categoricals read as strings when the frame's ``schema`` is given (:func:`engine_column`),
-    then the ``numeric`` ones as one struct column, which the model reads as it reads their
-    ``to_sparse`` column (with no sparse column built in between)."""
-    exprs = [engine_column(n, schema.get(n) if schema else None) for n in names if n not in numeric]
+    or as the expression ``given`` for it, then the ``numeric`` ones as one struct column, which
+    the model reads as it reads their ``to_sparse`` column (with no sparse column built in
+    between)."""
+    given = given or {}
+    exprs = [
+        given[n] if n in given else engine_column(n, schema.get(n) if schema else None)
+        for n in names
+        if n not in numeric
+    ]
     if numeric:
         exprs.append(pl.struct(*numeric).alias(DEFAULT_NAMESPACE))
     return exprs

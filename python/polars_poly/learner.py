@@ -44,7 +44,7 @@ from polars_poly._input import (
     batch_ranges,
     batches_of,
     categorical_columns,
-    categorical_schema,
+    categorical_exprs,
     check_named_columns,
     engine_column,
     feature_exprs,
@@ -140,7 +140,7 @@ class _FitState:
     _rows_seen: int
     # The numeric ones among feature_columns_: together one namespace, after the others.
     _numeric_columns: list[str]
-    _categorical_columns: dict[str, bool]
+    _categorical_columns: dict[str, str]
     _width: int
 
 
@@ -259,10 +259,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     )
     categorical: str | Sequence[str] | None = option(
         None,
-        "Columns of a Polars frame to hash as categories whatever their type: integer and "
-        "boolean codes become the strings of their values, one namespace each (the same model "
-        "as casting them with ``pl.col(c).cast(pl.String)``; without it an integer column is a "
-        "number). String, categorical and enum columns are categories already.",
+        "Columns of a Polars frame to hash as categories whatever their type, one namespace "
+        "each: code 17 of an integer or boolean column A is the string 'A=17' (not '17': an "
+        "all-digit string hashes to its value plus the namespace's seed, as in Vowpal Wabbit, "
+        "and crosses of such codes collide). Without it an integer column is a number. String, "
+        "categorical and enum columns are categories already.",
         check=column_names,
     )
     batch_size: int = option(
@@ -422,10 +423,10 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if isinstance(X, pl.DataFrame):
             check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
-            X = as_categories(X, self._categorical_names(), exclude)
+            X, codes = as_categories(X, self._categorical_names(), exclude)
             if fitting:
                 names, numeric = self._frame_columns(X.schema, exclude)
-                self._remember_columns(names, numeric, X.schema)
+                self._remember_columns(names, numeric, X.schema, codes)
             else:
                 names, numeric = self._fitted_columns()
                 for name in names:
@@ -448,7 +449,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         return _Data(features, labels, weights)
 
     def _remember_columns(
-        self, names: list[str] | None, numeric: list[str], schema: pl.Schema | None = None
+        self,
+        names: list[str] | None,
+        numeric: list[str],
+        schema: pl.Schema | None = None,
+        codes: list[str] | None = None,
     ) -> None:
         declared = self._categorical_names()
         if names is not None and any(n not in names for n in declared):
@@ -456,11 +461,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise ValueError(f"categorical columns {left_out} are not among the feature columns")
         self.feature_columns_ = names
         self._numeric_columns = numeric
-        # Scoring expressions of the fitted columns read these as strings: a categorical
-        # column crossing into the engine as it is costs twice the query (engine_column), and
-        # an integer one declared categorical would be a number.
+        # Scoring expressions of the fitted columns read these as they were fitted: a
+        # categorical column crossing into the engine as it is costs twice the query
+        # (engine_column), and codes declared categorical would be numbers.
         found = categorical_columns(schema, names) if schema is not None and names else {}
-        self._categorical_columns = {n: False for n in declared} | found
+        self._categorical_columns = dict.fromkeys(codes or [], "code") | found
         self._count_features_in(self._width if names is None else None)
 
     def _categorical_names(self) -> list[str]:
@@ -743,11 +748,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise TypeError("with a LazyFrame, sample_weight must be a column name")
         check_named_columns(frame.collect_schema(), y=y, sample_weight=sample_weight)
         exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
-        frame = as_categories(frame, self._categorical_names(), exclude)
+        frame, codes = as_categories(frame, self._categorical_names(), exclude)
         schema = frame.collect_schema()
         if fitting:
             names, numeric = self._frame_columns(schema, exclude)
-            self._remember_columns(names, numeric, schema)
+            self._remember_columns(names, numeric, schema, codes)
         else:
             names, numeric = self._fitted_columns()
             for name in names:
@@ -944,8 +949,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if not features or (fitted is not None and named and sorted(features) == sorted(fitted)):
             # The fitted columns (by name, in any order: by position they would feed each column
             # to another's namespace), numeric ones made into their namespace.
-            categorical = categorical_schema(getattr(self, "_categorical_columns", {}))
-            exprs = feature_exprs(*self._fitted_columns(), categorical)
+            read_as = categorical_exprs(getattr(self, "_categorical_columns", {}))
+            exprs = feature_exprs(*self._fitted_columns(), given=read_as)
         else:
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         if len(exprs) != len(self.namespaces_):
