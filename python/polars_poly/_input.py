@@ -234,16 +234,17 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     return column
 
 
-def as_categories(frame: Any, names: list[str], exclude: set[str]) -> tuple[Any, list[str]]:
-    """``frame`` (a DataFrame or LazyFrame) with its columns ``names`` made strings, so that
-    integer or boolean codes are hashed as categories, one namespace each: code ``17`` of column
-    ``A`` becomes ``"A=17"`` (:func:`code_strings`); and the columns that were codes (string,
-    categorical and enum columns are left as they are). A name that is no column, is the target
-    or the weight (``exclude``), or whose type is no code (floats, lists, dates) is an error
-    naming it."""
+def as_categories(
+    frame: Any, schema: pl.Schema, names: list[str], exclude: set[str]
+) -> tuple[Any, list[str]]:
+    """``frame`` (a DataFrame or LazyFrame, of ``schema``) with its columns ``names`` made
+    strings, so that integer or boolean codes are hashed as categories, one namespace each:
+    code ``17`` of column ``A`` becomes ``"A=17"`` (:func:`code_strings`); and the columns that
+    were codes (string, categorical and enum columns are left as they are). A name that is no
+    column, is the target or the weight (``exclude``), or whose type is no code (floats, lists,
+    dates) is an error naming it."""
     if not names:
         return frame, []
-    schema = frame.collect_schema() if isinstance(frame, pl.LazyFrame) else frame.schema
     for name in names:
         check_named_columns(schema, categorical=name)
         if name in exclude:

@@ -423,7 +423,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         if isinstance(X, pl.DataFrame):
             check_named_columns(X.schema, y=y, sample_weight=sample_weight)
             exclude = {c for c in (y, sample_weight) if isinstance(c, str)}
-            X, codes = as_categories(X, self._categorical_names(), exclude)
+            X, codes = as_categories(X, X.schema, self._categorical_names(), exclude)
             if fitting:
                 names, numeric = self._frame_columns(X.schema, exclude)
                 self._remember_columns(names, numeric, X.schema, codes)
@@ -746,10 +746,12 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise TypeError("with a LazyFrame, y must be the name of the target column")
         if sample_weight is not None and not isinstance(sample_weight, str):
             raise TypeError("with a LazyFrame, sample_weight must be a column name")
-        check_named_columns(frame.collect_schema(), y=y, sample_weight=sample_weight)
-        exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
-        frame, codes = as_categories(frame, self._categorical_names(), exclude)
         schema = frame.collect_schema()
+        check_named_columns(schema, y=y, sample_weight=sample_weight)
+        exclude = {y} | ({sample_weight} if isinstance(sample_weight, str) else set())
+        frame, codes = as_categories(frame, schema, self._categorical_names(), exclude)
+        if codes:
+            schema = pl.Schema(schema | dict.fromkeys(codes, pl.String()))
         if fitting:
             names, numeric = self._frame_columns(schema, exclude)
             self._remember_columns(names, numeric, schema, codes)

@@ -512,8 +512,10 @@ impl FieldApple {
             .candidates
             .iter()
             .enumerate()
-            .filter(|(_, c)| c.z_score() >= z_to_join(self.config.z, c.count()))
-            .map(|(i, c)| (i, c.z_score()))
+            .filter_map(|(i, c)| {
+                let z = c.z_score();
+                (z >= z_to_join(self.config.z, c.count())).then_some((i, z))
+            })
             .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)));
         let Some((index, _)) = best else {
             self.quiet_checks += 1;
