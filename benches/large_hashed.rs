@@ -111,7 +111,7 @@ fn config(bits: u32) -> LearnerConfig {
 }
 
 fn expansion() -> Interactions {
-    Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() }
+    Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() }
 }
 
 /// Reads then updates every example's slots (stride 4 like the learner's table), the next

@@ -189,7 +189,8 @@ _SGD_ACCEPTED = [
     "initial_t=float", "l1=huge", "l1=float", "l2=float", "adaptive=bool", "normalized=bool",
     "invariant=bool", "constant=bool", "shuffle=bool", "random_state=None", "average_tail=float",
     "features=string", "features=None", "categorical=None", "progress=None", "progress=bool",
-    "quantile_tau=float", "field_scales=bool",
+    "quantile_tau=float", "field_scales=bool", "initial_weight=huge", "initial_weight=negative",
+    "initial_weight=float",
 ]  # fmt: skip
 _PA_ACCEPTED = [
     "averaging=None", "C=huge", "C=float", "progress=None", "progress=bool", "n_features=None",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import pickle
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import polars as pl
@@ -729,6 +730,151 @@ def test_vw_file_namespace_columns_train_exactly_like_vowpal_wabbit(tmp_path: Pa
     (tmp_path / "based.vw").write_text("1 |a x\n-1 0.5 0.25 |a y\n")
     with pytest.raises(ValueError, match=r"row 1 has base \(initial prediction\) 0.25"):
         pp.SGDRegressor().fit(pp.read_vw(tmp_path / "based.vw"))
+
+
+def _vw_crosses_lines(n: int = 1500, seed: int = 7) -> list[str]:
+    """A regression file of three namespaces: ``a`` holds 1 to 4 numbered features, each line's
+    in increasing order (Vowpal Wabbit hashes the number ``i`` of namespace ``a`` to
+    ``i + hash(a)``, so its order is the order of our canonical rows, on which a namespace crossed
+    with itself takes its pairs i <= j), ``b`` 1 to 2 named features with values, ``c`` 1 to 2
+    named ones."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for _ in range(n):
+        a_indices = np.sort(rng.choice(30, size=rng.integers(1, 5), replace=False))
+        a = " ".join(f"{i}:{rng.uniform(0.5, 1.5):.3f}" for i in a_indices)
+        b_indices = rng.choice(20, size=rng.integers(1, 3), replace=False)
+        b = " ".join(f"b{k}:{rng.uniform(-1, 1):.3f}" for k in b_indices)
+        c_indices = rng.choice(8, size=rng.integers(1, 3), replace=False)
+        c = " ".join(f"c{k}" for k in c_indices)
+        label = float(a_indices.sum() % 3) - 0.5 * (b_indices[0] % 2) + 0.1 * rng.normal()
+        lines.append(f"{label:.4f} |a {a} |b {b} |c {c}")
+    return lines
+
+
+def _vw_progressive(
+    vw: Any, lines: list[str], args: str, tmp_path: Path
+) -> tuple[float, np.ndarray]:
+    """Vowpal Wabbit's progressive average loss and ``-p`` predictions on ``lines``."""
+    predictions = tmp_path / "vw_predictions.txt"
+    workspace = vw.Workspace(f"--quiet {args} -p {predictions}")
+    for line in lines:
+        workspace.learn(line)
+    loss = workspace.get_sum_loss() / workspace.get_weighted_examples()
+    workspace.finish()
+    return loss, np.loadtxt(predictions)
+
+
+VW_CROSSES = {
+    "abc": ([("a", "b", "c")], "--interactions abc"),
+    "aaa": ([("a", "a", "a")], "--cubic aaa"),
+    "pairs and a triple": (
+        [("a", "b"), ("c", "b", "a"), ("a", "a")],
+        "-q ab --interactions cba -q aa",
+    ),
+    "aaab and ba": ([("a", "a", "a", "b"), ("b", "a")], "--interactions aaab --interactions ba"),
+}
+
+
+@pytest.mark.parametrize("case", list(VW_CROSSES))
+def test_crosses_of_any_order_train_exactly_like_vowpal_wabbit(case: str, tmp_path: Path) -> None:
+    """``interactions`` of three and more columns (and repeated ones) on a Vowpal Wabbit file
+    read with one column per namespace train as ``vw --interactions`` does: the same slots for
+    every product, so the same progressive loss and ``-p`` predictions."""
+    vw = pytest.importorskip("vowpalwabbit")
+    crosses, flags = VW_CROSSES[case]
+    lines = _vw_crosses_lines()
+    path = tmp_path / "train.vw"
+    path.write_text("\n".join(lines) + "\n")
+    theirs, their_predictions = _vw_progressive(vw, lines, f"-b 18 {flags}", tmp_path)
+    frame = pp.read_vw(path, namespaces="abc")
+    model = pp.SGDRegressor(bits=18, interactions=crosses, field_scales=False, progress=False)
+    model.fit(frame)
+    # Measured: 1e-7 apart (float rounding only).
+    assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5)
+    # The progressive predictions, from the engine learner the estimator builds.
+    engine = Learner(model._engine_options(["a", "b", "c"]))
+    _, _, ours = engine.learn_recording([frame["a"], frame["b"], frame["c"]], frame["label"])
+    np.testing.assert_allclose(ours.to_numpy(), their_predictions, atol=1e-4)
+    path = tmp_path / "model.pp"
+    model.save(path)
+    loaded = pp.load_model(path)
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+
+
+def test_the_initial_weight_trains_exactly_like_vowpal_wabbit(tmp_path: Path) -> None:
+    """``initial_weight`` is ``vw --initial_weight``: every slot (the constant's too) starts
+    there, linear and crossed alike."""
+    vw = pytest.importorskip("vowpalwabbit")
+    lines = _vw_crosses_lines(1000, seed=9)
+    path = tmp_path / "train.vw"
+    path.write_text("\n".join(lines) + "\n")
+    frame = pp.read_vw(path, namespaces="abc")
+    for crosses, flags in (([], ""), ([("a", "b", "c")], "--interactions abc")):
+        theirs, their_predictions = _vw_progressive(
+            vw, lines, f"-b 18 --initial_weight 0.5 {flags}", tmp_path
+        )
+        model = pp.SGDRegressor(
+            bits=18, initial_weight=0.5, interactions=crosses, field_scales=False, progress=False
+        )
+        model.fit(frame)
+        assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5), flags
+        engine = Learner(model._engine_options(["a", "b", "c"]))
+        _, _, ours = engine.learn_recording([frame["a"], frame["b"], frame["c"]], frame["label"])
+        np.testing.assert_allclose(ours.to_numpy(), their_predictions, atol=1e-4)
+        plain = pp.SGDRegressor(bits=18, interactions=crosses, field_scales=False, progress=False)
+        assert plain.fit(frame).progressive_loss_ != pytest.approx(theirs, rel=1e-3)
+        loaded = pickle.loads(pickle.dumps(model))
+        assert loaded.get_params()["initial_weight"] == 0.5
+        np.testing.assert_array_equal(loaded.predict(frame), model.predict(frame))
+
+
+def test_crosses_are_checked_named_and_kept_in_vowpal_wabbits_form(tmp_path: Path) -> None:
+    frame = pl.DataFrame(
+        {
+            name: pp.from_numpy(np.random.default_rng(k).random((50, 3)))
+            for k, name in enumerate(["a", "b", "c"])
+        }
+    ).with_columns(y=pl.Series(np.arange(50) % 2))
+    for bad in ([("a",)], [("a", "b"), "c"], [("a", 1, "b")], "ab"):
+        with pytest.raises(TypeError, match="each a tuple of two or more feature column names"):
+            pp.SGDClassifier(interactions=bad).fit(frame, "y")
+    with pytest.raises(ValueError, match="'d' is not a feature column"):
+        pp.SGDClassifier(interactions=[("a", "b", "d")]).fit(frame, "y")
+    given = [("b", "a", "b"), ("c", "b", "a"), ("a", "b", "c"), ("c", "c", "c", "c")]
+    model = pp.SGDClassifier(interactions=given, progress=False).fit(frame, "y")
+    assert model.get_params()["interactions"] == given
+    fields = model.field_scales_["field"].to_list()
+    assert fields[-3:] == ["a*b*b", "a*b*c", "c*c*c*c"]
+    # A loaded model reports the crosses it learns (Vowpal Wabbit's form): ``bab`` sorted, and
+    # of ``cba`` and ``abc`` (the same columns) the first in column order.
+    model.save(tmp_path / "m.pp")
+    loaded = pp.load_model(tmp_path / "m.pp")
+    assert loaded.interactions == [("a", "b", "b"), ("a", "b", "c"), ("c", "c", "c", "c")]
+    np.testing.assert_array_equal(loaded.predict_proba(frame), model.predict_proba(frame))
+    # A column of 1000 features crossed with itself 5 times is refused by size, naming the row.
+    wide = pl.DataFrame({"a": pp.from_numpy(np.ones((2, 1000)))}).with_columns(y=pl.Series([0, 1]))
+    with pytest.raises(ValueError, match=r"row 0: .* namespace cross\(es\) of up to 5"):
+        pp.SGDClassifier(interactions=[("a",) * 5]).fit(wide, "y")
+
+
+def test_one_against_all_crosses_of_three_columns_round_trip(tmp_path: Path) -> None:
+    rng = np.random.default_rng(4)
+    n = 900
+    columns = {name: rng.integers(0, 3, n) for name in "abc"}
+    frame = pl.DataFrame(
+        {name: pp.from_numpy(np.eye(3)[values]) for name, values in columns.items()}
+    ).with_columns(y=pl.Series((columns["a"] + columns["b"] * columns["c"]) % 3))
+    model = pp.SGDClassifier(
+        interactions=[("a", "b", "c")], initial_weight=0.1, passes=3, progress=False
+    ).fit(frame, "y")
+    linear = pp.SGDClassifier(passes=3, progress=False).fit(frame, "y")
+    assert model.score(frame, "y") > linear.score(frame, "y")
+    model.save(tmp_path / "m.pp")
+    loaded = pp.load_model(tmp_path / "m.pp")
+    assert loaded.get_params() == model.get_params()
+    np.testing.assert_array_equal(loaded.predict_proba(frame), model.predict_proba(frame))
 
 
 def test_namespaces_crosses_and_arrow_input() -> None:

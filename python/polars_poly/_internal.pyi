@@ -17,6 +17,7 @@ FORMATS: list[str]
 
 def read(format: str, path: str, options: dict[str, Any]) -> pl.DataFrame: ...
 def reader_schema(format: str, options: dict[str, Any]) -> pl.DataFrame: ...
+def vw_namespaces(path: str, options: dict[str, Any]) -> list[str]: ...
 
 class Batches(Iterator[pl.DataFrame]):
     def __init__(
@@ -55,6 +56,14 @@ class Learner:
         weights: pl.Series | None = None,
         first_row: int = 0,
     ) -> tuple[float, float, pl.Series]: ...
+    def learn_scored(
+        self,
+        features: list[pl.Series],
+        labels: pl.Series,
+        weights: pl.Series | None = None,
+        first_row: int = 0,
+        held_out: list[bool] | None = None,
+    ) -> tuple[pl.Series, pl.Series, pl.Series]: ...
     def fit(
         self,
         features: list[pl.Series],

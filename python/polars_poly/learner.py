@@ -165,8 +165,19 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         ":meth:`monomials`; or crosses of feature columns found during training (a\n"
         ":class:`FieldApple`), see :meth:`crosses`.",
     )
-    interactions: Sequence[tuple[str, str]] | None = option(
-        None, "Namespace crosses between sparse feature columns (Vowpal Wabbit's ``-q ab``)."
+    interactions: Sequence[tuple[str, ...]] | None = option(
+        None,
+        "Crosses of feature columns (namespaces), each a tuple of two or more column names. A\n"
+        "cross of k columns learns a weight for every product of k features, one from each\n"
+        "column in turn: ``('a', 'b')`` is Vowpal Wabbit's ``-q ab``, ``('a', 'b', 'c')`` its\n"
+        "``--cubic abc`` / ``--interactions abc``, and so on for any k, with its slots. A\n"
+        "column repeated in a row takes its features as combinations with repetition:\n"
+        "``('a', 'a')`` is every x_i·x_j of ``a`` with i <= j, ``('a', 'a', 'a')`` every\n"
+        "x_i·x_j·x_l with i <= j <= l. As in Vowpal Wabbit, crosses of the same columns in\n"
+        "another order are one (the first in the order of the columns' positions is kept), and\n"
+        "a cross repeating a column beside others is put in that order (``('a', 'b', 'a')`` is\n"
+        "``('a', 'a', 'b')``), as a loaded model reports it. A cross of k columns of n\n"
+        "features each has up to n**k features per example.",
     )
     bits: int = option(
         18,
@@ -186,6 +197,13 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     )
     initial_t: float = option(
         0.0, "Initial time of the learning-rate decay.", engine=True, accepted="finite and >= 0"
+    )
+    initial_weight: float = option(
+        0.0,
+        "The weight every slot of the table starts at, the constant's too (Vowpal Wabbit's\n"
+        "``--initial_weight``); the adaptive and normalizer state starts at 0 as always.",
+        engine=True,
+        accepted="finite",
     )
     l1: float = option(
         0.0,
@@ -302,15 +320,15 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             raise ValueError(
                 "interactions (namespace crosses) cannot be combined with expansion='apple'"
             )
-        pairs = []
-        for a, b in _name_pairs(self.interactions):
-            for name in (a, b):
+        crosses = []
+        for cross in _name_crosses(self.interactions):
+            for name in cross:
                 if name not in namespaces:
                     raise ValueError(
                         f"interactions: {name!r} is not a feature column; the feature columns "
                         f"are {namespaces}"
                     )
-            pairs.append((namespaces.index(a), namespaces.index(b)))
+            crosses.append([namespaces.index(name) for name in cross])
         if apple is not None:
             return apple._engine(len(namespaces))
         if isinstance(self.expansion, FieldApple):
@@ -325,7 +343,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
                 "expansion must be 'linear', 'quadratic', 'cubic', 'apple', a "
                 f"polars_poly.Apple or a polars_poly.FieldApple, got {self.expansion!r}"
             )
-        return {"kind": "polynomial", "degree": _DEGREE[self.expansion], "namespace_pairs": pairs}
+        degree = _DEGREE[self.expansion]
+        return {"kind": "polynomial", "degree": degree, "namespace_crosses": crosses}
 
     def _check_params(self) -> None:
         check_options(self)
@@ -908,6 +927,33 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         self._finish_fit(keep_race=True)
         return self
 
+    def _learn_scored(
+        self, X: Any, y: Any, sample_weight: Any, held_out: list[bool] | None = None
+    ) -> tuple[npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.float64]]:
+        """``partial_fit`` of one batch that learns every row but those ``held_out`` marks
+        (scored only) and reports each row: its progressive prediction, its loss times its
+        weight, its features. What the command line's Vowpal Wabbit report needs; one engine
+        model only (no ranking race, not one-against-all)."""
+        first = not hasattr(self, "_learner")
+        data = self._data(
+            X, y, sample_weight, fitting=first, first_row=0 if first else self._rows_seen
+        )
+        if first:
+            self._new_learner(self._namespaces())
+            self._rows_seen = 0
+        learner = self._learner
+        if not isinstance(learner, Learner):
+            raise TypeError(f"a report of every row needs one engine model, not a {learner!r}")
+        self._learned()
+        labels = pl.Series(data.labels)
+        scored = learner.learn_scored(
+            data.features, labels, _weights(data.weights), self._rows_seen, held_out
+        )
+        self._rows_seen += len(data)
+        self._finish_fit()
+        predictions, losses, features = (s.to_numpy() for s in scored)
+        return predictions, losses, features
+
     # ----------------------------------------------------------------------------- scoring
 
     def _check_fitted(self) -> Learner | OneAgainstAll:
@@ -1049,11 +1095,15 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             fields = [(1 + k, name) for k, name in enumerate(names)]
         if kind in ("apple", "apple_fields"):
             fields.append((monomials, "monomials"))
+        crosses: list[list[int]]
         if kind in ("field_apple", "apple_fields"):
-            pairs = [(a, b) for a, b, _ in learner.field_crosses()]
+            crosses = [[a, b] for a, b, _ in learner.field_crosses()]
         else:
-            pairs = [(int(a), int(b)) for a, b in features.get("namespace_pairs", [])]
-        fields += [(monomials + 1 + p, f"{names[a]}*{names[b]}") for p, (a, b) in enumerate(pairs)]
+            crosses = [[int(k) for k in cross] for cross in features.get("namespace_crosses", [])]
+        fields += [
+            (monomials + 1 + p, "*".join(names[k] for k in cross))
+            for p, cross in enumerate(crosses)
+        ]
         return fields
 
     # ----------------------------------------------------------------------------- apple
@@ -1291,14 +1341,15 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         return estimator
 
 
-def _name_pairs(interactions: Any) -> list[tuple[str, str]]:
-    """``interactions`` as a list of pairs of names; a ``TypeError`` for any other shape."""
+def _name_crosses(interactions: Any) -> list[tuple[str, ...]]:
+    """``interactions`` as a list of crosses (tuples of two or more names); a ``TypeError`` for
+    any other shape."""
 
-    def is_pair(pair: Any) -> bool:
+    def is_cross(cross: Any) -> bool:
         return (
-            isinstance(pair, tuple | list)
-            and len(pair) == 2
-            and all(isinstance(name, str) for name in pair)
+            isinstance(cross, tuple | list)
+            and len(cross) >= 2
+            and all(isinstance(name, str) for name in cross)
         )
 
     if interactions is None:
@@ -1306,13 +1357,13 @@ def _name_pairs(interactions: Any) -> list[tuple[str, str]]:
     if (
         not isinstance(interactions, Sequence)
         or isinstance(interactions, str)
-        or not all(is_pair(p) for p in interactions)
+        or not all(is_cross(c) for c in interactions)
     ):
         raise TypeError(
-            "interactions must be a list of (column, column) pairs of feature column names, "
-            f"e.g. [('a', 'b')]; got {interactions!r}"
+            "interactions must be a list of crosses, each a tuple of two or more feature column "
+            f"names, e.g. [('a', 'b'), ('a', 'b', 'c')]; got {interactions!r}"
         )
-    return [(a, b) for a, b in interactions]
+    return [tuple(cross) for cross in interactions]
 
 
 def _weights(weights: npt.NDArray[np.float64] | None) -> pl.Series | None:
@@ -1344,9 +1395,9 @@ def _engine_params(
         expansion = FieldApple(**from_engine(FieldApple, features))
     else:
         expansion = _POLYNOMIAL[features["degree"]]
-        pairs = features["namespace_pairs"]
-        if pairs:
-            interactions = [(namespaces[a], namespaces[b]) for a, b in pairs]
+        crosses = features["namespace_crosses"]
+        if crosses:
+            interactions = [tuple(namespaces[k] for k in cross) for cross in crosses]
     return {**from_engine(_BaseSGD, options), "expansion": expansion, "interactions": interactions}
 
 

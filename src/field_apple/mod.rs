@@ -34,7 +34,7 @@ use screen::{Candidate, LocatedVectors, Shadow};
 
 use crate::error::PolyResult;
 use crate::learner::expansion::{
-    push_constant, push_namespace_pair, push_namespace_pairs, Learned,
+    push_constant, push_namespace_cross, push_namespace_crosses, Learned,
 };
 use crate::learner::{
     BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
@@ -333,7 +333,7 @@ impl FieldApple {
     pub fn new(config: FieldAppleConfig) -> PolyResult<Self> {
         config.validate()?;
         let features =
-            Interactions { degree: 1, namespace_pairs: Vec::new(), constant: config.constant };
+            Interactions { degree: 1, namespace_crosses: Vec::new(), constant: config.constant };
         Ok(FieldApple {
             config,
             features,
@@ -398,7 +398,7 @@ impl FieldApple {
     /// Only the features of the crosses added so far (for a model whose linear features and
     /// constant another enumerator emits: apple with field crosses).
     pub fn expand_crosses(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
-        push_namespace_pairs(example, &self.features.namespace_pairs, out);
+        push_namespace_crosses(example, &self.features.namespace_crosses, out);
     }
 
     /// The linear features, the crosses added so far and, with `constant`, the constant: the
@@ -423,7 +423,7 @@ impl FieldApple {
 
     fn add(&mut self, cross: Cross) {
         self.crosses.push(cross);
-        self.features.namespace_pairs.push(cross.fields);
+        self.features.namespace_crosses.push(vec![cross.fields.0, cross.fields.1]);
     }
 
     fn screening(&self) -> bool {
@@ -637,9 +637,9 @@ impl Expansion for FieldApple {
         if !self.catching_up {
             return;
         }
-        let pairs = &self.features.namespace_pairs;
-        if let Some(&last) = pairs.last() {
-            push_namespace_pair(example, pairs.len() - 1, last, out);
+        let crosses = &self.features.namespace_crosses;
+        if let Some(last) = crosses.last() {
+            push_namespace_cross(example, crosses.len() - 1, last, out);
         }
     }
 

@@ -849,8 +849,10 @@ mod tests {
             columns.iter().map(|r| r as &dyn NamespaceRows).collect();
         let labels = vec![1.0; 60];
         let batch = Batch::new(&namespaces, &labels, None).unwrap();
-        let expansion =
-            Interactions { namespace_pairs: vec![(1, 1), (0, 1)], ..Interactions::linear() };
+        let expansion = Interactions {
+            namespace_crosses: vec![vec![1, 1], vec![0, 1]],
+            ..Interactions::linear()
+        };
         let mut block = ExampleBlock::default();
         assert!(block.fill(&batch, &mut (0..60), &[11, 12]));
         block.expand_whole(7, 20, true, |rows, out, ends| expansion.expand_block(rows, out, ends));

@@ -16,9 +16,21 @@
 //! with `P = 16777619` (the 32-bit FNV prime), wrapping u64 arithmetic, and the weight slot the low
 //! `bits` bits. Because the factors are always combined in sorted order, a monomial has exactly one
 //! hash (x_a·x_b and x_b·x_a are one weight); and because the step is Vowpal Wabbit's, the slots
-//! equal those of `vw -q` / `--cubic` on the same (sorted) features. Namespace crosses (`-q ab`)
-//! combine a feature of the first namespace with one of the second in that order. The constant
-//! (bias) feature is [`crate::hashing::CONSTANT_FEATURE`], never part of a product.
+//! equal those of `vw -q` / `--cubic` on the same (sorted) features. The constant (bias) feature
+//! is [`crate::hashing::CONSTANT_FEATURE`], never part of a product.
+//!
+//! ## Namespace crosses
+//! A cross of namespaces `c_1 … c_k` (`k >= 2`; Vowpal Wabbit's `-q ab`, `--cubic abc`,
+//! `--interactions abcd`) takes one feature of each namespace, in the cross's order, and hashes
+//! the product with the same chain in that order (`interactions_predict.h`:
+//! `process_quadratic_interaction`, `process_cubic_interaction`,
+//! `process_generic_interaction`): `((h_1 · P) ^ h_2) · P ^ … ^ h_k`, the value
+//! `((x_1 · x_2) · …) · x_k` in single precision. Where a namespace follows itself in the cross
+//! (`aa`, `aab`), its features are taken as combinations with repetition by their position in
+//! the namespace (`i <= j`: every unordered pair once, squares included), not as all ordered
+//! tuples (Vowpal Wabbit's default, without `--leave_duplicate_interactions`); equal namespaces
+//! apart (`aba`) are independent. How a list of crosses is made canonical (Vowpal Wabbit's
+//! `sort_and_filter_duplicate_interactions`): [`vw_crosses`].
 
 use std::fmt::Debug;
 
@@ -207,21 +219,24 @@ pub(crate) fn check_scratch_fits(count: u64, row: usize) -> PolyResult<()> {
 
 /// The polynomial baselines plus namespace crosses: all monomials of the feature set up to
 /// `degree` (1 = linear; 2 = linear + all x_i·x_j, i <= j; 3 = also all x_i·x_j·x_l,
-/// i <= j <= l), plus, for each namespace pair `(a, b)`, every product of a feature of `a` with
-/// one of `b` (`a == b`: the pairs i <= j inside the namespace), plus the constant feature.
+/// i <= j <= l), plus the features of each namespace cross (see the module docs: `[a, b]` is
+/// every product of a feature of `a` with one of `b`, `[a, a]` the pairs i <= j inside `a`,
+/// `[a, b, c]` every product of one feature of each), plus the constant feature.
 ///
 /// Note on definitions: our cubic contains the degree-2 terms; Vowpal Wabbit's `--cubic aaa` adds
-/// only degree-3 products to the base features.
+/// only degree-3 products to the base features (here the cross `[a, a, a]`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Interactions {
     pub degree: u8,
-    pub namespace_pairs: Vec<(usize, usize)>,
+    /// Namespace crosses of two or more namespaces each, in the order they are expanded (see
+    /// [`vw_crosses`] for the canonical list options give).
+    pub namespace_crosses: Vec<Vec<usize>>,
     pub constant: bool,
 }
 
 impl Interactions {
     pub fn linear() -> Self {
-        Self { degree: 1, namespace_pairs: Vec::new(), constant: true }
+        Self { degree: 1, namespace_crosses: Vec::new(), constant: true }
     }
 
     pub fn quadratic() -> Self {
@@ -242,12 +257,85 @@ impl Interactions {
         if self.degree >= 3 {
             total += n * (n + 1) * (n + 2) / 6;
         }
-        for &(a, b) in &self.namespace_pairs {
-            let (na, nb) = (sizes.get(a).copied().unwrap_or(0), sizes.get(b).copied().unwrap_or(0));
-            total += if a == b { na * (na + 1) / 2 } else { na * nb };
+        for cross in &self.namespace_crosses {
+            let size = |k: usize| sizes.get(k).copied().unwrap_or(0) as u64;
+            let count = cross_count(cross, size).map_or(usize::MAX, |c| c as usize);
+            total = total.saturating_add(count);
         }
         total + usize::from(self.constant)
     }
+}
+
+/// Vowpal Wabbit's rules for a list of namespace crosses as options give it (`parse_args.cc`,
+/// `parse_feature_tweaks`, and `interactions.h`, `sort_and_filter_duplicate_interactions`, as
+/// applied by default, without `--leave_duplicate_interactions`), on namespace numbers in place
+/// of its namespace letters:
+///
+/// * crosses of the same namespaces in another order (`ab` and `ba`, `abc` and `cab`) are one:
+///   the lexicographically smallest of them is kept (Vowpal Wabbit sorts its list by length,
+///   then lexicographically, before it drops the later ones);
+/// * a cross that repeats a namespace and has another (`aba`, `baa`) is sorted (`aab`), so that
+///   the repeats follow each other and are taken as combinations; one of a single namespace
+///   (`aaa`) or of distinct ones (`cba`) keeps its order.
+///
+/// The crosses keep the order they were given in (each where its first equivalent was): Vowpal
+/// Wabbit expands them sorted by length, which changes only the order of the sums.
+pub fn vw_crosses(crosses: Vec<Vec<usize>>) -> Vec<Vec<usize>> {
+    let sorted = |cross: &[usize]| {
+        let mut key = cross.to_vec();
+        key.sort_unstable();
+        key
+    };
+    let mut kept: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
+    for cross in crosses {
+        let key = sorted(&cross);
+        match kept.iter_mut().find(|(k, _)| *k == key) {
+            Some((_, smallest)) => {
+                if cross < *smallest {
+                    *smallest = cross;
+                }
+            }
+            None => kept.push((key, cross)),
+        }
+    }
+    kept.into_iter()
+        .map(|(key, cross)| {
+            let repeats = key.windows(2).any(|w| w[0] == w[1]);
+            let one_namespace = key.first() == key.last();
+            if repeats && !one_namespace {
+                key
+            } else {
+                cross
+            }
+        })
+        .collect()
+}
+
+/// Features of the cross `cross` for namespaces of `size(k)` features: the product over runs of
+/// a namespace following itself (`r` times, `n` features) of the combinations with repetition
+/// `C(n + r - 1, r)`; `None` when it overflows u64.
+pub(crate) fn cross_count(cross: &[usize], size: impl Fn(usize) -> u64) -> Option<u64> {
+    let mut total = 1u64;
+    for run in cross.chunk_by(|a, b| a == b) {
+        total = total.checked_mul(multichoose(size(run[0]), run.len() as u64)?)?;
+    }
+    Some(total)
+}
+
+/// `C(n + r - 1, r)`, the multisets of `r` of `n` things; `None` when it overflows u64.
+fn multichoose(n: u64, r: u64) -> Option<u64> {
+    if n == 0 {
+        return Some(u64::from(r == 0));
+    }
+    // C(n + i - 1, i) = C(n + i - 2, i - 1) (n + i - 1) / i, an integer at every step.
+    let mut c: u128 = 1;
+    for i in 1..=u128::from(r) {
+        c = c * (u128::from(n) + i - 1) / i;
+        if c > u128::from(u64::MAX) {
+            return None;
+        }
+    }
+    Some(c as u64)
 }
 
 impl Interactions {
@@ -261,7 +349,7 @@ impl Interactions {
     ) {
         let n = columns.n_namespaces();
         let mut fields: Vec<u32> = (0..n).map(namespace_field).collect();
-        fields.extend((0..self.namespace_pairs.len()).map(|i| cross_field(n, i)));
+        fields.extend((0..self.namespace_crosses.len()).map(|i| cross_field(n, i)));
         if self.constant {
             fields.push(CONSTANT_FIELD);
         }
@@ -277,14 +365,31 @@ impl Interactions {
                     row_values[k] = x;
                 }
             }
-            for (i, &(a, b)) in self.namespace_pairs.iter().enumerate() {
-                let ((ha, xa), (hb, xb)) = (columns.column(a), columns.column(b));
-                let pairs = ha.iter().zip(xa).zip(hb.iter().zip(xb));
-                for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
-                    block_rows(slots, values, per_example).zip(pairs)
+            for (i, cross) in self.namespace_crosses.iter().enumerate() {
+                // One feature per namespace: every cross is one product per row (a namespace
+                // following itself gives the square, its one combination).
+                if let [a, b] = cross[..] {
+                    let ((ha, xa), (hb, xb)) = (columns.column(a), columns.column(b));
+                    let pairs = ha.iter().zip(xa).zip(hb.iter().zip(xb));
+                    for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
+                        block_rows(slots, values, per_example).zip(pairs)
+                    {
+                        row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
+                        row_values[n + i] = xa * xb;
+                    }
+                    continue;
+                }
+                let Some((first, rest)) = cross.split_first() else { continue };
+                for (p, (row_slots, row_values)) in
+                    block_rows(slots, values, per_example).enumerate()
                 {
-                    row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
-                    row_values[n + i] = xa * xb;
+                    let (mut hash, mut x) = (columns.hash(*first, p), columns.value(*first, p));
+                    for &k in rest {
+                        hash = hash.wrapping_mul(INTERACTION_PRIME) ^ columns.hash(k, p);
+                        x *= columns.value(k, p);
+                    }
+                    row_slots[n + i] = hash as u32;
+                    row_values[n + i] = x;
                 }
             }
             if self.constant {
@@ -305,10 +410,8 @@ impl Interactions {
         if self.degree >= 3 {
             total = total.checked_add(n.checked_mul(n + 1)?.checked_mul(n + 2)? / 6)?;
         }
-        for &(a, b) in &self.namespace_pairs {
-            let (na, nb) = (size(a), size(b));
-            let pairs = if a == b { na.checked_mul(na + 1)? / 2 } else { na.checked_mul(nb)? };
-            total = total.checked_add(pairs)?;
+        for cross in &self.namespace_crosses {
+            total = total.checked_add(cross_count(cross, &size)?)?;
         }
         Some(total)
     }
@@ -323,12 +426,22 @@ impl Expansion for Interactions {
         let n = example.n_features() as u64;
         match self.checked_count(n, |k| example.namespace(k).hashes.len() as u64) {
             Some(count) if count <= MAX_EXPANDED_FEATURES => check_scratch_fits(count, row),
-            count => crate::invalid!(
-                "row {row}: {n} features expand to {} terms (degree {}), more than the limit of \
-                 {MAX_EXPANDED_FEATURES} per example; use a lower degree or fewer features",
-                count.map_or_else(|| "more than 2^64".to_owned(), |c| c.to_string()),
-                self.degree
-            ),
+            count => {
+                let crosses = match self.namespace_crosses.iter().map(Vec::len).max() {
+                    Some(order) => format!(
+                        ", {} namespace cross(es) of up to {order} namespaces",
+                        self.namespace_crosses.len()
+                    ),
+                    None => String::new(),
+                };
+                crate::invalid!(
+                    "row {row}: {n} features expand to {} terms (degree {}{crosses}), more than \
+                     the limit of {MAX_EXPANDED_FEATURES} per example; use a lower degree, fewer \
+                     or shorter namespace crosses, or fewer features",
+                    count.map_or_else(|| "more than 2^64".to_owned(), |c| c.to_string()),
+                    self.degree
+                )
+            }
         }
     }
 
@@ -350,11 +463,11 @@ impl Expansion for Interactions {
                 out.begin_field(namespace_field(k));
                 out.push_products(0, 1.0, namespace.hashes, namespace.values);
             }
-            push_namespace_pairs(example, &self.namespace_pairs, out);
+            push_namespace_crosses(example, &self.namespace_crosses, out);
         } else {
             let (hashes, values) = example.features();
             let sizes: [usize; 0] = [];
-            out.reserve(if self.namespace_pairs.is_empty() { self.count(n, &sizes) } else { n });
+            out.reserve(if self.namespace_crosses.is_empty() { self.count(n, &sizes) } else { n });
             out.begin_field(degree_field(1));
             out.push_products(0, 1.0, hashes, values);
             if self.degree >= 2 {
@@ -374,7 +487,7 @@ impl Expansion for Interactions {
                     }
                 }
             }
-            push_namespace_pairs(example, &self.namespace_pairs, out);
+            push_namespace_crosses(example, &self.namespace_crosses, out);
         }
         if self.constant {
             push_constant(out);
@@ -395,7 +508,7 @@ impl Expansion for Interactions {
         ends: &mut Vec<ExampleEnd>,
     ) {
         let n = rows.n_namespaces();
-        if self.degree > 1 || self.namespace_pairs.iter().any(|&(a, b)| a >= n || b >= n) {
+        if self.degree > 1 || self.namespace_crosses.iter().flatten().any(|&k| k >= n) {
             return;
         }
         match rows.one_hot_columns() {
@@ -423,10 +536,16 @@ impl Expansion for Interactions {
                 self.degree
             );
         }
-        for &(a, b) in &self.namespace_pairs {
-            if a >= n_namespaces || b >= n_namespaces {
+        for cross in &self.namespace_crosses {
+            if cross.len() < 2 {
                 return crate::invalid!(
-                    "namespace pair ({a}, {b}) refers to a namespace that does not exist: the \
+                    "namespace cross {cross:?} has {} namespace(s); a cross takes two or more",
+                    cross.len()
+                );
+            }
+            if cross.iter().any(|&k| k >= n_namespaces) {
+                return crate::invalid!(
+                    "namespace cross {cross:?} refers to a namespace that does not exist: the \
                      examples have {n_namespaces} namespace(s), numbered from 0"
                 );
             }
@@ -451,32 +570,67 @@ pub fn push_constant(out: &mut ExpandedFeatures) {
     out.push(u64::from(CONSTANT_FEATURE), 1.0);
 }
 
-/// The features of namespace crosses `pairs` (Vowpal Wabbit's `-q ab`: every product of a
-/// feature of `a` with one of `b`; within one namespace each unordered pair once).
-pub fn push_namespace_pairs(
+/// The features of namespace crosses `crosses` (Vowpal Wabbit's `-q ab`, `--interactions abc`;
+/// see the module docs), each in its own field.
+pub fn push_namespace_crosses(
     example: &Example<'_>,
-    pairs: &[(usize, usize)],
+    crosses: &[Vec<usize>],
     out: &mut ExpandedFeatures,
 ) {
-    for (p, &pair) in pairs.iter().enumerate() {
-        push_namespace_pair(example, p, pair, out);
+    for (p, cross) in crosses.iter().enumerate() {
+        push_namespace_cross(example, p, cross, out);
     }
 }
 
-/// The features of the `p`-th namespace cross `(a, b)` (see [`push_namespace_pairs`]).
-pub fn push_namespace_pair(
+/// The features of the `p`-th namespace cross `cross` (see [`push_namespace_crosses`]).
+pub fn push_namespace_cross(
     example: &Example<'_>,
     p: usize,
-    (a, b): (usize, usize),
+    cross: &[usize],
     out: &mut ExpandedFeatures,
 ) {
     out.begin_field(cross_field(example.n_namespaces(), p));
-    let first = example.namespace(a);
-    let second = example.namespace(b);
-    for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
-        let ha = ha.wrapping_mul(INTERACTION_PRIME);
-        let start = if a == b { i } else { 0 };
-        out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
+    if cross.len() < 2 {
+        // Refused by `validate`; nothing to cross.
+        return;
+    }
+    if let [a, b] = *cross {
+        let first = example.namespace(a);
+        let second = example.namespace(b);
+        for (i, (&ha, &xa)) in first.hashes.iter().zip(first.values).enumerate() {
+            let ha = ha.wrapping_mul(INTERACTION_PRIME);
+            let start = if a == b { i } else { 0 };
+            out.push_products(ha, xa, &second.hashes[start..], &second.values[start..]);
+        }
+    } else if cross.iter().all(|&k| !example.namespace(k).hashes.is_empty()) {
+        push_cross_from(example, cross, 0, 0, 0, 1.0, out);
+    }
+}
+
+/// The products of a cross of three or more namespaces from its factor `depth` on, the factors
+/// before it chained into `hash` and multiplied into `x`, the one before at position `previous`
+/// of its namespace (Vowpal Wabbit's `process_generic_interaction`).
+fn push_cross_from(
+    example: &Example<'_>,
+    cross: &[usize],
+    depth: usize,
+    previous: usize,
+    hash: u64,
+    x: f32,
+    out: &mut ExpandedFeatures,
+) {
+    let namespace = example.namespace(cross[depth]);
+    // A namespace following itself starts at the position its previous factor took.
+    let start = if depth > 0 && cross[depth] == cross[depth - 1] { previous } else { 0 };
+    let (hashes, values) = (&namespace.hashes[start..], &namespace.values[start..]);
+    if depth + 1 == cross.len() {
+        out.push_products(hash.wrapping_mul(INTERACTION_PRIME), x, hashes, values);
+        return;
+    }
+    for (i, (&h, &v)) in hashes.iter().zip(values).enumerate() {
+        let (hash, x) =
+            if depth == 0 { (h, v) } else { (hash.wrapping_mul(INTERACTION_PRIME) ^ h, x * v) };
+        push_cross_from(example, cross, depth + 1, start + i, hash, x, out);
     }
 }
 
@@ -593,8 +747,11 @@ mod tests {
         buf.push_namespace(0, &[1u32, 2], &[1.0f32, 2.0], 0).unwrap();
         buf.push_namespace(1000, &[5u32], &[3.0f32], 0).unwrap();
         let ex = buf.finish(0.0, 1.0, 0).unwrap();
-        let exp =
-            Interactions { degree: 1, namespace_pairs: vec![(0, 1), (1, 1)], constant: false };
+        let exp = Interactions {
+            degree: 1,
+            namespace_crosses: vec![vec![0, 1], vec![1, 1]],
+            constant: false,
+        };
         exp.validate(2).unwrap();
         let mut out = ExpandedFeatures::new(24);
         exp.expand(&ex, &mut out);
@@ -611,9 +768,174 @@ mod tests {
         assert_eq!(out.values(), &[1.0, 2.0, 3.0, 3.0, 6.0, 9.0]);
         assert_eq!(out.len(), exp.count(3, &[2, 1]));
         let err = exp.validate(1).unwrap_err();
-        assert!(err.to_string().contains("namespace pair (0, 1)"), "{err}");
+        assert!(err.to_string().contains("namespace cross [0, 1] refers"), "{err}");
         let err = Interactions { degree: 4, ..Interactions::linear() }.validate(1).unwrap_err();
         assert!(err.to_string().contains("got 4"), "{err}");
+        let short = Interactions { namespace_crosses: vec![vec![0]], ..Interactions::linear() };
+        let err = short.validate(1).unwrap_err();
+        assert!(err.to_string().contains("takes two or more"), "{err}");
+    }
+
+    /// Vowpal Wabbit's enumeration of a cross, written independently of the expansion: every
+    /// tuple of positions, one per factor, kept when each factor of the namespace of the factor
+    /// before it is not before that one's position; hashed with the chain in the cross's order.
+    fn brute_force_cross(
+        namespaces: &[Vec<(u64, f32)>],
+        cross: &[usize],
+        bits: u32,
+    ) -> Vec<(u32, f32)> {
+        let mut out = Vec::new();
+        let mut positions = vec![0usize; cross.len()];
+        let sizes: Vec<usize> = cross.iter().map(|&k| namespaces[k].len()).collect();
+        if sizes.contains(&0) {
+            return out;
+        }
+        loop {
+            let kept = (1..cross.len())
+                .all(|d| cross[d] != cross[d - 1] || positions[d] >= positions[d - 1]);
+            if kept {
+                let factors: Vec<(u64, f32)> =
+                    cross.iter().zip(&positions).map(|(&k, &i)| namespaces[k][i]).collect();
+                let hashes: Vec<u64> = factors.iter().map(|f| f.0).collect();
+                let value = factors[1..].iter().fold(factors[0].1, |x, f| x * f.1);
+                out.push(((monomial_slot_hash(&hashes) & ((1 << bits) - 1)) as u32, value));
+            }
+            // The next tuple, the last factor fastest.
+            let mut d = cross.len();
+            loop {
+                if d == 0 {
+                    return out;
+                }
+                d -= 1;
+                positions[d] += 1;
+                if positions[d] < sizes[d] {
+                    break;
+                }
+                positions[d] = 0;
+            }
+        }
+    }
+
+    fn example_of(namespaces: &[Vec<(u64, f32)>]) -> ExampleBuffer {
+        let mut buf = ExampleBuffer::new();
+        buf.clear();
+        for features in namespaces {
+            let indices: Vec<u64> = features.iter().map(|f| f.0).collect();
+            let values: Vec<f32> = features.iter().map(|f| f.1).collect();
+            buf.push_namespace(0, &indices, &values, 0).unwrap();
+        }
+        buf
+    }
+
+    proptest! {
+        /// Crosses of 2 to 5 namespaces, repeated ones included, give exactly Vowpal Wabbit's
+        /// products (slots, values, order and count) on canonical namespaces.
+        #[test]
+        fn crosses_equal_a_brute_force_of_vowpal_wabbits_rule(
+            namespaces in proptest::collection::vec(
+                proptest::collection::btree_map(0u64..1_000_000, -3i32..4, 0..5), 1..4),
+            crosses in proptest::collection::vec(
+                proptest::collection::vec(0usize..3, 2..=5), 0..4),
+        ) {
+            let namespaces: Vec<Vec<(u64, f32)>> = namespaces
+                .into_iter()
+                .map(|m| m.into_iter().filter(|e| e.1 != 0).map(|(i, v)| (i, v as f32 / 2.0)).collect())
+                .collect();
+            let n = namespaces.len();
+            let crosses: Vec<Vec<usize>> =
+                crosses.into_iter().map(|c| c.into_iter().map(|k| k % n).collect()).collect();
+            let exp = Interactions { namespace_crosses: crosses.clone(), ..Interactions::linear() };
+            exp.validate(n).unwrap();
+            let mut buf = example_of(&namespaces);
+            let ex = buf.finish(0.0, 1.0, 0).unwrap();
+            let mut out = ExpandedFeatures::new(18);
+            exp.expand(&ex, &mut out);
+            let mut expected: Vec<(u32, f32)> =
+                namespaces.iter().flatten().map(|&(h, x)| ((h & ((1 << 18) - 1)) as u32, x)).collect();
+            for cross in &crosses {
+                expected.extend(brute_force_cross(&namespaces, cross, 18));
+            }
+            expected.push(((u64::from(CONSTANT_FEATURE) & ((1 << 18) - 1)) as u32, 1.0));
+            let got: Vec<(u32, f32)> =
+                out.slots().iter().copied().zip(out.values().iter().copied()).collect();
+            prop_assert_eq!(&got, &expected);
+            let sizes: Vec<usize> = namespaces.iter().map(Vec::len).collect();
+            let total: usize = sizes.iter().sum();
+            prop_assert_eq!(exp.count(total, &sizes), got.len());
+            let size = |k: usize| sizes[k] as u64;
+            prop_assert_eq!(exp.checked_count(total as u64, size), Some(got.len() as u64));
+        }
+    }
+
+    #[test]
+    fn a_three_way_cross_chains_vowpal_wabbits_step() {
+        let namespaces = vec![vec![(3, 2.0)], vec![(10, 0.5), (11, 1.0)], vec![(7, 3.0)]];
+        let mut buf = example_of(&namespaces);
+        let ex = buf.finish(0.0, 1.0, 0).unwrap();
+        let exp = Interactions {
+            namespace_crosses: vec![vec![2, 0, 1], vec![1, 1, 1]],
+            constant: false,
+            ..Interactions::linear()
+        };
+        let mut out = ExpandedFeatures::new(32);
+        exp.expand(&ex, &mut out);
+        let p = INTERACTION_PRIME;
+        let chain = |a: u64, b: u64, c: u64| (((a * p) ^ b).wrapping_mul(p) ^ c) as u32;
+        assert_eq!(
+            &out.slots()[4..],
+            &[
+                chain(7, 3, 10),
+                chain(7, 3, 11),
+                chain(10, 10, 10),
+                chain(10, 10, 11),
+                chain(10, 11, 11),
+                chain(11, 11, 11)
+            ]
+        );
+        assert_eq!(&out.values()[4..], &[3.0, 6.0, 0.125, 0.25, 0.5, 1.0]);
+    }
+
+    #[test]
+    fn vowpal_wabbits_rules_make_crosses_canonical() {
+        type Crosses = Vec<Vec<usize>>;
+        let cases: [(Crosses, Crosses); 7] = [
+            (vec![vec![1, 0]], vec![vec![1, 0]]),
+            (vec![vec![1, 0], vec![0, 1]], vec![vec![0, 1]]),
+            (vec![vec![0, 1], vec![1, 0], vec![0, 1]], vec![vec![0, 1]]),
+            (vec![vec![2, 1, 0], vec![1, 2, 0], vec![0, 0]], vec![vec![1, 2, 0], vec![0, 0]]),
+            (vec![vec![1, 0, 1], vec![1, 1, 0]], vec![vec![0, 1, 1]]),
+            (
+                vec![vec![2, 2, 2], vec![0, 1, 2], vec![1, 1]],
+                vec![vec![2, 2, 2], vec![0, 1, 2], vec![1, 1]],
+            ),
+            (vec![vec![1, 0, 0, 1, 2]], vec![vec![0, 0, 1, 1, 2]]),
+        ];
+        for (given, canonical) in cases {
+            assert_eq!(vw_crosses(given.clone()), canonical, "{given:?}");
+            assert_eq!(vw_crosses(canonical.clone()), canonical, "idempotent");
+        }
+    }
+
+    #[test]
+    fn crosses_too_large_to_expand_are_refused() {
+        let features: Vec<(u64, f32)> = (0..1_000).map(|i| (i, 1.0)).collect();
+        let mut buf = example_of(&[features]);
+        let ex = buf.finish(0.0, 1.0, 0).unwrap();
+        // C(1004, 5) = 8.4e12 terms; a self cross of 20 overflows u64.
+        for (order, count) in [(5, "8416958751201 terms"), (20, "more than 2^64 terms")] {
+            let exp =
+                Interactions { namespace_crosses: vec![vec![0; order]], ..Interactions::linear() };
+            let err = exp.check(&ex, 7).unwrap_err().to_string();
+            assert!(err.contains("row 7") && err.contains(count), "{err}");
+            assert!(err.contains(&format!("1 namespace cross(es) of up to {order}")), "{err}");
+        }
+        let small = Interactions { namespace_crosses: vec![vec![0; 2]], ..Interactions::linear() };
+        small.check(&ex, 0).unwrap();
+        assert_eq!(multichoose(1_000, 5), Some(8_416_958_750_200));
+        assert_eq!(multichoose(0, 3), Some(0));
+        assert_eq!(multichoose(1, 40), Some(1));
+        assert_eq!(multichoose(u64::MAX, 1), Some(u64::MAX));
+        assert_eq!(multichoose(u64::MAX, 2), None);
     }
 
     #[test]

@@ -146,6 +146,10 @@ pub struct LearnerConfig {
     pub namespaces: Vec<String>,
     /// Learn a scale per field ([`super::field_scales`]); off is Vowpal Wabbit's model.
     pub field_scales: bool,
+    /// The weight every slot starts at (Vowpal Wabbit's `--initial_weight`: the weight of all
+    /// `2^bits` slots, the constant's too; the adaptive sums and normalizers start at 0 as
+    /// always). 0 by default; a nonzero one allocates the table when the learner is made.
+    pub initial_weight: f64,
 }
 
 impl Default for LearnerConfig {
@@ -161,6 +165,7 @@ impl Default for LearnerConfig {
             l2: 0.0,
             namespaces: vec!["features".to_owned()],
             field_scales: false,
+            initial_weight: 0.0,
         }
     }
 }
@@ -186,6 +191,17 @@ impl LearnerConfig {
         finite_nonneg("initial_t", self.initial_t)?;
         finite_nonneg("l1", self.l1)?;
         finite_nonneg("l2", self.l2)?;
+        if !(self.initial_weight as f32).is_finite() {
+            let single = if self.initial_weight.is_finite() {
+                " (weights are single precision, at most 3.4e38 in magnitude)"
+            } else {
+                ""
+            };
+            return crate::invalid!(
+                "initial_weight must be finite, got {}{single}",
+                self.initial_weight
+            );
+        }
         if self.namespaces.is_empty() {
             return crate::invalid!("at least one namespace (sparse input) is required");
         }
@@ -278,6 +294,26 @@ pub struct FitReport {
     pub progress: Vec<Progress>,
 }
 
+/// What a pass did with one row ([`Learner::learn_batch_scored`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowRecord {
+    /// The progressive prediction: made before the row was learned.
+    pub prediction: f64,
+    /// Its loss times its importance weight.
+    pub weighted_loss: f64,
+    /// The expanded features it was scored (and learned) on.
+    pub features: u64,
+    /// Scored only, not learned.
+    pub held_out: bool,
+}
+
+/// A row as [`Learner::learn_rows`] leaves it: learned (its prediction and the progress record
+/// after it), or held out (scored only).
+enum Visited<'a> {
+    Learned { prediction: f64, progress: &'a Progress },
+    HeldOut { prediction: f64, weighted_loss: f64, features: u64 },
+}
+
 /// Reused buffers for learning.
 #[derive(Clone, Debug)]
 struct Scratch {
@@ -362,7 +398,8 @@ impl<E: Expansion> Learner<E> {
     pub fn new(config: LearnerConfig, expansion: E) -> PolyResult<Self> {
         config.validate()?;
         expansion.validate(config.namespaces.len())?;
-        let weights = WeightTable::new(config.bits, config.rule.stride());
+        let mut weights = WeightTable::new(config.bits, config.rule.stride());
+        weights.set_initial_weight(config.initial_weight as f32)?;
         let (min, max) = config.loss.fixed_range().unwrap_or((0.0, 0.0));
         let labels = LabelRange { min, max };
         Ok(Learner {
@@ -391,8 +428,12 @@ impl<E: Expansion> Learner<E> {
         labels: LabelRange,
         progress: Progress,
     ) -> PolyResult<Self> {
-        let mut learner = Learner::new(config, expansion)?;
+        // The table is the saved one (filled with the initial weight only if never trained).
+        let initial_weight = config.initial_weight;
+        let mut learner = Learner::new(LearnerConfig { initial_weight: 0.0, ..config }, expansion)?;
+        learner.config.initial_weight = initial_weight;
         learner.weights = weights;
+        learner.weights.set_initial_weight(initial_weight as f32)?;
         learner.state = state;
         learner.labels = labels;
         learner.progress = progress;
@@ -494,10 +535,12 @@ impl<E: Expansion> Learner<E> {
         if !label.is_finite() {
             return crate::invalid!("row {row}: label is {label}; labels must be finite");
         }
-        if self.config.loss.is_classification() && label != 1.0 && label != -1.0 {
+        // -1 and +1 are the classes; as in Vowpal Wabbit, a logistic label between them is a
+        // soft label, and the hinge loss takes any label (max(0, 1 - y p)).
+        if matches!(self.config.loss, Loss::Logistic(_)) && !(-1.0..=1.0).contains(&label) {
             return crate::invalid!(
-                "row {row}: label {label} is not -1 or +1 ({} loss takes labels in {{-1, +1}})",
-                self.config.loss.name()
+                "row {row}: label {label} is outside [-1, +1] (logistic loss takes labels in \
+                 [-1, +1]: -1 and +1 are the classes, a label between them a soft label)"
             );
         }
         Ok(())
@@ -936,7 +979,7 @@ impl<E: Expansion> Learner<E> {
     pub fn learn_batch(&mut self, batch: &Batch<'_>) -> PolyResult<(f64, f64)> {
         self.check_batch(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
-        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_, _| {})?;
+        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |_| {})?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
     }
 
@@ -951,8 +994,60 @@ impl<E: Expansion> Learner<E> {
         self.check_batch(batch)?;
         let before = (self.progress.weighted_loss, self.progress.weight);
         predictions.reserve(batch.n_rows());
-        self.learn_rows(batch, 0..batch.n_rows(), |_| false, |p, _| predictions.push(p))?;
+        self.learn_rows(
+            batch,
+            0..batch.n_rows(),
+            |_| false,
+            |row| {
+                if let Visited::Learned { prediction, .. } = row {
+                    predictions.push(prediction);
+                }
+            },
+        )?;
         Ok((self.progress.weighted_loss - before.0, self.progress.weight - before.1))
+    }
+
+    /// One pass over a batch in row order that learns every row but those `held_out` marks,
+    /// which it only scores (Vowpal Wabbit's test-only and holdout examples), and records what
+    /// happened to each row in `records`, in row order: what a progressive report of every
+    /// example needs (Vowpal Wabbit's table, its `-p` predictions, its holdout loss). A held-out
+    /// row is scored with the label range as it is (it does not widen it, as in `vw -t`).
+    pub fn learn_batch_scored(
+        &mut self,
+        batch: &Batch<'_>,
+        held_out: &[bool],
+        records: &mut Vec<RowRecord>,
+    ) -> PolyResult<()> {
+        if held_out.len() != batch.n_rows() {
+            return crate::invalid!(
+                "held_out has {} entries for a batch of {} rows",
+                held_out.len(),
+                batch.n_rows()
+            );
+        }
+        self.check_batch(batch)?;
+        records.reserve(batch.n_rows());
+        let mut last = self.progress.clone();
+        self.learn_rows(
+            batch,
+            0..batch.n_rows(),
+            |row| held_out[row],
+            |row| match row {
+                Visited::Learned { prediction, progress } => {
+                    records.push(RowRecord {
+                        prediction,
+                        weighted_loss: progress.weighted_loss - last.weighted_loss,
+                        features: progress.feature_updates - last.feature_updates,
+                        held_out: false,
+                    });
+                    last = progress.clone();
+                }
+                Visited::HeldOut { prediction, weighted_loss, features } => {
+                    records.push(RowRecord { prediction, weighted_loss, features, held_out: true });
+                }
+            },
+        )?;
+        Ok(())
     }
 
     /// Learns `rows` of `batch` in order (rows where `is_holdout` holds are only evaluated; each
@@ -973,7 +1068,7 @@ impl<E: Expansion> Learner<E> {
         batch: &Batch<'_>,
         rows: impl Iterator<Item = usize> + Send,
         is_holdout: impl Fn(usize) -> bool,
-        learned: impl FnMut(f64, &Progress),
+        visited: impl FnMut(Visited<'_>),
     ) -> PolyResult<(f64, f64)> {
         let seeds = self.seeds.clone();
         if self.builds_ahead(rows.size_hint().0) {
@@ -983,11 +1078,11 @@ impl<E: Expansion> Learner<E> {
                 .filter(|_| self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES);
             let built_for = BuiltFor { bits, track_fields: track, table };
             builder::with_builder(*batch, rows, &seeds, form, built_for, |source| {
-                self.learn_from(batch, source, is_holdout, learned)
+                self.learn_from(batch, source, is_holdout, visited)
             })
         } else {
             let mut source = RowBlocks { batch, rows, seeds: &seeds };
-            self.learn_from(batch, &mut source, is_holdout, learned)
+            self.learn_from(batch, &mut source, is_holdout, visited)
         }
     }
 
@@ -1021,7 +1116,7 @@ impl<E: Expansion> Learner<E> {
         batch: &Batch<'_>,
         source: &mut impl FollowsExpansion,
         is_holdout: impl Fn(usize) -> bool,
-        mut learned: impl FnMut(f64, &Progress),
+        mut visited: impl FnMut(Visited<'_>),
     ) -> PolyResult<(f64, f64)> {
         let mut ring = std::mem::take(&mut self.scratch.staged);
         let mut blocks = std::mem::take(&mut self.scratch.blocks);
@@ -1062,8 +1157,11 @@ impl<E: Expansion> Learner<E> {
                 let row = blocks.batch_row(current.at);
                 if is_holdout(row) {
                     let p = self.finalize(self.raw_score(&current.features));
-                    holdout_loss += self.config.loss.value(p, label) * weight;
+                    let weighted_loss = self.config.loss.value(p, label) * weight;
+                    holdout_loss += weighted_loss;
                     holdout_weight += weight;
+                    let features = current.features.len() as u64;
+                    visited(Visited::HeldOut { prediction: p, weighted_loss, features });
                 } else {
                     let row = batch.first_row + row;
                     let p = if self.expansion.learns_from_examples() {
@@ -1081,7 +1179,7 @@ impl<E: Expansion> Learner<E> {
                     } else {
                         self.learn_checked(&current.features, label, weight, row, upcoming)?
                     };
-                    learned(p, &self.progress);
+                    visited(Visited::Learned { prediction: p, progress: &self.progress });
                 }
                 // The current example's place takes the next row.
                 if more {
@@ -1288,9 +1386,11 @@ impl<E: Expansion> Learner<E> {
                     rng.shuffle(&mut order);
                 }
                 let before = (self.progress.weighted_loss, self.progress.weight);
-                let record = |_: f64, progress: &Progress| {
-                    if progress.examples.is_power_of_two() {
-                        report.progress.push(progress.clone());
+                let record = |row: Visited<'_>| {
+                    if let Visited::Learned { progress, .. } = row {
+                        if progress.examples.is_power_of_two() {
+                            report.progress.push(progress.clone());
+                        }
                     }
                 };
                 let (holdout_loss, holdout_weight) =

@@ -45,7 +45,8 @@ pub use example::{Example, ExampleBuffer, ExampleShape};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::{ExampleEnd, ExpandedFeatures};
 pub use learner::{
-    BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, MAX_BITS,
+    BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, RowRecord,
+    MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
 pub use numbers::{NumberRows, Numbers};

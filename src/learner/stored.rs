@@ -19,9 +19,14 @@
 //!   truncation forgot how far below the threshold it was, and training on after loading drifted
 //!   from training on without saving;
 //! * (format version 5 on) field scales: `u8` 1 when the model learns them
-//!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise.
+//!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise;
+//! * (format version 9 on) the initial weight `f64` ([`LearnerConfig::initial_weight`]; 0 in
+//!   older files).
 //!
-//! Interactions section: `degree u8`, `constant u8`, pair count `u32` then pairs (`u32`, `u32`).
+//! Interactions section: `degree u8`, `constant u8`, then the namespace crosses: from format
+//! version 9 on, their count `u32`, then each cross's length `u32` and its namespaces (`u32`
+//! each); up to version 8 (crosses of two namespaces only), the pair count `u32` then the pairs
+//! (`u32`, `u32`).
 //!
 //! The training state and weight encodings are those of format version 2, whose reader
 //! ([`crate::model::legacy`]) shares them.
@@ -39,9 +44,12 @@ use crate::error::PolyResult;
 const LAZY_SCALES_VERSION: u32 = 4;
 /// The first format version that stores field scales.
 const FIELD_SCALES_VERSION: u32 = 5;
+/// The first format version that stores the initial weight and crosses of any number of
+/// namespaces.
+const CROSSES_VERSION: u32 = 9;
 
-/// Most namespaces or namespace pairs a stored model may declare (far above any real model;
-/// bounds what a corrupted count can allocate).
+/// Most namespaces, namespace crosses or namespaces in one cross a stored model may declare (far
+/// above any real model; bounds what a corrupted count can allocate).
 const MAX_STORED_COUNT: u32 = 1 << 20;
 
 impl<E: Expansion> Learner<E> {
@@ -59,6 +67,7 @@ impl<E: Expansion> Learner<E> {
             }
             None => w.u8(0),
         }
+        w.f64(self.config().initial_weight);
     }
 
     /// Reads a learner's section of a file of format `version` (3 or later), with `expansion`
@@ -88,6 +97,10 @@ impl<E: Expansion> Learner<E> {
             None
         };
         config.field_scales = scales.is_some();
+        if version >= CROSSES_VERSION {
+            config.initial_weight = r.f64("initial weight")?;
+            config.validate().map_err(|e| bad(e.to_string()))?;
+        }
         let mut learner = Learner::from_parts(config, expansion, table, state, labels, progress)
             .map_err(|e| bad(e.to_string()))?;
         if let Some(scales) = scales {
@@ -130,6 +143,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
         l2,
         namespaces,
         field_scales: false,
+        initial_weight: 0.0,
     };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)
@@ -330,30 +344,39 @@ pub(crate) fn read_weights(
 }
 
 impl Interactions {
-    /// Writes this enumerator's section (see the module docs).
+    /// Writes this enumerator's section (see the module docs; the current format version).
     pub fn write_section(&self, w: &mut ByteWriter) {
         w.u8(self.degree);
         w.flag(self.constant);
-        w.u32(self.namespace_pairs.len() as u32);
-        for &(a, b) in &self.namespace_pairs {
-            w.u32(a as u32);
-            w.u32(b as u32);
+        w.u32(self.namespace_crosses.len() as u32);
+        for cross in &self.namespace_crosses {
+            w.u32(cross.len() as u32);
+            for &k in cross {
+                w.u32(k as u32);
+            }
         }
     }
 
-    /// Reads an enumerator's section.
-    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
+    /// Reads an enumerator's section from a file of format `version`.
+    pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         let degree = r.u8("expansion degree")?;
         let constant = r.flag("constant flag")?;
-        let n_pairs = r.u32("namespace pair count")?;
-        if n_pairs > MAX_STORED_COUNT {
-            return Err(bad(format!("{n_pairs} namespace pairs")));
+        let n_crosses = r.u32("namespace cross count")?;
+        if n_crosses > MAX_STORED_COUNT {
+            return Err(bad(format!("{n_crosses} namespace crosses")));
         }
-        let mut namespace_pairs = Vec::new();
-        for _ in 0..n_pairs {
-            namespace_pairs
-                .push((r.u32("namespace pair")? as usize, r.u32("namespace pair")? as usize));
+        let mut namespace_crosses = Vec::new();
+        for _ in 0..n_crosses {
+            let length =
+                if version >= CROSSES_VERSION { r.u32("namespace cross length")? } else { 2 };
+            if !(2..=MAX_STORED_COUNT).contains(&length) {
+                return Err(bad(format!("a namespace cross of {length} namespaces")));
+            }
+            let cross = (0..length)
+                .map(|_| r.u32("namespace cross").map(|k| k as usize))
+                .collect::<PolyResult<Vec<usize>>>()?;
+            namespace_crosses.push(cross);
         }
-        Ok(Interactions { degree, namespace_pairs, constant })
+        Ok(Interactions { degree, namespace_crosses, constant })
     }
 }

@@ -397,7 +397,7 @@ fn bad_input_errors_name_row_and_value() {
     let values = [1.0f64, f64::INFINITY, 1.0];
     let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
     let ns: [&dyn NamespaceRows; 1] = [&rows];
-    let labels = [1.0, -1.0, 0.0];
+    let labels = [1.0, -1.0, 2.0];
     let mut clf = Learner::new(
         LearnerConfig { loss: Loss::Logistic(Logistic), ..LearnerConfig::default() },
         Interactions::linear(),
@@ -405,7 +405,7 @@ fn bad_input_errors_name_row_and_value() {
     .unwrap();
     let batch = Batch::new(&ns, &labels, None).unwrap().with_first_row(100);
     let err = clf.learn_batch(&batch).unwrap_err().to_string();
-    assert!(err.contains("row 102: label 0 is not -1 or +1 (logistic loss"), "{err}");
+    assert!(err.contains("row 102: label 2 is outside [-1, +1] (logistic loss"), "{err}");
     assert_eq!(clf.progress().examples, 0, "labels are checked before learning");
     let labels = [1.0, -1.0, 1.0];
     let batch = Batch::new(&ns, &labels, None).unwrap();
@@ -567,7 +567,7 @@ fn namespaces_are_hashed_apart_and_crossed() {
     let labels = [1.0];
     let config =
         LearnerConfig { namespaces: vec!["a".into(), "b".into()], ..LearnerConfig::default() };
-    let exp = Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: false };
+    let exp = Interactions { degree: 1, namespace_crosses: vec![vec![0, 1]], constant: false };
     let mut learner = Learner::new(config.clone(), exp).unwrap();
     learner.learn_batch(&Batch::new(&ns, &labels, None).unwrap()).unwrap();
     let seed_a = config.namespace_seed(0);
@@ -584,10 +584,10 @@ fn namespaces_are_hashed_apart_and_crossed() {
     }
     let err = Learner::new(
         config,
-        Interactions { namespace_pairs: vec![(0, 2)], ..Interactions::linear() },
+        Interactions { namespace_crosses: vec![vec![0, 2]], ..Interactions::linear() },
     )
     .unwrap_err();
-    assert!(err.to_string().contains("(0, 2)"), "{err}");
+    assert!(err.to_string().contains("[0, 2]"), "{err}");
 }
 
 #[test]
@@ -599,8 +599,8 @@ fn learn_expanded_checks_its_inputs_and_predict_with_adapts_the_buffer() {
     .unwrap();
     let mut features = ExpandedFeatures::new(12);
     features.push(5, 1.0);
-    let err = learner.learn_expanded(&features, 0.0, 1.0).unwrap_err();
-    assert!(err.to_string().contains("label 0 is not -1 or +1"), "{err}");
+    let err = learner.learn_expanded(&features, -3.0, 1.0).unwrap_err();
+    assert!(err.to_string().contains("label -3 is outside [-1, +1]"), "{err}");
     let err = learner.learn_expanded(&features, 1.0, f64::NAN).unwrap_err();
     assert!(err.to_string().contains("importance weight is NaN"), "{err}");
     let wide = ExpandedFeatures::new(20);
@@ -775,8 +775,8 @@ fn learning_a_batch_equals_learning_its_examples_one_by_one() {
     let weights: Vec<f64> = streams[1].iter().map(|e| e.3).collect();
     let batch = Batch::new(&ns, labels, Some(&weights)).unwrap();
     let expansions = [
-        Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() },
-        Interactions { namespace_pairs: vec![(1, 2)], ..Interactions::quadratic() },
+        Interactions { namespace_crosses: vec![vec![0, 1], vec![2, 2]], ..Interactions::linear() },
+        Interactions { namespace_crosses: vec![vec![1, 2]], ..Interactions::quadratic() },
     ];
     for bits in [12, 22] {
         for expansion in &expansions {
@@ -865,8 +865,8 @@ impl CrossJoinsLate {
     }
 
     fn now(&self) -> Interactions {
-        let pairs = if self.joined() { vec![(0, 1)] } else { Vec::new() };
-        Interactions { namespace_pairs: pairs, ..Interactions::linear() }
+        let crosses = if self.joined() { vec![vec![0, 1]] } else { Vec::new() };
+        Interactions { namespace_crosses: crosses, ..Interactions::linear() }
     }
 }
 
@@ -880,7 +880,7 @@ impl Expansion for CrossJoinsLate {
     }
 
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
-        Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() }
+        Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() }
             .validate(n_namespaces)
     }
 
@@ -906,7 +906,7 @@ impl Expansion for CrossJoinsLate {
     }
 
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
-        expansion::push_namespace_pair(example, 0, (0, 1), out);
+        expansion::push_namespace_cross(example, 0, &[0, 1], out);
     }
 
     /// The interactions of now, as field-level apple's crosses.
@@ -1275,9 +1275,11 @@ fn one_hot_blocks_learn_and_score_as_examples_one_by_one() {
         }
         entries
     });
-    let expansion =
-        Interactions { namespace_pairs: vec![(0, 1), (2, 2)], ..Interactions::linear() };
-    assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
+    for crosses in [vec![vec![0, 1], vec![2, 2]], vec![vec![0, 1, 2], vec![2, 2, 2, 1], vec![1, 0]]]
+    {
+        let expansion = Interactions { namespace_crosses: crosses, ..Interactions::linear() };
+        assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
+    }
 }
 
 /// Rows of any shape (a one-hot field beside counts: no feature in some rows, several in
@@ -1298,8 +1300,10 @@ fn ragged_blocks_learn_and_score_as_examples_one_by_one() {
             |next: &mut dyn FnMut(u64) -> u64| if k == 2 { 1.0 + next(5) as f64 } else { 1.0 };
         (0..width).map(|j| (next(40) as u32 * 4 + j, value(&mut *next))).collect()
     });
-    for pairs in [vec![(0, 1), (1, 2), (2, 2)], vec![]] {
-        let expansion = Interactions { namespace_pairs: pairs, ..Interactions::linear() };
+    let pairs = vec![vec![0, 1], vec![1, 2], vec![2, 2]];
+    let higher = vec![vec![0, 1], vec![1, 0, 2], vec![2, 2, 2], vec![1, 1, 2, 0], vec![0, 1, 0]];
+    for crosses in [pairs, higher, vec![]] {
+        let expansion = Interactions { namespace_crosses: crosses, ..Interactions::linear() };
         assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
     }
 }
@@ -1316,7 +1320,7 @@ fn a_block_expanded_in_part_learns_and_scores_as_examples_one_by_one() {
             .collect(),
     });
     let expansion =
-        Interactions { namespace_pairs: vec![(1, 1), (0, 1)], ..Interactions::linear() };
+        Interactions { namespace_crosses: vec![vec![1, 1], vec![0, 1]], ..Interactions::linear() };
     assert_blocks_learn_and_score_as_examples(&columns, &labels, &weights, &expansion);
 }
 
@@ -1348,7 +1352,7 @@ fn scoring_reports_the_first_invalid_row_of_any_block() {
             let valid_ns: [&dyn NamespaceRows; 2] = [&valid, &valid];
             let training = Batch::new(&valid_ns, &labels, None).unwrap();
             let expansion =
-                Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: true };
+                Interactions { degree: 1, namespace_crosses: vec![vec![0, 1]], constant: true };
             for bits in [12, 25] {
                 let namespaces = vec!["a".into(), "b".into()];
                 let config = LearnerConfig { bits, namespaces, ..LearnerConfig::default() };
@@ -1467,7 +1471,7 @@ fn two_field_cross_learner(bits: u32) -> Learner<Interactions> {
         namespaces: vec!["a".into(), "b".into()],
         ..LearnerConfig::default()
     };
-    let expansion = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+    let expansion = Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
     Learner::new(config, expansion).unwrap()
 }
 

@@ -15,7 +15,8 @@
 //!
 //! The table is allocated on first use with `alloc_zeroed` (the operating system hands out zero
 //! pages lazily, so untouched parts of a large table cost no memory), and an allocation failure is
-//! an error, not an abort.
+//! an error, not an abort. A table with an initial weight (Vowpal Wabbit's `--initial_weight`:
+//! every slot's `w` starts there, its other values at 0) is allocated at once and written whole.
 //!
 //! Page size follows the run (`WeightTable::touch`). A short run touches a few thousand slots
 //! scattered over a table of up to 2^24 slots (256 MiB): backed by 2 MiB huge pages, each touch
@@ -93,6 +94,8 @@ pub struct WeightTable {
     touched: Vec<u64>,
     n_touched: usize,
     huge_pages: bool,
+    /// Every slot's `w` when the table is allocated ([`WeightTable::set_initial_weight`]).
+    initial_weight: f32,
 }
 
 /// A copy of a table still on 4 KiB pages copies only the pages touched so far (the others are
@@ -117,6 +120,7 @@ impl Clone for WeightTable {
             touched: self.touched.clone(),
             n_touched: self.n_touched,
             huge_pages: self.huge_pages,
+            initial_weight: self.initial_weight,
         }
     }
 }
@@ -133,7 +137,24 @@ impl WeightTable {
             touched: Vec::new(),
             n_touched: 0,
             huge_pages: false,
+            initial_weight: 0.0,
         }
+    }
+
+    /// Sets the weight every slot starts at; a nonzero one allocates the table now (if it is
+    /// not allocated yet) with every slot's `w` at it, so that a model that has learned nothing
+    /// scores with it too. An allocated table keeps its values.
+    pub(crate) fn set_initial_weight(&mut self, initial_weight: f32) -> PolyResult<()> {
+        self.initial_weight = initial_weight;
+        if initial_weight != 0.0 {
+            self.ensure_allocated()?;
+        }
+        Ok(())
+    }
+
+    /// The weight every slot starts at (0 unless [`WeightTable::set_initial_weight`]).
+    pub fn initial_weight(&self) -> f32 {
+        self.initial_weight
     }
 
     pub fn bits(&self) -> u32 {
@@ -189,6 +210,13 @@ impl WeightTable {
         self.touched = vec![0; pages.div_ceil(64)];
         self.n_touched = 0;
         self.huge_pages = false;
+        if self.initial_weight != 0.0 {
+            // Every slot is written: huge pages from the start (no touched page to move), and
+            // no page left for `touch` to track.
+            self.use_huge_pages();
+            let w0 = self.initial_weight;
+            self.data.chunks_exact_mut(self.stride).for_each(|slot| slot[W] = w0);
+        }
         Ok(())
     }
 
@@ -358,6 +386,31 @@ mod tests {
         assert_eq!(t.weight(7 + 1024), 2.5);
         assert_eq!(t.mask(), 1023u64);
         assert_eq!(t.size_bytes(), 16384);
+    }
+
+    #[test]
+    fn an_initial_weight_fills_every_slot_and_survives_copies() {
+        for stride in [1, 4] {
+            let mut t = WeightTable::new(12, stride);
+            t.set_initial_weight(0.5).unwrap();
+            assert!(t.is_allocated());
+            for slot in [0, 7, 4095] {
+                assert_eq!(
+                    (t.weight(slot), t.adaptive_sum(slot), t.normalizer(slot)),
+                    (0.5, 0.0, 0.0)
+                );
+            }
+            t.touch(&[3]);
+            t.prepare_for(1 << 20).unwrap();
+            let copy = t.clone();
+            assert!(copy.data().chunks_exact(stride).all(|s| s[W] == 0.5), "stride {stride}");
+            assert_eq!(copy.initial_weight(), 0.5);
+        }
+        // An allocated table (one read from a file) keeps its values.
+        let mut read = WeightTable::new(4, 1);
+        read.ensure_allocated().unwrap();
+        read.set_initial_weight(2.0).unwrap();
+        assert!(read.data().iter().all(|&w| w == 0.0));
     }
 
     #[test]

@@ -11,6 +11,7 @@ use crate::apple::{Apple, AppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::field_apple::{FieldApple, FieldAppleConfig};
+use crate::learner::expansion::vw_crosses;
 use crate::learner::{
     BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
     Learned,
@@ -37,13 +38,14 @@ pub enum FeatureSet {
 }
 
 /// How the Python layer (and any caller) describes a feature set: the serde form, tagged by
-/// `kind` (`{"kind": "polynomial", "degree": 2, "namespace_pairs": [[0, 1]]}` or
+/// `kind` (`{"kind": "polynomial", "degree": 2, "namespace_crosses": [[0, 1], [0, 1, 2]]}` or
 /// `{"kind": "apple", "alpha": 1.0, ...}`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FeatureSetOptions {
-    /// All monomials up to `degree` (1..=3) plus the namespace crosses.
-    Polynomial { degree: u8, namespace_pairs: Vec<(usize, usize)> },
+    /// All monomials up to `degree` (1..=3) plus the namespace crosses (each of two or more
+    /// namespaces, made canonical by Vowpal Wabbit's rules: [`vw_crosses`]).
+    Polynomial { degree: u8, namespace_crosses: Vec<Vec<usize>> },
     /// apple's adaptive expansion.
     Apple(AppleConfig),
     /// field-level apple: crosses of fields found by screening.
@@ -56,8 +58,9 @@ impl FeatureSet {
     /// The enumerator these options describe; `constant` adds the constant feature.
     pub fn new(options: FeatureSetOptions, constant: bool) -> PolyResult<Self> {
         Ok(match options {
-            FeatureSetOptions::Polynomial { degree, namespace_pairs } => {
-                FeatureSet::Fixed(Interactions { degree, namespace_pairs, constant })
+            FeatureSetOptions::Polynomial { degree, namespace_crosses } => {
+                let namespace_crosses = vw_crosses(namespace_crosses);
+                FeatureSet::Fixed(Interactions { degree, namespace_crosses, constant })
             }
             FeatureSetOptions::Apple(config) => {
                 FeatureSet::from(Apple::new(AppleConfig { constant, ..config })?)
@@ -86,7 +89,7 @@ impl FeatureSet {
             FeatureSet::Fixed(fixed) => (
                 FeatureSetOptions::Polynomial {
                     degree: fixed.degree,
-                    namespace_pairs: fixed.namespace_pairs.clone(),
+                    namespace_crosses: fixed.namespace_crosses.clone(),
                 },
                 fixed.constant,
             ),
@@ -170,7 +173,7 @@ impl FeatureSet {
     /// Reads the section of the enumerator called `kind` from a file of format `version`.
     pub fn read_section(kind: &str, r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         match kind {
-            "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r)?)),
+            "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r, version)?)),
             "apple" => Ok(FeatureSet::from(Apple::read_section(r, version)?)),
             "field_apple" => {
                 Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r, version)?)))

@@ -1,16 +1,17 @@
 //! The model file: one versioned, checksummed container for every estimator. Each component
 //! writes and reads its own section ([`crate::codec`]); this module only frames them.
 //!
-//! All numbers little-endian. Layout (versions 3 to 8; 4 adds the learner's lazy L1/L2 state
+//! All numbers little-endian. Layout (versions 3 to 9; 4 adds the learner's lazy L1/L2 state
 //! to its section, see [`crate::learner::stored`]; 5 its field scales; 6 field-level apple's
 //! `catch_up` and apple's categorical namespaces, see [`super::FeatureSet`]; 7 apple's
 //! `catch_up`; 8 marks categorical namespaces left out of apple's children too, which an
-//! older build must not read as a model that multiplies them):
+//! older build must not read as a model that multiplies them; 9 stores the learner's initial
+//! weight and namespace crosses of any number of namespaces, each with its length):
 //!
 //! | bytes | content |
 //! |---|---|
 //! | 8 | magic `b"PPLEARN\0"` |
-//! | 4 | format version `u32` (= 8) |
+//! | 4 | format version `u32` (= 9) |
 //! | 8 | payload length `u64` |
 //! | n | payload: section count `u32`, then per section its name (`u32` length + UTF-8), its length `u64` and its bytes |
 //! | 4 | CRC32 (IEEE, as zlib's `crc32`) of every byte before it |
@@ -35,7 +36,7 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::{PolyError, PolyResult};
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 8;
+pub const FORMAT_VERSION: u32 = 9;
 /// The first version of the sectioned layout (older ones: [`super::legacy`]).
 pub const SECTIONED_VERSION: u32 = 3;
 pub(crate) const HEADER: usize = 8 + 4 + 8;

@@ -42,7 +42,7 @@ pub(crate) fn read(version: u32, payload: &[u8]) -> PolyResult<(Learner<FeatureS
     let mut r = ByteReader::new(payload, super::file::HEADER, "payload");
     let config = read_config(&mut r)?;
     let expansion = match r.u8("expansion kind")? {
-        EXPANSION_INTERACTIONS => FeatureSet::Fixed(Interactions::read_section(&mut r)?),
+        EXPANSION_INTERACTIONS => FeatureSet::Fixed(Interactions::read_section(&mut r, version)?),
         EXPANSION_APPLE => {
             let apple = read_apple(&mut r)?;
             if version == FORMAT_VERSION_CHAINED_SLOTS && has_degree_3_weights(&apple) {
@@ -91,6 +91,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
         l2,
         namespaces,
         field_scales: false,
+        initial_weight: 0.0,
     };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)

@@ -30,6 +30,9 @@ pub struct LearnerOptions {
     pub features: FeatureSetOptions,
     /// A learned scale per field ([`crate::learner::field_scales`]).
     pub field_scales: bool,
+    /// The weight every slot starts at ([`LearnerConfig::initial_weight`]; 0 when not given).
+    #[serde(default)]
+    pub initial_weight: f64,
 }
 
 impl LearnerOptions {
@@ -51,6 +54,7 @@ impl LearnerOptions {
             l2: self.l2,
             namespaces: self.namespaces,
             field_scales: self.field_scales,
+            initial_weight: self.initial_weight,
         };
         Learner::new(config, FeatureSet::new(self.features, self.constant)?)
     }
@@ -75,6 +79,7 @@ impl LearnerOptions {
             namespaces: config.namespaces.clone(),
             features,
             field_scales: config.field_scales,
+            initial_weight: config.initial_weight,
         }
     }
 }

@@ -165,9 +165,9 @@ fn model_file_errors_say_what_is_wrong() {
     let err = model_io::from_bytes(&corrupted).unwrap_err().to_string();
     assert!(err.contains("checksum mismatch"), "{err}");
     let mut future = bytes.clone();
-    future[8] = 9;
+    future[8] = 10;
     let err = model_io::from_bytes(&future).unwrap_err().to_string();
-    assert!(err.contains("format version 9"), "{err}");
+    assert!(err.contains("format version 10"), "{err}");
     let dir = std::env::temp_dir().join(format!("pp-model-{}", std::process::id()));
     let err = model_io::load(&dir.join("missing.model")).unwrap_err().to_string();
     assert!(err.contains("missing.model"), "{err}");
@@ -412,11 +412,24 @@ fn options_build_the_model_and_round_trip() {
         l2: 1e-6,
         constant: false,
         namespaces: vec!["a".into(), "b".into()],
-        features: FeatureSetOptions::Polynomial { degree: 2, namespace_pairs: vec![(0, 1)] },
+        features: FeatureSetOptions::Polynomial {
+            degree: 2,
+            namespace_crosses: vec![vec![0, 1], vec![1, 0, 1], vec![0, 0, 0]],
+        },
         field_scales: true,
+        initial_weight: 0.25,
     };
     let learner = options.clone().build().unwrap();
-    assert_eq!(LearnerOptions::of(&learner), options);
+    // Vowpal Wabbit's rules: a cross repeating a namespace beside another is sorted.
+    let canonical = LearnerOptions {
+        features: FeatureSetOptions::Polynomial {
+            degree: 2,
+            namespace_crosses: vec![vec![0, 1], vec![0, 1, 1], vec![0, 0, 0]],
+        },
+        ..options.clone()
+    };
+    assert_eq!(LearnerOptions::of(&learner), canonical);
+    assert_eq!(learner.weights().weight(123), 0.25);
     let apple = LearnerOptions {
         features: FeatureSetOptions::Apple(AppleConfig {
             ranking: Ranking::Ssm,
@@ -535,7 +548,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
         }
         (out.slots().len(), map)
     };
-    let given = Interactions { degree: 1, namespace_pairs: vec![(0, 1)], constant: true };
+    let given = Interactions { degree: 1, namespace_crosses: vec![vec![0, 1]], constant: true };
     let ours = expand(&|out| set.expand(&example, out));
     assert_eq!(ours, expand(&|out| given.expand(&example, out)));
     assert_eq!(ours.0, 4 + 2 + 1);
@@ -849,11 +862,84 @@ fn one_against_all_models_round_trip() {
 fn only_fixed_interactions_learn_without_their_examples() {
     use crate::field_apple::{FieldApple, FieldAppleConfig};
 
-    let fixed = Interactions { namespace_pairs: vec![(0, 1)], ..Interactions::linear() };
+    let fixed = Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
     assert!(!FeatureSet::Fixed(fixed).learns_from_examples());
     let apple = || Box::new(Apple::new(AppleConfig::default()).unwrap());
     let fields = || Box::new(FieldApple::new(FieldAppleConfig::default()).unwrap());
     assert!(FeatureSet::Apple(apple()).learns_from_examples());
     assert!(FeatureSet::FieldApple(fields()).learns_from_examples());
     assert!(FeatureSet::AppleFields(apple(), fields()).learns_from_examples());
+}
+
+/// A model with crosses of two to four namespaces and an initial weight saves, loads, predicts
+/// and trains on exactly as before; a file of format 8 (crosses of two namespaces as pairs, no
+/// initial weight) still reads, as the crosses it stored.
+#[test]
+fn crosses_of_any_order_and_the_initial_weight_round_trip() {
+    let data: Vec<_> = (0..3).map(|seed| stream(150, 11 + seed, false)).collect();
+    let parts: Vec<_> = data.iter().map(|d| rows_of(d)).collect();
+    let rows: Vec<SparseRows<'_, u32, f64>> =
+        parts.iter().map(|(o, i, v, _)| SparseRows::new(o, i, v).unwrap()).collect();
+    let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+    let batch = Batch::new(&ns, &parts[0].3, None).unwrap();
+    let config = LearnerConfig {
+        namespaces: vec!["a".into(), "b".into(), "c".into()],
+        initial_weight: 0.125,
+        ..config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT)
+    };
+    let crosses = vec![vec![0, 1], vec![2, 2], vec![0, 1, 2], vec![1, 1, 1], vec![2, 0, 0, 1]];
+    let fixed = Interactions { namespace_crosses: crosses, ..Interactions::linear() };
+    let mut learner = Learner::new(config.clone(), FeatureSet::from(fixed.clone())).unwrap();
+    // Untrained, every slot holds the initial weight, and the table survives a round trip.
+    assert_eq!(learner.weights().weight(77), 0.125);
+    let (fresh, _) = model_io::from_bytes(&model_io::to_bytes(&learner, "")).unwrap();
+    assert_eq!(fresh.weights().weight(77), 0.125);
+    learner.learn_batch(&batch).unwrap();
+    let (mut loaded, _) = model_io::from_bytes(&model_io::to_bytes(&learner, "")).unwrap();
+    assert_eq!(loaded.expansion(), &FeatureSet::from(fixed));
+    assert_eq!(loaded.config().initial_weight, 0.125);
+    assert!(same_kept_weights(&loaded, &learner));
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    learner.learn_batch_recording(&batch, &mut ours).unwrap();
+    loaded.learn_batch_recording(&batch, &mut theirs).unwrap();
+    assert_eq!(ours, theirs);
+
+    // Format 8: the learner section without the initial weight, the pairs without lengths.
+    let pairs =
+        Interactions { namespace_crosses: vec![vec![0, 1], vec![2, 2]], ..Interactions::linear() };
+    let config = LearnerConfig { initial_weight: 0.0, ..config };
+    let mut old = Learner::new(config, FeatureSet::from(pairs.clone())).unwrap();
+    old.learn_batch(&batch).unwrap();
+    let mut learner_bytes = crate::codec::ByteWriter::new();
+    old.write_section(&mut learner_bytes);
+    let mut learner_bytes = learner_bytes.into_bytes();
+    learner_bytes.truncate(learner_bytes.len() - 8);
+    let mut sections = file::Sections::new();
+    sections.add(FEATURES, |w| {
+        w.str("interactions");
+        w.u8(1);
+        w.flag(true);
+        w.u32(2);
+        for k in [0, 1, 2, 2] {
+            w.u32(k);
+        }
+    });
+    sections.add(LEARNER, |w| w.raw(&learner_bytes));
+    sections.add(ESTIMATOR, |w| w.str("v8"));
+    let (read, estimator) = model_io::from_bytes(&with_version(&sections.to_bytes(), 8)).unwrap();
+    assert_eq!(estimator, "v8");
+    assert_eq!(read.expansion(), &FeatureSet::from(pairs));
+    assert_eq!(read.config().initial_weight, 0.0);
+    assert!(same_kept_weights(&read, &old));
+    // The same bytes as format 9 are refused: the crosses need their lengths there.
+    assert!(model_io::from_bytes(&sections.to_bytes()).is_err());
+}
+
+/// Whether two models' tables hold the same weights, sums and normalizers (the rate is scratch,
+/// not saved).
+fn same_kept_weights(a: &OnlineModel, b: &OnlineModel) -> bool {
+    let kept = |m: &OnlineModel| -> Vec<f32> {
+        m.weights().data().chunks_exact(4).flat_map(|s| s[..3].to_vec()).collect()
+    };
+    kept(a) == kept(b)
 }

@@ -23,7 +23,7 @@ use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
 use crate::apple::{Ranking, ScheduleKind};
 use crate::learner::features::{monomial_field, namespace_field};
-use crate::learner::{Batch, FitOptions, Loss};
+use crate::learner::{Batch, FitOptions, Loss, RowRecord};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
@@ -159,6 +159,34 @@ impl PyLearner {
             })?;
         let predictions = Float64Chunked::from_vec("progressive".into(), predictions);
         Ok((loss, weight, PySeries(predictions.into_series())))
+    }
+
+    /// One pass that learns every row but those `held_out` marks (scored only), reporting each
+    /// row: (its progressive prediction, its loss times its weight, its features) as Series.
+    #[pyo3(signature = (features, labels, weights=None, first_row=0, held_out=None))]
+    fn learn_scored(
+        &self,
+        py: Python<'_>,
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        first_row: usize,
+        held_out: Option<Vec<bool>>,
+    ) -> PyResult<(PySeries, PySeries, PySeries)> {
+        let mut records = Vec::new();
+        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
+            let held_out = held_out.unwrap_or_else(|| vec![false; batch.n_rows()]);
+            learner.learn_batch_scored(batch, &held_out, &mut records).map_err(py_error)
+        })?;
+        let column = |name: &str, value: fn(&RowRecord) -> f64| {
+            let values = records.iter().map(value).collect::<Vec<f64>>();
+            PySeries(Float64Chunked::from_vec(name.into(), values).into_series())
+        };
+        Ok((
+            column("prediction", |r| r.prediction),
+            column("weighted_loss", |r| r.weighted_loss),
+            column("features", |r| r.features as f64),
+        ))
     }
 
     /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
@@ -310,10 +338,13 @@ impl PyLearner {
         Ok((p.examples, p.weighted_loss, p.weight, p.feature_updates))
     }
 
-    /// Whether any example was learned (the weight table exists).
+    /// Whether any example was learned (the weight table exists; with an initial weight it
+    /// exists from the start, and the examples count).
     #[getter]
     fn is_trained(&self) -> PyResult<bool> {
-        Ok(self.inner.read().map_err(poisoned)?.weights().is_allocated())
+        let learner = self.inner.read().map_err(poisoned)?;
+        let initial = learner.config().initial_weight != 0.0;
+        Ok(learner.weights().is_allocated() && (!initial || learner.progress().examples > 0))
     }
 
     /// The effective weight of each slot (L1/L2 state applied).

@@ -1,4 +1,5 @@
-//! Hinge loss `max(0, 1 - y p)`, labels in {-1, +1}.
+//! Hinge loss `max(0, 1 - y p)`: labels -1 and +1 are the classes; as in Vowpal Wabbit, any
+//! other label is taken as it is (`vw --loss_function hinge` on real-valued labels).
 
 use super::{LossFunction, LossParams};
 use crate::error::PolyResult;

@@ -1,4 +1,9 @@
 //! Logistic loss `log(1 + e^{-y p})`, labels in {-1, +1}; scores are margins.
+//!
+//! A label `y` strictly between -1 and +1 is a soft label, as Vowpal Wabbit reads it: the
+//! share `s = (y + 1) / 2` of a positive example and `1 - s` of a negative one, so its loss,
+//! gradient and importance-invariant step are those mixtures (`vw --loss_function logistic` on
+//! a file of 0/1 labels learns 0 as half of each).
 
 use super::{LossFunction, LossParams};
 use crate::error::PolyResult;
@@ -18,16 +23,25 @@ impl LossFunction for Logistic {
     }
 
     fn value(&self, p: f64, y: f64) -> f64 {
-        softplus(-y * p)
+        match soft_share(y) {
+            None => softplus(-y * p),
+            Some(s) => s * softplus(-p) + (1.0 - s) * softplus(p),
+        }
     }
 
     fn derivative(&self, p: f64, y: f64) -> f64 {
-        -y * logistic(-y * p)
+        match soft_share(y) {
+            None => -y * logistic(-y * p),
+            Some(s) => -s * logistic(-p) + (1.0 - s) * logistic(p),
+        }
     }
 
     /// One exponential for value, derivative and gate.
     #[inline]
     fn evaluate(&self, p: f64, y: f64) -> (f64, f64, bool) {
+        if soft_share(y).is_some() {
+            return (self.value(p, y), self.derivative(p, y), true);
+        }
         if (y * p).abs() <= 700.0 {
             let e = (-y * p).exp();
             (e.ln_1p(), -y * e / (1.0 + e), 1.0f32 + e as f32 > 1.0)
@@ -40,12 +54,17 @@ impl LossFunction for Logistic {
     /// examples are not learned (their gradient is below 6e-8 anyway). Matching this keeps the
     /// per-feature state (and so the progressive loss) equal to Vowpal Wabbit's.
     fn single_precision_positive(&self, p: f64, y: f64) -> bool {
+        // A soft label's loss is at least min(s, 1 - s) · log 2.
         // log(x) > 0 exactly when x > 1, so the logarithm itself is not needed.
-        1.0f32 + (-(y * p) as f32).exp() > 1.0
+        soft_share(y).is_some() || 1.0f32 + (-(y * p) as f32).exp() > 1.0
     }
 
     fn invariant_step(&self, p: f64, y: f64, s: f64, ppu: f64) -> f64 {
-        y * logistic_margin_step(y * p, s * ppu) / ppu
+        let step = |label: f64| label * logistic_margin_step(label * p, s * ppu) / ppu;
+        match soft_share(y) {
+            None => step(y),
+            Some(share) => share * step(1.0) + (1.0 - share) * step(-1.0),
+        }
     }
 
     fn fixed_range(&self) -> Option<(f64, f64)> {
@@ -55,6 +74,13 @@ impl LossFunction for Logistic {
     fn has_probability(&self) -> bool {
         true
     }
+}
+
+/// The positive share `(y + 1) / 2` of a soft label (strictly between -1 and +1); `None` for
+/// the labels -1 and +1.
+#[inline]
+fn soft_share(y: f64) -> Option<f64> {
+    (y != 1.0 && y != -1.0).then_some((y + 1.0) / 2.0)
 }
 
 /// `log(1 + e^t)` without overflow.

@@ -59,7 +59,7 @@ impl Default for LossParams {
 pub trait LossFunction: Copy + std::fmt::Debug + PartialEq {
     /// The name users give (Vowpal Wabbit's `--loss_function` spelling).
     const NAME: &'static str;
-    /// Labels must be -1 or +1.
+    /// A loss of two classes, -1 and +1 (a classifier maps its classes to them).
     const CLASSIFICATION: bool;
 
     /// The loss from its parameters, checked.
@@ -148,7 +148,7 @@ macro_rules! losses {
                 Loss::new(self.name(), &self.params()).map(|_| ())
             }
 
-            /// True for the losses whose labels must be -1 or +1.
+            /// True for the losses of two classes, -1 and +1.
             pub fn is_classification(&self) -> bool {
                 match self {
                     $(Loss::$variant(_) => <$variant as LossFunction>::CLASSIFICATION,)*
@@ -300,6 +300,37 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_soft_logistic_label_mixes_the_two_classes() {
+        // Vowpal Wabbit's reading of a logistic label y in (-1, 1): the share (y + 1) / 2 of a
+        // positive example, the rest a negative one.
+        let loss = Loss::Logistic(Logistic);
+        let h = 1e-6;
+        for y in [0.0, 0.5, -0.3] {
+            let share = (y + 1.0) / 2.0;
+            for p in [-4.0, -0.7, 0.0, 0.2, 3.1] {
+                let mixed = share * loss.value(p, 1.0) + (1.0 - share) * loss.value(p, -1.0);
+                assert!((loss.value(p, y) - mixed).abs() < 1e-12, "y={y} p={p}");
+                let numeric = (loss.value(p + h, y) - loss.value(p - h, y)) / (2.0 * h);
+                assert!((numeric - loss.derivative(p, y)).abs() < 1e-6, "y={y} p={p}");
+                let step = |label: f64| loss.invariant_update(p, label, 0.7, 1.3);
+                let mixed_step = share * step(1.0) + (1.0 - share) * step(-1.0);
+                assert!((loss.invariant_update(p, y, 0.7, 1.3) - mixed_step).abs() < 1e-12);
+                let plain = loss.plain_update(p, y, 1.0);
+                let small = loss.invariant_update(p, y, 1e-7, 1.3) / 1e-7;
+                assert!((small - plain).abs() <= 1e-3 * plain.abs().max(1e-9), "y={y} p={p}");
+                let (value, derivative, gate) = loss.evaluate(p, y);
+                assert_eq!(
+                    (value, derivative, gate),
+                    (loss.value(p, y), loss.derivative(p, y), true)
+                );
+            }
+        }
+        // At y = 0 the loss is symmetric, smallest at p = 0 (log 2) with no gradient.
+        assert!((loss.value(0.0, 0.0) - std::f64::consts::LN_2).abs() < 1e-15);
+        assert!(loss.derivative(0.0, 0.0).abs() < 1e-15);
     }
 
     #[test]
