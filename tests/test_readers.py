@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import gzip
+import subprocess
+import sys
 from pathlib import Path
+from typing import Any
 
 import mmh3
 import numpy as np
@@ -300,6 +303,205 @@ def test_read_vw_namespace_columns_errors(tmp_path: Path) -> None:
         pp.read_vw(path, namespaces="AA")
     with pytest.raises(ValueError, match="no features"):
         pp.read_vw(write(tmp_path, "1\n", name="empty.vw"), namespaces="auto")
+
+
+# ----------------------------------------------- Vowpal Wabbit's feature options, side by side
+
+
+def vw_audit(path: Path, *args: str) -> list[list[tuple[int, float]]]:
+    """Each example's features as ``vw --audit -b 18`` shows them: (index, value) pairs, sorted,
+    without the constant."""
+    pytest.importorskip("vowpalwabbit")
+    command = [sys.executable, "-m", "vowpalwabbit", "-d", str(path), "--audit", "--quiet"]
+    run = subprocess.run([*command, "-b", "18", *args], capture_output=True, check=True)
+    rows = []
+    for line in run.stdout.decode("latin-1").splitlines():
+        if line.startswith("\t"):
+            fields = (field.rsplit(":", 3) for field in line[1:].split("\t"))
+            rows.append(
+                sorted((int(i), float(v)) for name, i, v, _ in fields if name != "Constant")
+            )
+    return rows
+
+
+def our_rows(frame: pl.DataFrame) -> list[list[tuple[int, float]]]:
+    rows = frame["features"].to_list()
+    return [sorted((e["index"], round(e["value"], 6)) for e in row) for row in rows]
+
+
+def test_vw_auto_namespaces_cover_the_whole_file(tmp_path: Path) -> None:
+    lines = [f"{k % 2} |a x{k % 50} |b y{k % 7}" for k in range(120_000)]
+    lines.append("-1 |a x1 |zebra late")
+    path = write(tmp_path, "\n".join(lines) + "\n", name="late.vw.gz", compress=True)
+    frame = pp.read_vw(path, namespaces="auto")
+    assert frame.columns[4:] == ["a", "b", "z"]
+    assert frame["z"].list.len().to_list() == [0] * 120_000 + [1]
+    model = pp.SGDClassifier(loss="logistic", progress=False).fit(frame)
+    assert model.namespaces_ == ["a", "b", "z"]
+    streamed = pp.scan_vw(path, namespaces="auto", batch_size=50_000).collect(engine="streaming")
+    assert streamed.equals(frame)
+    assert pp.read_vw(path, namespaces="auto", ignore="a").columns[4:] == ["b", "z"]
+    assert pp.read_vw(path, namespaces="auto", keep=["z"]).columns[4:] == ["z"]
+    bad = write(tmp_path, "1 |a x\n1 |élan y\n", name="bad.vw")
+    with pytest.raises(ValueError, match=r"line 2.*\"élan\".*not ASCII"):
+        pp.read_vw(bad, namespaces="auto")
+    assert pp.read_vw(bad, namespaces="auto", other_namespaces="drop").columns[4:] == ["a"]
+
+
+def test_vw_other_namespaces_drop_scores_like_vw_ignore(tmp_path: Path) -> None:
+    """Scoring a file with namespaces the model never saw: ``other_namespaces="drop"`` gives
+    the margins of a vw that ignores them."""
+    vw = pytest.importorskip("vowpalwabbit")
+    rng = np.random.default_rng(7)
+
+    def line(extra: bool) -> str:
+        a, b = rng.integers(0, 30, 2)
+        label = 1 if (a + b) % 3 else -1
+        tail = f" |Cnew c{rng.integers(0, 30)} d" if extra else ""
+        return f"{label} |A a{a} |B b{b}:0.5{tail}"
+
+    train = [line(False) for _ in range(2000)]
+    test = [line(True) for _ in range(300)]
+    write(tmp_path, "\n".join(train) + "\n", name="train.vw")
+    test_path = write(tmp_path, "\n".join(test) + "\n", name="test.vw")
+    workspace = vw.Workspace("--quiet --loss_function logistic -b 20 --ignore C")
+    for text in train:
+        workspace.learn(text)
+    margins = [workspace.predict(text) for text in test]
+    workspace.finish()
+    model = pp.SGDClassifier(loss="logistic", bits=20, field_scales=False, progress=False)
+    model.fit(pp.read_vw(tmp_path / "train.vw", namespaces="auto"))
+    with pytest.raises(ValueError, match=r"line 1.*\"Cnew\" is not among.*drop"):
+        pp.read_vw(test_path, namespaces=model.namespaces_)
+    frame = pp.read_vw(test_path, namespaces=model.namespaces_, other_namespaces="drop")
+    assert frame.columns[4:] == ["A", "B"]
+    # Float rounding only (vw sums in float32): measured up to 3e-5.
+    np.testing.assert_allclose(model.decision_function(frame), margins, rtol=1e-4, atol=1e-4)
+    # A listed namespace the file never has is an empty column.
+    empty = pp.read_vw(test_path, namespaces=["A", "Q"], other_namespaces="drop")["Q"]
+    assert empty.list.len().sum() == 0 and empty.len() == 300
+
+
+IGNORE_KEEP_TEXT = "1 |a x:0.5 y |b z | d\n-1 |bee q |c w\n0 |a y | e |c v:2\n"
+
+
+@pytest.mark.parametrize(
+    "ours,theirs",
+    [
+        ({"ignore": "b"}, ["--ignore", "b"]),
+        ({"ignore": ["b", "default"]}, ["--ignore", "b", "--ignore", "\\x20"]),
+        ({"keep": "ac"}, ["--keep", "ac"]),
+        ({"keep": ["a", "default"]}, ["--keep", "a", "--keep", "\\x20"]),
+        ({"ignore": "default"}, ["--ignore", "\\x20"]),
+    ],
+)
+def test_vw_ignore_and_keep_match_vw_audit(
+    tmp_path: Path, ours: dict[str, Any], theirs: list[str]
+) -> None:
+    path = write(tmp_path, IGNORE_KEEP_TEXT, name="ik.vw")
+    assert our_rows(pp.read_vw(path, **ours)) == vw_audit(path, *theirs)
+
+
+def test_vw_ignore_keep_and_namespace_options_are_checked(tmp_path: Path) -> None:
+    path = write(tmp_path, IGNORE_KEEP_TEXT, name="ik.vw")
+    with pytest.raises(ValueError, match="ignore and keep cannot be given together"):
+        pp.read_vw(path, ignore="a", keep="b")
+    with pytest.raises(ValueError, match="listed in namespaces but removed by ignore"):
+        pp.read_vw(path, namespaces="ab", ignore="b")
+    with pytest.raises(ValueError, match='ignore: namespace "ab" is not one letter'):
+        pp.read_vw(path, ignore=["ab"])
+    with pytest.raises(ValueError, match=r"other_namespaces: unknown variant `keep`"):
+        pp.read_vw(path, other_namespaces="keep")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"hash: unknown variant `digits`"):
+        pp.read_vw(path, hash="digits")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="skips need ngram"):
+        pp.read_vw(path, skips=1)
+    with pytest.raises(ValueError, match='ngram: "a" is not'):
+        pp.read_vw(path, ngram="a")
+    with pytest.raises(ValueError, match="no features: no namespace in the file left"):
+        pp.read_vw(path, namespaces="auto", keep="q")
+
+
+def test_vw_nul_byte_after_a_value_reads_as_vw_reads_it(tmp_path: Path) -> None:
+    path = tmp_path / "nul.vw"
+    path.write_bytes(
+        b"1 |a x:0.7\0 y |b z\n-1 |a w\0 q\n1 |a p\0:2 r\n1 |a k:1\0|b m\n1 |a:2\0 x |b y\n"
+    )
+    frame = pp.read_vw(path)
+    assert frame["features"].list.len().to_list() == [1, 2, 2, 1, 0]
+    assert our_rows(frame) == vw_audit(path)
+
+
+def test_vw_hash_all_matches_vw_audit(tmp_path: Path) -> None:
+    path = write(tmp_path, "1 |a 123 7:2 x 0 |5 9 | 42 :3\n-1 |77 1 2 |b 007\n", name="d.vw")
+    assert our_rows(pp.read_vw(path)) == vw_audit(path)
+    hashed = pp.read_vw(path, hash="all")
+    assert our_rows(hashed) == vw_audit(path, "--hash", "all")
+    assert our_rows(hashed) != our_rows(pp.read_vw(path))
+
+
+NGRAM_TEXT = (
+    "1 |a the cat sat on the mat |b x y z\n"
+    "-1 |a the :2 dog |b x |a ran z:0 far away |c one\n"
+    "0 | w1 w2 w3 w4 w5 |apple s t\n"
+    "1 |a:0.5 one two three four five six seven\n"
+)
+
+
+@pytest.mark.parametrize(
+    "ours,theirs",
+    [
+        ({"ngram": 2}, ["--ngram", "2"]),
+        ({"ngram": 3}, ["--ngram", "3"]),
+        ({"ngram": "a3", "skips": 1}, ["--ngram", "a3", "--skips", "1"]),
+        ({"ngram": [3, "b2"], "skips": 2}, ["--ngram", "3", "--ngram", "b2", "--skips", "2"]),
+        (
+            {"ngram": ["default4", "a2"], "skips": ["a1"]},
+            ["--ngram", " 4", "--ngram", "a2", "--skips", "a1"],
+        ),
+        ({"ngram": 2, "ignore": "b"}, ["--ngram", "2", "--ignore", "b"]),
+        ({"ngram": 2, "hash": "all"}, ["--ngram", "2", "--hash", "all"]),
+    ],
+)
+def test_vw_ngrams_and_skips_match_vw_audit(
+    tmp_path: Path, ours: dict[str, Any], theirs: list[str]
+) -> None:
+    path = write(tmp_path, NGRAM_TEXT, name="grams.vw")
+    frame = pp.read_vw(path, **ours)
+    assert our_rows(frame) == vw_audit(path, *theirs)
+    # The namespace columns hold the same grams (their whole hash, relative to the column).
+    columns = pp.read_vw(path, namespaces="auto", **ours)
+    width = sum(columns[name].list.len() for name in columns.columns[4:])
+    assert width.to_list() == frame["features"].list.len().to_list()
+
+
+def test_vw_ngrams_train_like_vw(tmp_path: Path) -> None:
+    """Sentences whose label is a word pair: vw --ngram t2 --skips 1 and a learner on the same
+    grams reach the same progressive loss. (No word twice in a sentence: the learner updates a
+    feature repeated within an example differently from vw, grams or not.)"""
+    vw = pytest.importorskip("vowpalwabbit")
+    rng = np.random.default_rng(11)
+    words = [f"w{k}" for k in range(25)]
+    lines = []
+    for _ in range(3000):
+        sentence = list(rng.choice(words, rng.integers(3, 9), replace=False))
+        if rng.random() < 0.3:
+            sentence = [word for word in sentence if word not in ("w1", "w2")]
+            at = rng.integers(0, len(sentence) + 1)
+            sentence[at:at] = ["w1", "w2"]
+        label = 1 if ("w1", "w2") in zip(sentence, sentence[1:], strict=False) else -1
+        lines.append(f"{label} |text {' '.join(sentence)} |m n{rng.integers(0, 5)}")
+    path = write(tmp_path, "\n".join(lines) + "\n", name="text.vw")
+    workspace = vw.Workspace("--quiet --loss_function logistic -b 20 --ngram t2 --skips 1")
+    for text in lines:
+        workspace.learn(text)
+    theirs = workspace.get_sum_loss() / workspace.get_weighted_examples()
+    workspace.finish()
+    frame = pp.read_vw(path, namespaces="auto", ngram="t2", skips=1)
+    model = pp.SGDClassifier(loss="logistic", bits=20, field_scales=False, progress=False)
+    assert model.fit(frame).progressive_loss_ == pytest.approx(theirs, rel=1e-5)
+    plain = model.__sklearn_clone__().fit(pp.read_vw(path, namespaces="auto"))
+    assert plain.progressive_loss_ > theirs * 1.1  # the grams matter
 
 
 # Numbers as LIBSVM files in the wild spell them, Python's spellings included (scikit-learn reads

@@ -107,27 +107,64 @@ def scan_libsvm(
 
 
 Namespaces = str | Sequence[str] | None
+#: Namespace letters: a string of letters (``"ab"``) or a list of names (``["a", "default"]``).
+NamespaceLetters = str | Sequence[str] | None
+#: Vowpal Wabbit's ``--ngram`` / ``--skips``: ``2`` (every namespace), ``"a2"`` (namespace ``a``;
+#: ``"default2"`` for the default namespace) or a list of them, later ones winning.
+GramSpec = int | str | Sequence[int | str] | None
+OtherNamespaces = Literal["error", "drop"]
+HashMode = Literal["strings", "all"]
 
 
-def _vw_options(path: PathLike, bits: int, seed: int, namespaces: Namespaces) -> dict[str, Any]:
-    """The reader options; ``namespaces="auto"`` lists the namespaces of the first 100,000
-    examples, in order of appearance."""
-    options: dict[str, Any] = {"bits": bits, "seed": seed}
+def _names(value: str | Sequence[str]) -> list[str]:
+    """Namespace names: a string is its letters, except ``"default"``."""
+    if isinstance(value, str):
+        return [value] if value == DEFAULT_NAMESPACE else list(value)
+    return [str(name) for name in value]
+
+
+def _gram_specs(value: GramSpec) -> list[str]:
+    if value is None:
+        return []
+    if isinstance(value, str | int):
+        value = [value]
+    return [str(spec) for spec in value]
+
+
+def _vw_options(
+    path: PathLike,
+    bits: int,
+    seed: int,
+    namespaces: Namespaces,
+    other_namespaces: OtherNamespaces = "error",
+    ignore: NamespaceLetters = None,
+    keep: NamespaceLetters = None,
+    hash: HashMode = "strings",
+    ngram: GramSpec = None,
+    skips: GramSpec = None,
+) -> dict[str, Any]:
+    """The reader options; ``namespaces="auto"`` lists every namespace of the file (a fast scan
+    of the whole file in Rust), in order of first appearance, less those ``ignore``/``keep``
+    remove."""
+    options: dict[str, Any] = {
+        "bits": bits,
+        "seed": seed,
+        "other_namespaces": other_namespaces,
+        "ignore": [] if ignore is None else _names(ignore),
+        "keep": None if keep is None else _names(keep),
+        "hash": hash,
+        "ngram": _gram_specs(ngram),
+        "skips": _gram_specs(skips),
+    }
     if namespaces is None:
         return options
     if isinstance(namespaces, str) and namespaces == "auto":
-        first = next(_iter("vw", path, 100_000, options), None)
-        letters: dict[int, None] = {}
-        if first is not None:
-            for letter in first["namespace"].explode().drop_nulls().unique(maintain_order=True):
-                letters[int(letter)] = None
-        names = [DEFAULT_NAMESPACE if k == 32 else chr(k) for k in letters]
+        names = _internal.vw_namespaces(os.fspath(path), options)
         if not names:
-            raise ValueError(f"{os.fspath(path)!r}: no features in the first 100,000 examples")
-    elif isinstance(namespaces, str):
-        names = list(namespaces)
+            left = " left by ignore/keep" if ignore is not None or keep is not None else ""
+            raise ValueError(f"{os.fspath(path)!r}: no features: no namespace in the file{left}")
     else:
-        names = [str(name) for name in namespaces]
+        names = _names(namespaces)
     options["namespaces"] = names
     return options
 
@@ -137,7 +174,17 @@ DEFAULT_NAMESPACE = "default"
 
 
 def read_vw(
-    path: PathLike, *, bits: int = 18, seed: int = 0, namespaces: Namespaces = None
+    path: PathLike,
+    *,
+    bits: int = 18,
+    seed: int = 0,
+    namespaces: Namespaces = None,
+    other_namespaces: OtherNamespaces = "error",
+    ignore: NamespaceLetters = None,
+    keep: NamespaceLetters = None,
+    hash: HashMode = "strings",
+    ngram: GramSpec = None,
+    skips: GramSpec = None,
 ) -> pl.DataFrame:
     """Reads a Vowpal Wabbit text file (plain or gzip) into a DataFrame.
 
@@ -147,13 +194,29 @@ def read_vw(
     * ``namespaces=None``: ``features`` (sparse, indices hashed into ``2**bits`` with Vowpal
       Wabbit's hashing) and ``namespace`` (one namespace letter per stored feature, aligned with
       ``features``; ``32`` = space for the default namespace);
-    * ``namespaces="AB"`` (or ``["A", "B", "default"]``, or ``"auto"`` for those of the first
-      100,000 examples): one sparse column per namespace letter, named by it (``"default"`` for
-      the default namespace), ready for a learner's ``interactions``. Their indices keep Vowpal
-      Wabbit's whole 32-bit hash relative to the column (``bits`` does not apply: the learner
-      masks), so that a learner lands every feature and every namespace cross on the slot Vowpal
-      Wabbit's ``-q`` gives it. A feature of a namespace not listed raises ``ValueError`` naming
-      the line.
+    * ``namespaces="AB"`` (or ``["A", "B", "default"]``, or ``"auto"`` for every namespace of
+      the file, in order of first appearance, found by a fast scan of the whole file): one
+      sparse column per namespace letter, named by it (``"default"`` for the default
+      namespace), ready for a learner's ``interactions``. Their indices keep Vowpal Wabbit's
+      whole 32-bit hash relative to the column (``bits`` does not apply: the learner masks), so
+      that a learner lands every feature and every namespace cross on the slot Vowpal Wabbit's
+      ``-q`` gives it. A listed namespace absent from the file is an empty column. A feature of
+      a namespace not listed raises ``ValueError`` naming the line, or with
+      ``other_namespaces="drop"`` is left out (scoring a file with a model's namespaces).
+
+    Vowpal Wabbit's feature options, with its exact rules (see ``docs/readers.md``):
+
+    * ``ignore="ab"`` (``--ignore``): the features of namespaces ``a`` and ``b`` are removed;
+      ``keep="ab"`` (``--keep``): only theirs are kept. Namespaces are named by their letter,
+      ``"default"`` for the default namespace; the two cannot be combined.
+    * ``hash="all"`` (``--hash all``): all-digit names are hashed as strings too (by default a
+      name like ``123`` is its number plus the namespace hash).
+    * ``ngram=2`` (``--ngram 2``; ``"a3"`` for namespace ``a`` only, or a list) adds each
+      namespace's 2-grams (up to N-grams) of consecutive features; ``skips=1`` (``--skips``)
+      lets a gram skip up to that many features.
+
+    A NUL byte right after a number (``x:0.7\\0``) ends the line's features there, as in
+    Vowpal Wabbit.
 
     >>> import tempfile, pathlib, polars_poly as pp
     >>> path = pathlib.Path(tempfile.mkdtemp()) / "train.vw"
@@ -164,8 +227,13 @@ def read_vw(
     >>> model = pp.SGDClassifier(loss="logistic", interactions=[("A", "F")], progress=False)
     >>> model.fit(frame).namespaces_  # label and importance weights used as vw uses them
     ['A', 'F']
+    >>> pp.read_vw(path, namespaces="auto", ignore="F").columns
+    ['label', 'weight', 'base', 'tag', 'A']
     """
-    return _read("vw", path, _vw_options(path, bits, seed, namespaces))
+    options = _vw_options(
+        path, bits, seed, namespaces, other_namespaces, ignore, keep, hash, ngram, skips
+    )
+    return _read("vw", path, options)
 
 
 def iter_vw(
@@ -175,10 +243,19 @@ def iter_vw(
     seed: int = 0,
     batch_size: int = 100_000,
     namespaces: Namespaces = None,
+    other_namespaces: OtherNamespaces = "error",
+    ignore: NamespaceLetters = None,
+    keep: NamespaceLetters = None,
+    hash: HashMode = "strings",
+    ngram: GramSpec = None,
+    skips: GramSpec = None,
 ) -> Iterator[pl.DataFrame]:
-    """Reads a Vowpal Wabbit file in DataFrames of at most ``batch_size`` rows (columns as
-    :func:`read_vw`)."""
-    return _iter("vw", path, batch_size, _vw_options(path, bits, seed, namespaces))
+    """Reads a Vowpal Wabbit file in DataFrames of at most ``batch_size`` rows (columns and
+    options as :func:`read_vw`)."""
+    options = _vw_options(
+        path, bits, seed, namespaces, other_namespaces, ignore, keep, hash, ngram, skips
+    )
+    return _iter("vw", path, batch_size, options)
 
 
 def scan_vw(
@@ -188,8 +265,17 @@ def scan_vw(
     seed: int = 0,
     batch_size: int = 100_000,
     namespaces: Namespaces = None,
+    other_namespaces: OtherNamespaces = "error",
+    ignore: NamespaceLetters = None,
+    keep: NamespaceLetters = None,
+    hash: HashMode = "strings",
+    ngram: GramSpec = None,
+    skips: GramSpec = None,
 ) -> pl.LazyFrame:
     """A LazyFrame over a Vowpal Wabbit file that is read in batches when the query runs
-    (columns as :func:`read_vw`; with ``namespaces="auto"`` the first 100,000 examples are read
-    once to list them)."""
-    return _scan("vw", path, batch_size, _vw_options(path, bits, seed, namespaces))
+    (columns and options as :func:`read_vw`; with ``namespaces="auto"`` the whole file is
+    scanned once for its namespace letters, without hashing or parsing numbers)."""
+    options = _vw_options(
+        path, bits, seed, namespaces, other_namespaces, ignore, keep, hash, ngram, skips
+    )
+    return _scan("vw", path, batch_size, options)

@@ -43,13 +43,14 @@ pub fn fmix32(mut h: u32) -> u32 {
     h
 }
 
-/// Vowpal Wabbit's `hashstring`: all-digit names map to `value + seed`, others to MurmurHash3.
+/// Vowpal Wabbit's `hashstring`: the name without the control bytes and spaces (0x00..=0x20)
+/// at either end; all-digit names map to `value + seed`, others to MurmurHash3.
 #[inline]
 pub fn hash_feature_name(name: &[u8], seed: u32) -> u32 {
-    // Most names start with neither a digit nor a space and do not end in a space: nothing to
-    // trim, not all digits, so straight to MurmurHash3 (a third of a hashed field's time).
-    if let (Some(first), Some(&last)) = (name.first(), name.last()) {
-        if !first.is_ascii_digit() && *first != b' ' && last != b' ' {
+    // Most names start with neither a digit nor a byte to trim and do not end in one: nothing
+    // to trim, not all digits, so straight to MurmurHash3 (a third of a hashed field's time).
+    if let (Some(&first), Some(&last)) = (name.first(), name.last()) {
+        if !first.is_ascii_digit() && !is_trimmed(first) && !is_trimmed(last) {
             return murmur3_32(name, seed);
         }
     }
@@ -58,7 +59,7 @@ pub fn hash_feature_name(name: &[u8], seed: u32) -> u32 {
 
 /// [`hash_feature_name`] of a name that may need trimming or be all digits.
 fn hash_trimmed_name(name: &[u8], seed: u32) -> u32 {
-    let trimmed = trim_spaces(name);
+    let trimmed = trim_controls(name);
     if !trimmed.is_empty() && trimmed.iter().all(u8::is_ascii_digit) {
         let mut value: u32 = 0;
         for &digit in trimmed {
@@ -127,9 +128,16 @@ pub fn mask(hash: u32, bits: u32) -> u64 {
 /// Largest supported table size exponent: hashes are 32-bit.
 pub const MAX_HASH_BITS: u32 = 32;
 
-fn trim_spaces(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|&b| b != b' ').unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|&b| b != b' ').map_or(start, |p| p + 1);
+/// The bytes `hashstring` trims: those of a signed `char` in 0..=0x20 (controls and space;
+/// bytes >= 0x80 are negative there and stay).
+#[inline]
+fn is_trimmed(byte: u8) -> bool {
+    byte <= b' '
+}
+
+fn trim_controls(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|&b| !is_trimmed(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|&b| !is_trimmed(b)).map_or(start, |p| p + 1);
     &bytes[start..end]
 }
 
@@ -166,12 +174,17 @@ mod tests {
         assert_eq!(hash_feature_name(b"123", 7), 130);
         assert_eq!(hash_feature_name(b" 42 ", 0), 42);
         assert_eq!(hash_feature_name(b"12a", 0), murmur3_32(b"12a", 0));
+        // Vowpal Wabbit trims control bytes too (a NUL after a name, a tab), not bytes >= 0x80.
+        assert_eq!(hash_feature_name(b"\t7\n", 1), 8);
+        assert_eq!(hash_feature_name(b"w\0", 0), murmur3_32(b"w", 0));
+        assert_eq!(hash_feature_name(b"\x01w\x7f", 0), murmur3_32(b"w\x7f", 0));
+        assert_eq!(hash_feature_name(b"w\xa0", 0), murmur3_32(b"w\xa0", 0));
     }
 
     proptest::proptest! {
         /// The shortcut for names with nothing to trim and a leading non-digit is the rule.
         #[test]
-        fn feature_names_hash_by_the_rule(name in "[ 0-9a-c]{0,8}", seed: u32) {
+        fn feature_names_hash_by_the_rule(name in "[ \\t\\x00\\x1f\\x7f0-9a-c]{0,8}", seed: u32) {
             let rule = hash_trimmed_name(name.as_bytes(), seed);
             proptest::prop_assert_eq!(hash_feature_name(name.as_bytes(), seed), rule);
         }

@@ -1,7 +1,8 @@
 //! One binding for every registered file reader ([`crate::readers::Format`]): `read` (a whole
 //! file), `Batches` (an iterator of frames in bounded memory) and `reader_schema` (the columns a
 //! scan declares). The engine's [`Table`]s become frames by one conversion; parsing runs with the
-//! GIL released. A new reader needs nothing here.
+//! GIL released. A new reader needs nothing here. One function is the Vowpal Wabbit reader's
+//! own: `vw_namespaces`, the whole-file namespace scan behind `namespaces="auto"`.
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -15,7 +16,7 @@ use super::arrow_io::{list_series, sparse_series};
 use super::error::{polars_py_error, py_error};
 use super::guard::guarded;
 use crate::error::PolyError;
-use crate::readers::{ColumnData, Format, Table, TableSource};
+use crate::readers::{vw, ColumnData, Format, Table, TableSource};
 
 /// A frame with the table's columns, moving (not copying) its buffers.
 fn table_frame(table: Table) -> PolarsResult<DataFrame> {
@@ -122,8 +123,24 @@ impl Batches {
     }
 }
 
+/// The column names of the namespaces of the Vowpal Wabbit file at `path` (plain or gzip), in
+/// order of first appearance, under the reader options `options` (`ignore`/`keep` leave
+/// namespaces out): a fast scan of the whole file, no feature hashed.
+#[pyfunction]
+#[pyo3(signature = (path, options))]
+fn vw_namespaces(
+    py: Python<'_>,
+    path: PathBuf,
+    options: &Bound<'_, PyAny>,
+) -> PyResult<Vec<String>> {
+    let options =
+        vw::options(&mut pythonize::Depythonizer::from_object(options)).map_err(py_error)?;
+    py.detach(|| guarded(|| vw::scan_namespaces(&path, &options).map_err(py_error)))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(read, m)?)?;
+    m.add_function(wrap_pyfunction!(vw_namespaces, m)?)?;
     m.add_function(wrap_pyfunction!(reader_schema, m)?)?;
     m.add_class::<Batches>()?;
     m.add("FORMATS", Format::NAMES.to_vec())?;

@@ -22,10 +22,21 @@
 //!   Features whose value (after scaling) is 0 are dropped. A feature with an empty name
 //!   (`:value`) is an *anonymous* feature, numbered within its namespace as Vowpal Wabbit does.
 //! * Blank lines (only spaces/tabs) are skipped. Vowpal Wabbit has no comment syntax.
+//! * A NUL byte right after a number (a feature value or a namespace scale) ends the line's
+//!   features, as in Vowpal Wabbit, whose parser reads the number and, finding no separator
+//!   after it, leaves out the rest of the line (with a warning).
+//!
+//! # Vowpal Wabbit's feature options
+//!
+//! `ignore` / `keep` (`--ignore`, `--keep`) remove namespaces' features from every example,
+//! before the n-grams (`ngram`, `skips`: the `grams` module) are added; `hash: all` (`--hash all`) hashes
+//! every name with MurmurHash3 as it is. The options are compiled once (`Compiled`) into
+//! per-letter tables. `namespaces="auto"` lists a file's namespaces with [`scan_namespaces`].
 //!
 //! # Hashing
 //!
-//! With [`crate::hashing`], exactly as Vowpal Wabbit's default `--hash strings`: a namespace's
+//! With [`crate::hashing`], exactly as Vowpal Wabbit's default `--hash strings` (`hash: all`:
+//! MurmurHash3 of every name, see [`HashMode`]): a namespace's
 //! hash is `hash_feature_name(name, seed)` (for the default namespace the empty name, which gives
 //! `seed == 0 ? 0 : murmur3("", seed)`, Vowpal Wabbit's rule); a feature's index is
 //! `mask(hash_feature_name(feature, namespace_hash), bits)`; the `k`-th anonymous feature of a
@@ -62,9 +73,17 @@ use super::lines::{LineReader, TextSource};
 use super::{
     parse_error, parse_f64, show, tokens, ColumnData, ColumnKind, RecordReader, Table, TableSource,
 };
+use serde::de::Deserializer;
+
 use crate::error::PolyResult;
-use crate::hashing::{hash_feature_name, mask, MAX_HASH_BITS};
+use crate::hashing::{hash_feature_name, mask, murmur3_32, MAX_HASH_BITS};
 use crate::sparse::SparseMatrix;
+
+mod grams;
+mod scan;
+
+use grams::Grams;
+pub use scan::scan_namespaces;
 
 /// Vowpal Wabbit's default table size exponent (`-b 18`).
 pub const DEFAULT_BITS: u32 = 18;
@@ -83,12 +102,77 @@ pub struct VwOptions {
     /// sparse column per namespace letter, in this order, named by it (`"default"` for the
     /// default namespace), indices relative to the column's learner seed (module docs).
     pub namespaces: Option<Vec<String>>,
+    /// With `namespaces`: what a feature of a namespace that is not listed does.
+    pub other_namespaces: OtherNamespaces,
+    /// Namespaces whose features are removed (Vowpal Wabbit's `--ignore`), by column name (the
+    /// letter, `"default"` for the default namespace).
+    pub ignore: Vec<String>,
+    /// `Some(names)`: only these namespaces' features are kept (Vowpal Wabbit's `--keep`).
+    pub keep: Option<Vec<String>>,
+    /// How feature and namespace names are hashed (Vowpal Wabbit's `--hash`).
+    pub hash: HashMode,
+    /// N-gram specifications (Vowpal Wabbit's `--ngram`): `"N"` for every namespace, `"aN"` for
+    /// namespace `a` (`"defaultN"` or `" N"` for the default namespace); later ones win.
+    pub ngram: Vec<String>,
+    /// Skip specifications (Vowpal Wabbit's `--skips`), written as `ngram`'s.
+    pub skips: Vec<String>,
 }
 
 impl Default for VwOptions {
     fn default() -> Self {
-        Self { bits: DEFAULT_BITS, seed: 0, namespaces: None }
+        Self {
+            bits: DEFAULT_BITS,
+            seed: 0,
+            namespaces: None,
+            other_namespaces: OtherNamespaces::Error,
+            ignore: Vec::new(),
+            keep: None,
+            hash: HashMode::Strings,
+            ngram: Vec::new(),
+            skips: Vec::new(),
+        }
     }
+}
+
+/// With a namespace list, what a feature of a namespace that is not listed does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OtherNamespaces {
+    /// A parse error naming the line (a file that should hold only the listed namespaces).
+    #[default]
+    Error,
+    /// The feature is left out (scoring a file with a model's namespaces: the model has no
+    /// weights for the others, except by collision).
+    Drop,
+}
+
+/// Vowpal Wabbit's `--hash`: how names become hashes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HashMode {
+    /// All-digit names are their value plus the seed, others MurmurHash3 of the name with
+    /// surrounding control bytes and spaces trimmed ([`hash_feature_name`]).
+    #[default]
+    Strings,
+    /// Every name is MurmurHash3 of its bytes as they are (digits and spaces included).
+    All,
+}
+
+impl HashMode {
+    #[inline]
+    fn hash(self, name: &[u8], seed: u32) -> u32 {
+        match self {
+            HashMode::Strings => hash_feature_name(name, seed),
+            HashMode::All => murmur3_32(name, seed),
+        }
+    }
+}
+
+/// The options of the caller's `options` (the same checks as opening a file).
+pub fn options<'de, D: Deserializer<'de>>(options: D) -> PolyResult<VwOptions> {
+    let options = super::reader_options::<VwReader, D>(options)?;
+    Compiled::new(&options)?;
+    Ok(options)
 }
 
 /// The column name of the default namespace in the namespace-columns layout.
@@ -208,24 +292,21 @@ pub struct VwReader {
 }
 
 impl VwReader {
-    /// Opens the (plain or gzip) file at `path`. Fails on `bits` outside 1..=32.
+    /// Opens the (plain or gzip) file at `path`. Fails on invalid options (`bits` outside
+    /// 1..=32, a namespace name that is not one letter, ...).
     pub fn open(path: &Path, options: VwOptions) -> PolyResult<Self> {
-        check_options(&options)?;
-        Ok(Self::new(LineReader::open(path)?, options))
+        let compiled = Compiled::new(&options)?;
+        Ok(Self::new(LineReader::open(path)?, options, compiled))
     }
 
     /// Reads from `source` (plain or gzip bytes); `name` stands for the file in error messages.
     pub fn from_reader(name: &str, source: TextSource, options: VwOptions) -> PolyResult<Self> {
-        check_options(&options)?;
-        Ok(Self::new(LineReader::from_reader(name, source)?, options))
+        let compiled = Compiled::new(&options)?;
+        Ok(Self::new(LineReader::from_reader(name, source)?, options, compiled))
     }
 
-    fn new(lines: LineReader, options: VwOptions) -> Self {
-        let mut column_of = [None; 256];
-        for (k, name) in options.namespaces.iter().flatten().enumerate() {
-            column_of[usize::from(namespace_letter(name))] = Some(k);
-        }
-        let parser = ExampleParser { path: lines.name().to_owned(), options, column_of };
+    fn new(lines: LineReader, options: VwOptions, compiled: Compiled) -> Self {
+        let parser = ExampleParser { path: lines.name().to_owned(), options, compiled };
         Self { lines, parser }
     }
 
@@ -349,7 +430,7 @@ impl ExampleParser {
         for row in piece.offsets.windows(2) {
             for entry in row[0] as usize..row[1] as usize {
                 // The parser let only listed letters through.
-                if let Some(k) = self.column_of[usize::from(piece.namespaces[entry])] {
+                if let Some(k) = self.compiled.column_of[usize::from(piece.namespaces[entry])] {
                     split[k].push(piece.indices[entry].wrapping_sub(seeds[k]), piece.values[entry]);
                 }
             }
@@ -417,34 +498,102 @@ impl RecordReader for VwReader {
     }
 }
 
-fn check_options(options: &VwOptions) -> PolyResult<()> {
-    if !(1..=MAX_HASH_BITS).contains(&options.bits) {
-        return crate::invalid!("bits must be between 1 and {MAX_HASH_BITS}, got {}", options.bits);
-    }
-    if let Some(names) = &options.namespaces {
-        if names.is_empty() {
-            return crate::invalid!("namespaces is empty: list the namespace letters to read");
+/// The options in the form the parser uses, checked.
+#[derive(Clone)]
+struct Compiled {
+    /// With `namespaces`: the column of each namespace letter (`None`: not listed).
+    column_of: [Option<usize>; 256],
+    /// Letters whose features are left out (`ignore`, `keep`, `other_namespaces: drop`).
+    dropped: [bool; 256],
+    /// Letters whose features are an error (not listed, `other_namespaces: error`).
+    refused: [bool; 256],
+    /// `Some` when some namespace has n-grams.
+    grams: Option<Box<Grams>>,
+}
+
+impl Compiled {
+    fn new(options: &VwOptions) -> PolyResult<Self> {
+        if !(1..=MAX_HASH_BITS).contains(&options.bits) {
+            return crate::invalid!(
+                "bits must be between 1 and {MAX_HASH_BITS}, got {}",
+                options.bits
+            );
         }
-        let mut seen = [false; 256];
-        for name in names {
-            if name.len() != 1 && name != DEFAULT_NAMESPACE_COLUMN {
-                return crate::invalid!(
-                    "namespace {name:?} is not one letter: namespaces are named by their first \
-                     letter (\"{DEFAULT_NAMESPACE_COLUMN}\" for the default namespace)"
-                );
+        let mut compiled = Compiled {
+            column_of: [None; 256],
+            dropped: [false; 256],
+            refused: [false; 256],
+            grams: Grams::new(&options.ngram, &options.skips)?.map(Box::new),
+        };
+        if !options.ignore.is_empty() && options.keep.is_some() {
+            return crate::invalid!(
+                "ignore and keep cannot be given together (Vowpal Wabbit's --keep would silently \
+                 cancel --ignore): list in keep only the namespaces to read"
+            );
+        }
+        for letter in namespace_letters("ignore", &options.ignore)? {
+            compiled.dropped[usize::from(letter)] = true;
+        }
+        if let Some(keep) = &options.keep {
+            if keep.is_empty() {
+                return crate::invalid!("keep is empty: list the namespaces to keep");
             }
-            if name == " " {
-                return crate::invalid!(
-                    "the default namespace's column is named \"{DEFAULT_NAMESPACE_COLUMN}\", not \" \""
-                );
-            }
-            let letter = usize::from(namespace_letter(name));
-            if std::mem::replace(&mut seen[letter], true) {
-                return crate::invalid!("namespace {name:?} is listed twice");
+            compiled.dropped = [true; 256];
+            for letter in namespace_letters("keep", keep)? {
+                compiled.dropped[usize::from(letter)] = false;
             }
         }
+        if let Some(names) = &options.namespaces {
+            if names.is_empty() {
+                return crate::invalid!("namespaces is empty: list the namespace letters to read");
+            }
+            let letters = namespace_letters("namespaces", names)?;
+            for (k, (&letter, name)) in letters.iter().zip(names).enumerate() {
+                if compiled.dropped[usize::from(letter)] {
+                    return crate::invalid!(
+                        "namespace {name:?} is listed in namespaces but removed by {}",
+                        if options.keep.is_some() { "keep" } else { "ignore" }
+                    );
+                }
+                compiled.column_of[usize::from(letter)] = Some(k);
+            }
+            for letter in 0..256 {
+                if compiled.column_of[letter].is_none() && !compiled.dropped[letter] {
+                    match options.other_namespaces {
+                        OtherNamespaces::Error => compiled.refused[letter] = true,
+                        OtherNamespaces::Drop => compiled.dropped[letter] = true,
+                    }
+                }
+            }
+        }
+        Ok(compiled)
     }
-    Ok(())
+}
+
+/// The letters of namespace names (`"default"` for the default namespace), checked: each one
+/// letter, none twice. `option` names the option in errors.
+fn namespace_letters(option: &str, names: &[String]) -> PolyResult<Vec<u8>> {
+    let mut seen = [false; 256];
+    let mut letters = Vec::with_capacity(names.len());
+    for name in names {
+        if name.len() != 1 && name != DEFAULT_NAMESPACE_COLUMN {
+            return crate::invalid!(
+                "{option}: namespace {name:?} is not one letter: namespaces are named by their \
+                 first letter (\"{DEFAULT_NAMESPACE_COLUMN}\" for the default namespace)"
+            );
+        }
+        if name == " " {
+            return crate::invalid!(
+                "{option}: the default namespace is named \"{DEFAULT_NAMESPACE_COLUMN}\", not \" \""
+            );
+        }
+        let letter = namespace_letter(name);
+        if std::mem::replace(&mut seen[usize::from(letter)], true) {
+            return crate::invalid!("{option}: namespace {name:?} is listed twice");
+        }
+        letters.push(letter);
+    }
+    Ok(letters)
 }
 
 /// The fields before the first `|`.
@@ -459,8 +608,15 @@ struct Header<'a> {
 struct ExampleParser {
     path: String,
     options: VwOptions,
-    /// With `options.namespaces`: the column of each namespace letter (`None`: not listed).
-    column_of: [Option<usize>; 256],
+    compiled: Compiled,
+}
+
+/// How the features of a line ended: at the end of the line, or at a NUL byte right after a
+/// number (everything after it is left out, as Vowpal Wabbit does).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Rest {
+    Continue,
+    Cut,
 }
 
 impl ExampleParser {
@@ -486,9 +642,20 @@ impl ExampleParser {
                     .map_err(|_| format!("tag {:?} is not valid UTF-8", show(tag)))
             })
             .transpose()?;
+        let row_start = batch.indices.len();
         if let Some(namespaces) = namespaces {
             for segment in namespaces.split(|&b| b == b'|') {
-                self.parse_namespace(segment, batch)?;
+                if self.parse_namespace(segment, batch)? == Rest::Cut {
+                    break;
+                }
+            }
+        }
+        if let Some(grams) = &self.compiled.grams {
+            grams.append_row(batch, row_start);
+        }
+        if self.options.namespaces.is_none() && self.options.bits < MAX_HASH_BITS {
+            for index in &mut batch.indices[row_start..] {
+                *index = mask(*index, self.options.bits) as u32;
             }
         }
         if batch.labels.is_empty() {
@@ -502,44 +669,52 @@ impl ExampleParser {
         Ok(())
     }
 
-    /// Appends the features of one namespace (the text after its `|`) to the current row.
-    fn parse_namespace(&self, segment: &[u8], batch: &mut VwBatch) -> Result<(), String> {
+    /// Appends the features of one namespace (the text after its `|`) to the current row, each
+    /// with its whole 32-bit hash (masked once the row is complete).
+    fn parse_namespace(&self, segment: &[u8], batch: &mut VwBatch) -> Result<Rest, String> {
         let name_end = segment.iter().position(|&b| is_space(b)).unwrap_or(segment.len());
         let (declaration, features) = segment.split_at(name_end);
-        let (name, scale) = match declaration.iter().position(|&b| b == b':') {
+        let (name, scale, rest) = match declaration.iter().position(|&b| b == b':') {
             Some(0) => {
                 return Err(format!(
                     "namespace scale {:?} has no namespace name",
                     show(declaration)
                 ));
             }
-            Some(colon) => (&declaration[..colon], parse_scale(&declaration[colon + 1..])?),
-            None => (declaration, 1.0),
+            Some(colon) => {
+                let (text, rest) = cut_at_nul(&declaration[colon + 1..]);
+                (&declaration[..colon], parse_scale(text)?, rest)
+            }
+            None => (declaration, 1.0, Rest::Continue),
         };
         let letter = name.first().copied().unwrap_or(b' ');
-        let bits = match self.options.namespaces {
-            None => self.options.bits,
-            Some(_) if self.column_of[usize::from(letter)].is_some() => MAX_HASH_BITS,
-            Some(ref names) => {
-                return Err(format!(
-                    "namespace {:?} is not among the namespaces read ({names:?})",
-                    if letter == b' ' { DEFAULT_NAMESPACE_COLUMN.to_owned() } else { show(name) }
-                ))
-            }
+        if self.compiled.refused[usize::from(letter)] {
+            return Err(format!(
+                "namespace {:?} is not among the namespaces read ({:?}; other_namespaces=\"drop\" \
+                 leaves such features out)",
+                if letter == b' ' { DEFAULT_NAMESPACE_COLUMN.to_owned() } else { show(name) },
+                self.options.namespaces.as_deref().unwrap_or_default()
+            ));
+        }
+        if rest == Rest::Cut {
+            return Ok(Rest::Cut);
+        }
+        let kept = !self.compiled.dropped[usize::from(letter)];
+        let hash = self.options.hash;
+        let namespace_hash = if name.is_empty() {
+            // Vowpal Wabbit's default namespace: 0 with seed 0, else MurmurHash3 of "".
+            murmur3_32(b"", self.options.seed)
+        } else {
+            hash.hash(name, self.options.seed)
         };
-        let namespace_hash = hash_feature_name(name, self.options.seed);
         let mut anonymous: u32 = 0;
         for feature in tokens(features, is_space) {
-            let (feature_name, value) = match feature.iter().position(|&b| b == b':') {
-                Some(colon) => (&feature[..colon], parse_value(feature, &feature[colon + 1..])?),
-                None => (feature, 1.0),
-            };
-            let hash = if feature_name.is_empty() {
-                let hash = namespace_hash.wrapping_add(anonymous);
-                anonymous = anonymous.wrapping_add(1);
-                hash
-            } else {
-                hash_feature_name(feature_name, namespace_hash)
+            let (feature_name, value, rest) = match feature.iter().position(|&b| b == b':') {
+                Some(colon) => {
+                    let (text, rest) = cut_at_nul(&feature[colon + 1..]);
+                    (&feature[..colon], parse_value(feature, text)?, rest)
+                }
+                None => (feature, 1.0, Rest::Continue),
             };
             let value = value * scale;
             if !value.is_finite() {
@@ -548,13 +723,34 @@ impl ExampleParser {
                     show(feature)
                 ));
             }
-            if value != 0.0 {
-                batch.indices.push(mask(hash, bits) as u32);
+            let feature_hash = if feature_name.is_empty() {
+                let feature_hash = namespace_hash.wrapping_add(anonymous);
+                anonymous = anonymous.wrapping_add(1);
+                feature_hash
+            } else if kept && value != 0.0 {
+                hash.hash(feature_name, namespace_hash)
+            } else {
+                0
+            };
+            if kept && value != 0.0 {
+                batch.indices.push(feature_hash);
                 batch.values.push(value);
                 batch.namespaces.push(letter);
             }
+            if rest == Rest::Cut {
+                return Ok(Rest::Cut);
+            }
         }
-        Ok(())
+        Ok(Rest::Continue)
+    }
+}
+
+/// `text` up to a NUL byte, if a NUL follows some text: Vowpal Wabbit reads the number before it
+/// and, finding no separator after the number, leaves out the rest of the line (with a warning).
+fn cut_at_nul(text: &[u8]) -> (&[u8], Rest) {
+    match text.iter().position(|&b| b == 0) {
+        Some(nul) if nul > 0 => (&text[..nul], Rest::Cut),
+        _ => (text, Rest::Continue),
     }
 }
 
@@ -632,424 +828,4 @@ fn parse_value(feature: &[u8], text: &[u8]) -> Result<f64, String> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::PolyError;
-    use crate::hashing::murmur3_32;
-    use crate::readers::lines::tests::{gzip, source};
-
-    fn reader_of(bytes: &[u8], options: VwOptions) -> VwReader {
-        VwReader::from_reader("mem.vw", source(bytes.to_vec()), options).unwrap()
-    }
-
-    fn read(text: &str, options: VwOptions) -> PolyResult<VwBatch> {
-        reader_of(text.as_bytes(), options).read_to_end()
-    }
-
-    fn read_default(text: &str) -> VwBatch {
-        read(text, VwOptions::default()).unwrap()
-    }
-
-    /// Row `row` as (namespace letter, index, value) triples.
-    fn row(batch: &VwBatch, row: usize) -> Vec<(u8, u32, f64)> {
-        let (start, end) = (batch.offsets[row] as usize, batch.offsets[row + 1] as usize);
-        (start..end).map(|i| (batch.namespaces[i], batch.indices[i], batch.values[i])).collect()
-    }
-
-    /// Index of `feature` in the namespace called `namespace`, computed with crate::hashing.
-    /// Blocks are parsed in parallel pieces: the result is the line-by-line parse, and the
-    /// error is the first malformed line of the file, whichever piece finishes first.
-    #[test]
-    fn parallel_parsing_equals_line_by_line() {
-        let mut text = String::new();
-        for k in 0..(BLOCK_LINES + 3 * PIECE_LINES + 17) {
-            if k % 1000 == 999 {
-                text.push_str("  \n");
-            } else {
-                text.push_str(&format!(
-                    "{} {} |a x{} y:{k} |b z{}\n",
-                    k % 2,
-                    1 + k % 3,
-                    k % 97,
-                    k % 5
-                ));
-            }
-        }
-        let options = VwOptions::default();
-        let parallel = read(&text, options.clone()).unwrap();
-        let parser = reader_of(b"", options.clone()).parser;
-        let mut serial = VwBatch::new();
-        for (k, line) in text.lines().enumerate() {
-            parser.parse_line(k as u64 + 1, line.as_bytes(), &mut serial).unwrap();
-        }
-        assert_eq!(parallel, serial);
-        let batches: Vec<VwBatch> = {
-            let mut reader = reader_of(text.as_bytes(), options.clone());
-            std::iter::from_fn(|| reader.next_batch(50_000).unwrap()).collect()
-        };
-        assert_eq!(batches.iter().map(VwBatch::n_rows).sum::<usize>(), serial.n_rows());
-        assert_eq!(batches[1].first_line, 50_051, "50,000 rows and 50 blank lines before");
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines[PIECE_LINES + 5] = "1 |a x:bad";
-        lines[3 * PIECE_LINES + 1] = "1 |a y:worse";
-        let err = read(&(lines.join("\n") + "\n"), options).unwrap_err().to_string();
-        assert!(err.contains(&format!("line {}", PIECE_LINES + 6)) && err.contains("bad"), "{err}");
-    }
-
-    /// With one column per namespace, the tables the reader builds from many parsed pieces
-    /// (split on the thread pool, each column joined once) equal the table of the same rows
-    /// parsed line by line into one batch: whole, and batch by batch.
-    #[test]
-    fn namespace_tables_of_many_pieces_equal_the_table_of_one_batch() {
-        let mut text = String::new();
-        for k in 0..(BLOCK_LINES + 2 * PIECE_LINES + 9) {
-            if k % 777 == 776 {
-                text.push('\n');
-            } else {
-                text.push_str(&format!("{} 'r{k} |a x{} y:{k} |b z{} |c\n", k % 2, k % 97, k % 5));
-            }
-        }
-        let names = vec!["a".to_owned(), "b".to_owned(), "c".to_owned()];
-        let options = VwOptions { namespaces: Some(names), ..VwOptions::default() };
-        let parser = reader_of(b"", options.clone()).parser;
-        let lines: Vec<&str> = text.lines().collect();
-        let table_of_lines = |range: std::ops::Range<usize>| {
-            let mut serial = VwBatch::new();
-            for k in range {
-                parser.parse_line(k as u64 + 1, lines[k].as_bytes(), &mut serial).unwrap();
-            }
-            parser.table(vec![serial]).unwrap()
-        };
-        let whole: Box<dyn TableSource> = Box::new(reader_of(text.as_bytes(), options.clone()));
-        assert_eq!(whole.read_rest().unwrap(), table_of_lines(0..lines.len()));
-        let mut reader = reader_of(text.as_bytes(), options);
-        let first = reader.next_table(30_000).unwrap().unwrap();
-        // 30,000 rows are the first 30,038 lines (38 of them blank).
-        assert_eq!(first, table_of_lines(0..30_038));
-        let rest = std::iter::from_fn(|| reader.next_table(30_000).unwrap());
-        let counts: Vec<usize> = rest.map(|table| table.n_rows()).collect();
-        let total = lines.iter().filter(|line| !line.is_empty()).count();
-        assert_eq!(30_000 + counts.iter().sum::<usize>(), total);
-    }
-
-    #[test]
-    fn namespace_columns_keep_the_whole_hash_relative_to_the_learners_seed() {
-        let text = "1 |Animal x:2 5 |B y\n-1 |B z :3 |Apple w\n0 | d\n";
-        let names = vec!["A".to_owned(), "B".to_owned(), "default".to_owned()];
-        let options = VwOptions { namespaces: Some(names.clone()), ..VwOptions::default() };
-        let reader = reader_of(text.as_bytes(), options.clone());
-        let parser = reader.parser.clone();
-        let table = parser.table(vec![reader.read_to_end().unwrap()]).unwrap();
-        let schema: Vec<String> = table.columns.iter().map(|(name, _)| name.clone()).collect();
-        assert_eq!(schema, ["label", "weight", "base", "tag", "A", "B", "default"]);
-        assert_eq!(VwReader::schema(&options).len(), 7);
-        // What a learner adds back: the seed of the column's name.
-        let learner_hash =
-            |column: &str, index: u32| index.wrapping_add(hash_feature_name(column.as_bytes(), 0));
-        let vw_hash = |namespace: &str, feature: &str| {
-            hash_feature_name(feature.as_bytes(), hash_feature_name(namespace.as_bytes(), 0))
-        };
-        let column = |name: &str| match &table.columns.iter().find(|(n, _)| n == name).unwrap().1 {
-            ColumnData::Sparse(matrix) => matrix.clone(),
-            other => panic!("{other:?}"),
-        };
-        let a = column("A");
-        assert_eq!(a.offsets, [0, 2, 3, 3]);
-        assert_eq!(learner_hash("A", a.indices[0]), vw_hash("Animal", "x"));
-        assert_eq!(learner_hash("A", a.indices[1]), vw_hash("Animal", "5"));
-        assert_eq!(learner_hash("A", a.indices[2]), vw_hash("Apple", "w"));
-        assert_eq!(a.values, [2.0, 1.0, 1.0]);
-        let b = column("B");
-        assert_eq!(b.offsets, [0, 1, 3, 3]);
-        // A numbered feature of a namespace named by its letter is its number; the anonymous
-        // feature `:3` is the namespace hash + 0.
-        assert_eq!(learner_hash("B", b.indices[2]), hash_feature_name(b"B", 0));
-        assert_eq!(column("default").offsets, [0, 0, 0, 1]);
-        assert_eq!(learner_hash("default", column("default").indices[0]), vw_hash("", "d"));
-        let numbered = reader_of(
-            b"1 |A 5\n",
-            VwOptions { namespaces: Some(vec!["A".into()]), ..VwOptions::default() },
-        );
-        let parser = numbered.parser.clone();
-        let table = parser.table(vec![numbered.read_to_end().unwrap()]).unwrap();
-        assert!(matches!(&table.columns[4].1, ColumnData::Sparse(m) if m.indices == [5]));
-    }
-
-    #[test]
-    fn namespace_columns_reject_unlisted_namespaces_and_bad_names() {
-        let options = VwOptions { namespaces: Some(vec!["A".into()]), ..VwOptions::default() };
-        let err = read("1 |A x\n1 |A y |Bee z\n", options).unwrap_err().to_string();
-        assert!(err.contains("line 2") && err.contains("\"Bee\" is not among"), "{err}");
-        for (names, message) in [
-            (vec![], "empty"),
-            (vec!["AB".to_owned()], "not one letter"),
-            (vec!["A".to_owned(), "A".to_owned()], "listed twice"),
-            (vec![" ".to_owned()], "named \"default\""),
-        ] {
-            let options = VwOptions { namespaces: Some(names), ..VwOptions::default() };
-            let err = VwReader::from_reader("mem.vw", source(Vec::new()), options);
-            let err = err.err().unwrap().to_string();
-            assert!(err.contains(message), "{err}");
-        }
-    }
-
-    fn index(namespace: &str, feature: &str, options: &VwOptions) -> u32 {
-        let namespace_hash = hash_feature_name(namespace.as_bytes(), options.seed);
-        mask(hash_feature_name(feature.as_bytes(), namespace_hash), options.bits) as u32
-    }
-
-    fn parse_failure(result: PolyResult<VwBatch>) -> (u64, String, String) {
-        match result {
-            Err(PolyError::Parse { path, line, reason, text }) => {
-                assert_eq!(path, "mem.vw");
-                (line, reason, text)
-            }
-            other => panic!("expected a parse error, got {other:?}"),
-        }
-    }
-
-    #[test]
-    fn header_variants() {
-        let text = "1 |a x\n-1 2.5 |a x\n0 0.5 0.25 |a x\n1 'first |a x\n1 2 second|a x\n\
-                    |a x\n'only_tag |a x\nlonely_tag|a x\n3\n1 0 'zero_weight\n";
-        let batch = read_default(text);
-        assert_eq!(
-            batch.labels,
-            vec![
-                Some(1.0),
-                Some(-1.0),
-                Some(0.0),
-                Some(1.0),
-                Some(1.0),
-                None,
-                None,
-                None,
-                Some(3.0),
-                Some(1.0)
-            ]
-        );
-        assert_eq!(batch.importance, vec![1.0, 2.5, 0.5, 1.0, 2.0, 1.0, 1.0, 1.0, 1.0, 0.0]);
-        assert_eq!(batch.base, vec![0.0, 0.0, 0.25, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
-        let tags: Vec<Option<&str>> = batch.tags.iter().map(Option::as_deref).collect();
-        assert_eq!(
-            tags,
-            vec![
-                None,
-                None,
-                None,
-                Some("first"),
-                Some("second"),
-                None,
-                Some("only_tag"),
-                Some("lonely_tag"),
-                None,
-                Some("zero_weight")
-            ]
-        );
-        // Lines without '|' are examples without features.
-        assert_eq!(batch.offsets[8..], [8, 8, 8]);
-        // A quoted tag may look like a number or contain ':'.
-        let batch = read_default("1 '2.5 |a x\n'id:7|a x\n");
-        assert_eq!(batch.tags, vec![Some("2.5".to_string()), Some("id:7".to_string())]);
-        assert_eq!(batch.importance, vec![1.0, 1.0]);
-    }
-
-    #[test]
-    fn namespaces_scales_and_values() {
-        let options = VwOptions::default();
-        let batch = read_default("1 |a x:2 y |b:0.5 z:4 123 |c:2 w:0 v:-1.5e0\n");
-        assert_eq!(
-            row(&batch, 0),
-            vec![
-                (b'a', index("a", "x", &options), 2.0),
-                (b'a', index("a", "y", &options), 1.0),
-                (b'b', index("b", "z", &options), 2.0),
-                (b'b', index("b", "123", &options), 0.5),
-                (b'c', index("c", "v", &options), -3.0),
-            ]
-        );
-        // Long namespace names: the letter is the first byte, the hash uses the whole name.
-        let batch = read_default("1 |apple x |avocado x\n");
-        let entries = row(&batch, 0);
-        assert_eq!(entries[0], (b'a', index("apple", "x", &options), 1.0));
-        assert_eq!(entries[1], (b'a', index("avocado", "x", &options), 1.0));
-        assert_ne!(entries[0].1, entries[1].1);
-        // A zero scale drops the whole namespace.
-        assert_eq!(row(&read_default("1 |a:0 x y |b z\n"), 0).len(), 1);
-    }
-
-    #[test]
-    fn default_namespace_and_bare_features() {
-        let options = VwOptions::default();
-        let batch = read_default("1 | a b:3\n2 |\tc\n3 |\n4|   \n");
-        assert_eq!(
-            row(&batch, 0),
-            vec![(b' ', index("", "a", &options), 1.0), (b' ', index("", "b", &options), 3.0)]
-        );
-        assert_eq!(row(&batch, 1), vec![(b' ', index("", "c", &options), 1.0)]);
-        assert_eq!(batch.offsets[2..], [3, 3, 3]);
-    }
-
-    #[test]
-    fn hashing_matches_the_hashing_module_and_vowpal_wabbit() {
-        // Digit names hash to their value plus the namespace hash; the default namespace hash
-        // is 0 with seed 0, so feature "123" lands on index 123.
-        let batch = read_default("1 | 123 7:2\n");
-        assert_eq!(row(&batch, 0), vec![(b' ', 123, 1.0), (b' ', 7, 2.0)]);
-        // Named namespace: murmur3 of the names, the namespace hash seeding the feature hash.
-        let options = VwOptions { bits: 32, seed: 0, namespaces: None };
-        let batch = read("1 |user alice\n", options).unwrap();
-        assert_eq!(batch.indices, vec![murmur3_32(b"alice", murmur3_32(b"user", 0))]);
-        // With a seed, the default namespace hash is murmur3("", seed) (Vowpal Wabbit's rule).
-        let options = VwOptions { bits: 32, seed: 42, namespaces: None };
-        let batch = read("1 | 5 x |n y\n", options).unwrap();
-        let default_hash = murmur3_32(b"", 42);
-        assert_eq!(
-            batch.indices,
-            vec![
-                5u32.wrapping_add(default_hash),
-                murmur3_32(b"x", default_hash),
-                murmur3_32(b"y", hash_feature_name(b"n", 42)),
-            ]
-        );
-        // Masking keeps the low bits.
-        let narrow = VwOptions { bits: 4, seed: 0, namespaces: None };
-        assert_eq!(read("1 | 123\n", narrow).unwrap().indices, vec![123 & 0xf]);
-    }
-
-    #[test]
-    fn anonymous_features_are_numbered_per_namespace() {
-        let options = VwOptions { bits: 32, seed: 0, namespaces: None };
-        let batch = read("1 |n :2 x :0 :3 |m :1\n", options).unwrap();
-        let n = hash_feature_name(b"n", 0);
-        let m = hash_feature_name(b"m", 0);
-        assert_eq!(batch.indices, vec![n, murmur3_32(b"x", n), n + 2, m]);
-        assert_eq!(batch.values, vec![2.0, 1.0, 3.0, 1.0]);
-    }
-
-    #[test]
-    fn rows_keep_file_order_duplicates_and_namespaces_apart() {
-        let options = VwOptions::default();
-        let batch = read_default("1 |b z y z |a z\n");
-        let z_b = index("b", "z", &options);
-        assert_eq!(
-            row(&batch, 0),
-            vec![
-                (b'b', z_b, 1.0),
-                (b'b', index("b", "y", &options), 1.0),
-                (b'b', z_b, 1.0),
-                (b'a', index("a", "z", &options), 1.0),
-            ]
-        );
-        // With one bit everything collides; nothing is merged.
-        let batch =
-            read("1 |a p q r s\n", VwOptions { bits: 1, seed: 0, namespaces: None }).unwrap();
-        assert_eq!(batch.indices.len(), 4);
-        assert!(batch.indices.iter().all(|&i| i <= 1));
-    }
-
-    #[test]
-    fn blank_lines_tabs_crlf_and_gzip() {
-        let text = "\n  \t\r\n1\t|a\tx:2\r\n\n-1 'tag |b y\n";
-        let plain = read_default(text);
-        assert_eq!(plain.labels, vec![Some(1.0), Some(-1.0)]);
-        assert_eq!(plain.first_line, 3);
-        assert_eq!(row(&plain, 0), vec![(b'a', index("a", "x", &VwOptions::default()), 2.0)]);
-        let packed = reader_of(&gzip(text.as_bytes()), VwOptions::default()).read_to_end().unwrap();
-        assert_eq!(packed, plain);
-    }
-
-    #[test]
-    fn bits_are_checked() {
-        for bits in [0, 33] {
-            let options = VwOptions { bits, seed: 0, namespaces: None };
-            let err =
-                VwReader::from_reader("mem.vw", source(Vec::new()), options.clone()).err().unwrap();
-            assert!(matches!(&err, PolyError::InvalidInput(m) if m.contains("bits")), "{err}");
-            assert!(read_all(Path::new("/nonexistent.vw"), options).is_err());
-        }
-        assert!(read("1 | a\n", VwOptions { bits: 32, seed: 0, namespaces: None }).is_ok());
-        assert!(read("1 | a\n", VwOptions { bits: 1, seed: 0, namespaces: None }).is_ok());
-        let err = read_all(Path::new("/nonexistent/pp/data.vw"), VwOptions::default()).unwrap_err();
-        assert!(matches!(err, PolyError::Io { .. }), "{err}");
-    }
-
-    #[test]
-    fn malformed_lines_name_the_line_and_the_reason() {
-        let cases = [
-            ("1 |a x:abc", "feature value \"abc\" is not a number"),
-            ("1 |a x:", "feature value \"\" is not a number"),
-            ("1 |a x:1:2", "feature value \"1:2\" is not a number"),
-            ("1 |a x:nan", "non-finite value NaN"),
-            ("1 |a x:inf", "non-finite value inf"),
-            ("1 |a:1e300 x:1e300", "is not finite"),
-            ("1 |a:z x", "namespace scale \"z\" is not a finite number"),
-            ("1 |a:nan x", "namespace scale \"nan\""),
-            ("1 |:2 x", "has no namespace name"),
-            ("1 -2 |a x", "importance weight -2 must be finite and >= 0"),
-            ("1 nan |a x", "importance weight NaN"),
-            ("inf |a x", "non-finite label"),
-            ("1 2 inf |a x", "non-finite base"),
-            ("1 2 3 4 |a x", "more than three numbers"),
-            ("1 'tag 2 |a x", "must be the last field"),
-            ("word 2 |a x", "\"word\" before the first '|' is not a number"),
-            ("1:0.5 |a x", "not a simple label"),
-            ("1 2:3:0.5 |a x", "not a simple label"),
-        ];
-        for (line, expected) in cases {
-            let (number, reason, text) =
-                parse_failure(read(&format!("1 |a x\n{line}\n"), VwOptions::default()));
-            assert_eq!((number, text.as_str()), (2, line));
-            assert!(reason.contains(expected), "{line}: {reason}");
-        }
-        let mut bad_tag = b"1 |a x\n1 '".to_vec();
-        bad_tag.extend(b"\xff |a x\n");
-        let (number, reason, _) =
-            parse_failure(reader_of(&bad_tag, VwOptions::default()).read_to_end());
-        assert_eq!(number, 2);
-        assert!(reason.contains("not valid UTF-8"), "{reason}");
-    }
-
-    #[test]
-    fn batches_equal_the_whole_file() {
-        let mut text = String::new();
-        for i in 0..100 {
-            match i % 4 {
-                0 => text.push_str(&format!("{} 'r{i} |a f{i} g:{i} |b:2 h{}\n", i % 2, i % 7)),
-                1 => text.push_str(&format!("{i} 0.5 |  x{i} y\n\n")),
-                2 => text.push_str(&format!("|c z{i}:0.{i}\n")),
-                _ => text.push_str("-1\n"),
-            }
-        }
-        let whole = read_default(&text);
-        assert_eq!(whole.n_rows(), 100);
-        for size in [1, 3, 7, 100, 1000] {
-            let mut reader = reader_of(text.as_bytes(), VwOptions::default());
-            let mut rows = 0;
-            let mut first_lines = Vec::new();
-            let mut joined = VwBatch::new();
-            while let Some(batch) = reader.next_batch(size).unwrap() {
-                assert!(batch.n_rows() <= size);
-                rows += batch.n_rows();
-                first_lines.push(batch.first_line);
-                let base = joined.indices.len() as i64;
-                joined.labels.extend(batch.labels);
-                joined.importance.extend(batch.importance);
-                joined.base.extend(batch.base);
-                joined.tags.extend(batch.tags);
-                joined.offsets.extend(batch.offsets[1..].iter().map(|o| o + base));
-                joined.indices.extend(batch.indices);
-                joined.values.extend(batch.values);
-                joined.namespaces.extend(batch.namespaces);
-            }
-            joined.first_line = first_lines[0];
-            assert_eq!(rows, 100);
-            assert_eq!(joined, whole, "batch size {size}");
-        }
-        let err = reader_of(b"1 | a\n", VwOptions::default()).next_batch(0).unwrap_err();
-        assert!(matches!(err, PolyError::InvalidInput(_)), "{err}");
-        assert_eq!(reader_of(b"\n \n", VwOptions::default()).next_batch(4).unwrap(), None);
-        let empty = read_default("");
-        assert_eq!((empty.n_rows(), empty.offsets, empty.first_line), (0, vec![0], 0));
-    }
-}
+mod tests;

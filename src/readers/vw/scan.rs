@@ -1,0 +1,159 @@
+//! The namespaces of a whole Vowpal Wabbit file, found without parsing it.
+//!
+//! Every `|` of a line starts a namespace (the header before the first `|` cannot hold one), and
+//! the byte right after it is the namespace's letter (a space, a tab, another `|` or the end of
+//! the line: the default namespace). So the scan only looks for `|` bytes: no feature is hashed
+//! and no number parsed. A namespace is listed even when it holds no feature (`|z` alone, or
+//! only zero values): its column is then empty.
+
+use std::path::Path;
+
+use super::super::lines::LineReader;
+use super::super::{parse_error, show};
+use super::{Compiled, OtherNamespaces, VwOptions, DEFAULT_NAMESPACE_COLUMN};
+use crate::error::PolyResult;
+
+/// Lines between two checks for Ctrl-C.
+const CHECK_LINES: u64 = 1 << 16;
+
+/// The column names (`"default"` for the default namespace) of the namespaces of the plain or
+/// gzip file at `path`, in order of first appearance, leaving out those `options` removes
+/// (`ignore`, `keep`). A namespace whose letter is not ASCII has no column name: an error naming
+/// its line, or left out with `other_namespaces: drop`.
+pub fn scan_namespaces(path: &Path, options: &VwOptions) -> PolyResult<Vec<String>> {
+    scan_lines(LineReader::open(path)?, options)
+}
+
+pub(super) fn scan_lines(mut lines: LineReader, options: &VwOptions) -> PolyResult<Vec<String>> {
+    let scan_options = VwOptions { namespaces: None, ..options.clone() };
+    let dropped = Compiled::new(&scan_options)?.dropped;
+    let path = lines.name().to_owned();
+    let mut seen = [false; 256];
+    let mut names = Vec::new();
+    while let Some(line) = lines.next_line()? {
+        if line.number % CHECK_LINES == 0 {
+            crate::interrupt::check()?;
+        }
+        let mut rest = line.text;
+        while let Some(bar) = find_bar(rest) {
+            rest = &rest[bar + 1..];
+            let letter = match rest.first() {
+                None | Some(b' ' | b'\t' | b'|') => b' ',
+                // No name before the scale: the reader reports the line.
+                Some(b':') => continue,
+                Some(&letter) => letter,
+            };
+            if std::mem::replace(&mut seen[usize::from(letter)], true)
+                || dropped[usize::from(letter)]
+            {
+                continue;
+            }
+            if letter.is_ascii() {
+                names.push(if letter == b' ' {
+                    DEFAULT_NAMESPACE_COLUMN.to_owned()
+                } else {
+                    char::from(letter).to_string()
+                });
+            } else if options.other_namespaces == OtherNamespaces::Error {
+                let name_end = rest.iter().position(|&b| b == b' ' || b == b'\t' || b == b'|');
+                let name = &rest[..name_end.unwrap_or(rest.len())];
+                return Err(parse_error(
+                    &path,
+                    line.number,
+                    line.text,
+                    format!(
+                        "namespace {:?} begins with the byte {letter:#04x}, which is not ASCII: \
+                         namespace columns are named by ASCII letters (other_namespaces=\"drop\" \
+                         leaves such namespaces out)",
+                        show(name)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// The position of the first `|` of `bytes`, eight bytes at a time (most words of a line hold
+/// none; this halves the scan's time over a byte-by-byte search).
+#[inline]
+fn find_bar(bytes: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    const BARS: u64 = ONES * b'|' as u64;
+    let mut words = bytes.chunks_exact(8);
+    let mut offset = 0;
+    for word in &mut words {
+        let word = u64::from_le_bytes(word.try_into().unwrap_or([0; 8])) ^ BARS;
+        // The lowest high bit set marks the first zero byte, which was a `|`.
+        let zeros = word.wrapping_sub(ONES) & !word & HIGHS;
+        if zeros != 0 {
+            return Some(offset + (zeros.trailing_zeros() / 8) as usize);
+        }
+        offset += 8;
+    }
+    words.remainder().iter().position(|&b| b == b'|').map(|at| offset + at)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::PolyError;
+    use crate::readers::lines::tests::{gzip, source};
+
+    fn scan(bytes: &[u8], options: &VwOptions) -> PolyResult<Vec<String>> {
+        scan_lines(LineReader::from_reader("mem.vw", source(bytes.to_vec())).unwrap(), options)
+    }
+
+    fn names(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn every_namespace_of_the_file_in_order_of_first_appearance() {
+        let mut text = String::new();
+        for k in 0..200_000 {
+            text.push_str(&format!("{} |b x{k} |a y\n", k % 2));
+        }
+        text.push_str("1 'tag|z w | d |\t e ||q:2 r|c\n");
+        let all = names(&["b", "a", "z", "default", "q", "c"]);
+        assert_eq!(scan(text.as_bytes(), &VwOptions::default()).unwrap(), all);
+        assert_eq!(scan(&gzip(text.as_bytes()), &VwOptions::default()).unwrap(), all);
+        // A bare `|` at the end of a line is the default namespace; an empty file has none.
+        assert_eq!(scan(b"1 |a x |\n", &VwOptions::default()).unwrap(), names(&["a", "default"]));
+        assert!(scan(b"1\n\n-1 'tag\n", &VwOptions::default()).unwrap().is_empty());
+        // `|:2` has no name: left to the reader's error.
+        assert_eq!(scan(b"1 |:2 x |a y\n", &VwOptions::default()).unwrap(), names(&["a"]));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn find_bar_finds_the_first_bar(bytes in proptest::collection::vec(
+            proptest::sample::select(vec![b'|', b'a', b' ', 0x7c ^ 0x80, 0xfc, 0, 0x7d]), 0..40)) {
+            proptest::prop_assert_eq!(find_bar(&bytes), bytes.iter().position(|&b| b == b'|'));
+        }
+    }
+
+    #[test]
+    fn ignore_and_keep_leave_namespaces_out() {
+        let text = b"1 |a x |b y | z |c w\n";
+        let ignore = VwOptions { ignore: names(&["b", "default"]), ..VwOptions::default() };
+        assert_eq!(scan(text, &ignore).unwrap(), names(&["a", "c"]));
+        let keep = VwOptions { keep: Some(names(&["c", "a"])), ..VwOptions::default() };
+        assert_eq!(scan(text, &keep).unwrap(), names(&["a", "c"]));
+    }
+
+    #[test]
+    fn a_namespace_without_an_ascii_letter_is_an_error_or_left_out() {
+        let text = "1 |a x\n1 |élan y |b z\n".as_bytes();
+        match scan(text, &VwOptions::default()) {
+            Err(PolyError::Parse { line, reason, .. }) => {
+                assert_eq!(line, 2);
+                assert!(reason.contains("\"élan\"") && reason.contains("0xc3"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+        let drop = VwOptions { other_namespaces: OtherNamespaces::Drop, ..VwOptions::default() };
+        assert_eq!(scan(text, &drop).unwrap(), names(&["a", "b"]));
+    }
+}
