@@ -8,28 +8,47 @@ offer (``SGDRegressor(loss=...)``, ``Apple(ranking=..., schedule=..., identity=.
 
 from __future__ import annotations
 
-from polars_poly import datasets, synthetic
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
-from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
-from polars_poly._persist import load_model
-from polars_poly.apple import Apple
-from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
-from polars_poly.expand import column_of, expand, expand_csr, feature_name, monomial, output_width
-from polars_poly.field_apple import FieldApple
-from polars_poly.learner import SGDClassifier, SGDRegressor
-from polars_poly.readers import iter_libsvm, iter_vw, read_libsvm, read_vw, scan_libsvm, scan_vw
-from polars_poly.sparse import (
-    from_numpy,
-    from_scipy,
-    hash_features,
-    hashed_feature_names,
-    n_features,
-    sparse_dtype,
-    to_numpy,
-    to_scipy,
-    to_sparse,
-)
-from polars_poly.transformers import PolynomialExpander
+
+if TYPE_CHECKING:
+    from polars_poly import datasets, synthetic
+    from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
+    from polars_poly._persist import load_model
+    from polars_poly.apple import Apple
+    from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
+    from polars_poly.field_apple import FieldApple
+    from polars_poly.learner import SGDClassifier, SGDRegressor
+    from polars_poly.polynomial import (
+        column_of,
+        expand,
+        expand_csr,
+        feature_name,
+        monomial,
+        output_width,
+    )
+    from polars_poly.readers import (
+        iter_libsvm,
+        iter_vw,
+        read_libsvm,
+        read_vw,
+        scan_libsvm,
+        scan_vw,
+    )
+    from polars_poly.sparse import (
+        from_numpy,
+        from_scipy,
+        hash_features,
+        hashed_feature_names,
+        n_features,
+        sparse_dtype,
+        to_numpy,
+        to_scipy,
+        to_sparse,
+    )
+    from polars_poly.transformers import PolynomialExpander
 
 __all__ = [
     "__version__",
@@ -69,3 +88,39 @@ __all__ = [
     "to_scipy",
     "to_sparse",
 ]
+
+# The public names are imported on first use (PEP 562), each from its module: ``import
+# polars_poly`` and the command line's ``--help`` load neither the extension nor NumPy, SciPy or
+# scikit-learn (the estimators derive from scikit-learn's classes).
+_HOMES = {
+    "_internal": ("__version__", "IDENTITIES", "LOSSES", "RANKINGS", "SCHEDULES"),
+    "_persist": ("load_model",),
+    "apple": ("Apple",),
+    "field_apple": ("FieldApple",),
+    "dos": ("DoSClassifier", "PassiveAggressiveClassifier"),
+    "learner": ("SGDClassifier", "SGDRegressor"),
+    "transformers": ("PolynomialExpander",),
+    "readers": ("iter_libsvm", "iter_vw", "read_libsvm", "read_vw", "scan_libsvm", "scan_vw"),
+    "polynomial": ("column_of", "expand", "expand_csr", "feature_name", "monomial", "output_width"),
+    "sparse": (
+        *("from_numpy", "from_scipy", "hash_features", "hashed_feature_names", "n_features"),
+        *("sparse_dtype", "to_numpy", "to_scipy", "to_sparse"),
+    ),
+}
+_HOME = {name: module for module, names in _HOMES.items() for name in names}
+_SUBMODULES = ("datasets", "synthetic")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"polars_poly.{name}")
+    home = _HOME.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"polars_poly.{home}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -7,8 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from polars_poly import cli
-from polars_poly.demo import run_demo
+from polars_poly import cli_options
 
 
 def _floats(text: str) -> list[float]:
@@ -21,20 +20,12 @@ def _floats(text: str) -> list[float]:
 _FIELD_SCALES: dict[str, bool | str] = {"auto": "auto", "on": True, "off": False}
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Runs a command; its exit code (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
+def _compare_flags(c: argparse.ArgumentParser) -> None:
+    """The compare command's description and flags: polars_poly.compare (NumPy, SciPy, the
+    learners) gives their defaults."""
     from polars_poly import compare as cmp
 
-    parser = argparse.ArgumentParser(prog="polars-poly", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    cli.add_commands(commands)
-    commands.add_parser("demo", help="the apple comparison on the bundled data set, and a tour")
-    c = commands.add_parser(
-        "compare",
-        help="the apple paper's comparison (lin, quad, cubic, apple) over benchmark data sets",
-        description=cmp.__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    c.description = cmp.__doc__
     c.add_argument(
         "--data-dir",
         type=Path,
@@ -71,12 +62,35 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         help="our learners' field scales (SGDRegressor's field_scales; 'auto' is off here)",
     )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Runs a command; its exit code (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
+    parser = argparse.ArgumentParser(prog="polars-poly", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    cli_options.add_commands(commands)
+    commands.add_parser("demo", help="the apple comparison on the bundled data set, and a tour")
+    c = commands.add_parser(
+        "compare",
+        help="the apple paper's comparison (lin, quad, cubic, apple) over benchmark data sets",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    # Each command imports what it runs; the compare command's flags only when the command line
+    # names it (as the command, or as a value: then they go unused).
+    if "compare" in (sys.argv[1:] if argv is None else argv):
+        _compare_flags(c)
     args = parser.parse_args(argv)
-    if args.command in cli.COMMANDS:
+    if args.command in cli_options.COMMANDS:
+        from polars_poly import cli
+
         return cli.run(args)
     if args.command == "demo":
+        from polars_poly.demo import run_demo
+
         run_demo()
         return 0
+    from polars_poly import compare as cmp
+
     data_dir = None if args.bundled else (args.data_dir or cmp.default_data_dir())
     if data_dir is None and not args.bundled:
         print("no benchmark data directory found: using the bundled german.numer set")

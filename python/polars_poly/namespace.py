@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 
-from polars_poly import expand as _expand
-from polars_poly import sparse
-from polars_poly.expand import Degree
+if TYPE_CHECKING:
+    from polars_poly.polynomial import Degree
+
+# The namespace is registered when the package is imported; its functions import their
+# modules (the extension, NumPy, SciPy) when first called, so that the import stays light.
 
 
 @pl.api.register_expr_namespace("poly")
@@ -28,10 +30,14 @@ class PolyNamespace:
 
     def to_sparse(self, *others: str | pl.Expr) -> pl.Expr:
         """This column and ``others`` (numeric) as one sparse column; see :func:`to_sparse`."""
+        from polars_poly import sparse
+
         return sparse.to_sparse(self._expr, *others)
 
     def hash_features(self, *others: str | pl.Expr, bits: int = 18, seed: int = 0) -> pl.Expr:
         """This column and ``others`` hashed into one sparse column; see :func:`hash_features`."""
+        from polars_poly import sparse
+
         return sparse.hash_features(self._expr, *others, bits=bits, seed=seed)
 
     def expand(
@@ -45,7 +51,9 @@ class PolyNamespace:
         seed: int = 0,
     ) -> pl.Expr:
         """Polynomial expansion of this sparse column; see :func:`polars_poly.expand`."""
-        return _expand.expand(
+        from polars_poly import polynomial
+
+        return polynomial.expand(
             self._expr,
             n_features=n_features,
             degree=degree,

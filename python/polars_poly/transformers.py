@@ -10,7 +10,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from polars_poly._estimator import BaseEstimator, TransformerMixin
-from polars_poly.expand import Degree, expand_csr, feature_name, output_width
+from polars_poly.polynomial import Degree, expand_csr, feature_name, output_width
 
 
 class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
