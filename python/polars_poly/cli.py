@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import itertools
 import os
 import shutil
 import sys
@@ -24,16 +25,20 @@ from pathlib import Path
 from typing import Any, TextIO
 
 import numpy as np
+import numpy.typing as npt
 import polars as pl
 
 import polars_poly as pp
 from polars_poly._input import frame_columns, namespace_names
+from polars_poly.cli_report import VwReport
 
-FORMATS = ("auto", "libsvm", "vw", "parquet")
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 
 
 def _format_of(path: str, given: str) -> str:
+    """The format ``--format`` gives, else the suffix's (``.vw``, ``.parquet``, ``.svm``), else
+    the first line's: Vowpal Wabbit text has a ``|``, a LIBSVM line never does (``vw`` users
+    name their files ``.dat``, ``.txt`` or nothing, and ``/dev/stdin`` has no suffix)."""
     if given != "auto":
         return given
     name = path[:-3] if path.endswith(".gz") else path
@@ -41,7 +46,23 @@ def _format_of(path: str, given: str) -> str:
         return "vw"
     if name.endswith((".parquet", ".pq")):
         return "parquet"
-    return "libsvm"
+    if name.endswith((".svm", ".libsvm", ".svmlight")):
+        return "libsvm"
+    return "vw" if b"|" in _first_line(path) else "libsvm"
+
+
+def _first_line(path: str) -> bytes:
+    """The first line of the (plain or gzip) file that is not blank; b"" for none."""
+    import gzip
+
+    with open(path, "rb") as raw:
+        gzipped = raw.read(2) == b"\x1f\x8b"
+    opened = gzip.open(path, "rb") if gzipped else open(path, "rb")
+    with opened as lines:
+        for line in lines:
+            if line.strip():
+                return bytes(line)
+    return b""
 
 
 STDIN = "-"
@@ -54,32 +75,48 @@ def data_file(path: str, format: str) -> Iterator[tuple[str, str]]:
     if path != STDIN:
         yield path, _format_of(path, format)
         return
-    kind = "vw" if format == "auto" else format
     with tempfile.TemporaryDirectory(prefix="polars-poly-stdin-") as folder:
-        copy = Path(folder) / f"stdin.{kind}"
+        copy = Path(folder) / "stdin"
         with copy.open("wb") as out:
             shutil.copyfileobj(sys.stdin.buffer, out)
-        yield str(copy), kind
+        yield str(copy), _format_of(str(copy), format)
 
 
 # Rows read and learned at a time: the commands stream their input in bounded memory.
 BATCH_ROWS = 65_536
 
 
-def scan_data(path: str, kind: str, label: str, bits: int) -> tuple[pl.LazyFrame, list[str], str]:
+def scan_data(
+    path: str, kind: str, args: argparse.Namespace, bits: int, model: Any = None
+) -> tuple[pl.LazyFrame, list[str], str]:
     """The data file as a LazyFrame read in batches, its feature columns (one per Vowpal Wabbit
-    namespace) and its label column."""
+    namespace) and its label column. A Vowpal Wabbit file is read with the reader flags
+    (``--ignore``, ``--keep``, ``--hash``, ``--ngram``, ``--skips``) and, for a ``model``, as
+    its namespaces: one the file lacks is empty, one the model lacks is dropped (it has no
+    weights for it)."""
     if kind == "libsvm":
         return pp.scan_libsvm(path, batch_size=BATCH_ROWS), ["features"], "label"
     if kind == "vw":
-        frame = pp.scan_vw(path, bits=bits, namespaces="auto", batch_size=BATCH_ROWS)
+        read = {
+            "ignore": "".join(args.ignore) or None,
+            "keep": "".join(args.keep) or None,
+            "hash": args.hash,
+            "ngram": args.ngram or None,
+            "skips": args.skips or None,
+        }
+        fitted = getattr(model, "namespaces_", None)
+        if fitted is not None:
+            read |= {"namespaces": list(fitted), "other_namespaces": "drop"}
+        else:
+            read["namespaces"] = "auto"
+        frame = pp.scan_vw(path, bits=bits, batch_size=BATCH_ROWS, **read)
         names = frame.collect_schema().names()
         return frame, [c for c in names if c not in ("label", "weight", "base", "tag")], "label"
     frame = pl.scan_parquet(path)
     names = frame.collect_schema().names()
-    if label not in names:
-        raise ValueError(f"{path}: no label column {label!r}; its columns are {names}")
-    return frame, [c for c in names if c not in (label, "weight")], label
+    if args.label not in names:
+        raise ValueError(f"{path}: no label column {args.label!r}; its columns are {names}")
+    return frame, [c for c in names if c not in (args.label, "weight")], args.label
 
 
 def batches(frame: pl.LazyFrame) -> Iterator[pl.DataFrame]:
@@ -87,61 +124,109 @@ def batches(frame: pl.LazyFrame) -> Iterator[pl.DataFrame]:
     yield from frame.collect_batches(chunk_size=BATCH_ROWS)
 
 
-def _pairs(letters: list[str], namespaces: list[str]) -> list[tuple[str, str]]:
-    """``-q ab`` (or Vowpal Wabbit's ``--quadratic ab``, ``--interactions ab``) as pairs of
-    namespaces: each letter is a namespace's first character."""
+def _crosses(specs: list[str], namespaces: list[str]) -> list[tuple[str, ...]]:
+    """``-q ab``, ``--cubic abc``, ``--interactions abcd`` as crosses of namespace columns: each
+    letter is a namespace's first character, ``:`` any namespace (each combination once, as
+    ``vw`` expands it). A letter no namespace starts with makes an empty cross (none), as in
+    ``vw``; the engine then keeps one of the crosses that are permutations of each other."""
+    letter_of = {_letter(c): c for c in reversed(namespaces)}
+    every = list(dict.fromkeys(letter_of[_letter(c)] for c in namespaces))
+    crosses: list[tuple[str, ...]] = []
+    for text in specs:
+        if len(text) < 2:
+            raise ValueError(f"a cross takes two or more namespace letters, got {text!r}")
+        if any(letter != ":" and letter not in letter_of for letter in text):
+            continue  # a namespace the data lacks: the cross is empty
+        choices = [every if letter == ":" else [letter_of[letter]] for letter in text]
+        for cross in itertools.product(*choices):
+            known = [c for c in crosses if sorted(c) == sorted(cross)]
+            if ":" in text and known:
+                continue  # vw's wildcards make each combination once
+            if cross not in crosses:
+                crosses.append(cross)
+    return crosses
 
-    def column(letter: str) -> str:
-        found = [c for c in namespaces if c[:1] == letter]
-        if not found:
-            raise ValueError(f"-q {letter}: no namespace starting with {letter!r} in {namespaces}")
-        return found[0]
 
-    pairs = []
-    for text in letters:
-        if len(text) != 2:
-            raise ValueError(
-                f"-q / --interactions take two namespace letters, got {text!r} (crosses of "
-                "three or more namespaces are not supported)"
-            )
-        pairs.append((column(text[0]), column(text[1])))
-    return pairs
+def _letter(namespace: str) -> str:
+    """The letter ``-q`` names a namespace column by (the default namespace's is a space)."""
+    return " " if namespace == "default" else namespace[:1]
 
 
-def _estimator(args: argparse.Namespace, columns: list[str], schema: pl.Schema) -> Any:
+def _update_rule(args: argparse.Namespace) -> dict[str, Any]:
+    """The update rule, learning rate and initial t of Vowpal Wabbit's flags: none of ``--sgd``,
+    ``--adaptive``, ``--normalized``, ``--invariant`` is its default rule (all three on, rate
+    0.5, t 0); any of them sets exactly those given, with a default rate of 10 (unless adaptive
+    and normalized) and, without adaptive or normalized, a t of 1, the rate scaled by
+    t ** power_t (vw's gd setup)."""
+    switches = {"adaptive": args.adaptive, "normalized": args.normalized}
+    switches["invariant"] = args.invariant
+    initial_t = 0.0 if args.initial_t is None else args.initial_t
+    if not (args.sgd or any(switches.values())):
+        rate = 0.5 if args.learning_rate is None else args.learning_rate
+        return {"eta0": rate, "initial_t": initial_t, **dict.fromkeys(switches, True)}
+    rate = args.learning_rate
+    if rate is None:
+        rate = 0.5 if args.adaptive and args.normalized else 10.0
+    if not (args.adaptive or args.normalized):
+        initial_t = 1.0 if args.initial_t is None else args.initial_t
+        rate *= float(np.float32(initial_t) ** np.float32(args.power_t))
+    return {"eta0": rate, "initial_t": initial_t, **switches}
+
+
+def _raw_labels(frame: pl.LazyFrame, label: str, loss: str) -> bool:
+    """Whether a classification loss learns the file's labels as they are, as Vowpal Wabbit
+    does, rather than as classes: a logistic loss on labels in [-1, +1] (a 0 is half positive,
+    half negative), a hinge loss on labels that are not -1/+1 nor whole numbers beyond them
+    (integer labels 1..K are classes: ours, one against all)."""
+    if loss not in CLASSIFICATION_LOSSES:
+        return False
+    labels = frame.select(pl.col(label).drop_nulls().unique()).collect(engine="streaming")
+    values = set(labels[label].to_list())
+    if not values or values <= {-1.0, 1.0}:
+        return False
+    within = all(-1 <= v <= 1 for v in values)
+    if loss == "logistic":
+        return within
+    return within or not all(float(v).is_integer() for v in values)
+
+
+def _estimator(
+    args: argparse.Namespace, columns: list[str], schema: pl.Schema, raw_labels: bool = False
+) -> Any:
     """The estimator the options ask for, on the feature ``columns`` of a frame of ``schema``
-    (its numeric columns one namespace, ``features``: ``-q`` names it by ``f``)."""
+    (its numeric columns one namespace, ``features``: ``-q`` names it by ``f``). A
+    classification loss on ``raw_labels`` learns them as they are (Vowpal Wabbit's reading), a
+    regressor of margins; otherwise it trains a classifier of the labels."""
     options: dict[str, Any] = {
         "loss": args.loss_function,
-        "bits": args.bits,
-        "eta0": args.learning_rate,
+        "bits": 18 if args.bits is None else args.bits,
+        **_update_rule(args),
         "power_t": args.power_t,
-        "initial_t": args.initial_t,
         "l1": args.l1,
         "l2": args.l2,
         "features": columns,
         "progress": False,
         "field_scales": bool(args.field_scales),
+        "constant": not args.noconstant,
     }
-    if isinstance(args.cubic, str):
-        raise ValueError(
-            f"--cubic {args.cubic}: crosses of three namespaces are not supported (--cubic "
-            "alone: all products up to degree 3)"
-        )
-    # Vowpal Wabbit's --quadratic ab and --interactions ab are -q ab; --quadratic alone is ours.
+    if args.loss_function == "quantile":
+        options["quantile_tau"] = args.quantile_tau
+    if args.initial_weight:
+        options["initial_weight"] = args.initial_weight
+    # Vowpal Wabbit's --quadratic ab is -q ab, --cubic abc and --interactions of any length are
+    # crosses too; --quadratic and --cubic alone are ours (every product up to the degree).
     crosses = [*args.q, *args.interactions]
-    if isinstance(args.quadratic, str):
-        crosses.append(args.quadratic)
+    crosses += [flag for flag in (args.quadratic, args.cubic) if isinstance(flag, str)]
     if args.stage_poly:
         options["expansion"] = pp.Apple(field_crosses=None)
-    elif args.cubic:
+    elif args.cubic is True:
         options["expansion"] = "cubic"
     elif args.quadratic is True:
         options["expansion"] = "quadratic"
     if crosses:
         namespaces = namespace_names(*frame_columns(schema, columns, set(), text=True))
-        options["interactions"] = _pairs(crosses, namespaces)
-    if args.oaa or args.loss_function in CLASSIFICATION_LOSSES:
+        options["interactions"] = _crosses(crosses, namespaces)
+    if args.oaa or (args.loss_function in CLASSIFICATION_LOSSES and not raw_labels):
         return pp.SGDClassifier(**options)
     return pp.SGDRegressor(**options)
 
@@ -176,43 +261,245 @@ class ProgressTable:
 
 
 def train(args: argparse.Namespace, out: TextIO) -> None:
-    with data_file(args.data, args.format) as (path, kind):
-        frame, columns, label = scan_data(path, kind, args.label, args.bits)
-        weight = "weight" if "weight" in frame.collect_schema().names() else None
+    """``train``: learns the file (or, with ``-t``, only scores it) and reports as ``vw``."""
+    report_to = None if args.quiet else out
+    _check_train_flags(args)
+    if args.no_stdin:
+        _rewrite_model(args, report_to)
+        return
+    predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
+    with contextlib.ExitStack() as stack:
+        if predictions is not None:
+            stack.enter_context(predictions)
+        path, kind = stack.enter_context(data_file(args.data, args.format))
+        bits, model = args.bits, None
         if args.initial_regressor:
             model = pp.load_model(args.initial_regressor)
+            _check_continuation(args, model)
             model.set_params(progress=False)
+            bits = model.bits
+        frame, columns, label = scan_data(path, kind, args, bits or 18, model)
+        weight = "weight" if "weight" in frame.collect_schema().names() else None
+        if not args.initial_regressor:
+            raw = not args.oaa and _raw_labels(frame, label, args.loss_function)
+            model = _estimator(args, columns, frame.collect_schema(), raw_labels=raw)
+        if isinstance(model, pp.SGDClassifier) and not _fitted(model):
+            # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
+            model.classes_ = np.unique(np.asarray(_classes(args, frame, label)))
+        if _in_pieces(model):
+            _train_in_pieces(args, model, frame, label, weight, report_to)
         else:
-            model = _estimator(args, columns, frame.collect_schema())
-        classes = None
-        if isinstance(model, pp.SGDClassifier) and not hasattr(model, "classes_"):
-            classes = _classes(args, frame, label)
-        table = None if args.quiet else ProgressTable(out)
-        for _ in range(args.passes):
-            for batch in batches(frame):
-                learn_batch(model, batch, label, weight, classes, table)
-    examples, loss, weight_sum, updates = model._learner.progress
-    errors = getattr(model._learner, "errors", None)
-    if errors is not None:
-        loss, updates = errors[0], updates // len(model._learner.heads)
-    print(
-        f"\nfinished run\nnumber of examples = {examples}\nweighted example sum = "
-        f"{weight_sum:.1f}\naverage loss = {loss / max(weight_sum, 1e-300):.6f}\n"
-        f"total feature number = {updates}",
-        file=out,
-    )
+            _train_scored(args, model, frame, label, weight, report_to, predictions)
+    _save_and_describe(args, model, report_to)
+
+
+def _check_train_flags(args: argparse.Namespace) -> None:
+    if args.passes < 1:
+        raise ValueError(f"--passes must be at least 1, got {args.passes}")
+    if args.holdout_period < 1:
+        raise ValueError(f"--holdout_period must be at least 1, got {args.holdout_period}")
+    if args.oaa < 0 or args.oaa == 1:
+        raise ValueError(f"--oaa takes the number of classes, 2 or more, got {args.oaa}")
+    if args.bits is not None and not 1 <= args.bits <= 32:
+        raise ValueError(f"-b must be in 1..32, got {args.bits}")
+
+
+def _check_continuation(args: argparse.Namespace, model: Any) -> None:
+    """``-i MODEL`` continues the model as it is: a flag that would change what it is (its
+    table size, its crosses, its loss) is refused by name, where ``vw`` refuses a ``-b`` of
+    another size and lets ``-q`` replace the stored crosses."""
+    if not isinstance(model, pp.SGDRegressor | pp.SGDClassifier):
+        raise ValueError(f"-i: train continues SGD models, not a {type(model).__name__}")
+    if args.bits is not None and args.bits != model.bits:
+        raise ValueError(f"-i: the model has -b {model.bits}, the command line -b {args.bits}")
+    changes = {
+        "-q/--interactions": bool(args.q or args.interactions or isinstance(args.quadratic, str)),
+        "--quadratic/--cubic": bool(args.quadratic or args.cubic),
+        "--initial_weight": bool(args.initial_weight),
+        "--stage_poly": args.stage_poly,
+        "--noconstant": args.noconstant,
+        "--oaa": bool(args.oaa),
+    }
+    given = [flag for flag, on in changes.items() if on]
+    if given:
+        raise ValueError(
+            f"-i: {', '.join(given)} would change the model's features; a loaded model keeps "
+            "its own (train a new model instead)"
+        )
+    if args.loss_function != "squared" and args.loss_function != model.loss:
+        raise ValueError(
+            f"-i: the model's loss is {model.loss!r}, the command line's {args.loss_function!r}"
+        )
+
+
+def _rewrite_model(args: argparse.Namespace, report_to: TextIO | None) -> None:
+    """``--no_stdin``: no data; the model of ``-i`` is written again."""
+    if not args.initial_regressor:
+        raise ValueError("--no_stdin without -i: there is no data and no model to write")
+    model = pp.load_model(args.initial_regressor)
+    if report_to is not None:
+        print(VwReport(report_to).summary(), file=report_to)
+    _save_and_describe(args, model, report_to)
+
+
+def _save_and_describe(args: argparse.Namespace, model: Any, report_to: TextIO | None) -> None:
     if args.final_regressor:
         model.save(args.final_regressor)
-        print(f"model written to {args.final_regressor}", file=out)
+    if args.readable_model:
+        with open(args.readable_model, "w") as file:
+            write_readable_model(model, file)
+    if args.plot:
+        _save_plot(model.plot_learning_curve, args.plot)
+
+
+def _in_pieces(model: Any) -> bool:
+    """Whether the model learns in pieces, the table's rows scored apart: one-against-all (its
+    table is of classes) and a new apple model, whose rankings race (its own models)."""
+    if len(getattr(model, "classes_", ())) > 2:
+        return True
+    apple = model._apple()
+    return not _fitted(model) and apple is not None and apple.ranking == "auto"
+
+
+def _train_scored(
+    args: argparse.Namespace,
+    model: Any,
+    frame: pl.LazyFrame,
+    label: str,
+    weight: str | None,
+    report_to: TextIO | None,
+    predictions: TextIO | None,
+) -> None:
+    """Every row learned (or, with ``-t``, scored) by the engine, which reports each one: the
+    table, the summary and ``-p`` are Vowpal Wabbit's (cli_report)."""
+    holdout = args.passes > 1 and not args.holdout_off and not args.testonly
+    report = VwReport(
+        report_to,
+        args.loss_function,
+        args.quantile_tau,
+        holdout,
+        args.progress,
+        keep_rows=bool(args.history),
+    )
+    no_better = 0
+    for _ in range(args.passes):
+        counter = 0
+        for batch in batches(frame):
+            labels = _report_labels(batch[label], model)
+            unlabeled = np.isnan(labels)
+            # In-pass counter from 1: vw holds out the examples it makes a multiple of the period.
+            counters = np.arange(counter + 1, counter + batch.height + 1)
+            counter += batch.height
+            # Held out: vw's test-only examples of a pass (their loss is the holdout loss);
+            # with -t and unlabeled ones, the rest that is scored and not learned.
+            held_out = np.zeros(batch.height, dtype=bool)
+            if holdout:
+                held_out = counters % args.holdout_period == 0
+            scored_only = held_out | unlabeled | bool(args.testonly)
+            learned = batch
+            if unlabeled.any():
+                # Scored, not learned: any label of the model's will do.
+                learned = batch.with_columns(pl.col(label).fill_null(_any_class(model)))
+            scored, losses, features = model._learn_scored(
+                learned, label, weight, held_out=scored_only.tolist()
+            )
+            losses = np.where(unlabeled, 0.0, losses)
+            weights = batch[weight].cast(pl.Float64).to_numpy() if weight else np.ones(batch.height)
+            report.add(labels, weights, scored, losses, features, held_out)
+            if predictions is not None:
+                tags = batch["tag"].to_list() if "tag" in batch.columns else None
+                _write_predictions(predictions, scored, tags)
+        if report.end_pass() or not holdout:
+            no_better = 0
+        else:
+            no_better += 1
+        if holdout and no_better >= args.early_terminate:
+            break
+    if report_to is not None:
+        print(report.summary(), file=report_to)
+    if args.history:
+        pl.DataFrame(report.rows).write_csv(args.history)
+
+
+def _report_labels(column: pl.Series, model: Any) -> npt.NDArray[np.float64]:
+    """The labels as the table shows them: numbers as they are, a classifier's other labels
+    as -1 / +1 (its second class); NaN where there is none."""
+    if column.dtype.is_numeric() or column.dtype == pl.Boolean:
+        return column.cast(pl.Float64).fill_null(np.nan).to_numpy().copy()
+    signs = np.where((column == model.classes_[1]).fill_null(False).to_numpy(), 1.0, -1.0)
+    return np.where(column.is_null().to_numpy(), np.nan, signs)
+
+
+def _any_class(model: Any) -> Any:
+    classes = getattr(model, "classes_", None)
+    return 0.0 if classes is None else classes[0]
+
+
+def _write_predictions(sink: TextIO, values: Any, tags: list[Any] | None) -> None:
+    """Vowpal Wabbit's ``-p`` lines: the prediction as a float32 (no decimals when whole, else
+    six), then the tag when the example has one."""
+    values = np.asarray(values, dtype=np.float32)
+    lines = []
+    for k, value in enumerate(values.tolist()):
+        text = f"{value:.0f}" if float(value).is_integer() else f"{value:.6f}"
+        tag = tags[k] if tags is not None else None
+        lines.append(f"{text} {tag}" if tag else text)
+    sink.write("\n".join(lines) + ("\n" if lines else ""))
+
+
+def _train_in_pieces(
+    args: argparse.Namespace,
+    model: Any,
+    frame: pl.LazyFrame,
+    label: str,
+    weight: str | None,
+    report_to: TextIO | None,
+) -> None:
+    """One-against-all and apple's race: each table row's example scored, then learned."""
+    holdout = args.passes > 1 and not args.holdout_off
+    if args.testonly or args.predictions or args.progress or holdout:
+        raise ValueError(
+            "-t, -p, -P and passes with a holdout need one engine model: not --oaa, and not "
+            "--stage_poly's race of rankings (give --holdout_off with --passes)"
+        )
+    classes = None
+    if isinstance(model, pp.SGDClassifier) and not _fitted(model):
+        classes = model.classes_.tolist()
+    table = None if report_to is None else ProgressTable(report_to)
+    start = model._learner.progress if _fitted(model) else (0, 0.0, 0.0, 0)
+    multiclass = len(getattr(model, "classes_", ())) > 2
+    label_sum = 0.0
+    for _ in range(args.passes):
+        for batch in batches(frame):
+            learn_batch(model, batch, label, weight, classes, table)
+            if not multiclass:  # vw sums no multiclass labels
+                w = batch[weight] if weight else 1.0
+                label_sum += float((batch[label].cast(pl.Float32).cast(pl.Float64) * w).sum())
     if args.history:
         # partial_fit records each call's end; keep the doublings (and the end), as the table.
         examples = pl.col("examples")
         doublings = (examples & (examples - 1) == 0) | (examples == examples.max())
         model.history_.filter(doublings).write_csv(args.history)
-        print(f"learning curve written to {args.history}", file=out)
-    if args.plot:
-        _save_plot(model.plot_learning_curve, args.plot)
-        print(f"learning curve plot written to {args.plot}", file=out)
+    if report_to is None:
+        return
+    # This run's part of the model's progress record (vw reports the run, not the model).
+    now = model._learner.progress
+    examples, loss, weight_sum = now[0] - start[0], now[1] - start[1], now[2] - start[2]
+    updates = now[3] - start[3]
+    errors = getattr(model._learner, "errors", None)
+    if errors is not None:
+        loss, updates = errors[0], updates // len(model._learner.heads)
+    counts = f"number of examples = {examples}"
+    if args.passes > 1:
+        counts = f"number of examples per pass = {examples // args.passes}\n"
+        counts += f"passes used = {args.passes}"
+    print(
+        f"\nfinished run\n{counts}\nweighted example sum = {weight_sum:.6f}\n"
+        f"weighted label sum = {label_sum:.6f}\n"
+        f"average loss = {loss / max(weight_sum, 1e-300):.6f}\n"
+        f"total feature number = {updates}",
+        file=report_to,
+    )
 
 
 def learn_batch(
@@ -316,7 +603,8 @@ def predict(args: argparse.Namespace, out: TextIO) -> None:
     args.raw = args.raw or args.link == "identity"
     args.probabilities = args.probabilities or args.link == "logistic"
     model = pp.load_model(args.initial_regressor)
-    if args.probabilities and not hasattr(model, "predict_proba"):
+    margins = isinstance(model, pp.SGDRegressor) and model.loss == "logistic"
+    if args.probabilities and not (hasattr(model, "predict_proba") or margins):
         raise ValueError(
             f"probabilities need a classifier trained with the logistic loss; the model is a "
             f"{type(model).__name__}"
@@ -326,13 +614,16 @@ def predict(args: argparse.Namespace, out: TextIO) -> None:
     score = Score(classifier)
     written = 0
     with data_file(args.data, args.format) as (path, kind):
-        frame, _, label = scan_data(path, kind, args.label, getattr(model, "bits", 18))
+        frame, _, label = scan_data(path, kind, args, getattr(model, "bits", 18), model)
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(open(args.predictions, "w")) if args.predictions else out
             for batch in batches(frame):
                 predicted = None
                 if args.raw and isinstance(model, pp.SGDClassifier):
                     values = model.decision_function(batch)
+                elif args.probabilities and margins:
+                    # A logistic regressor of Vowpal Wabbit's soft labels: P(+1) of its margin.
+                    values = model._scores(batch, "probability")
                 elif args.probabilities:
                     values = model.predict_proba(batch)
                     values = values if multiclass else values[:, 1]
@@ -456,78 +747,6 @@ def write_readable_model(model: Any, out: TextIO) -> int:
             lines.extend(f"field_scale:{name}:{scale:.6g}" for name, scale in pairs)
     out.write("\n".join(lines) + "\n")
     return len(lines)
-
-
-def add_commands(commands: Any) -> None:
-    """The ``train``, ``predict`` and ``inspect`` subcommands, on an argparse subparsers."""
-    data = argparse.ArgumentParser(add_help=False)
-    data.add_argument(
-        "-d",
-        "--data",
-        default=STDIN,
-        help="LIBSVM, VW text or parquet file, plain or gzip (default or '-': standard input)",
-    )
-    data.add_argument("--format", choices=FORMATS, default="auto", help="default: by suffix")
-    data.add_argument("--label", default="label", help="label column of a parquet file")
-    t = commands.add_parser("train", parents=[data], help="train a model (Vowpal Wabbit flags)")
-    t.add_argument("-f", "--final_regressor", help="write the model here")
-    t.add_argument("-i", "--initial_regressor", help="continue training this model")
-    t.add_argument("-b", "--bits", type=int, default=18, help="weight table of 2**bits")
-    t.add_argument("-l", "--learning_rate", type=float, default=0.5)
-    t.add_argument("--power_t", type=float, default=0.5)
-    t.add_argument("--initial_t", type=float, default=0.0)
-    t.add_argument("--l1", type=float, default=0.0)
-    t.add_argument("--l2", type=float, default=0.0)
-    t.add_argument("--passes", type=int, default=1)
-    # Vowpal Wabbit's cache and holdout flags, so that its command lines run: reading needs no
-    # cache here, and passes learn every row (as vw's --holdout_off).
-    for flags in (("-c", "--cache"), ("-k", "--kill_cache"), ("--holdout_off",)):
-        t.add_argument(*flags, action="store_true", help="accepted as in vw; changes nothing")
-    t.add_argument(
-        "--loss_function", default="squared", choices=["squared", "logistic", "hinge", "quantile"]
-    )
-    t.add_argument("-q", action="append", default=[], help="cross two namespaces, e.g. -q ab")
-    t.add_argument(
-        "--interactions", action="append", default=[], help="as -q (pairs of namespaces)"
-    )
-    t.add_argument("--stage_poly", action="store_true", help="apple, the adaptive expansion")
-    t.add_argument(
-        "--quadratic",
-        nargs="?",
-        const=True,
-        default=False,
-        metavar="AB",
-        help="alone: all products x_i x_j; with two namespace letters: as -q",
-    )
-    t.add_argument(
-        "--cubic", nargs="?", const=True, default=False, help="all products up to degree 3"
-    )
-    t.add_argument(
-        "--field_scales",
-        action="store_true",
-        help="learn a scale per namespace and cross (ours; off: Vowpal Wabbit's model)",
-    )
-    t.add_argument("--quiet", action="store_true", help="no progressive table")
-    t.add_argument(
-        "--oaa", type=int, default=0, metavar="K", help="K classes, labels 1..K (one against all)"
-    )
-    t.add_argument("--history", metavar="CSV", help="write the learning curve (history_) here")
-    t.add_argument("--plot", metavar="PNG", help="plot the learning curve here (matplotlib)")
-    p = commands.add_parser("predict", parents=[data], help="score a file with a model")
-    p.add_argument("-i", "--initial_regressor", required=True, help="the model")
-    p.add_argument("-p", "--predictions", help="write predictions here (default: stdout)")
-    p.add_argument("--raw", action="store_true", help="classifier margins, not labels")
-    p.add_argument("--probabilities", action="store_true", help="P(larger class), logistic")
-    # Vowpal Wabbit's spellings of the two: --link logistic, --link identity (margins).
-    p.add_argument("--link", choices=["identity", "logistic"], help="as vw: margins or P")
-    p.add_argument("--binary", action="store_true", help="labels (the default), as vw")
-    i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
-    i.add_argument("-i", "--initial_regressor", required=True, help="the model")
-    i.add_argument("--top", type=int, default=20, help="monomials listed")
-    i.add_argument(
-        "--readable_model", metavar="FILE", help="write the weights, by name where known, here"
-    )
-    i.add_argument("--plot", metavar="PNG", help="plot apple's --top monomials here (matplotlib)")
 
 
 COMMANDS = {"train": train, "predict": predict, "inspect": inspect}

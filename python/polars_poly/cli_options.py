@@ -1,0 +1,249 @@
+"""The command line's flags, and what each of Vowpal Wabbit's flags does here.
+
+This module imports nothing heavy (no numpy, no Polars, no extension), so that
+``polars-poly --help`` and a usage error answer at once; the commands themselves run in
+:mod:`polars_poly.cli`.
+
+:data:`VW_FLAGS` is the one table of Vowpal Wabbit's flags: ``same`` (gives ``vw``'s output),
+``different`` (accepted, differs by design: the note says how) or ``refused`` (exit 2 naming
+the flag and why). docs/cli.md shows it and ``benches/vw_suite.py`` selects Vowpal Wabbit's own
+tests from it. A flag Vowpal Wabbit has and the table does not list is unknown here: exit 2,
+naming it, as any unknown flag.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, NoReturn
+
+FORMATS = ("auto", "libsvm", "vw", "parquet")
+LOSSES = ("squared", "logistic", "hinge", "quantile")
+LINKS = ("identity", "logistic")
+
+
+@dataclass(frozen=True)
+class VwFlag:
+    """One of Vowpal Wabbit's flags: its spellings, what ``train`` does with it, and (for flags
+    whose value decides) the values accepted."""
+
+    names: tuple[str, ...]
+    status: str  # "same" | "different" | "refused"
+    note: str
+    values: tuple[str, ...] | None = None
+
+
+def _flag(names: str, status: str, note: str, values: tuple[str, ...] | None = None) -> VwFlag:
+    return VwFlag(tuple(names.split()), status, note, values)
+
+
+#: Vowpal Wabbit's flags for simple-label learning, and a few beyond it that users type.
+VW_FLAGS: tuple[VwFlag, ...] = (
+    _flag("-d --data", "same", "a file, plain or gzip; `-` or none: standard input"),
+    _flag("-f --final_regressor", "different", "our model file, not Vowpal Wabbit's"),
+    _flag(
+        "-i --initial_regressor",
+        "different",
+        "our model files; flags that change the model's features are refused",
+    ),
+    _flag("-t --testonly", "same", "scores the examples, learns nothing"),
+    _flag("-p --predictions", "same", "while training: each prediction before learning"),
+    _flag("-b --bit_precision", "same", "weight table of 2^b slots"),
+    _flag("-l --learning_rate", "same", ""),
+    _flag("--power_t", "same", ""),
+    _flag("--initial_t", "same", ""),
+    _flag("--l1", "same", ""),
+    _flag("--l2", "same", ""),
+    _flag("--loss_function", "same", "", LOSSES),
+    _flag("--quantile_tau", "same", "the quantile loss's tau"),
+    _flag("--passes", "same", "each pass reads the file again"),
+    _flag("--holdout_off", "same", "passes learn every example"),
+    _flag("--holdout_period", "same", "with passes, every N-th example is held out"),
+    _flag("--early_terminate", "same", "passes without a better holdout loss before stopping"),
+    _flag(
+        "-c --cache",
+        "different",
+        "accepted; no cache file: the text is parsed again each pass",
+    ),
+    _flag("--cache_file", "different", "as -c"),
+    _flag("-k --kill_cache", "same", "no cache is kept"),
+    _flag("--noconstant", "same", "no constant (bias) feature"),
+    _flag("-q --quadratic", "same", "`-q ab`, `-q a:`, `-q ::`; `--quadratic` alone: all pairs"),
+    _flag("--interactions", "same", "crosses of any number of namespaces: ab, abc, aaaaa"),
+    _flag("--stage_poly", "different", "apple: our adaptive expansion (docs/learners.md)"),
+    _flag("--cubic", "same", "`--cubic abc` as vw; alone (ours): all products up to degree 3"),
+    _flag("--oaa", "same", "K classes, labels 1..K (not with -t, -p, -P or a holdout)"),
+    _flag("--quiet", "same", "prints nothing on stderr"),
+    _flag("-P --progress", "same", "table rows every N examples (integer) or at a factor"),
+    _flag("--random_seed", "same", "accepted: plain SGD draws no random numbers"),
+    _flag(
+        "--adaptive --normalized --invariant",
+        "same",
+        "the update rule's switches; none given: all three (VW's default)",
+    ),
+    _flag(
+        "--sgd",
+        "different",
+        "the same rule; its large default rate (10) makes long runs drift from vw's float32 sums",
+    ),
+    _flag("--save_resume", "same", "our model file always keeps what resuming needs"),
+    _flag("--predict_only_model", "different", "accepted; the model keeps its state"),
+    _flag("--no_stdin", "same", "no data: with -i, writes the model again"),
+    _flag("--readable_model", "different", "our layout: weights by name, then by slot"),
+    _flag("--binary", "refused", "in train; predict writes labels by default"),
+    _flag("--link", "refused", "in train; predict --link identity / logistic", LINKS),
+    _flag("--raw_predictions -r", "refused", "use predict --raw"),
+    _flag("--invert_hash", "refused", "needs the feature names kept at training"),
+    _flag("-a --audit", "refused", "needs the feature names kept at training"),
+    _flag("--initial_weight", "same", "every weight starts at this value"),
+    _flag("--ignore --keep", "same", "namespaces dropped / kept, as vw reads the file"),
+    _flag("--ignore_linear", "refused", "not implemented"),
+    _flag(
+        "--ngram --skips",
+        "different",
+        "as vw; -t and predict need them again (vw keeps them in its model)",
+    ),
+    _flag("--hash", "same", "strings or all", ("strings", "all")),
+    _flag("--probabilities", "refused", "use predict --probabilities"),
+)
+
+
+def flag_table() -> str:
+    """:data:`VW_FLAGS` as the Markdown table of docs/cli.md."""
+    rows = ["| flag | status | note |", "|---|---|---|"]
+    for flag in VW_FLAGS:
+        values = f" (values: {', '.join(flag.values)})" if flag.values else ""
+        names = " ".join(f"`{name}`" for name in flag.names)
+        rows.append(f"| {names} | {flag.status} | {flag.note}{values} |")
+    return "\n".join(rows)
+
+
+def vw_flag(name: str) -> VwFlag | None:
+    """The table's entry of the flag spelled ``name`` (``--name`` or ``-x``)."""
+    for flag in VW_FLAGS:
+        if name in flag.names:
+            return flag
+    return None
+
+
+class _Refused(argparse.Action):
+    """A Vowpal Wabbit flag ``train`` does not support: exit 2 naming it and why."""
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: Any, **kwargs: Any) -> NoReturn:
+        flag = vw_flag(self.option_strings[0])
+        reason = flag.note if flag else "not supported"
+        parser.error(f"Vowpal Wabbit's {'/'.join(self.option_strings)} is not supported: {reason}")
+
+
+def add_commands(commands: Any) -> None:
+    """The ``train``, ``predict`` and ``inspect`` subcommands, on an argparse subparsers."""
+    data = argparse.ArgumentParser(add_help=False)
+    data.add_argument(
+        "-d",
+        "--data",
+        default="-",
+        help="LIBSVM, VW text or parquet file, plain or gzip (default or '-': standard input)",
+    )
+    data.add_argument("--format", choices=FORMATS, default="auto", help="default: by suffix")
+    data.add_argument("--label", default="label", help="label column of a parquet file")
+    # Vowpal Wabbit's reader flags (VW text files).
+    data.add_argument("--ignore", action="append", default=[], help="drop namespaces: --ignore ab")
+    data.add_argument("--keep", action="append", default=[], help="keep only these namespaces")
+    data.add_argument("--hash", choices=["strings", "all"], default="strings")
+    data.add_argument("--ngram", action="append", default=[], help="N-grams: 2, or a2 for a")
+    data.add_argument("--skips", action="append", default=[], help="skips in n-grams: 1 or a1")
+    t = commands.add_parser("train", parents=[data], help="train a model (Vowpal Wabbit flags)")
+    t.add_argument("-f", "--final_regressor", help="write the model here")
+    t.add_argument("-i", "--initial_regressor", help="continue training this model")
+    t.add_argument("-t", "--testonly", action="store_true", help="score only, learn nothing")
+    t.add_argument("-p", "--predictions", help="write each prediction before learning here")
+    t.add_argument("-b", "--bit_precision", "--bits", dest="bits", type=int, default=None)
+    t.add_argument("-l", "--learning_rate", type=float, help="default 0.5 (10 with --sgd etc.)")
+    t.add_argument("--power_t", type=float, default=0.5)
+    t.add_argument("--initial_t", type=float, help="default 0 (1 with --sgd or --invariant)")
+    t.add_argument("--l1", type=float, default=0.0)
+    t.add_argument("--l2", type=float, default=0.0)
+    t.add_argument("--passes", type=int, default=1)
+    t.add_argument("--holdout_off", action="store_true", help="passes learn every example")
+    t.add_argument(
+        "--holdout_period", type=int, default=10, help="with passes, hold out every N-th example"
+    )
+    t.add_argument(
+        "--early_terminate", type=int, default=3, help="passes without a better holdout loss"
+    )
+    # Vowpal Wabbit's cache flags, so that its command lines run: reading needs no cache here.
+    for flags in (("-c", "--cache"), ("-k", "--kill_cache")):
+        t.add_argument(*flags, action="store_true", help="accepted as in vw; no cache is kept")
+    t.add_argument("--cache_file", help="accepted as in vw; no cache is kept")
+    t.add_argument("--loss_function", default="squared", choices=list(LOSSES))
+    t.add_argument("--quantile_tau", type=float, default=0.5)
+    t.add_argument("--noconstant", action="store_true", help="no constant (bias) feature")
+    t.add_argument("--initial_weight", type=float, default=0.0, help="weights start here")
+    t.add_argument(
+        "-q", action="append", default=[], help="cross two namespaces: -q ab, -q a:, -q ::"
+    )
+    t.add_argument(
+        "--interactions", action="append", default=[], help="a cross of namespaces: ab, abc"
+    )
+    t.add_argument("--stage_poly", action="store_true", help="apple, the adaptive expansion")
+    t.add_argument(
+        "--quadratic",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="AB",
+        help="alone: all products x_i x_j; with two namespace letters: as -q",
+    )
+    t.add_argument(
+        "--cubic",
+        nargs="?",
+        const=True,
+        default=False,
+        metavar="ABC",
+        help="alone: all products up to degree 3; with three namespace letters: their cross",
+    )
+    t.add_argument(
+        "--field_scales",
+        action="store_true",
+        help="learn a scale per namespace and cross (ours; off: Vowpal Wabbit's model)",
+    )
+    t.add_argument("--quiet", action="store_true", help="print nothing on stderr")
+    t.add_argument(
+        "-P",
+        "--progress",
+        help="table rows every N examples (an integer) or at N times the last (a decimal)",
+    )
+    t.add_argument(
+        "--oaa", type=int, default=0, metavar="K", help="K classes, labels 1..K (one against all)"
+    )
+    for flag in ("--random_seed",):
+        t.add_argument(flag, type=int, help="accepted as in vw (plain SGD draws no numbers)")
+    for flag in ("--sgd", "--adaptive", "--normalized", "--invariant"):
+        t.add_argument(flag, action="store_true", help="update rule switch, as in vw")
+    for flag in ("--save_resume", "--predict_only_model"):
+        t.add_argument(flag, action="store_true", help="accepted as in vw (see docs/cli.md)")
+    t.add_argument("--no_stdin", action="store_true", help="no data (with -i: save it again)")
+    t.add_argument("--readable_model", metavar="FILE", help="write the weights, named, here")
+    t.add_argument("--history", metavar="CSV", help="write the table's rows here")
+    t.add_argument("--plot", metavar="PNG", help="plot the learning curve here (matplotlib)")
+    for refused in VW_FLAGS:
+        if refused.status == "refused":
+            t.add_argument(*refused.names, nargs="?", action=_Refused, help=argparse.SUPPRESS)
+    p = commands.add_parser("predict", parents=[data], help="score a file with a model")
+    p.add_argument("-i", "--initial_regressor", required=True, help="the model")
+    p.add_argument("-p", "--predictions", help="write predictions here (default: stdout)")
+    p.add_argument("--raw", action="store_true", help="classifier margins, not labels")
+    p.add_argument("--probabilities", action="store_true", help="P(larger class), logistic")
+    # Vowpal Wabbit's spellings of the two: --link logistic, --link identity (margins).
+    p.add_argument("--link", choices=list(LINKS), help="as vw: margins or P")
+    p.add_argument("--binary", action="store_true", help="labels (the default), as vw")
+    i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
+    i.add_argument("-i", "--initial_regressor", required=True, help="the model")
+    i.add_argument("--top", type=int, default=20, help="monomials listed")
+    i.add_argument(
+        "--readable_model", metavar="FILE", help="write the weights, by name where known, here"
+    )
+    i.add_argument("--plot", metavar="PNG", help="plot apple's --top monomials here (matplotlib)")
+
+
+COMMANDS = ("train", "predict", "inspect")

@@ -1,0 +1,282 @@
+"""``polars-poly train`` as a drop-in for ``vw``: for each flag the command line takes with
+Vowpal Wabbit's meaning (``polars_poly.cli_options.VW_FLAGS``, status ``same``), the same
+command run by both programs on the same generated file gives the same progressive table,
+summary and ``-p`` predictions (rtol 1e-4), judged against the installed ``vowpalwabbit``."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from polars_poly.__main__ import main
+
+vowpalwabbit = pytest.importorskip("vowpalwabbit")
+
+RTOL = 1e-4
+
+
+def write_vw_file(
+    path: Path, rows: int, seed: int, *, binary: bool = False, negative: int = -1
+) -> Path:
+    """Examples of three namespaces with importance weights, tags and a label that a product
+    of two namespaces explains; ``binary``: labels ``negative``/+1."""
+    rng = np.random.default_rng(seed)
+    lines = []
+    for k in range(rows):
+        a, b = rng.integers(0, 8), rng.integers(0, 5)
+        x = rng.normal()
+        y = 0.5 * x + (1.0 if (a + b) % 3 == 0 else -0.5) + 0.1 * rng.normal()
+        label = (1 if y > 0 else negative) if binary else round(float(y), 4)
+        weight = round(float(rng.uniform(0.5, 2.0)), 3)
+        tag = f" 'ex{k}" if k % 7 else ""
+        lines.append(f"{label} {weight}{tag} |a a{a} x:{x:.4f} |b b{b} |c c{rng.integers(0, 40)}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    folder = tmp_path_factory.mktemp("vw_flags")
+    return {
+        "regression": write_vw_file(folder / "regression.dat", 600, 0),
+        "binary": write_vw_file(folder / "binary.dat", 600, 1, binary=True),
+        "zero_one": write_vw_file(folder / "zero_one.dat", 600, 2, binary=True, negative=0),
+    }
+
+
+def run_ours(args: list[str], cwd: Path) -> str:
+    """Our stderr (the table and summary) for ``polars-poly train ARGS`` run in ``cwd``."""
+    err = io.StringIO()
+    with contextlib.chdir(cwd), contextlib.redirect_stderr(err):
+        assert main(["train", *args]) == 0, err.getvalue()
+    return err.getvalue()
+
+
+def run_vw(args: list[str], cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout + done.stderr
+
+
+def table(text: str) -> list[list[str]]:
+    """The progressive table's rows, field by field (a row of seven fields, the first a
+    number, and maybe the holdout mark)."""
+    rows = []
+    for line in text.splitlines():
+        fields = line.split()
+        if len(fields) in (7, 8) and _number(fields[0]) and _number(fields[2]):
+            rows.append(fields)
+    return rows
+
+
+def summary(text: str) -> dict[str, str]:
+    after = text.split("finished run", 1)
+    assert len(after) == 2, text
+    pairs = (line.split(" = ", 1) for line in after[1].splitlines() if " = " in line)
+    return {key.strip(): value.strip() for key, value in pairs}
+
+
+def _number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def same(ours: str, theirs: str) -> bool:
+    """Two fields agree: numbers within RTOL or within the last printed digit (vw parses and
+    sums in single precision; a margin near 0 is a difference of float sums of order 1, so
+    5e-5 apart is equal), other text equal."""
+    if _number(ours) and _number(theirs):
+        decimals = len(theirs.partition(".")[2])
+        a, b = float(ours), float(theirs)
+        return math.isclose(a, b, rel_tol=RTOL, abs_tol=max(1.5 * 10.0**-decimals, 5e-5))
+    return ours == theirs
+
+
+def assert_same_lines(ours: list[list[str]], theirs: list[list[str]], what: str) -> None:
+    assert len(ours) == len(theirs), f"{what}: {len(ours)} rows, vw {len(theirs)}"
+    for k, (a, b) in enumerate(zip(ours, theirs, strict=True)):
+        assert len(a) == len(b) and all(map(same, a, b)), f"{what} row {k}: {a} vs vw {b}"
+
+
+def compare(args: list[str], folder: Path, outputs: tuple[str, ...] = ()) -> None:
+    """Runs ``args`` with both programs in two copies of ``folder``'s files; compares the
+    table, the summary and each output file."""
+    ours_dir, vw_dir = folder / "ours", folder / "vw"
+    for directory in (ours_dir, vw_dir):
+        directory.mkdir(exist_ok=True)
+    ours, theirs = run_ours(args, ours_dir), run_vw(args, vw_dir)
+    assert_same_lines(table(ours), table(theirs), "table")
+    mine, vws = summary(ours), summary(theirs)
+    assert set(vws) <= set(mine), f"summary lines missing: {set(vws) - set(mine)}"
+    for key, value in vws.items():
+        assert same(mine[key].removesuffix(" h"), value.removesuffix(" h")), (key, mine, vws)
+        assert mine[key].endswith(" h") == value.endswith(" h"), (key, mine[key], value)
+    for name in outputs:
+        lines = [(ours_dir / name).read_text().split("\n"), (vw_dir / name).read_text().split("\n")]
+        assert_same_lines(*([line.split() for line in ls] for ls in lines), what=name)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["--noconstant"],
+        ["-b", "12"],
+        ["-l", "0.3", "--power_t", "0.4", "--initial_t", "2"],
+        ["--l2", "1e-5"],
+        ["--l1", "1e-4"],
+        ["--invariant"],
+        ["--normalized", "--invariant"],
+        ["--adaptive", "--normalized", "--invariant"],
+        ["--random_seed", "7"],
+        ["--passes", "3", "-c", "-k"],
+        ["--passes", "4", "-c", "-k", "--holdout_period", "3"],
+        ["--passes", "3", "-c", "-k", "--holdout_off"],
+        ["--passes", "6", "-c", "-k", "--early_terminate", "1"],
+        ["-P", "1"],
+        ["-P", "50"],
+        ["--progress", "1.5"],
+        ["-q", "ab"],
+        ["-q", "a:"],
+        ["--interactions", "abc"],
+        ["--cubic", "abc", "-q", "ab"],
+        ["--interactions", "bbc", "--noconstant"],
+        ["--initial_weight", "0.5"],
+        ["--keep", "ab"],
+        ["--ignore", "c"],
+        ["--hash", "all"],
+        ["--loss_function", "quantile", "--quantile_tau", "0.25"],
+        ["--loss_function", "hinge"],
+        ["--save_resume", "--predict_only_model", "--invariant"],
+    ],
+    ids=lambda flags: " ".join(flags) or "defaults",
+)
+def test_a_regression_flag_gives_vowpal_wabbits_output(data, tmp_path, flags) -> None:
+    (tmp_path / "d.dat").write_bytes(data["regression"].read_bytes())
+    compare(["-d", "../d.dat", "-p", "p.txt", *flags], tmp_path, ("p.txt",))
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--loss_function", "logistic"],
+        ["--loss_function", "logistic", "-q", "ab", "--passes", "2", "-c", "-k"],
+        ["--loss_function", "hinge"],
+    ],
+    ids=" ".join,
+)
+def test_a_classification_flag_gives_vowpal_wabbits_output(data, tmp_path, flags) -> None:
+    (tmp_path / "d.dat").write_bytes(data["binary"].read_bytes())
+    compare(["-d", "../d.dat", "-p", "p.txt", *flags], tmp_path, ("p.txt",))
+
+
+def test_logistic_labels_of_0_and_1_are_vowpal_wabbits_soft_labels(data, tmp_path) -> None:
+    """``vw --loss_function logistic`` reads a label between -1 and +1 as a soft label (0:
+    half positive, half negative); so does train, a regressor of margins whose ``predict
+    --probabilities`` is the logistic of the margin."""
+    (tmp_path / "d.dat").write_bytes(data["zero_one"].read_bytes())
+    args = ["-d", "../d.dat", "--loss_function", "logistic", "-p", "p.txt", "-f", "m.model"]
+    compare(args, tmp_path, ("p.txt",))
+    ours = tmp_path / "ours"
+    probabilities = ours / "probabilities.txt"
+    command = ["predict", "-d", str(tmp_path / "d.dat"), "-i", str(ours / "m.model")]
+    assert main([*command, "--link", "logistic", "-p", str(probabilities)]) == 0
+    margins = ours / "margins.txt"
+    assert main([*command, "-p", str(margins)]) == 0
+    expected = 1 / (1 + np.exp(-np.loadtxt(margins)))
+    np.testing.assert_allclose(np.loadtxt(probabilities), expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [["--ngram", "2"], ["--ngram", "t3", "--skips", "t1"], ["--ngram", "2", "-q", "tu"]],
+    ids=" ".join,
+)
+def test_ngrams_of_text_give_vowpal_wabbits_output(tmp_path, flags) -> None:
+    """Lines of distinct words: a feature repeated in a namespace is summed into one here,
+    where ``vw`` updates each occurrence (docs/cli.md, known differences)."""
+    rng = np.random.default_rng(5)
+    words = [f"w{k}" for k in range(30)]
+    lines = []
+    for _ in range(400):
+        text = " ".join(rng.choice(words, size=rng.integers(2, 9), replace=False))
+        label = 1 if "w3" in text else -1
+        lines.append(f"{label} |t {text} |u u{rng.integers(0, 4)}")
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    compare(["-d", "../d.dat", "-p", "p.txt", *flags], tmp_path, ("p.txt",))
+
+
+def test_testonly_scores_a_saved_model_as_vw_scores_its_own(data, tmp_path) -> None:
+    """``-t -i MODEL -p``: each program scores the model it trained; nothing is learned (the
+    model file is unchanged) and the table is of test examples."""
+    (tmp_path / "d.dat").write_bytes(data["regression"].read_bytes())
+    compare(["-d", "../d.dat", "-q", "bc", "-f", "m.model"], tmp_path)
+    before = (tmp_path / "ours" / "m.model").read_bytes()
+    compare(["-d", "../d.dat", "-t", "-i", "m.model", "-p", "t.txt"], tmp_path, ("t.txt",))
+    assert (tmp_path / "ours" / "m.model").read_bytes() == before
+
+
+def test_quiet_prints_nothing(data, tmp_path) -> None:
+    assert run_ours(["-d", str(data["regression"]), "--quiet"], tmp_path) == ""
+
+
+def test_unlabeled_examples_are_scored_not_learned(tmp_path) -> None:
+    """An example without a label is predicted (its line in ``-p``), counted as vw counts it,
+    and not learned."""
+    lines = ["1 |a x", "|a x y", "0.5 |a y", "|a z", "2 |a x z"] * 40
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    compare(["-d", "../d.dat", "-p", "p.txt"], tmp_path, ("p.txt",))
+
+
+def test_refused_vowpal_wabbit_flags_exit_2_naming_the_flag(data, capsys) -> None:
+    for flag in (["--audit"], ["--invert_hash", "x"], ["--binary"], ["--link", "logistic"]):
+        with pytest.raises(SystemExit) as usage:
+            main(["train", "-d", str(data["regression"]), *flag])
+        assert usage.value.code == 2
+        assert flag[0] in capsys.readouterr().err
+
+
+def test_the_docs_list_every_flag_as_the_table_does() -> None:
+    from polars_poly.cli_options import flag_table
+
+    from tests.conftest import REPO
+
+    assert flag_table() in (REPO / "docs" / "cli.md").read_text()
+
+
+def test_a_namespace_first_seen_late_or_never_reads_as_vw_reads_it(tmp_path) -> None:
+    """A namespace that first appears on the last line is learned (the whole file's namespaces
+    are found before reading), and a file where a namespace of the model never occurs is
+    scored with that namespace empty, in ``-t`` and in ``predict``."""
+    rng = np.random.default_rng(3)
+    lines = [
+        f"{rng.normal():.3f} |a x{rng.integers(0, 9)} |b y{rng.integers(0, 5)}" for _ in range(300)
+    ]
+    lines.append("1.5 |a x1 |z late")
+    (tmp_path / "train.dat").write_text("\n".join(lines) + "\n")
+    compare(
+        ["-d", "../train.dat", "-q", "ab", "-f", "m.model", "-p", "p.txt"], tmp_path, ("p.txt",)
+    )
+    test_lines = [f"{rng.normal():.3f} |a x{rng.integers(0, 9)}" for _ in range(50)]
+    (tmp_path / "test.dat").write_text("\n".join(test_lines) + "\n")
+    compare(["-d", "../test.dat", "-t", "-i", "m.model", "-p", "t.txt"], tmp_path, ("t.txt",))
+    out = tmp_path / "ours" / "predicted.txt"
+    args = ["predict", "-d", str(tmp_path / "test.dat"), "-i", str(tmp_path / "ours" / "m.model")]
+    assert main([*args, "-p", str(out)]) == 0
+    np.testing.assert_allclose(
+        np.loadtxt(out), np.loadtxt(tmp_path / "ours" / "t.txt"), rtol=1e-6, atol=1e-6
+    )
