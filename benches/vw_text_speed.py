@@ -1,0 +1,128 @@
+"""``polars-poly train`` against ``vw`` on the Vowpal Wabbit user's own files: UCI Adult written
+as VW text (one namespace per column, importance weights, tags), replicated to ``--rows``,
+trained by both programs with the same flags, alternating, ``--rounds`` times each.
+
+Prints each program's median and best wall time, their ratio, each one's peak memory (max RSS
+of the process) and the machine's load; checks that both report the same average loss. Needs
+the shared data (``adult/adult.tsv.gz``) and the ``vowpalwabbit`` package.
+
+    .venv/bin/python benches/vw_text_speed.py --rows 325000 --rounds 5
+    .venv/bin/python benches/vw_text_speed.py --flags "--loss_function logistic -q ab"
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shlex
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+
+HERE = Path(__file__).resolve().parent
+DATA = Path(os.environ.get("POLARS_POLY_DATA", HERE.parent.parent / "shared" / "data"))
+
+
+def write_adult_vw(path: Path, rows: int, seed: int = 0) -> None:
+    """Adult's 14 columns as 14 namespaces (letters a..n, a column's values ``name=value``,
+    numbers as ``name:value``), labels -1/+1, a random importance weight and a tag per row,
+    the 48,842 rows repeated (shuffled) up to ``rows``."""
+    frame = pl.read_csv(DATA / "adult" / "adult.tsv.gz", separator="\t")
+    features = [c for c in frame.columns if c != "target"]
+    rng = np.random.default_rng(seed)
+    order = np.concatenate(
+        [rng.permutation(frame.height) for _ in range(-(-rows // frame.height))]
+    )[:rows]
+    frame = frame[order]
+    parts = [
+        pl.when(pl.col("target") == 1).then(pl.lit("1")).otherwise(pl.lit("-1")),
+        pl.lit(" "),
+        pl.Series(np.round(rng.uniform(0.5, 2.0, rows), 3)).cast(pl.String),
+        pl.lit(" 'r"),
+        pl.int_range(pl.len()).cast(pl.String),
+    ]
+    for letter, column in zip("abcdefghijklmn", features, strict=False):
+        name = re.sub(r"\W", "_", column)
+        parts.append(pl.lit(f" |{letter} {name}:"))
+        parts.append(pl.col(column).cast(pl.Float64).cast(pl.String))
+    lines = frame.select(pl.concat_str(parts).alias("line"))
+    lines.write_csv(path, include_header=False, quote_style="never")
+
+
+def run(command: list[str]) -> tuple[float, float, str]:
+    """(wall seconds, peak RSS in MB, stderr) of one run (reaped with wait4 for its own
+    resource usage; stderr through a file, so that no pipe fills)."""
+    with tempfile.TemporaryFile() as err:
+        start = time.perf_counter()
+        process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        _, status, usage = os.wait4(process.pid, 0)
+        wall = time.perf_counter() - start
+        process.returncode = os.waitstatus_to_exitcode(status)
+        err.seek(0)
+        text = err.read().decode()
+    if process.returncode != 0:
+        raise RuntimeError(f"{shlex.join(command)} failed:\n{text[-2000:]}")
+    return wall, usage.ru_maxrss / 1024, text
+
+
+def average_loss(stderr: str) -> float:
+    found = re.search(r"average loss = ([0-9.]+)", stderr)
+    if found is None:
+        raise RuntimeError(f"no average loss in:\n{stderr[-1000:]}")
+    return float(found.group(1))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=325_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--flags", default="--loss_function logistic")
+    parser.add_argument("--file", type=Path, help="a VW file to use instead of Adult")
+    args = parser.parse_args(argv)
+    if args.file is None and not (DATA / "adult" / "adult.tsv.gz").exists():
+        print(f"skipped: no shared data at {DATA}")
+        return 0
+    with tempfile.TemporaryDirectory(prefix="vw-text-speed-") as folder:
+        path = args.file
+        if path is None:
+            path = Path(folder) / "adult.vw"
+            write_adult_vw(path, args.rows)
+        flags = shlex.split(args.flags)
+        programs = {
+            "polars-poly": [sys.executable, "-m", "polars_poly", "train", "-d", str(path), *flags],
+            "vw": [sys.executable, "-m", "vowpalwabbit", "-d", str(path), *flags],
+        }
+        times: dict[str, list[float]] = {name: [] for name in programs}
+        peaks: dict[str, list[float]] = {name: [] for name in programs}
+        losses: dict[str, float] = {}
+        loads = []
+        for _ in range(args.rounds):
+            for name, command in programs.items():
+                loads.append(os.getloadavg()[0])
+                wall, peak, stderr = run(command)
+                times[name].append(wall)
+                peaks[name].append(peak)
+                losses[name] = average_loss(stderr)
+    what = path.name if args.file else f"Adult as VW text, {args.rows:,} rows"
+    print(f"{what}; flags {args.flags}")
+    for name in programs:
+        print(
+            f"{name:12s} median {statistics.median(times[name]):6.2f} s  best "
+            f"{min(times[name]):6.2f} s  peak {max(peaks[name]):6.0f} MB  "
+            f"average loss {losses[name]:.6f}"
+        )
+    ratio = statistics.median(times["vw"]) / statistics.median(times["polars-poly"])
+    print(f"vw time / polars-poly time (medians): {ratio:.2f}")
+    print(f"load during the runs: {min(loads):.2f}-{max(loads):.2f} (2 cores)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
