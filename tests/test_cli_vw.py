@@ -237,7 +237,8 @@ def test_quiet_prints_nothing(data, tmp_path) -> None:
 def test_unlabeled_examples_are_scored_not_learned(tmp_path) -> None:
     """An example without a label is predicted (its line in ``-p``), counted as vw counts it,
     and not learned."""
-    lines = ["1 |a x", "|a x y", "0.5 |a y", "|a z", "2 |a x z"] * 40
+    # vw's header rule too: a last field touching the '|' (or ending the line) is the tag.
+    lines = ["1 |a x", "|a x y", "0.5 |a y", "|a z", "2 |a x z", "1 2|a x", "3"] * 40
     (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
     compare(["-d", "../d.dat", "-p", "p.txt"], tmp_path, ("p.txt",))
 

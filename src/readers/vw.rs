@@ -8,7 +8,8 @@
 //! * **Header** (everything before the first `|`, separated by spaces or tabs): up to three
 //!   numbers, the label, the importance weight (default 1, must be finite and >= 0) and the base
 //!   prediction (default 0); then optionally a tag, which is the last header field: either
-//!   `'text` (the apostrophe is stripped) or any field that is not a number. The label may be
+//!   `'text` (the apostrophe is stripped), any field that is not a number, or, as in Vowpal
+//!   Wabbit, any field that touches the `|` (`1 0.5|a` has the tag `0.5`). The label may be
 //!   missing (`labels` holds `None`). Only Vowpal Wabbit's simple label is supported: a field
 //!   with a `:` (as in multiclass, cost-sensitive or contextual-bandit labels) is an error unless
 //!   written as a `'`-quoted tag.
@@ -763,10 +764,15 @@ fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
     let mut numbers = [0.0; 3];
     let mut count = 0;
     let mut tag = None;
+    // Vowpal Wabbit's rule: a last field that touches the '|' is the tag, number or not
+    // (`1 0.5|a x` is label 1, tag "0.5"; `1 0.5 |a x` is label 1, weight 0.5).
+    let touches_bar = header.last().is_some_and(|&byte| !is_space(byte));
     let mut fields = tokens(header, is_space).peekable();
     while let Some(field) = fields.next() {
         let is_last = fields.peek().is_none();
-        if let Some(quoted) = field.strip_prefix(b"'") {
+        if is_last && touches_bar && !field.starts_with(b"'") {
+            tag = Some(field);
+        } else if let Some(quoted) = field.strip_prefix(b"'") {
             if !is_last {
                 return Err(format!(
                     "tag {:?} must be the last field before the first '|'",

@@ -185,7 +185,7 @@ fn header_variants() {
             None,
             None,
             None,
-            Some(3.0),
+            None,
             Some(1.0)
         ]
     );
@@ -203,10 +203,16 @@ fn header_variants() {
             None,
             Some("only_tag"),
             Some("lonely_tag"),
-            None,
+            Some("3"),
             Some("zero_weight")
         ]
     );
+    // As in Vowpal Wabbit, a last field that touches the '|' (or ends a line without one) is
+    // the tag, a number too: `3` alone is an unlabeled example tagged "3", `1 2|a x` has the
+    // tag "2" and weight 1, `1 2 |a x` the weight 2.
+    let touching = read_default("1 2|a x\n1 2 |a x\n");
+    assert_eq!(touching.tags, vec![Some("2".to_string()), None]);
+    assert_eq!(touching.importance, vec![1.0, 2.0]);
     // Lines without '|' are examples without features.
     assert_eq!(batch.offsets[8..], [8, 8, 8]);
     // A quoted tag may look like a number or contain ':'.
