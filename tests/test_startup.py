@@ -123,3 +123,22 @@ assert callable(pp.expand) and pp.expand.__module__ == "polars_poly.polynomial"
 """
     done = python(code)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_program_trains_without_importing_scikit_learn(tmp_path: Path) -> None:
+    """``python -m polars_poly train`` (the console script alike) runs its estimators on the
+    stand-in base classes: scikit-learn is never imported, and the model it writes loads as
+    any other (with scikit-learn's classes here)."""
+    data, model = tmp_path / "d.vw", tmp_path / "m.bin"
+    data.write_text("".join(f"{k % 3 - 1} |a x{k % 7} |b y{k % 5}\n" for k in range(300)))
+    code = f"""
+import atexit, json, runpy, sys
+atexit.register(lambda: json.dump(sorted(sys.modules), open({{out!r}}, "w")))
+sys.argv = ["polars-poly", "train", "-d", {str(data)!r}, "-q", "ab", "-f", {str(model)!r}]
+runpy.run_module("polars_poly", run_name="__main__")
+"""
+    done, modules = loaded_after(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "sklearn" not in {m.split(".")[0] for m in modules}
+    loaded = polars_poly.load_model(model)
+    assert loaded.n_examples_ == 300 and loaded.get_params()["interactions"] == [("a", "b")]

@@ -4,10 +4,12 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
 from polars_poly import cli_options
+from polars_poly.cli_options import WITHOUT_SKLEARN
 
 
 def _floats(text: str) -> list[float]:
@@ -119,5 +121,15 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def program() -> int:
+    """The ``polars-poly`` program (the console script, ``python -m polars_poly``): ``main``,
+    its model commands without scikit-learn, which they do not use and whose import would be
+    most of a short run's time (``polars_poly._estimator``). ``main`` itself, called in a
+    process that has other uses for the estimators, leaves them as they are."""
+    if sys.argv[1:2] and sys.argv[1] in cli_options.COMMANDS:
+        os.environ.setdefault(WITHOUT_SKLEARN, "1")
+    return main()
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(program())

@@ -1,18 +1,24 @@
 """A scikit-learn compatible estimator base without a hard dependency on scikit-learn.
 
 When scikit-learn is installed our estimators derive from its ``BaseEstimator`` (so ``clone``,
-``Pipeline``, ``GridSearchCV``, tags and the HTML repr all work as users expect); otherwise a
-minimal stand-in provides ``get_params`` / ``set_params`` with the same contract.
+``Pipeline``, ``GridSearchCV``, tags and the HTML repr all work as users expect); otherwise (and
+in the command line's model commands) a minimal stand-in provides ``get_params`` /
+``set_params`` with the same contract.
 """
 
 from __future__ import annotations
 
 import inspect
+import os
 from typing import Any
 
 import numpy as np
 
+from polars_poly.cli_options import WITHOUT_SKLEARN
+
 try:  # pragma: no cover - which branch runs depends on the environment
+    if os.environ.get(WITHOUT_SKLEARN) == "1":
+        raise ImportError("the command line runs without scikit-learn")
     from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, TransformerMixin
 except ImportError:  # pragma: no cover
 

@@ -17,6 +17,12 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
+#: The environment variable the command line sets for its model commands
+#: (``polars_poly.__main__.program``): they use nothing of scikit-learn, whose import is most
+#: of a short run's time (2 s of a 1,000-row ``train``), so their estimators derive from
+#: ``polars_poly._estimator``'s stand-ins.
+WITHOUT_SKLEARN = "POLARS_POLY_WITHOUT_SKLEARN"
+
 FORMATS = ("auto", "libsvm", "vw", "parquet")
 LOSSES = ("squared", "logistic", "hinge", "quantile")
 LINKS = ("identity", "logistic")
