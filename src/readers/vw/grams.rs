@@ -92,7 +92,8 @@ fn add_grams(
     skip: usize,
     out: &mut Vec<u32>,
 ) {
-    let last = *offsets.last().expect("the first offset is 0");
+    // The pattern starts at offset 0; an empty one has no grams.
+    let Some(&last) = offsets.last() else { return };
     if last >= tokens.len() {
         // No gram of this pattern fits, nor of any longer one (offsets only grow).
         return;
