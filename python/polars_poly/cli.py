@@ -173,15 +173,20 @@ def _update_rule(args: argparse.Namespace) -> dict[str, Any]:
     return {"eta0": rate, "initial_t": initial_t, **switches}
 
 
-def _raw_labels(frame: pl.LazyFrame, label: str, loss: str) -> bool:
-    """Whether a classification loss learns the file's labels as they are, as Vowpal Wabbit
-    does, rather than as classes: a logistic loss on labels in [-1, +1] (a 0 is half positive,
-    half negative), a hinge loss on labels that are not -1/+1 nor whole numbers beyond them
-    (integer labels 1..K are classes: ours, one against all)."""
-    if loss not in CLASSIFICATION_LOSSES:
+def _distinct_labels(frame: pl.LazyFrame, label: str) -> pl.Series:
+    """The file's labels, each once, sorted (one scan of the label column)."""
+    query = frame.select(pl.col(label).drop_nulls().unique().sort())
+    return query.collect(engine="streaming")[label]
+
+
+def _raw_labels(labels: pl.Series, loss: str) -> bool:
+    """Whether a classification loss learns the file's ``labels`` as they are, as Vowpal
+    Wabbit does, rather than as classes: a logistic loss on labels in [-1, +1] (a 0 is half
+    positive, half negative), a hinge loss on labels that are not -1/+1 nor whole numbers
+    beyond them (integer labels 1..K are classes: ours, one against all)."""
+    if loss not in CLASSIFICATION_LOSSES or not labels.dtype.is_numeric():
         return False
-    labels = frame.select(pl.col(label).drop_nulls().unique()).collect(engine="streaming")
-    values = set(labels[label].to_list())
+    values = set(labels.to_list())
     if not values or values <= {-1.0, 1.0}:
         return False
     within = all(-1 <= v <= 1 for v in values)
@@ -281,11 +286,15 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
         frame, columns, label = scan_data(path, kind, args, bits or 18, model)
         weight = "weight" if "weight" in frame.collect_schema().names() else None
         if not args.initial_regressor:
-            raw = not args.oaa and _raw_labels(frame, label, args.loss_function)
+            # The labels decide the model of a classification loss (without --oaa's 1..K).
+            labels = None
+            if not args.oaa and args.loss_function in CLASSIFICATION_LOSSES:
+                labels = _distinct_labels(frame, label)
+            raw = labels is not None and _raw_labels(labels, args.loss_function)
             model = _estimator(args, columns, frame.collect_schema(), raw_labels=raw)
-        if isinstance(model, pp.SGDClassifier) and not _fitted(model):
-            # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
-            model.classes_ = np.unique(np.asarray(_classes(args, frame, label)))
+            if isinstance(model, pp.SGDClassifier):
+                # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
+                model.classes_ = np.unique(np.asarray(_classes(args, labels)))
         if _in_pieces(model):
             _train_in_pieces(args, model, frame, label, weight, report_to)
         else:
@@ -548,16 +557,14 @@ def _examples(model: Any) -> int:
     return int(model._learner.progress[0]) if _fitted(model) else 0
 
 
-def _classes(args: argparse.Namespace, frame: pl.LazyFrame, label: str) -> list[Any]:
+def _classes(args: argparse.Namespace, labels: pl.Series | None) -> list[Any]:
     """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels; a
-    label outside them is an error naming its example), else the file's labels ({0, 1} or
-    {-1, +1} when they are among those; one scan of the label column)."""
-    if args.oaa:
+    label outside them is an error naming its example), else the file's distinct ``labels``
+    ({0, 1} or {-1, +1} when they are among those)."""
+    if args.oaa or labels is None:
         return list(range(1, args.oaa + 1))
     from polars_poly.learner import classes_of
 
-    query = frame.select(pl.col(label).unique().sort())
-    labels = query.collect(engine="streaming")[label].drop_nulls()
     found: list[Any] = classes_of(labels.to_numpy()).tolist()
     return found
 
