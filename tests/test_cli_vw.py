@@ -281,3 +281,52 @@ def test_a_namespace_first_seen_late_or_never_reads_as_vw_reads_it(tmp_path) -> 
     np.testing.assert_allclose(
         np.loadtxt(out), np.loadtxt(tmp_path / "ours" / "t.txt"), rtol=1e-6, atol=1e-6
     )
+
+
+def test_the_cache_gives_the_run_of_the_text_and_is_read_without_it(data, tmp_path, capsys) -> None:
+    """``-c`` writes ``DATA.cache`` while reading the text; a second run reads the cache (even
+    with the text gone) and gives the same table, summary, predictions and model; passes after
+    the first read the cache; ``-k`` writes it again."""
+    source = tmp_path / "train.dat"
+    source.write_bytes(data["binary"].read_bytes())
+    flags = ["--loss_function", "logistic", "-q", "ab", "--passes", "3", "--holdout_period", "7"]
+
+    def train(name: str, *extra: str) -> tuple[str, str]:
+        report = run_ours(["-d", "train.dat", *flags, "-p", f"{name}.p", *extra], tmp_path)
+        return report, (tmp_path / f"{name}.p").read_text()
+
+    plain = train("plain", "-f", "plain.model")
+    assert not (tmp_path / "train.dat.cache").exists()
+    writing = train("writing", "-c", "-f", "writing.model")
+    assert (tmp_path / "train.dat.cache").exists()
+    assert writing == plain
+    source.rename(tmp_path / "elsewhere.dat")
+    reading = train("reading", "-c", "-f", "reading.model")
+    assert reading == plain
+    scores = []
+    for name in ("plain", "reading"):
+        out = tmp_path / f"{name}.scores"
+        model = str(tmp_path / f"{name}.model")
+        assert (
+            main(["predict", "-d", str(tmp_path / "elsewhere.dat"), "-i", model, "-p", str(out)])
+            == 0
+        )
+        scores.append(out.read_text())
+    assert scores[0] == scores[1]
+    # -k with the text gone: the cache is removed, and the missing text is the error.
+    capsys.readouterr()
+    with contextlib.chdir(tmp_path):
+        assert main(["train", "-d", "train.dat", "-c", "-k", *flags]) == 1
+    assert "train.dat" in capsys.readouterr().err
+    assert not (tmp_path / "train.dat.cache").exists()
+
+
+def test_a_cache_of_vowpal_wabbits_own_is_refused_by_name(data, tmp_path, capsys) -> None:
+    (tmp_path / "train.dat").write_bytes(data["regression"].read_bytes())
+    run_vw(["-d", "train.dat", "-c", "--quiet"], tmp_path)
+    assert (tmp_path / "train.dat.cache").exists()
+    with contextlib.chdir(tmp_path):
+        assert main(["train", "-d", "train.dat", "-c", "--quiet"]) == 1
+    assert "not a polars-poly cache" in capsys.readouterr().err
+    # -k writes ours over it.
+    compare(["-d", "../train.dat", "-c", "-k", "-p", "p.txt"], tmp_path, ("p.txt",))

@@ -1,6 +1,6 @@
 """Type stubs for the compiled extension module (src/python/)."""
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -18,6 +18,34 @@ FORMATS: list[str]
 def read(format: str, path: str, options: dict[str, Any]) -> pl.DataFrame: ...
 def reader_schema(format: str, options: dict[str, Any]) -> pl.DataFrame: ...
 def vw_namespaces(path: str, options: dict[str, Any]) -> list[str]: ...
+def vw_scan(
+    path: str, options: dict[str, Any], cache: bool = False
+) -> tuple[list[str], list[float], bool]: ...
+def vw_train(
+    learner: Learner,
+    data: str | None,
+    cache: str | None,
+    options: dict[str, Any],
+    *,
+    write_cache: bool,
+    scan: tuple[list[str], list[float], bool] | None,
+    passes: int,
+    holdout_period: int,
+    early_terminate: int,
+    test_only: bool,
+    classes: tuple[float, float] | None,
+    batch_rows: int,
+    progress: str | None,
+    quiet: bool,
+    history: bool,
+    predictions: str | None,
+    print: Callable[[list[str]], None],
+) -> tuple[
+    int,
+    int,
+    list[str],
+    list[tuple[int, float, float | None, float | None, bool, float | None, float, int]],
+]: ...
 
 class Batches(Iterator[pl.DataFrame]):
     def __init__(

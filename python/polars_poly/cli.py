@@ -97,13 +97,7 @@ def scan_data(
     if kind == "libsvm":
         return pp.scan_libsvm(path, batch_size=BATCH_ROWS), ["features"], "label"
     if kind == "vw":
-        read = {
-            "ignore": "".join(args.ignore) or None,
-            "keep": "".join(args.keep) or None,
-            "hash": args.hash,
-            "ngram": args.ngram or None,
-            "skips": args.skips or None,
-        }
+        read = _vw_reader_options(args)
         fitted = getattr(model, "namespaces_", None)
         if fitted is not None:
             read |= {"namespaces": list(fitted), "other_namespaces": "drop"}
@@ -272,33 +266,172 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
     if args.no_stdin:
         _rewrite_model(args, report_to)
         return
-    predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
-    with contextlib.ExitStack() as stack:
-        if predictions is not None:
-            stack.enter_context(predictions)
-        path, kind = stack.enter_context(data_file(args.data, args.format))
-        bits, model = args.bits, None
-        if args.initial_regressor:
-            model = pp.load_model(args.initial_regressor)
-            _check_continuation(args, model)
-            model.set_params(progress=False)
-            bits = model.bits
-        frame, columns, label = scan_data(path, kind, args, bits or 18, model)
-        weight = "weight" if "weight" in frame.collect_schema().names() else None
-        if not args.initial_regressor:
-            # The labels decide the model of a classification loss (without --oaa's 1..K).
-            labels = None
-            if not args.oaa and args.loss_function in CLASSIFICATION_LOSSES:
-                labels = _distinct_labels(frame, label)
-            raw = labels is not None and _raw_labels(labels, args.loss_function)
-            model = _estimator(args, columns, frame.collect_schema(), raw_labels=raw)
-            if isinstance(model, pp.SGDClassifier):
-                # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
-                model.classes_ = np.unique(np.asarray(_classes(args, labels)))
+    cache = _cache_path(args)
+    if cache is not None and args.kill_cache:
+        Path(cache).unlink(missing_ok=True)
+    if cache is not None and Path(cache).exists() and _runs_natively(args):
+        # As vw: an existing cache is read instead of the text (which may be absent).
+        model = _train_vw(args, None, cache, report_to)
+        if model is None:
+            raise ValueError(
+                f"{cache}: a model of more than two classes learns from the text, not from a "
+                "cache (give -d without -c)"
+            )
+    else:
+        with contextlib.ExitStack() as stack:
+            path, kind = stack.enter_context(data_file(args.data, args.format))
+            model = None
+            if kind == "vw" and _runs_natively(args):
+                model = _train_vw(args, path, cache, report_to)
+            if model is None:
+                model = _train_frames(args, path, kind, report_to, stack)
+    _save_and_describe(args, model, report_to)
+
+
+def _cache_path(args: argparse.Namespace) -> str | None:
+    """The cache ``-c`` (``DATA.cache``, as vw names it) or ``--cache_file`` asks for."""
+    if args.cache_file:
+        return str(args.cache_file)
+    if args.cache:
+        if args.data == STDIN:
+            raise ValueError(
+                "-c names its cache after -d; reading standard input, give --cache_file"
+            )
+        return f"{args.data}.cache"
+    return None
+
+
+def _runs_natively(args: argparse.Namespace) -> bool:
+    """Whether a Vowpal Wabbit file is learned by the engine end to end (``vw_run``): every
+    run but one-against-all and apple's ranking race (their models learn in pieces)."""
+    return not (args.oaa or args.stage_poly or args.format not in ("auto", "vw"))
+
+
+def _vw_reader_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The reader flags (``--ignore``, ``--keep``, ``--hash``, ``--ngram``, ``--skips``)."""
+    return {
+        "ignore": "".join(args.ignore) or None,
+        "keep": "".join(args.keep) or None,
+        "hash": args.hash,
+        "ngram": args.ngram or None,
+        "skips": args.skips or None,
+    }
+
+
+def _train_vw(
+    args: argparse.Namespace, path: str | None, cache: str | None, report_to: TextIO | None
+) -> Any:
+    """Learns the Vowpal Wabbit text ``path`` (writing ``cache`` on the way, when given) or,
+    with no ``path``, the ``cache``: parsing, learning, the report and ``-p`` in the engine.
+    ``None`` when the model turns out to learn in pieces (more than two classes)."""
+    from polars_poly import _internal
+
+    read = {k: v for k, v in _vw_reader_options(args).items() if v is not None}
+    model = None
+    if args.initial_regressor:
+        model = pp.load_model(args.initial_regressor)
+        _check_continuation(args, model)
+        model.set_params(progress=False)
         if _in_pieces(model):
-            _train_in_pieces(args, model, frame, label, weight, report_to)
-        else:
-            _train_scored(args, model, frame, label, weight, report_to, predictions)
+            return None
+    scan = None
+    if model is None or (path is not None and cache is not None):
+        source = path if path is not None else cache
+        assert source is not None  # a run has one or the other
+        scan = _internal.vw_scan(source, read, cache=path is None)
+    if model is None:
+        assert scan is not None
+        namespaces, labels, _ = scan
+        schema = _internal.reader_schema("vw", read | {"namespaces": namespaces}).schema
+        found = pl.Series("label", labels, dtype=pl.Float64).sort()
+        raw = args.loss_function in CLASSIFICATION_LOSSES and _raw_labels(found, args.loss_function)
+        model = _estimator(args, namespaces, schema, raw_labels=raw)
+        if isinstance(model, pp.SGDClassifier):
+            model.classes_ = np.unique(np.asarray(_classes(args, found)))
+            if len(model.classes_) > 2:
+                return None
+    else:
+        namespaces = list(model.namespaces_)
+        schema = _internal.reader_schema("vw", read | {"namespaces": namespaces}).schema
+        read["other_namespaces"] = "drop"
+    classes = None
+    if isinstance(model, pp.SGDClassifier):
+        first, second = (float(c) for c in model.classes_)
+        classes = (first, second)
+    holdout = args.passes > 1 and not args.holdout_off and not args.testonly
+
+    def print_rows(lines: list[str]) -> None:
+        if report_to is not None:
+            print("\n".join(lines), file=report_to, flush=True)
+
+    def run(learner: Any) -> tuple[Any, ...]:
+        return tuple(
+            _internal.vw_train(
+                learner,
+                path,
+                cache,
+                read,
+                write_cache=path is not None and cache is not None,
+                scan=scan,
+                passes=args.passes,
+                holdout_period=args.holdout_period if holdout else 0,
+                early_terminate=args.early_terminate,
+                test_only=bool(args.testonly),
+                classes=classes,
+                batch_rows=BATCH_ROWS,
+                progress=args.progress,
+                quiet=report_to is None,
+                history=bool(args.history),
+                predictions=args.predictions,
+                print=print_rows,
+            )
+        )
+
+    _, _, summary, rows = model._learn_vw(schema, run)
+    if report_to is not None:
+        print("\n".join(summary), file=report_to)
+    if args.history:
+        names = ["examples", "weight", "average_loss", "loss_since_last", "holdout", "label"]
+        names += ["prediction", "features"]
+        pl.DataFrame(rows, schema=names, orient="row").write_csv(args.history)
+    return model
+
+
+def _train_frames(
+    args: argparse.Namespace,
+    path: str,
+    kind: str,
+    report_to: TextIO | None,
+    stack: contextlib.ExitStack,
+) -> Any:
+    """Learns a file read as frames (parquet, LIBSVM; a Vowpal Wabbit file for one-against-all
+    and apple's race), the report rebuilt from the learner's records (cli_report)."""
+    predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
+    if predictions is not None:
+        stack.enter_context(predictions)
+    bits, model = args.bits, None
+    if args.initial_regressor:
+        model = pp.load_model(args.initial_regressor)
+        _check_continuation(args, model)
+        model.set_params(progress=False)
+        bits = model.bits
+    frame, columns, label = scan_data(path, kind, args, bits or 18, model)
+    weight = "weight" if "weight" in frame.collect_schema().names() else None
+    if not args.initial_regressor:
+        # The labels decide the model of a classification loss (without --oaa's 1..K).
+        labels = None
+        if not args.oaa and args.loss_function in CLASSIFICATION_LOSSES:
+            labels = _distinct_labels(frame, label)
+        raw = labels is not None and _raw_labels(labels, args.loss_function)
+        model = _estimator(args, columns, frame.collect_schema(), raw_labels=raw)
+        if isinstance(model, pp.SGDClassifier):
+            # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
+            model.classes_ = np.unique(np.asarray(_classes(args, labels)))
+    if _in_pieces(model):
+        _train_in_pieces(args, model, frame, label, weight, report_to)
+    else:
+        _train_scored(args, model, frame, label, weight, report_to, predictions)
+    return model
     _save_and_describe(args, model, report_to)
 
 

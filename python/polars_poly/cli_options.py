@@ -69,10 +69,11 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     _flag(
         "-c --cache",
         "different",
-        "accepted; no cache file: the text is parsed again each pass",
+        "`DATA.cache`, read instead of the text when it exists, else written while reading it; "
+        "our own compact format, not vw's (one of vw's is refused by name)",
     ),
-    _flag("--cache_file", "different", "as -c"),
-    _flag("-k --kill_cache", "same", "no cache is kept"),
+    _flag("--cache_file", "different", "the cache at this path, as -c"),
+    _flag("-k --kill_cache", "same", "the cache is written again"),
     _flag("--noconstant", "same", "no constant (bias) feature"),
     _flag("-q --quadratic", "same", "`-q ab`, `-q a:`, `-q ::`; `--quadratic` alone: all pairs"),
     _flag("--interactions", "same", "crosses of any number of namespaces: ab, abc, aaaaa"),
@@ -177,10 +178,9 @@ def add_commands(commands: Any) -> None:
     t.add_argument(
         "--early_terminate", type=int, default=3, help="passes without a better holdout loss"
     )
-    # Vowpal Wabbit's cache flags, so that its command lines run: reading needs no cache here.
-    for flags in (("-c", "--cache"), ("-k", "--kill_cache")):
-        t.add_argument(*flags, action="store_true", help="accepted as in vw; no cache is kept")
-    t.add_argument("--cache_file", help="accepted as in vw; no cache is kept")
+    t.add_argument("-c", "--cache", action="store_true", help="cache the parsed file as DATA.cache")
+    t.add_argument("--cache_file", help="cache the parsed file at this path")
+    t.add_argument("-k", "--kill_cache", action="store_true", help="write the cache again")
     t.add_argument("--loss_function", default="squared", choices=list(LOSSES))
     t.add_argument("--quantile_tau", type=float, default=0.5)
     t.add_argument("--noconstant", action="store_true", help="no constant (bias) feature")

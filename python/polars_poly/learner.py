@@ -954,6 +954,28 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         predictions, losses, features = (s.to_numpy() for s in scored)
         return predictions, losses, features
 
+    def _learn_vw(
+        self, schema: pl.Schema, run: Callable[[Learner], tuple[Any, ...]]
+    ) -> tuple[Any, ...]:
+        """The command line's run on Vowpal Wabbit text or its cache, in the engine end to end:
+        a new model takes its columns from ``schema`` (the reader's, of the file's namespaces);
+        ``run`` gets the one engine model and returns what the engine's run did, its second
+        item the rows read. Bookkeeping as ``partial_fit``'s."""
+        first = not hasattr(self, "_learner")
+        if first:
+            names, numeric = self._frame_columns(schema, {"label", "weight", "base", "tag"})
+            self._remember_columns(names, numeric, schema)
+            self._new_learner(self._namespaces())
+            self._rows_seen = 0
+        learner = self._learner
+        if not isinstance(learner, Learner):
+            raise TypeError(f"a run of the engine needs one engine model, not a {learner!r}")
+        self._learned()
+        result = run(learner)
+        self._rows_seen += int(result[1])
+        self._finish_fit()
+        return result
+
     # ----------------------------------------------------------------------------- scoring
 
     def _check_fitted(self) -> Learner | OneAgainstAll:

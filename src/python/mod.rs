@@ -16,6 +16,7 @@ mod model_file;
 mod options;
 mod readers;
 mod scoring;
+mod vw_run;
 
 use pyo3::prelude::*;
 use pyo3_polars::PolarsAllocator;
@@ -35,5 +36,6 @@ fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {
     dos::register(m)?;
     datasets::register(m)?;
     guard::register(m)?;
+    vw_run::register(m)?;
     Ok(())
 }

@@ -84,7 +84,7 @@ mod grams;
 mod scan;
 
 use grams::Grams;
-pub use scan::scan_namespaces;
+pub use scan::{scan_file, scan_namespaces, VwScan, SCAN_LABELS};
 
 /// Vowpal Wabbit's default table size exponent (`-b 18`).
 pub const DEFAULT_BITS: u32 = 18;
@@ -282,6 +282,25 @@ impl VwBatch {
     }
 }
 
+/// A batch of examples with one sparse column per listed namespace (in the reader's
+/// `namespaces` order, indices relative to the column's learner seed as in the table layout).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VwColumns {
+    /// `None` for an example without a label.
+    pub labels: Vec<Option<f64>>,
+    pub importance: Vec<f64>,
+    pub tags: Vec<Option<String>>,
+    pub columns: Vec<SparseMatrix<u32, f64>>,
+    /// The 1-based line number of the first row (0 when unknown, as read from a cache).
+    pub first_line: u64,
+}
+
+impl VwColumns {
+    pub fn n_rows(&self) -> usize {
+        self.labels.len()
+    }
+}
+
 /// Lines read per block, and per piece parsed by one thread.
 const BLOCK_LINES: usize = 1 << 16;
 const PIECE_LINES: usize = 1 << 12;
@@ -318,6 +337,38 @@ impl VwReader {
         }
         let batch = self.read_rows(max_rows)?;
         Ok((batch.n_rows() > 0).then_some(batch))
+    }
+
+    /// The next batch of at most `max_rows` examples in the namespace-columns layout (the
+    /// reader needs `namespaces`), or `None` when the file is exhausted: what a learner fed in
+    /// Rust takes ([`crate::vw_run`]).
+    pub fn next_columns(&mut self, max_rows: usize) -> PolyResult<Option<VwColumns>> {
+        let Some(names) = self.parser.options.namespaces.clone() else {
+            return crate::invalid!("reading namespace columns needs the namespaces listed");
+        };
+        if max_rows == 0 {
+            return crate::invalid!("max_rows must be at least 1");
+        }
+        let mut pieces = self.read_pieces(max_rows)?;
+        let rows: usize = pieces.iter().map(VwBatch::n_rows).sum();
+        if rows == 0 {
+            return Ok(None);
+        }
+        let first_line = pieces.iter().find(|piece| piece.n_rows() > 0).map_or(0, |p| p.first_line);
+        let mut batch = VwColumns {
+            labels: Vec::with_capacity(rows),
+            importance: Vec::with_capacity(rows),
+            tags: Vec::with_capacity(rows),
+            columns: Vec::new(),
+            first_line,
+        };
+        for piece in &mut pieces {
+            batch.labels.append(&mut piece.labels);
+            batch.importance.append(&mut piece.importance);
+            batch.tags.append(&mut piece.tags);
+        }
+        batch.columns = self.parser.namespace_columns(pieces, &names)?;
+        Ok(Some(batch))
     }
 
     /// All remaining examples as one batch.
@@ -398,6 +449,18 @@ impl ExampleParser {
             columns.push(("namespace".to_owned(), namespaces));
             return Ok(Table { columns });
         };
+        let joined = self.namespace_columns(pieces, names)?;
+        columns.extend(names.iter().cloned().zip(joined.into_iter().map(ColumnData::Sparse)));
+        Ok(Table { columns })
+    }
+
+    /// The pieces' features as one sparse column per listed namespace (`names`), split on the
+    /// thread pool, each piece dropped once split.
+    fn namespace_columns(
+        &self,
+        pieces: Vec<VwBatch>,
+        names: &[String],
+    ) -> PolyResult<Vec<SparseMatrix<u32, f64>>> {
         let seeds: Vec<u32> =
             names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
         let split: Vec<Vec<SparseMatrix<u32, f64>>> = pieces
@@ -414,12 +477,7 @@ impl ExampleParser {
                 column.push(part);
             }
         }
-        let joined: Vec<SparseMatrix<u32, f64>> = by_column
-            .into_par_iter()
-            .map(|parts| SparseMatrix::concat(&parts))
-            .collect::<PolyResult<_>>()?;
-        columns.extend(names.iter().cloned().zip(joined.into_iter().map(ColumnData::Sparse)));
-        Ok(Table { columns })
+        by_column.into_par_iter().map(|parts| SparseMatrix::concat(&parts)).collect()
     }
 
     /// The features of `piece` as one sparse column per listed namespace (seeds: the columns'

@@ -10,7 +10,7 @@ use std::path::Path;
 
 use super::super::lines::LineReader;
 use super::super::{parse_error, show};
-use super::{Compiled, OtherNamespaces, VwOptions, DEFAULT_NAMESPACE_COLUMN};
+use super::{parse_header, Compiled, OtherNamespaces, VwOptions, DEFAULT_NAMESPACE_COLUMN};
 use crate::error::PolyResult;
 
 /// Lines between two checks for Ctrl-C.
@@ -21,18 +21,58 @@ const CHECK_LINES: u64 = 1 << 16;
 /// (`ignore`, `keep`). A namespace whose letter is not ASCII has no column name: an error naming
 /// its line, or left out with `other_namespaces: drop`.
 pub fn scan_namespaces(path: &Path, options: &VwOptions) -> PolyResult<Vec<String>> {
+    Ok(scan_lines(LineReader::open(path)?, options)?.namespaces)
+}
+
+/// Distinct labels a scan lists at most (more is a regression's or a multiclass file's).
+pub const SCAN_LABELS: usize = 64;
+
+/// What a command must know of a whole file before it makes a model for it.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct VwScan {
+    /// As [`scan_namespaces`] gives them.
+    pub namespaces: Vec<String>,
+    /// The distinct labels, in order of first appearance, at most [`SCAN_LABELS`].
+    pub labels: Vec<f64>,
+    /// Whether there were more distinct labels than those listed.
+    pub more_labels: bool,
+}
+
+/// The namespaces and the labels of the plain or gzip file at `path` (a line whose header the
+/// reader would refuse is left to the reader's error).
+pub fn scan_file(path: &Path, options: &VwOptions) -> PolyResult<VwScan> {
     scan_lines(LineReader::open(path)?, options)
 }
 
-pub(super) fn scan_lines(mut lines: LineReader, options: &VwOptions) -> PolyResult<Vec<String>> {
+pub(super) fn scan_lines(mut lines: LineReader, options: &VwOptions) -> PolyResult<VwScan> {
     let scan_options = VwOptions { namespaces: None, ..options.clone() };
     let dropped = Compiled::new(&scan_options)?.dropped;
     let path = lines.name().to_owned();
     let mut seen = [false; 256];
     let mut names = Vec::new();
+    let (mut labels, mut more_labels) = (Vec::new(), false);
+    // The last label's text: most lines repeat one of two, so few are parsed.
+    let mut last_label: Vec<u8> = Vec::new();
     while let Some(line) = lines.next_line()? {
         if line.number % CHECK_LINES == 0 {
             crate::interrupt::check()?;
+        }
+        if !more_labels {
+            let header = &line.text[..find_bar(line.text).unwrap_or(line.text.len())];
+            let first = header.split(|&b| b == b' ' || b == b'\t').find(|f| !f.is_empty());
+            if first.is_some_and(|first| first != last_label.as_slice()) {
+                if let Some(label) = parse_header(header).ok().and_then(|h| h.label) {
+                    if !labels.contains(&label) {
+                        if labels.len() == SCAN_LABELS {
+                            more_labels = true;
+                        } else {
+                            labels.push(label);
+                        }
+                    }
+                    last_label.clear();
+                    last_label.extend_from_slice(first.unwrap_or_default());
+                }
+            }
         }
         let mut rest = line.text;
         while let Some(bar) = find_bar(rest) {
@@ -71,7 +111,7 @@ pub(super) fn scan_lines(mut lines: LineReader, options: &VwOptions) -> PolyResu
             }
         }
     }
-    Ok(names)
+    Ok(VwScan { namespaces: names, labels, more_labels })
 }
 
 /// The position of the first `|` of `bytes`, eight bytes at a time (most words of a line hold
@@ -102,7 +142,27 @@ mod tests {
     use crate::readers::lines::tests::{gzip, source};
 
     fn scan(bytes: &[u8], options: &VwOptions) -> PolyResult<Vec<String>> {
+        Ok(scan_all(bytes, options)?.namespaces)
+    }
+
+    fn scan_all(bytes: &[u8], options: &VwOptions) -> PolyResult<VwScan> {
         scan_lines(LineReader::from_reader("mem.vw", source(bytes.to_vec())).unwrap(), options)
+    }
+
+    #[test]
+    fn the_labels_of_the_file_in_order_of_first_appearance() {
+        let text = b"1 |a x\n-1 2 'r|a y\n1 |a z\n\n0.5|a w\n 'tag |a v\n-1 |a u\n";
+        let scan = scan_all(text, &VwOptions::default()).unwrap();
+        // "0.5" touching the bar is a tag: that line has no label.
+        assert_eq!(scan.labels, vec![1.0, -1.0]);
+        assert!(!scan.more_labels);
+        let many: String = (0..100).map(|k| format!("{k} |a x\n")).collect();
+        let scan = scan_all(many.as_bytes(), &VwOptions::default()).unwrap();
+        assert_eq!(scan.labels, (0..SCAN_LABELS).map(|k| k as f64).collect::<Vec<_>>());
+        assert!(scan.more_labels);
+        // Repeated label text is not parsed again, whatever comes between.
+        let scan = scan_all(b"2 |a x\n2.0 |a x\n3 |a y\n2 |a\n", &VwOptions::default()).unwrap();
+        assert_eq!(scan.labels, vec![2.0, 3.0]);
     }
 
     fn names(list: &[&str]) -> Vec<String> {

@@ -1,0 +1,174 @@
+//! Bindings of a run on Vowpal Wabbit text or our cache of it ([`crate::vw_run`]): the file's
+//! scan before a model is made (`vw_scan`), and the run itself (`vw_train`), which calls back
+//! into Python only to print the table's rows.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+
+use pyo3::prelude::*;
+
+use super::error::{poisoned, py_error};
+use super::guard::guarded;
+use super::learner::PyLearner;
+use crate::error::PolyError;
+use crate::learner::Loss;
+use crate::readers::vw::{self, VwOptions, VwScan};
+use crate::vw_run::cache::CacheReader;
+use crate::vw_run::report::{Progress, VwReport};
+use crate::vw_run::{run, RunOptions, Source};
+
+/// A scan for Python: namespaces, labels, more labels than listed.
+type ScanTuple = (Vec<String>, Vec<f64>, bool);
+
+/// A `--history` row for Python: examples, weight, average loss, since last, holdout, label,
+/// prediction, features.
+type HistoryRow = (u64, f64, Option<f64>, Option<f64>, bool, Option<f64>, f64, u64);
+
+fn reader_options(options: &Bound<'_, PyAny>) -> PyResult<VwOptions> {
+    vw::options(&mut pythonize::Depythonizer::from_object(options)).map_err(py_error)
+}
+
+/// The namespaces and labels of a text file, or those a cache's header records.
+#[pyfunction]
+#[pyo3(signature = (path, options, cache = false))]
+fn vw_scan(
+    py: Python<'_>,
+    path: PathBuf,
+    options: &Bound<'_, PyAny>,
+    cache: bool,
+) -> PyResult<ScanTuple> {
+    let options = reader_options(options)?;
+    py.detach(|| {
+        guarded(|| {
+            let scan = if cache {
+                CacheReader::open(&path).map_err(py_error)?.header().scan.clone()
+            } else {
+                vw::scan_file(&path, &options).map_err(py_error)?
+            };
+            Ok((scan.namespaces, scan.labels, scan.more_labels))
+        })
+    })
+}
+
+/// Trains `learner` on the text file `data` (writing the cache `cache` on the way when
+/// `write_cache`) or, with `data` None, on the cache; prints the table's rows through `print`.
+/// Returns (passes run, rows read, the summary's lines, the table's rows when `history`).
+#[pyfunction]
+#[pyo3(signature = (
+    learner, data, cache, options, *, write_cache, scan, passes, holdout_period, early_terminate,
+    test_only, classes, batch_rows, progress, quiet, history, predictions, print
+))]
+#[allow(clippy::too_many_arguments)]
+fn vw_train(
+    py: Python<'_>,
+    learner: &PyLearner,
+    data: Option<PathBuf>,
+    cache: Option<PathBuf>,
+    options: &Bound<'_, PyAny>,
+    write_cache: bool,
+    scan: Option<ScanTuple>,
+    passes: usize,
+    holdout_period: u64,
+    early_terminate: usize,
+    test_only: bool,
+    classes: Option<(f64, f64)>,
+    batch_rows: usize,
+    progress: Option<String>,
+    quiet: bool,
+    history: bool,
+    predictions: Option<PathBuf>,
+    print: Py<PyAny>,
+) -> PyResult<(usize, u64, Vec<String>, Vec<HistoryRow>)> {
+    let options = reader_options(options)?;
+    let source = match (data, &cache) {
+        (Some(path), _) => Source::Text { path, options: options.clone() },
+        (None, Some(path)) => Source::Cache { path: path.clone(), options: options.clone() },
+        (None, None) => {
+            return Err(py_error(PolyError::InvalidInput(
+                "a run needs a data file or a cache".into(),
+            )))
+        }
+    };
+    let write_cache = match (write_cache, cache, scan) {
+        (true, Some(path), Some((namespaces, labels, more_labels))) => {
+            Some((path, VwScan { namespaces, labels, more_labels }))
+        }
+        (true, _, _) => {
+            return Err(py_error(PolyError::InvalidInput(
+                "writing a cache needs its path and the file's scan".into(),
+            )))
+        }
+        (false, _, _) => None,
+    };
+    let run_options = RunOptions {
+        passes,
+        holdout_period,
+        early_terminate,
+        test_only,
+        classes,
+        batch_rows,
+        write_cache,
+    };
+    let progress =
+        progress.as_deref().map(Progress::parse).transpose().map_err(py_error)?.unwrap_or_default();
+    let shared = learner.shared();
+    py.detach(|| {
+        guarded(|| {
+            let mut model = shared.write().map_err(poisoned)?;
+            let loss: Loss = model.config().loss;
+            let mut report = VwReport::new(loss, holdout_period > 0, progress, !quiet, history);
+            let mut sink = predictions
+                .as_ref()
+                .map(|path| {
+                    File::create(path)
+                        .map(BufWriter::new)
+                        .map_err(|error| PolyError::io(path.display(), "cannot write", &error))
+                })
+                .transpose()
+                .map_err(py_error)?;
+            let mut print_lines = |lines: &[String]| {
+                Python::attach(|py| print.call1(py, (lines.to_vec(),)).map(|_| ())).map_err(
+                    |error| PolyError::InvalidInput(format!("printing the table: {error}")),
+                )
+            };
+            let end = run(
+                &mut model,
+                &source,
+                &run_options,
+                &mut report,
+                sink.as_mut().map(|sink| sink as &mut dyn Write),
+                &mut print_lines,
+            )
+            .map_err(py_error)?;
+            if let Some(mut sink) = sink {
+                sink.flush()
+                    .map_err(|error| PolyError::io("the predictions", "cannot write", &error))
+                    .map_err(py_error)?;
+            }
+            let rows = report
+                .rows()
+                .iter()
+                .map(|r| {
+                    (
+                        r.examples,
+                        r.weight,
+                        r.average_loss,
+                        r.loss_since_last,
+                        r.holdout,
+                        r.label,
+                        r.prediction,
+                        r.features,
+                    )
+                })
+                .collect();
+            Ok((end.passes_run, end.rows, report.summary(), rows))
+        })
+    })
+}
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(vw_scan, m)?)?;
+    m.add_function(wrap_pyfunction!(vw_train, m)?)?;
+    Ok(())
+}

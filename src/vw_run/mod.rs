@@ -1,0 +1,323 @@
+//! A run of `polars-poly train` on Vowpal Wabbit text, or on our cache of it, in Rust from end
+//! to end: a thread beside the learner parses and hashes the next batch (`readers::vw`, itself
+//! parallel) or reads it from the cache ([`cache`]) while the learner learns this one; each row's
+//! record feeds Vowpal Wabbit's report ([`report`]) and `-p`'s predictions as it comes. Memory is
+//! bounded by a few batches whatever the file's length; Ctrl-C stops both threads.
+//!
+//! Multi-pass runs read the source again each pass, from the cache once it is written. The
+//! learner's namespaces are the columns read: a text file is read with them (others dropped),
+//! a cache's columns are matched to them by name (a namespace the cache lacks is empty).
+
+pub mod cache;
+pub mod report;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::mpsc::{sync_channel, Receiver};
+
+use crate::error::{PolyError, PolyResult};
+use crate::learner::{Batch, Expansion, Learner, NamespaceRows, RowRecord};
+use crate::readers::vw::{VwColumns, VwOptions, VwReader, VwScan};
+use crate::sparse::{SparseMatrix, SparseRows};
+use cache::{fingerprint, CacheHeader, CacheReader, CacheWriter};
+use report::{ReportedRow, VwReport};
+
+/// Where the examples come from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// A (plain or gzip) Vowpal Wabbit text file, read with `options` (their `namespaces` are
+    /// the learner's).
+    Text { path: PathBuf, options: VwOptions },
+    /// Our cache, written with the reader options `options` (checked against its own).
+    Cache { path: PathBuf, options: VwOptions },
+}
+
+/// How a run goes.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    pub passes: usize,
+    /// Every `holdout_period`-th example of a pass is held out (scored, its loss the holdout
+    /// loss); 0: none.
+    pub holdout_period: u64,
+    /// Passes without a better holdout loss before the run stops.
+    pub early_terminate: usize,
+    /// Score every row, learn none (`-t`).
+    pub test_only: bool,
+    /// `Some((negative, positive))`: the labels are these two classes, learned as -1 / +1;
+    /// any other label is an error. `None`: labels as they are.
+    pub classes: Option<(f64, f64)>,
+    /// Rows per batch.
+    pub batch_rows: usize,
+    /// With a text source: the cache to write while reading it (and the file's scan for its
+    /// header); later passes then read the cache.
+    pub write_cache: Option<(PathBuf, VwScan)>,
+}
+
+/// What a run did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunEnd {
+    pub passes_run: usize,
+    /// Rows read (every pass).
+    pub rows: u64,
+}
+
+/// Batches in flight between the reading thread and the learner.
+const QUEUED_BATCHES: usize = 1;
+
+/// Runs `options.passes` passes of `source` through `learner`, reporting to `report` (whose
+/// table lines go to `lines` as they are printed) and writing each scored row's prediction to
+/// `predictions` in Vowpal Wabbit's `-p` layout.
+pub fn run<E: Expansion>(
+    learner: &mut Learner<E>,
+    source: &Source,
+    options: &RunOptions,
+    report: &mut VwReport,
+    mut predictions: Option<&mut dyn Write>,
+    lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
+) -> PolyResult<RunEnd> {
+    if options.batch_rows == 0 {
+        return crate::invalid!("batch_rows must be at least 1");
+    }
+    let names = learner.config().namespaces.clone();
+    let holdout = options.holdout_period > 0;
+    let mut source = source.clone();
+    let (mut no_better, mut end) = (0, RunEnd { passes_run: 0, rows: 0 });
+    let mut scratch = Scratch::default();
+    for pass in 0..options.passes {
+        let write_cache = if pass == 0 { options.write_cache.clone() } else { None };
+        let wrote_cache = write_cache.as_ref().map(|(path, _)| path.clone());
+        let mut counter = 0u64;
+        std::thread::scope(|scope| -> PolyResult<()> {
+            let (sender, receiver) = sync_channel::<PolyResult<VwColumns>>(QUEUED_BATCHES);
+            let reading = source.clone();
+            let columns = names.clone();
+            let batch_rows = options.batch_rows;
+            scope.spawn(move || {
+                let result = read_batches(&reading, &columns, batch_rows, write_cache, |batch| {
+                    sender.send(Ok(batch)).is_ok()
+                });
+                if let Err(error) = result {
+                    let _ = sender.send(Err(error));
+                }
+            });
+            learn_batches(
+                learner,
+                &receiver,
+                options,
+                &names,
+                &mut counter,
+                &mut end.rows,
+                report,
+                &mut predictions,
+                lines,
+                &mut scratch,
+            )
+        })?;
+        if let (Some(path), Source::Text { options, .. }) = (wrote_cache, &source) {
+            source = Source::Cache { path, options: options.clone() };
+        }
+        end.passes_run += 1;
+        if report.end_pass() || !holdout {
+            no_better = 0;
+        } else {
+            no_better += 1;
+        }
+        if holdout && no_better >= options.early_terminate {
+            break;
+        }
+    }
+    Ok(end)
+}
+
+/// Reads `source` batch by batch into `deliver` (which says whether to go on), as the
+/// learner's `columns`; writes the cache `write_cache` on the way.
+fn read_batches(
+    source: &Source,
+    columns: &[String],
+    batch_rows: usize,
+    write_cache: Option<(PathBuf, VwScan)>,
+    mut deliver: impl FnMut(VwColumns) -> bool,
+) -> PolyResult<()> {
+    match source {
+        Source::Text { path, options } => {
+            let options = VwOptions { namespaces: Some(columns.to_vec()), ..options.clone() };
+            let mut writer = match write_cache {
+                Some((cache, scan)) => {
+                    let header = CacheHeader {
+                        options: fingerprint(&options),
+                        scan: VwScan { namespaces: columns.to_vec(), ..scan },
+                    };
+                    Some(CacheWriter::create(&cache, &header)?)
+                }
+                None => None,
+            };
+            let mut reader = VwReader::open(path, options)?;
+            while let Some(batch) = reader.next_columns(batch_rows)? {
+                if let Some(writer) = &mut writer {
+                    writer.append(&batch)?;
+                }
+                if !deliver(batch) {
+                    return Ok(());
+                }
+            }
+            if let Some(writer) = writer {
+                writer.finish()?;
+            }
+        }
+        Source::Cache { path, options } => {
+            let mut reader = CacheReader::open(path)?;
+            let header = reader.header().clone();
+            let wanted = fingerprint(options);
+            if header.options != wanted {
+                return crate::invalid!(
+                    "{}: the cache was written with other reader options ({}) than this run's \
+                     ({wanted}); -k writes it again",
+                    path.display(),
+                    header.options
+                );
+            }
+            let from: Vec<Option<usize>> = columns
+                .iter()
+                .map(|name| header.scan.namespaces.iter().position(|cached| cached == name))
+                .collect();
+            while let Some(mut batch) = reader.next_columns()? {
+                let rows = batch.n_rows();
+                let mut cached: Vec<Option<SparseMatrix<u32, f64>>> =
+                    std::mem::take(&mut batch.columns).into_iter().map(Some).collect();
+                batch.columns = from
+                    .iter()
+                    .map(|k| {
+                        k.and_then(|k| cached[k].take()).unwrap_or_else(|| SparseMatrix {
+                            offsets: vec![0; rows + 1],
+                            indices: Vec::new(),
+                            values: Vec::new(),
+                        })
+                    })
+                    .collect();
+                if !deliver(batch) {
+                    return Ok(());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Buffers reused from batch to batch.
+#[derive(Default)]
+struct Scratch {
+    labels: Vec<f64>,
+    scored_only: Vec<bool>,
+    holdout: Vec<bool>,
+    records: Vec<RowRecord>,
+    lines: Vec<String>,
+    text: String,
+}
+
+/// Learns the batches `receiver` delivers until it is closed.
+#[allow(clippy::too_many_arguments)]
+fn learn_batches<E: Expansion>(
+    learner: &mut Learner<E>,
+    receiver: &Receiver<PolyResult<VwColumns>>,
+    options: &RunOptions,
+    names: &[String],
+    counter: &mut u64,
+    rows_read: &mut u64,
+    report: &mut VwReport,
+    predictions: &mut Option<&mut dyn Write>,
+    lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
+    scratch: &mut Scratch,
+) -> PolyResult<()> {
+    for batch in receiver {
+        let batch = batch?;
+        crate::interrupt::check()?;
+        let n = batch.n_rows();
+        let first_row = *rows_read as usize;
+        scratch.labels.clear();
+        scratch.scored_only.clear();
+        scratch.holdout.clear();
+        for (k, label) in batch.labels.iter().enumerate() {
+            *counter += 1;
+            let held = options.holdout_period > 0 && *counter % options.holdout_period == 0;
+            scratch.holdout.push(held);
+            scratch.scored_only.push(held || label.is_none() || options.test_only);
+            scratch.labels.push(engine_label(*label, options.classes, first_row + k)?);
+        }
+        let rows: Vec<SparseRows<'_, u32, f64>> = batch
+            .columns
+            .iter()
+            .map(|c| {
+                Ok(SparseRows::new(&c.offsets, &c.indices, &c.values)?.with_first_row(first_row))
+            })
+            .collect::<PolyResult<_>>()?;
+        let namespaces: Vec<&dyn NamespaceRows> =
+            rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+        let examples = Batch::new(&namespaces, &scratch.labels, Some(&batch.importance))?
+            .with_first_row(first_row)
+            .with_names(names);
+        scratch.records.clear();
+        learner.learn_batch_scored(&examples, &scratch.scored_only, &mut scratch.records)?;
+        *rows_read += n as u64;
+        scratch.lines.clear();
+        for (k, record) in scratch.records.iter().enumerate() {
+            let row = ReportedRow {
+                label: batch.labels[k],
+                weight: batch.importance[k],
+                record: *record,
+                holdout: scratch.holdout[k],
+            };
+            report.add(&row, &mut scratch.lines);
+        }
+        if !scratch.lines.is_empty() {
+            lines(&scratch.lines)?;
+        }
+        if let Some(out) = predictions {
+            scratch.text.clear();
+            for (record, tag) in scratch.records.iter().zip(&batch.tags) {
+                push_prediction(&mut scratch.text, record.prediction, tag.as_deref());
+            }
+            out.write_all(scratch.text.as_bytes())
+                .map_err(|error| PolyError::io("the predictions", "cannot write", &error))?;
+        }
+    }
+    Ok(())
+}
+
+/// The label the engine learns: as it is, or a class as -1 / +1 (a row without a label is
+/// scored only; any label will do).
+fn engine_label(label: Option<f64>, classes: Option<(f64, f64)>, row: usize) -> PolyResult<f64> {
+    match (label, classes) {
+        (None, None) => Ok(0.0),
+        (None, Some(_)) => Ok(-1.0),
+        (Some(label), None) => Ok(label),
+        (Some(label), Some((negative, positive))) => {
+            if label == positive {
+                Ok(1.0)
+            } else if label == negative {
+                Ok(-1.0)
+            } else {
+                crate::invalid!(
+                    "row {row}: label {label} is not one of the model's classes \
+                     ({negative}, {positive})"
+                )
+            }
+        }
+    }
+}
+
+/// Vowpal Wabbit's `-p` line: the prediction as a float (no decimals when whole, else six),
+/// then the tag when the example has one.
+pub fn push_prediction(text: &mut String, prediction: f64, tag: Option<&str>) {
+    use std::fmt::Write as _;
+    let value = f64::from(prediction as f32);
+    let _ =
+        if value.fract() == 0.0 { write!(text, "{value:.0}") } else { write!(text, "{value:.6}") };
+    if let Some(tag) = tag.filter(|tag| !tag.is_empty()) {
+        text.push(' ');
+        text.push_str(tag);
+    }
+    text.push('\n');
+}
+
+#[cfg(test)]
+mod tests;
