@@ -21,6 +21,33 @@ def vw_namespaces(path: str, options: dict[str, Any]) -> list[str]: ...
 def vw_scan(
     path: str, options: dict[str, Any], cache: bool = False
 ) -> tuple[list[str], list[float], bool]: ...
+def vw_prediction_lines(predictions: list[float], tags: list[str | None] | None = None) -> str: ...
+
+class VwReport:
+    def __init__(
+        self,
+        loss: str,
+        quantile_tau: float = 0.5,
+        holdout: bool = False,
+        progress: str | None = None,
+        quiet: bool = False,
+        history: bool = False,
+    ) -> None: ...
+    def add(
+        self,
+        labels: list[float],
+        weights: list[float],
+        predictions: list[float],
+        losses: list[float],
+        features: list[int],
+        holdout: list[bool],
+    ) -> list[str]: ...
+    def end_pass(self) -> bool: ...
+    def summary(self) -> list[str]: ...
+    def rows(
+        self,
+    ) -> list[tuple[int, float, float | None, float | None, bool, float | None, float, int]]: ...
+
 def vw_train(
     learner: Learner,
     data: str | None,

@@ -30,7 +30,6 @@ import polars as pl
 
 import polars_poly as pp
 from polars_poly._input import frame_columns, namespace_names
-from polars_poly.cli_report import VwReport
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 
@@ -391,9 +390,7 @@ def _train_vw(
     if report_to is not None:
         print("\n".join(summary), file=report_to)
     if args.history:
-        names = ["examples", "weight", "average_loss", "loss_since_last", "holdout", "label"]
-        names += ["prediction", "features"]
-        pl.DataFrame(rows, schema=names, orient="row").write_csv(args.history)
+        _write_history(args.history, rows)
     return model
 
 
@@ -405,7 +402,7 @@ def _train_frames(
     stack: contextlib.ExitStack,
 ) -> Any:
     """Learns a file read as frames (parquet, LIBSVM; a Vowpal Wabbit file for one-against-all
-    and apple's race), the report rebuilt from the learner's records (cli_report)."""
+    and apple's race), the report rebuilt from the learner's records (the engine's VwReport)."""
     predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
     if predictions is not None:
         stack.enter_context(predictions)
@@ -478,9 +475,11 @@ def _rewrite_model(args: argparse.Namespace, report_to: TextIO | None) -> None:
     """``--no_stdin``: no data; the model of ``-i`` is written again."""
     if not args.initial_regressor:
         raise ValueError("--no_stdin without -i: there is no data and no model to write")
+    from polars_poly._internal import VwReport
+
     model = pp.load_model(args.initial_regressor)
     if report_to is not None:
-        print(VwReport(report_to).summary(), file=report_to)
+        print("\n".join(VwReport("squared").summary()), file=report_to)
     _save_and_describe(args, model, report_to)
 
 
@@ -513,15 +512,17 @@ def _train_scored(
     predictions: TextIO | None,
 ) -> None:
     """Every row learned (or, with ``-t``, scored) by the engine, which reports each one: the
-    table, the summary and ``-p`` are Vowpal Wabbit's (cli_report)."""
+    table, the summary and ``-p`` are Vowpal Wabbit's (the engine's ``VwReport``)."""
+    from polars_poly._internal import VwReport, vw_prediction_lines
+
     holdout = args.passes > 1 and not args.holdout_off and not args.testonly
     report = VwReport(
-        report_to,
         args.loss_function,
         args.quantile_tau,
         holdout,
         args.progress,
-        keep_rows=bool(args.history),
+        quiet=report_to is None,
+        history=bool(args.history),
     )
     no_better = 0
     for _ in range(args.passes):
@@ -547,10 +548,19 @@ def _train_scored(
             )
             losses = np.where(unlabeled, 0.0, losses)
             weights = batch[weight].cast(pl.Float64).to_numpy() if weight else np.ones(batch.height)
-            report.add(labels, weights, scored, losses, features, held_out)
+            lines = report.add(
+                labels.tolist(),
+                weights.tolist(),
+                scored.tolist(),
+                losses.tolist(),
+                features.astype(np.uint64).tolist(),
+                held_out.tolist(),
+            )
+            if lines and report_to is not None:
+                print("\n".join(lines), file=report_to, flush=True)
             if predictions is not None:
                 tags = batch["tag"].to_list() if "tag" in batch.columns else None
-                _write_predictions(predictions, scored, tags)
+                predictions.write(vw_prediction_lines(scored.tolist(), tags))
         if report.end_pass() or not holdout:
             no_better = 0
         else:
@@ -558,9 +568,15 @@ def _train_scored(
         if holdout and no_better >= args.early_terminate:
             break
     if report_to is not None:
-        print(report.summary(), file=report_to)
+        print("\n".join(report.summary()), file=report_to)
     if args.history:
-        pl.DataFrame(report.rows).write_csv(args.history)
+        _write_history(args.history, report.rows())
+
+
+def _write_history(path: str, rows: list[tuple[Any, ...]]) -> None:
+    """``--history``: the printed table's rows as numbers."""
+    names = ["examples", "weight", "average_loss", "loss_since_last", "holdout", "label"]
+    pl.DataFrame(rows, schema=[*names, "prediction", "features"], orient="row").write_csv(path)
 
 
 def _report_labels(column: pl.Series, model: Any) -> npt.NDArray[np.float64]:
@@ -575,18 +591,6 @@ def _report_labels(column: pl.Series, model: Any) -> npt.NDArray[np.float64]:
 def _any_class(model: Any) -> Any:
     classes = getattr(model, "classes_", None)
     return 0.0 if classes is None else classes[0]
-
-
-def _write_predictions(sink: TextIO, values: Any, tags: list[Any] | None) -> None:
-    """Vowpal Wabbit's ``-p`` lines: the prediction as a float32 (no decimals when whole, else
-    six), then the tag when the example has one."""
-    values = np.asarray(values, dtype=np.float32)
-    lines = []
-    for k, value in enumerate(values.tolist()):
-        text = f"{value:.0f}" if float(value).is_integer() else f"{value:.6f}"
-        tag = tags[k] if tags is not None else None
-        lines.append(f"{text} {tag}" if tag else text)
-    sink.write("\n".join(lines) + ("\n" if lines else ""))
 
 
 def _train_in_pieces(

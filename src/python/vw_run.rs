@@ -12,11 +12,11 @@ use super::error::{poisoned, py_error};
 use super::guard::guarded;
 use super::learner::PyLearner;
 use crate::error::PolyError;
-use crate::learner::Loss;
+use crate::learner::{Loss, LossParams, RowRecord};
 use crate::readers::vw::{self, VwOptions, VwScan};
 use crate::vw_run::cache::CacheReader;
-use crate::vw_run::report::{Progress, VwReport};
-use crate::vw_run::{run, RunOptions, Source};
+use crate::vw_run::report::{Progress, ReportedRow, TableRow, VwReport};
+use crate::vw_run::{push_prediction, run, RunOptions, Source};
 
 /// A scan for Python: namespaces, labels, more labels than listed.
 type ScanTuple = (Vec<String>, Vec<f64>, bool);
@@ -146,29 +146,118 @@ fn vw_train(
                     .map_err(|error| PolyError::io("the predictions", "cannot write", &error))
                     .map_err(py_error)?;
             }
-            let rows = report
-                .rows()
-                .iter()
-                .map(|r| {
-                    (
-                        r.examples,
-                        r.weight,
-                        r.average_loss,
-                        r.loss_since_last,
-                        r.holdout,
-                        r.label,
-                        r.prediction,
-                        r.features,
-                    )
-                })
-                .collect();
-            Ok((end.passes_run, end.rows, report.summary(), rows))
+            Ok((end.passes_run, end.rows, report.summary(), history_rows(&report)))
         })
     })
+}
+
+fn history_rows(report: &VwReport) -> Vec<HistoryRow> {
+    let row = |r: &TableRow| {
+        let numbers = (r.examples, r.weight, r.average_loss, r.loss_since_last);
+        (numbers.0, numbers.1, numbers.2, numbers.3, r.holdout, r.label, r.prediction, r.features)
+    };
+    report.rows().iter().map(row).collect()
+}
+
+/// Vowpal Wabbit's report of a run learned from frames (the command line's other formats):
+/// the learner's records of each batch in, the table's lines out.
+#[pyclass(module = "polars_poly._internal", name = "VwReport")]
+struct PyVwReport {
+    inner: VwReport,
+}
+
+#[pymethods]
+impl PyVwReport {
+    #[new]
+    #[pyo3(signature = (loss, quantile_tau = 0.5, holdout = false, progress = None, quiet = false, history = false))]
+    fn new(
+        loss: &str,
+        quantile_tau: f64,
+        holdout: bool,
+        progress: Option<String>,
+        quiet: bool,
+        history: bool,
+    ) -> PyResult<Self> {
+        let loss = Loss::new(loss, &LossParams { quantile_tau }).map_err(py_error)?;
+        let progress = progress
+            .as_deref()
+            .map(Progress::parse)
+            .transpose()
+            .map_err(py_error)?
+            .unwrap_or_default();
+        Ok(PyVwReport { inner: VwReport::new(loss, holdout, progress, !quiet, history) })
+    }
+
+    /// Takes a batch's rows in order (labels NaN where there is none); returns the table's
+    /// lines they print.
+    fn add(
+        &mut self,
+        labels: Vec<f64>,
+        weights: Vec<f64>,
+        predictions: Vec<f64>,
+        losses: Vec<f64>,
+        features: Vec<u64>,
+        holdout: Vec<bool>,
+    ) -> PyResult<Vec<String>> {
+        let n = labels.len();
+        if [weights.len(), predictions.len(), losses.len(), features.len(), holdout.len()]
+            .iter()
+            .any(|&len| len != n)
+        {
+            return Err(py_error(PolyError::InvalidInput(
+                "a report's columns must have one entry per row".into(),
+            )));
+        }
+        let mut lines = Vec::new();
+        for k in 0..n {
+            let row = ReportedRow {
+                label: Some(labels[k]).filter(|label| !label.is_nan()),
+                weight: weights[k],
+                record: RowRecord {
+                    prediction: predictions[k],
+                    weighted_loss: losses[k],
+                    features: features[k],
+                    held_out: holdout[k],
+                },
+                holdout: holdout[k],
+            };
+            self.inner.add(&row, &mut lines);
+        }
+        Ok(lines)
+    }
+
+    /// A pass ended: whether its holdout loss is the best so far.
+    fn end_pass(&mut self) -> bool {
+        self.inner.end_pass()
+    }
+
+    /// The lines after `finished run`, from the blank line before it.
+    fn summary(&self) -> Vec<String> {
+        self.inner.summary()
+    }
+
+    /// The table's rows as numbers (with `history`).
+    fn rows(&self) -> Vec<HistoryRow> {
+        history_rows(&self.inner)
+    }
+}
+
+/// Vowpal Wabbit's `-p` lines of `predictions` (with their `tags`).
+#[pyfunction]
+#[pyo3(signature = (predictions, tags = None))]
+fn vw_prediction_lines(predictions: Vec<f64>, tags: Option<Vec<Option<String>>>) -> String {
+    let mut text = String::new();
+    for (k, &prediction) in predictions.iter().enumerate() {
+        let tag = tags.as_ref().and_then(|tags| tags.get(k)).and_then(|tag| tag.as_deref());
+        push_prediction(&mut text, prediction, tag);
+    }
+    text
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vw_scan, m)?)?;
     m.add_function(wrap_pyfunction!(vw_train, m)?)?;
+    m.add_function(wrap_pyfunction!(vw_prediction_lines, m)?)?;
+    m.add_class::<PyVwReport>()?;
     Ok(())
 }

@@ -326,7 +326,8 @@ impl VwReader {
     }
 
     fn new(lines: LineReader, options: VwOptions, compiled: Compiled) -> Self {
-        let parser = ExampleParser { path: lines.name().to_owned(), options, compiled };
+        let path = lines.name().to_owned();
+        let parser = ExampleParser { path, options, compiled, refuse_base: false };
         Self { lines, parser }
     }
 
@@ -337,6 +338,13 @@ impl VwReader {
         }
         let batch = self.read_rows(max_rows)?;
         Ok((batch.n_rows() > 0).then_some(batch))
+    }
+
+    /// The reader, refusing a nonzero base (initial prediction) with the line's parse error:
+    /// what a reader feeding a learner must do, the learner having no such offset.
+    pub fn refusing_base(mut self) -> Self {
+        self.parser.refuse_base = true;
+        self
     }
 
     /// The next batch of at most `max_rows` examples in the namespace-columns layout (the
@@ -668,6 +676,9 @@ struct ExampleParser {
     path: String,
     options: VwOptions,
     compiled: Compiled,
+    /// A nonzero base (initial prediction) is an error: for a reader feeding a learner, which
+    /// has no such offset (`VwReader::refusing_base`).
+    refuse_base: bool,
 }
 
 /// How the features of a line ended: at the end of the line, or at a NUL byte right after a
@@ -694,6 +705,12 @@ impl ExampleParser {
             None => (text, None),
         };
         let header = parse_header(header)?;
+        if self.refuse_base && header.base != 0.0 {
+            return Err(format!(
+                "base (initial prediction) {} is not supported: a model learns from base 0",
+                header.base
+            ));
+        }
         let tag = header
             .tag
             .map(|tag| {

@@ -158,3 +158,17 @@ fn predictions_as_vowpal_wabbit_writes_them() {
     push_prediction(&mut text, 0.1, Some(""));
     assert_eq!(text, "1 t\n-0.123457\n0.100000\n");
 }
+
+#[test]
+fn a_nonzero_base_is_an_error_naming_its_line() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("based.vw");
+    std::fs::write(&path, "1 |a x\n-1 1 0.5 |a y\n").unwrap();
+    let source = Source::Text { path, options: VwOptions::default() };
+    let mut model = learner(&["a", "b"]);
+    let error =
+        run(&mut model, &source, &options(1, 0, 10), &mut report(false), None, &mut |_| Ok(()))
+            .unwrap_err()
+            .to_string();
+    assert!(error.contains("line 2") && error.contains("base (initial prediction) 0.5"), "{error}");
+}
