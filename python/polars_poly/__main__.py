@@ -128,6 +128,9 @@ def program() -> int:
     process that has other uses for the estimators, leaves them as they are."""
     if sys.argv[1:2] and sys.argv[1] in cli_options.COMMANDS:
         os.environ.setdefault(WITHOUT_SKLEARN, "1")
+        # numpy's BLAS threads spin at import, taking a core from the reading thread; the
+        # commands do no linear algebra.
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     return main()
 
 

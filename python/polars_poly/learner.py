@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import operator
+import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -75,6 +76,7 @@ from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import LINEAR, RankingRace
+from polars_poly.readers import scan_vw, vw_scan_source
 
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
 Frame = pl.DataFrame | pl.LazyFrame
@@ -870,6 +872,11 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
 
     def _fit(self, X: Any, y: Any, sample_weight: Any) -> _BaseSGD:
         self._check_params()
+        if isinstance(X, str | os.PathLike):
+            X = scan_vw(X, namespaces="auto")
+        source = vw_scan_source(X) if y is None and sample_weight is None else None
+        if source is not None and self._fit_vw_file(*source):
+            return self
         y, sample_weight = self._vw_defaults(X, y, sample_weight)
         if isinstance(X, pl.LazyFrame):
             self._no_averaging("fit on a LazyFrame")
@@ -882,6 +889,59 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             self._fit_memory(data)
         self._finish_fit()
         return self
+
+    def _fit_vw_file(self, path: str, options: dict[str, Any], batch_rows: int) -> bool:
+        """``fit`` of a Vowpal Wabbit file as :func:`scan_vw` reads it, learned by the engine
+        end to end (``src/vw_run``): the same model as fitting the frames, without them. False
+        (nothing done) for the models that learn in pieces (apple's ranking race, more than
+        two classes) and for averaging, which take the frames' path."""
+        apple = self._apple()
+        if float(self.average_tail) or (apple is not None and apple.ranking == "auto"):
+            return False
+        namespaces, labels, more = _internal.vw_scan(path, options)
+        classes = None
+        if isinstance(self, SGDClassifier):
+            found = classes_of(np.asarray(labels, dtype=np.float64))
+            if more or len(found) != 2:
+                return False
+            self.classes_ = found
+            classes = (float(found[0]), float(found[1]))
+        schema = _internal.reader_schema("vw", options).schema
+        if hasattr(self, "_learner"):
+            del self._learner
+
+        def run(learner: Learner) -> tuple[Any, ...]:
+            return _internal.vw_train(
+                learner,
+                path,
+                None,
+                options,
+                write_cache=False,
+                scan=None,
+                passes=1,
+                holdout_period=0,
+                early_terminate=0,
+                test_only=False,
+                classes=classes,
+                batch_rows=batch_rows,
+                progress=None,
+                quiet=True,
+                history=False,
+                predictions=None,
+                print=lambda lines: None,
+            )
+
+        for _ in range(int(self.passes)):
+            before = self._learner.progress if hasattr(self, "_learner") else (0, 0.0, 0.0, 0)
+            self._learn_vw(schema, run)
+            after = self._learner.progress
+            if after[0] == before[0]:
+                raise ValueError("cannot fit on 0 examples")
+            if after[2] == before[2]:
+                raise ValueError("Sample weights must contain at least one non-zero number.")
+            self.pass_loss_.append((after[1] - before[1]) / (after[2] - before[2]))
+        self.n_passes_ = int(self.passes)
+        return True
 
     def _finish_fit(self, keep_race: bool = False) -> None:
         """Fitted attributes from the model; a ranking race ends here (its winner kept) unless

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
@@ -278,4 +279,29 @@ def scan_vw(
     options = _vw_options(
         path, bits, seed, namespaces, other_namespaces, ignore, keep, hash, ngram, skips
     )
-    return _scan("vw", path, batch_size, options)
+    frame = _scan("vw", path, batch_size, options)
+    if options.get("namespaces") is not None:
+        _remember_vw_scan(frame, os.fspath(path), options, batch_size)
+    return frame
+
+
+# The LazyFrames scan_vw made, by id (LazyFrames cannot be hashed), so that fitting one as it
+# is learns the file in the engine end to end; any query on one is a new frame, read as frames.
+_VW_SCANS: dict[int, tuple[weakref.ref[pl.LazyFrame], str, dict[str, Any], int]] = {}
+
+
+def _remember_vw_scan(
+    frame: pl.LazyFrame, path: str, options: dict[str, Any], batch_size: int
+) -> None:
+    key = id(frame)
+    _VW_SCANS[key] = (weakref.ref(frame), path, options, batch_size)
+    weakref.finalize(frame, _VW_SCANS.pop, key, None)
+
+
+def vw_scan_source(frame: Any) -> tuple[str, dict[str, Any], int] | None:
+    """(path, reader options, batch size) of a LazyFrame that :func:`scan_vw` returned with
+    namespace columns, untouched since; ``None`` for any other frame."""
+    entry = _VW_SCANS.get(id(frame))
+    if entry is None or entry[0]() is not frame:
+        return None
+    return entry[1], entry[2], entry[3]

@@ -196,6 +196,9 @@ pub struct VwBatch {
     pub namespaces: Vec<u8>,
     /// The 1-based line number of the first row (0 for a batch without rows).
     pub first_line: u64,
+    /// A reader feeding a learner ([`VwReader::for_learner`]) parses each feature straight into
+    /// its namespace's column (as the table layout has them), leaving the entries above empty.
+    columns: Option<Vec<SparseMatrix<u32, f64>>>,
 }
 
 impl VwBatch {
@@ -210,6 +213,7 @@ impl VwBatch {
             values: Vec::new(),
             namespaces: Vec::new(),
             first_line: 0,
+            columns: None,
         }
     }
 
@@ -327,7 +331,8 @@ impl VwReader {
 
     fn new(lines: LineReader, options: VwOptions, compiled: Compiled) -> Self {
         let path = lines.name().to_owned();
-        let parser = ExampleParser { path, options, compiled, refuse_base: false };
+        let parser =
+            ExampleParser { path, options, compiled, refuse_base: false, direct_seeds: None };
         Self { lines, parser }
     }
 
@@ -340,10 +345,17 @@ impl VwReader {
         Ok((batch.n_rows() > 0).then_some(batch))
     }
 
-    /// The reader, refusing a nonzero base (initial prediction) with the line's parse error:
-    /// what a reader feeding a learner must do, the learner having no such offset.
-    pub fn refusing_base(mut self) -> Self {
+    /// The reader as a learner reads it with [`VwReader::next_columns`]: a nonzero base
+    /// (initial prediction) is the line's parse error, the learner having no such offset; and
+    /// each feature is parsed straight into its namespace's column (one copy fewer than
+    /// splitting the batch's entries afterwards).
+    pub fn for_learner(mut self) -> Self {
         self.parser.refuse_base = true;
+        if let (Some(names), None) = (&self.parser.options.namespaces, &self.parser.compiled.grams)
+        {
+            let seeds = names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
+            self.parser.direct_seeds = Some(seeds);
+        }
         self
     }
 
@@ -375,7 +387,21 @@ impl VwReader {
             batch.importance.append(&mut piece.importance);
             batch.tags.append(&mut piece.tags);
         }
-        batch.columns = self.parser.namespace_columns(pieces, &names)?;
+        batch.columns = if self.parser.direct_seeds.is_some() {
+            let mut by_column: Vec<Vec<SparseMatrix<u32, f64>>> =
+                names.iter().map(|_| Vec::with_capacity(pieces.len())).collect();
+            for piece in pieces {
+                for (column, part) in by_column.iter_mut().zip(piece.columns.unwrap_or_default()) {
+                    column.push(part);
+                }
+            }
+            by_column
+                .into_par_iter()
+                .map(|parts| SparseMatrix::concat(&parts))
+                .collect::<PolyResult<_>>()?
+        } else {
+            self.parser.namespace_columns(pieces, &names)?
+        };
         Ok(Some(batch))
     }
 
@@ -415,7 +441,7 @@ impl VwReader {
                 .par_chunks(PIECE_LINES)
                 .map(|piece| {
                     crate::interrupt::check()?;
-                    let mut parsed = VwBatch::new();
+                    let mut parsed = parser.new_piece(piece.len());
                     for (number, span) in piece {
                         parser.parse_line(*number, &text[span.clone()], &mut parsed)?;
                     }
@@ -676,9 +702,11 @@ struct ExampleParser {
     path: String,
     options: VwOptions,
     compiled: Compiled,
-    /// A nonzero base (initial prediction) is an error: for a reader feeding a learner, which
-    /// has no such offset (`VwReader::refusing_base`).
+    /// For a reader feeding a learner (`VwReader::for_learner`): a nonzero base (initial
+    /// prediction) is an error, the learner having no such offset; and with namespaces listed
+    /// and no n-grams, features go straight into their columns, whose learner seeds these are.
     refuse_base: bool,
+    direct_seeds: Option<Vec<u32>>,
 }
 
 /// How the features of a line ended: at the end of the line, or at a NUL byte right after a
@@ -690,6 +718,16 @@ enum Rest {
 }
 
 impl ExampleParser {
+    /// An empty batch to parse about `lines` lines into.
+    fn new_piece(&self, lines: usize) -> VwBatch {
+        let mut piece = VwBatch::new();
+        if let Some(seeds) = &self.direct_seeds {
+            piece.columns =
+                Some(seeds.iter().map(|_| SparseMatrix::with_capacity(lines, lines)).collect());
+        }
+        piece
+    }
+
     /// Appends the example on line `number` to `batch`; blank lines add nothing.
     fn parse_line(&self, number: u64, text: &[u8], batch: &mut VwBatch) -> PolyResult<()> {
         self.parse_example(number, text, batch)
@@ -700,7 +738,7 @@ impl ExampleParser {
         if text.iter().all(|&b| is_space(b)) {
             return Ok(());
         }
-        let (header, namespaces) = match text.iter().position(|&b| b == b'|') {
+        let (header, namespaces) = match memchr::memchr(b'|', text) {
             Some(bar) => (&text[..bar], Some(&text[bar + 1..])),
             None => (text, None),
         };
@@ -720,10 +758,12 @@ impl ExampleParser {
             .transpose()?;
         let row_start = batch.indices.len();
         if let Some(namespaces) = namespaces {
-            for segment in namespaces.split(|&b| b == b'|') {
-                if self.parse_namespace(segment, batch)? == Rest::Cut {
+            let mut start = 0;
+            for end in memchr::memchr_iter(b'|', namespaces).chain([namespaces.len()]) {
+                if self.parse_namespace(&namespaces[start..end], batch)? == Rest::Cut {
                     break;
                 }
+                start = end + 1;
             }
         }
         if let Some(grams) = &self.compiled.grams {
@@ -742,6 +782,9 @@ impl ExampleParser {
         batch.base.push(header.base);
         batch.tags.push(tag);
         batch.offsets.push(batch.indices.len() as i64);
+        if let Some(columns) = &mut batch.columns {
+            columns.iter_mut().for_each(SparseMatrix::end_row);
+        }
         Ok(())
     }
 
@@ -809,9 +852,19 @@ impl ExampleParser {
                 0
             };
             if kept && value != 0.0 {
-                batch.indices.push(feature_hash);
-                batch.values.push(value);
-                batch.namespaces.push(letter);
+                match (&mut batch.columns, &self.direct_seeds) {
+                    (Some(columns), Some(seeds)) => {
+                        // Kept letters are listed ones: others were dropped or refused above.
+                        if let Some(k) = self.compiled.column_of[usize::from(letter)] {
+                            columns[k].push(feature_hash.wrapping_sub(seeds[k]), value);
+                        }
+                    }
+                    _ => {
+                        batch.indices.push(feature_hash);
+                        batch.values.push(value);
+                        batch.namespaces.push(letter);
+                    }
+                }
             }
             if rest == Rest::Cut {
                 return Ok(Rest::Cut);

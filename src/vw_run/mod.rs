@@ -151,7 +151,7 @@ fn read_batches(
                 }
                 None => None,
             };
-            let mut reader = VwReader::open(path, options)?.refusing_base();
+            let mut reader = VwReader::open(path, options)?.for_learner();
             while let Some(batch) = reader.next_columns(batch_rows)? {
                 if let Some(writer) = &mut writer {
                     writer.append(&batch)?;

@@ -172,3 +172,60 @@ fn a_nonzero_base_is_an_error_naming_its_line() {
             .to_string();
     assert!(error.contains("line 2") && error.contains("base (initial prediction) 0.5"), "{error}");
 }
+
+#[test]
+#[ignore]
+fn timing_probe() {
+    let path = PathBuf::from(std::env::var("PROBE_FILE").unwrap());
+    let names: Vec<String> = "ABCDEFGHIJKL".chars().map(|c| c.to_string()).collect();
+    let read_options = VwOptions { namespaces: Some(names.clone()), ..VwOptions::default() };
+    let t = std::time::Instant::now();
+    let mut reader = VwReader::open(&path, read_options.clone()).unwrap().for_learner();
+    let mut batches = Vec::new();
+    while let Some(b) = reader.next_columns(65536).unwrap() {
+        batches.push(b);
+    }
+    eprintln!("parse only: {:?}", t.elapsed());
+    let config = LearnerConfig {
+        bits: 24,
+        loss: Loss::new("logistic", &LossParams::default()).unwrap(),
+        namespaces: names.clone(),
+        ..LearnerConfig::default()
+    };
+    let crosses = Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
+    let mut learner = Learner::new(config, crosses).unwrap();
+    let t = std::time::Instant::now();
+    let mut records = Vec::new();
+    for b in &batches {
+        let rows: Vec<SparseRows<'_, u32, f64>> = b
+            .columns
+            .iter()
+            .map(|c| SparseRows::new(&c.offsets, &c.indices, &c.values).unwrap())
+            .collect();
+        let ns: Vec<&dyn NamespaceRows> = rows.iter().map(|r| r as &dyn NamespaceRows).collect();
+        let labels: Vec<f64> = b.labels.iter().map(|l| l.unwrap()).collect();
+        let batch = Batch::new(&ns, &labels, Some(&b.importance)).unwrap();
+        records.clear();
+        learner.learn_batch_scored(&batch, &vec![false; labels.len()], &mut records).unwrap();
+    }
+    eprintln!("learn only: {:?}", t.elapsed());
+    let t = std::time::Instant::now();
+    let mut learner2 = Learner::new(
+        learner.config().clone(),
+        Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() },
+    )
+    .unwrap();
+    let source = Source::Text { path, options: VwOptions::default() };
+    let mut rep = VwReport::new(learner.config().loss, false, Progress::default(), false, false);
+    run(&mut learner2, &source, &options(1, 0, 65536), &mut rep, None, &mut |_| Ok(())).unwrap();
+    eprintln!("run: {:?}", t.elapsed());
+}
+
+#[test]
+#[ignore]
+fn scan_probe() {
+    let path = PathBuf::from(std::env::var("PROBE_FILE").unwrap());
+    let t = std::time::Instant::now();
+    let scan = crate::readers::vw::scan_file(&path, &VwOptions::default()).unwrap();
+    eprintln!("scan: {:?} {:?}", t.elapsed(), scan.namespaces.len());
+}

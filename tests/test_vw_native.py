@@ -1,0 +1,75 @@
+"""Fitting a Vowpal Wabbit file (a path, or ``scan_vw``'s LazyFrame as it is) learns it in the
+engine end to end (``src/vw_run``): the same model as fitting its frames."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+import pytest
+
+
+def write_file(path: Path, rows: int, labels: tuple[float, ...] = (-1.0, 1.0)) -> Path:
+    rng = np.random.default_rng(7)
+    lines = []
+    for k in range(rows):
+        a, b = rng.integers(0, 9), rng.integers(0, 6)
+        label = labels[(a + b) % len(labels)]
+        weight = f" {rng.uniform(0.5, 2):.2f}" if k % 3 else ""
+        late = f" |z w{k % 4}" if k > rows // 2 else ""
+        lines.append(f"{label}{weight} 'e{k} |a x{a} v:{rng.normal():.3f} |b y{b}{late}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def scores(model: pp.SGDRegressor | pp.SGDClassifier, frame: pl.DataFrame) -> np.ndarray:
+    if isinstance(model, pp.SGDClassifier):
+        return np.asarray(model.decision_function(frame))
+    return np.asarray(model.predict(frame))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: pp.SGDRegressor(bits=16, interactions=[("a", "b"), ("a", "z")]),
+        lambda: pp.SGDClassifier(loss="logistic", bits=16, interactions=[("a", "b")], passes=2),
+        lambda: pp.SGDClassifier(loss="hinge", bits=16, expansion="quadratic"),
+    ],
+)
+def test_a_scan_as_it_is_fits_the_model_of_its_frames(tmp_path, make) -> None:
+    path = write_file(tmp_path / "train.vw", 3000)
+    native = make().fit(pp.scan_vw(path, namespaces="auto"))
+    # Any query on the scan is another frame: read as frames.
+    frames = make().fit(pp.scan_vw(path, namespaces="auto").select(pl.all()))
+    by_path = make().fit(str(path))
+    test = pp.read_vw(path, namespaces="auto").head(500)
+    np.testing.assert_array_equal(scores(native, test), scores(frames, test))
+    np.testing.assert_array_equal(scores(by_path, test), scores(frames, test))
+    assert native.n_examples_ == frames.n_examples_
+    assert native.pass_loss_ == pytest.approx(frames.pass_loss_, rel=1e-12)
+    assert native.namespaces_ == frames.namespaces_ == ["a", "b", "z"]
+    # The fitted model is an ordinary one: saved, loaded and scored the same.
+    native.save(tmp_path / "m.model")
+    loaded = pp.load_model(tmp_path / "m.model")
+    np.testing.assert_array_equal(scores(loaded, test), scores(native, test))
+
+
+def test_a_multiclass_file_and_averaging_take_the_frames_path(tmp_path) -> None:
+    path = write_file(tmp_path / "three.vw", 900, labels=(1.0, 2.0, 3.0))
+    model = pp.SGDClassifier(loss="logistic", bits=14).fit(pp.scan_vw(path, namespaces="auto"))
+    assert list(model.classes_) == [1.0, 2.0, 3.0]
+    binary = write_file(tmp_path / "two.vw", 900)
+    with pytest.raises(ValueError, match="average_tail"):
+        pp.SGDRegressor(average_tail=0.5).fit(pp.scan_vw(binary, namespaces="auto"))
+
+
+def test_a_bad_line_is_an_error_naming_it(tmp_path) -> None:
+    path = tmp_path / "bad.vw"
+    path.write_text("1 |a x\n-1 1 0.5 |a y\n")
+    with pytest.raises(ValueError, match=r"line 2: base \(initial prediction\) 0.5"):
+        pp.SGDRegressor().fit(str(path))
+    path.write_text("1 |a x:1\n-1 |a y:oops\n")
+    with pytest.raises(ValueError, match="line 2"):
+        pp.SGDRegressor().fit(pp.scan_vw(path, namespaces="auto"))
