@@ -330,3 +330,20 @@ def test_a_cache_of_vowpal_wabbits_own_is_refused_by_name(data, tmp_path, capsys
     assert "not a polars-poly cache" in capsys.readouterr().err
     # -k writes ours over it.
     compare(["-d", "../train.dat", "-c", "-k", "-p", "p.txt"], tmp_path, ("p.txt",))
+
+
+def test_continuing_a_model_on_the_rest_of_a_file_is_one_longer_run(data, tmp_path) -> None:
+    """``-i`` continues the saved model where it stopped: training on the first half, then on
+    the second with ``-i``, predicts the second half as one run over the whole file does, and
+    the second run's summary counts only its own examples."""
+    lines = data["binary"].read_text().splitlines(keepends=True)
+    (tmp_path / "all.dat").write_text("".join(lines))
+    (tmp_path / "first.dat").write_text("".join(lines[:250]))
+    (tmp_path / "second.dat").write_text("".join(lines[250:]))
+    flags = ["--loss_function", "logistic", "-q", "ab"]
+    run_ours(["-d", "all.dat", *flags, "-p", "all.p"], tmp_path)
+    run_ours(["-d", "first.dat", *flags, "-f", "first.model"], tmp_path)
+    report = run_ours(["-d", "second.dat", "-i", "first.model", "-p", "second.p"], tmp_path)
+    whole = (tmp_path / "all.p").read_text().splitlines()
+    assert (tmp_path / "second.p").read_text().splitlines() == whole[250:]
+    assert summary(report)["number of examples"] == str(len(lines) - 250)

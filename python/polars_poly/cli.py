@@ -83,6 +83,10 @@ def data_file(path: str, format: str) -> Iterator[tuple[str, str]]:
 
 # Rows read and learned at a time: the commands stream their input in bounded memory.
 BATCH_ROWS = 65_536
+# Rows per batch of a run in the engine (Vowpal Wabbit text or its cache): three batches are in
+# flight (read, queued, learned), so smaller ones keep the peak near the weight table's size;
+# below this the hand-offs begin to cost.
+ENGINE_BATCH_ROWS = 16_384
 
 
 def scan_data(
@@ -377,7 +381,7 @@ def _train_vw(
                 early_terminate=args.early_terminate,
                 test_only=bool(args.testonly),
                 classes=classes,
-                batch_rows=BATCH_ROWS,
+                batch_rows=ENGINE_BATCH_ROWS,
                 progress=args.progress,
                 quiet=report_to is None,
                 history=bool(args.history),

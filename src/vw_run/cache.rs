@@ -118,6 +118,13 @@ impl CacheWriter {
         let failed =
             |error: &std::io::Error| PolyError::io(path.display(), "cannot write the cache", error);
         let file = self.out.into_inner().map_err(|error| failed(error.error()))?;
+        // A temporary file is private (0600); a cache is an ordinary file, as vw's.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let readable = std::fs::Permissions::from_mode(0o644);
+            file.as_file().set_permissions(readable).map_err(|error| failed(&error))?;
+        }
         file.as_file().sync_all().map_err(|error| failed(&error))?;
         file.persist(&path).map_err(|error| failed(&error.error))?;
         Ok(())
