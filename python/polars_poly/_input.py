@@ -14,9 +14,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 import polars as pl
-import scipy.sparse as sp
 
-from polars_poly.sparse import check_sparse, from_numpy, from_scipy
+from polars_poly.sparse import check_sparse, from_numpy, from_scipy, is_scipy_sparse
 
 DEFAULT_NAMESPACE = "features"
 
@@ -366,7 +365,7 @@ def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
     if isinstance(X, pl.Series):
         check_sparse(X)
         return X, None
-    if sp.issparse(X):
+    if is_scipy_sparse(X):
         matrix = X.tocsr()
         if np.iscomplexobj(matrix.data):
             raise ValueError("Complex data not supported")

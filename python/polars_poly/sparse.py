@@ -8,15 +8,18 @@ and stays null through every expression.
 
 from __future__ import annotations
 
-from typing import Any
+import sys
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
-import scipy.sparse as sp
 
 from polars_poly._plugin import as_exprs, call_plugin
+
+if TYPE_CHECKING:
+    import scipy.sparse as sp
 
 INDEX_DTYPES = (pl.UInt32, pl.UInt64)
 VALUE_DTYPES = (pl.Float32, pl.Float64)
@@ -35,10 +38,17 @@ def sparse_dtype(
     return pl.List(pl.Struct({"index": index, "value": value}))
 
 
+def is_scipy_sparse(matrix: Any) -> bool:
+    """Whether ``matrix`` is a scipy sparse matrix, without importing scipy (a fifth of the
+    command line's start-up): one exists only once scipy has been imported."""
+    scipy_sparse = sys.modules.get("scipy.sparse")
+    return scipy_sparse is not None and bool(scipy_sparse.issparse(matrix))
+
+
 def _check_csr(matrix: Any) -> sp.csr_array | sp.csr_matrix:
-    if isinstance(matrix, sp.csr_array | sp.csr_matrix):
+    if is_scipy_sparse(matrix) and matrix.format == "csr":
         return matrix
-    if sp.issparse(matrix):
+    if is_scipy_sparse(matrix):
         raise TypeError(
             f"expected a scipy CSR matrix, got {type(matrix).__name__} in {matrix.format!r} "
             "format; convert it with .tocsr() first"
@@ -161,6 +171,8 @@ def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
         indices = indices.view(np.int32)
     else:
         indices = indices.astype(np.int64, copy=False)
+    import scipy.sparse as sp
+
     return sp.csr_array((values, indices, offsets), shape=(len(series), n_features))
 
 
@@ -185,6 +197,8 @@ def from_numpy(array: npt.ArrayLike, name: str = "features") -> pl.Series:
     if dense.dtype.kind == "f" and not np.isfinite(dense).all():
         row, col = np.argwhere(~np.isfinite(dense))[0]
         raise ValueError(f"non-finite value {dense[row, col]} at row {row}, column {col}")
+    import scipy.sparse as sp
+
     return from_scipy(sp.csr_array(dense.astype(np.float64, copy=False)), name=name)
 
 
