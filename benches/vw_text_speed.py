@@ -9,8 +9,8 @@ the shared data (``adult/adult.tsv.gz``) and the ``vowpalwabbit`` package.
     .venv/bin/python benches/vw_text_speed.py --rows 325000 --rounds 5
     .venv/bin/python benches/vw_text_speed.py --flags "--loss_function logistic -q ab"
     .venv/bin/python benches/vw_text_speed.py --cache          # both from their own caches
-    .venv/bin/python benches/vw_text_speed.py --file eat_rate.vw \
-        --flags "-b 24 -q AB --loss_function logistic"
+    .venv/bin/python benches/vw_text_speed.py --eat-rate 10000000 --rounds 3 \
+        --flags "-b 24 -q AB --loss_function logistic"          # add --cache: from the caches
 """
 
 from __future__ import annotations
@@ -65,6 +65,23 @@ TIME = Path("/usr/bin/time")
 PEAK = "bench-peak-kb"
 
 
+def write_eat_rate_vw(path: Path, rows: int) -> None:
+    """fwumious_wabbit's eat-rate set (``polars_poly.synthetic.eat_rate``, its original
+    sampling, seed 0) as VW text, ``label |A animal |B food |C ... |L ...``, 500,000 rows at a
+    time."""
+    from polars_poly.synthetic import eat_rate
+
+    chunk = 500_000
+    with path.open("wb") as out:
+        for at in range(0, rows, chunk):
+            frame = eat_rate(min(chunk, rows - at), 0, sampling="fwumious", offset=at)
+            parts = [pl.col("label").cast(pl.Int64).cast(pl.String)]
+            for field in frame.columns[1:]:
+                parts += [pl.lit(f" |{field} "), pl.col(field)]
+            lines = frame.select(pl.concat_str(parts).alias("line"))
+            lines.write_csv(out, include_header=False, quote_style="never")
+
+
 def run(command: list[str]) -> tuple[float, float | None, str]:
     """(wall seconds, peak RSS in MB or None without GNU time, stderr) of one run (stderr
     through a file, so that no pipe fills)."""
@@ -96,13 +113,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--flags", default="--loss_function logistic")
     parser.add_argument("--file", type=Path, help="a VW file to use instead of Adult")
     parser.add_argument("--cache", action="store_true", help="time runs from each one's cache")
+    parser.add_argument("--eat-rate", type=int, help="use this many rows of eat-rate instead")
     args = parser.parse_args(argv)
-    if args.file is None and not (DATA / "adult" / "adult.tsv.gz").exists():
+    adult = args.file is None and args.eat_rate is None
+    if adult and not (DATA / "adult" / "adult.tsv.gz").exists():
         print(f"skipped: no shared data at {DATA}")
         return 0
     with tempfile.TemporaryDirectory(prefix="vw-text-speed-") as folder:
         path = args.file
-        if path is None:
+        if args.eat_rate is not None:
+            path = Path(folder) / "eat_rate.vw"
+            write_eat_rate_vw(path, args.eat_rate)
+        elif path is None:
             path = Path(folder) / "adult.vw"
             write_adult_vw(path, args.rows)
         flags = shlex.split(args.flags)
@@ -127,7 +149,9 @@ def main(argv: list[str] | None = None) -> int:
                 times[name].append(wall)
                 peaks[name].append(peak)
                 losses[name] = average_loss(stderr)
-    what = path.name if args.file else f"Adult as VW text, {args.rows:,} rows"
+    what = f"Adult as VW text, {args.rows:,} rows"
+    if args.file or args.eat_rate:
+        what = f"eat-rate as VW text, {args.eat_rate:,} rows" if args.eat_rate else path.name
     print(f"{what}; flags {args.flags}{' (from each program’s cache)' if args.cache else ''}")
     for name in programs:
         known = [p for p in peaks[name] if p is not None]
