@@ -272,9 +272,10 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
     cache = _cache_path(args)
     if cache is not None and args.kill_cache:
         Path(cache).unlink(missing_ok=True)
+    continued = _continued_model(args)
     if cache is not None and Path(cache).exists() and _runs_natively(args):
         # As vw: an existing cache is read instead of the text (which may be absent).
-        model = _train_vw(args, None, cache, report_to)
+        model = _train_vw(args, None, cache, report_to, continued)
         if model is None:
             raise ValueError(
                 f"{cache}: a model of more than two classes learns from the text, not from a "
@@ -285,10 +286,20 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
             path, kind = stack.enter_context(data_file(args.data, args.format))
             model = None
             if kind == "vw" and _runs_natively(args):
-                model = _train_vw(args, path, cache, report_to)
+                model = _train_vw(args, path, cache, report_to, continued)
             if model is None:
-                model = _train_frames(args, path, kind, report_to, stack)
+                model = _train_frames(args, path, kind, report_to, stack, continued)
     _save_and_describe(args, model, report_to)
+
+
+def _continued_model(args: argparse.Namespace) -> Any:
+    """The model ``-i`` continues (checked against the command line's flags), or None."""
+    if not args.initial_regressor:
+        return None
+    model = pp.load_model(args.initial_regressor)
+    _check_continuation(args, model)
+    model.set_params(progress=False)
+    return model
 
 
 def _cache_path(args: argparse.Namespace) -> str | None:
@@ -322,21 +333,21 @@ def _vw_reader_options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _train_vw(
-    args: argparse.Namespace, path: str | None, cache: str | None, report_to: TextIO | None
+    args: argparse.Namespace,
+    path: str | None,
+    cache: str | None,
+    report_to: TextIO | None,
+    model: Any,
 ) -> Any:
     """Learns the Vowpal Wabbit text ``path`` (writing ``cache`` on the way, when given) or,
-    with no ``path``, the ``cache``: parsing, learning, the report and ``-p`` in the engine.
-    ``None`` when the model turns out to learn in pieces (more than two classes)."""
+    with no ``path``, the ``cache``: parsing, learning, the report and ``-p`` in the engine;
+    ``model``: the one ``-i`` continues, else a new one. ``None`` when the model learns in
+    pieces (more than two classes), nothing done."""
     from polars_poly import _internal
 
     read = {k: v for k, v in _vw_reader_options(args).items() if v is not None}
-    model = None
-    if args.initial_regressor:
-        model = pp.load_model(args.initial_regressor)
-        _check_continuation(args, model)
-        model.set_params(progress=False)
-        if _in_pieces(model):
-            return None
+    if model is not None and _in_pieces(model):
+        return None
     scan = None
     if model is None or (path is not None and cache is not None):
         source = path if path is not None else cache
@@ -404,21 +415,17 @@ def _train_frames(
     kind: str,
     report_to: TextIO | None,
     stack: contextlib.ExitStack,
+    model: Any,
 ) -> Any:
     """Learns a file read as frames (parquet, LIBSVM; a Vowpal Wabbit file for one-against-all
     and apple's race), the report rebuilt from the learner's records (the engine's VwReport)."""
     predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
     if predictions is not None:
         stack.enter_context(predictions)
-    bits, model = args.bits, None
-    if args.initial_regressor:
-        model = pp.load_model(args.initial_regressor)
-        _check_continuation(args, model)
-        model.set_params(progress=False)
-        bits = model.bits
+    bits = args.bits if model is None else model.bits
     frame, columns, label = scan_data(path, kind, args, bits or 18, model)
     weight = "weight" if "weight" in frame.collect_schema().names() else None
-    if not args.initial_regressor:
+    if model is None:
         # The labels decide the model of a classification loss (without --oaa's 1..K).
         labels = None
         if not args.oaa and args.loss_function in CLASSIFICATION_LOSSES:

@@ -295,8 +295,6 @@ pub struct VwColumns {
     pub importance: Vec<f64>,
     pub tags: Vec<Option<String>>,
     pub columns: Vec<SparseMatrix<u32, f64>>,
-    /// The 1-based line number of the first row (0 when unknown, as read from a cache).
-    pub first_line: u64,
 }
 
 impl VwColumns {
@@ -353,8 +351,7 @@ impl VwReader {
         self.parser.refuse_base = true;
         if let (Some(names), None) = (&self.parser.options.namespaces, &self.parser.compiled.grams)
         {
-            let seeds = names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
-            self.parser.direct_seeds = Some(seeds);
+            self.parser.direct_seeds = Some(column_seeds(names));
         }
         self
     }
@@ -374,13 +371,11 @@ impl VwReader {
         if rows == 0 {
             return Ok(None);
         }
-        let first_line = pieces.iter().find(|piece| piece.n_rows() > 0).map_or(0, |p| p.first_line);
         let mut batch = VwColumns {
             labels: Vec::with_capacity(rows),
             importance: Vec::with_capacity(rows),
             tags: Vec::with_capacity(rows),
             columns: Vec::new(),
-            first_line,
         };
         for piece in &mut pieces {
             batch.labels.append(&mut piece.labels);
@@ -495,8 +490,7 @@ impl ExampleParser {
         pieces: Vec<VwBatch>,
         names: &[String],
     ) -> PolyResult<Vec<SparseMatrix<u32, f64>>> {
-        let seeds: Vec<u32> =
-            names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect();
+        let seeds = column_seeds(names);
         let split: Vec<Vec<SparseMatrix<u32, f64>>> = pieces
             .into_par_iter()
             .map(|piece| {
@@ -533,6 +527,11 @@ impl ExampleParser {
         }
         split
     }
+}
+
+/// The learner seeds of namespace columns named `names` (module docs).
+fn column_seeds(names: &[String]) -> Vec<u32> {
+    names.iter().map(|name| hash_feature_name(name.as_bytes(), 0)).collect()
 }
 
 /// The namespace letter a column name stands for (checked by `check_options`).
