@@ -34,7 +34,7 @@ use screen::{Candidate, LocatedVectors, Shadow};
 
 use crate::error::PolyResult;
 use crate::learner::expansion::{
-    push_constant, push_namespace_cross, push_namespace_crosses, Learned,
+    push_constant, push_linear, push_namespace_cross, push_namespace_crosses, Learned,
 };
 use crate::learner::{
     BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
@@ -405,9 +405,12 @@ impl FieldApple {
     /// features of apple with field crosses while apple has no parents (whose constant it is),
     /// in the order of [`FieldApple::linear_form`]'s.
     pub fn expand_linear(&self, example: &Example<'_>, out: &mut ExpandedFeatures, constant: bool) {
-        self.features.expand(example, out);
         if constant && !self.features.constant {
+            push_linear(example, out);
             push_constant(out);
+            push_namespace_crosses(example, &self.features.namespace_crosses, out);
+        } else {
+            self.features.expand(example, out);
         }
     }
 

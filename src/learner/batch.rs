@@ -25,7 +25,8 @@
 //! others (counts beside the fields, text) row by row.
 
 use super::example::{
-    check_label_and_weight, push_canonical, Example, ExampleBuffer, ExampleShape, Union,
+    check_label_and_weight, push_canonical, push_in_order, Example, ExampleBuffer, ExampleShape,
+    Union,
 };
 use super::features::{ExampleEnd, ExpandedFeatures};
 use crate::error::{PolyError, PolyResult};
@@ -209,6 +210,25 @@ impl ColumnSink {
             let (indices, values) = column.row(row);
             self.push_row(seed, indices, values, column.row_number(row))
                 .map_err(|error| (position, error))?;
+        }
+        Ok(())
+    }
+
+    /// Rows whose entries are features in the order given ([`super::example::push_in_order`]):
+    /// `row(r)` is row `r`'s (indices, values), `row_number(r)` its number in errors.
+    pub(crate) fn fill_in_order<'r, I: SparseIndex + 'r, V: SparseValue + 'r>(
+        &mut self,
+        rows: &[usize],
+        seed: u64,
+        row: impl Fn(usize) -> (&'r [I], &'r [V]),
+        row_number: impl Fn(usize) -> usize,
+    ) -> Result<(), (usize, PolyError)> {
+        self.ends.clear();
+        for (position, &r) in rows.iter().enumerate() {
+            let (indices, values) = row(r);
+            push_in_order(seed, indices, values, row_number(r), &mut self.hashes, &mut self.values)
+                .map_err(|error| (position, error))?;
+            self.ends.push(self.hashes.len());
         }
         Ok(())
     }

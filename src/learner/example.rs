@@ -236,6 +236,21 @@ impl ExampleBuffer {
         Ok(())
     }
 
+    /// Adds the next namespace from a row whose entries are features in the order given
+    /// ([`push_in_order`]).
+    pub fn push_namespace_in_order<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        seed: u64,
+        indices: &[I],
+        values: &[V],
+        row: usize,
+    ) -> PolyResult<()> {
+        let start = self.ns_hashes.len();
+        push_in_order(seed, indices, values, row, &mut self.ns_hashes, &mut self.ns_values)?;
+        self.spans.push((start, self.ns_hashes.len()));
+        Ok(())
+    }
+
     /// Adds row `row` of `rows` as the next namespace (see [`ExampleBuffer::push_namespace`]).
     pub fn push_row<I: SparseIndex, V: SparseValue>(
         &mut self,
@@ -322,6 +337,47 @@ pub(crate) fn push_canonical<I: SparseIndex, V: SparseValue>(
                     }
                 }
                 return Ok(());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Appends one namespace's row with its entries in the order given, seeded (feature hash =
+/// `index + seed`): Vowpal Wabbit's rows ([`super::InOrderRows`]), where a repeated feature and
+/// two features on one slot are separate features, learned in file order. Zeros are dropped (as
+/// Vowpal Wabbit's parser drops them); a value beyond f32 is an error naming `row`.
+pub(crate) fn push_in_order<I: SparseIndex, V: SparseValue>(
+    seed: u64,
+    indices: &[I],
+    values: &[V],
+    row: usize,
+    hashes: &mut Vec<u64>,
+    out_values: &mut Vec<f32>,
+) -> PolyResult<()> {
+    let start = hashes.len();
+    for (&raw_index, &raw_value) in indices.iter().zip(values) {
+        let value = raw_value.to_f64();
+        if value == 0.0 {
+            continue;
+        }
+        let checked = match raw_index.to_u64() {
+            None => crate::invalid!("row {row}: negative feature index {raw_index}"),
+            Some(index) if !value.is_finite() => {
+                crate::invalid!("row {row}: feature {index} has non-finite value {value}")
+            }
+            Some(index) => to_f32(value, index, row).map(|value| (index, value)),
+        };
+        match checked {
+            Ok((index, value)) => {
+                hashes.push(index.wrapping_add(seed));
+                out_values.push(value);
+            }
+            Err(error) => {
+                // Nothing of a failed row stays.
+                hashes.truncate(start);
+                out_values.truncate(start);
+                return Err(error);
             }
         }
     }

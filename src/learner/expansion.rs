@@ -347,12 +347,14 @@ impl Interactions {
         out: &mut ExpandedFeatures,
         ends: &mut Vec<ExampleEnd>,
     ) {
+        // Vowpal Wabbit's order (see `Expansion::expand`): linear terms, constant, crosses.
         let n = columns.n_namespaces();
         let mut fields: Vec<u32> = (0..n).map(namespace_field).collect();
-        fields.extend((0..self.namespace_crosses.len()).map(|i| cross_field(n, i)));
         if self.constant {
             fields.push(CONSTANT_FIELD);
         }
+        let first_cross = fields.len();
+        fields.extend((0..self.namespace_crosses.len()).map(|i| cross_field(n, i)));
         let per_example = fields.len();
         out.append_rows(columns.n_rows(), &fields, ends, |slots, values| {
             // Column by column into the row-major block: feature j of every row in turn.
@@ -365,6 +367,12 @@ impl Interactions {
                     row_values[k] = x;
                 }
             }
+            if self.constant {
+                for (row_slots, row_values) in block_rows(slots, values, per_example) {
+                    row_slots[n] = CONSTANT_FEATURE;
+                    row_values[n] = 1.0;
+                }
+            }
             for (i, cross) in self.namespace_crosses.iter().enumerate() {
                 // One feature per namespace: every cross is one product per row (a namespace
                 // following itself gives the square, its one combination).
@@ -374,8 +382,9 @@ impl Interactions {
                     for ((row_slots, row_values), ((&ha, &xa), (&hb, &xb))) in
                         block_rows(slots, values, per_example).zip(pairs)
                     {
-                        row_slots[n + i] = (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
-                        row_values[n + i] = xa * xb;
+                        row_slots[first_cross + i] =
+                            (ha.wrapping_mul(INTERACTION_PRIME) ^ hb) as u32;
+                        row_values[first_cross + i] = xa * xb;
                     }
                     continue;
                 }
@@ -388,14 +397,8 @@ impl Interactions {
                         hash = hash.wrapping_mul(INTERACTION_PRIME) ^ columns.hash(k, p);
                         x *= columns.value(k, p);
                     }
-                    row_slots[n + i] = hash as u32;
-                    row_values[n + i] = x;
-                }
-            }
-            if self.constant {
-                for (row_slots, row_values) in block_rows(slots, values, per_example) {
-                    row_slots[per_example - 1] = CONSTANT_FEATURE;
-                    row_values[per_example - 1] = 1.0;
+                    row_slots[first_cross + i] = hash as u32;
+                    row_values[first_cross + i] = x;
                 }
             }
         });
@@ -451,6 +454,10 @@ impl Expansion for Interactions {
         self.degree >= 2
     }
 
+    /// Vowpal Wabbit's order for linear terms and crosses: the linear terms, the constant, then
+    /// the crosses. The order
+    /// matters where two features of one example share a slot: each sees the other's update of
+    /// the slot's sensitivity.
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         let n = example.n_features();
         if self.degree <= 1 {
@@ -458,10 +465,9 @@ impl Expansion for Interactions {
             // two namespaces are two features on one slot, its rule too): the union is not
             // needed, so the learner does not build it.
             out.reserve(n + 1);
-            for k in 0..example.n_namespaces() {
-                let namespace = example.namespace(k);
-                out.begin_field(namespace_field(k));
-                out.push_products(0, 1.0, namespace.hashes, namespace.values);
+            push_linear(example, out);
+            if self.constant {
+                push_constant(out);
             }
             push_namespace_crosses(example, &self.namespace_crosses, out);
         } else {
@@ -488,9 +494,10 @@ impl Expansion for Interactions {
                 }
             }
             push_namespace_crosses(example, &self.namespace_crosses, out);
-        }
-        if self.constant {
-            push_constant(out);
+            // Last, as models of format 2 summed their predictions (no Vowpal Wabbit peer).
+            if self.constant {
+                push_constant(out);
+            }
         }
     }
 
@@ -568,6 +575,15 @@ fn block_rows<'a>(
 pub fn push_constant(out: &mut ExpandedFeatures) {
     out.begin_field(CONSTANT_FIELD);
     out.push(u64::from(CONSTANT_FEATURE), 1.0);
+}
+
+/// The linear terms, namespace by namespace, each in its own field.
+pub fn push_linear(example: &Example<'_>, out: &mut ExpandedFeatures) {
+    for k in 0..example.n_namespaces() {
+        let namespace = example.namespace(k);
+        out.begin_field(namespace_field(k));
+        out.push_products(0, 1.0, namespace.hashes, namespace.values);
+    }
 }
 
 /// The features of namespace crosses `crosses` (Vowpal Wabbit's `-q ab`, `--interactions abc`;
@@ -829,7 +845,8 @@ mod tests {
 
     proptest! {
         /// Crosses of 2 to 5 namespaces, repeated ones included, give exactly Vowpal Wabbit's
-        /// products (slots, values, order and count) on canonical namespaces.
+        /// products (slots, values, order and count) on canonical namespaces, after the linear
+        /// terms and the constant.
         #[test]
         fn crosses_equal_a_brute_force_of_vowpal_wabbits_rule(
             namespaces in proptest::collection::vec(
@@ -852,10 +869,10 @@ mod tests {
             exp.expand(&ex, &mut out);
             let mut expected: Vec<(u32, f32)> =
                 namespaces.iter().flatten().map(|&(h, x)| ((h & ((1 << 18) - 1)) as u32, x)).collect();
+            expected.push(((u64::from(CONSTANT_FEATURE) & ((1 << 18) - 1)) as u32, 1.0));
             for cross in &crosses {
                 expected.extend(brute_force_cross(&namespaces, cross, 18));
             }
-            expected.push(((u64::from(CONSTANT_FEATURE) & ((1 << 18) - 1)) as u32, 1.0));
             let got: Vec<(u32, f32)> =
                 out.slots().iter().copied().zip(out.values().iter().copied()).collect();
             prop_assert_eq!(&got, &expected);

@@ -8,6 +8,7 @@
 //! * [`example`]: a canonical, hashed example with namespaces;
 //! * [`batch`]: batches of examples and how examples are built from them, a block of rows at a
 //!   time, column by column;
+//! * [`in_order`]: rows learned as given, neither sorted nor summed (Vowpal Wabbit's);
 //! * `builder`: a thread beside the learner that builds (and expands) the blocks ahead of it;
 //! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill, and the
 //!   fields its features come from;
@@ -30,6 +31,7 @@ pub mod example;
 pub mod expansion;
 pub mod features;
 pub mod field_scales;
+pub mod in_order;
 #[allow(clippy::module_inception)]
 pub mod learner;
 pub mod loss;
@@ -44,6 +46,7 @@ pub use batch::{Batch, BlockRows, NamespaceRows, OneHotColumns};
 pub use example::{Example, ExampleBuffer, ExampleShape};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::{ExampleEnd, ExpandedFeatures};
+pub use in_order::InOrderRows;
 pub use learner::{
     BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, RowRecord,
     MAX_BITS,

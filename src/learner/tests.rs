@@ -1579,3 +1579,67 @@ fn an_announced_run_learns_what_an_unannounced_one_learns() {
         assert_eq!(announced.weights().data(), plain.weights().data());
     });
 }
+
+/// Rows learned as given ([`InOrderRows`], Vowpal Wabbit's): with features repeated and reversed
+/// and a table of 32 slots (collisions in most rows), each progressive prediction is the
+/// reference's given the features in file order (then the constant), one feature per entry.
+#[test]
+fn in_order_rows_learn_each_entry_in_file_order_as_the_reference() {
+    for loss in [Loss::Squared(Squared), Loss::Logistic(Logistic)] {
+        let config = LearnerConfig {
+            bits: 5,
+            namespaces: vec!["a".into()],
+            ..config(loss, UpdateRule::VW_DEFAULT)
+        };
+        let seed = config.namespace_seed(0);
+        let data = stream(200, 11, loss.is_classification());
+        let (mut offsets, mut indices, mut values) =
+            (vec![0i64], Vec::<u32>::new(), Vec::<f64>::new());
+        let (mut labels, mut weights) = (Vec::new(), Vec::new());
+        for (idx, vals, y, imp) in &data {
+            // Reversed, and the (new) first entry repeated with another value.
+            indices.extend(idx.iter().rev());
+            values.extend(vals.iter().rev());
+            indices.push(*idx.last().unwrap());
+            values.push(0.75);
+            offsets.push(indices.len() as i64);
+            labels.push(*y);
+            weights.push(*imp);
+        }
+        let rows = InOrderRows(SparseRows::new(&offsets, &indices, &values).unwrap());
+        let namespaces: [&dyn NamespaceRows; 1] = [&rows];
+        let batch = Batch::new(&namespaces, &labels, Some(&weights)).unwrap();
+        let mut learner = Learner::new(config.clone(), Interactions::linear()).unwrap();
+        let mut records = Vec::new();
+        learner.learn_batch_scored(&batch, &vec![false; data.len()], &mut records).unwrap();
+
+        // Sorted and summed, as a sparse column is, the rows learn another model.
+        let canonical = SparseRows::new(&offsets, &indices, &values).unwrap();
+        let canonical: [&dyn NamespaceRows; 1] = [&canonical];
+        let canonical = Batch::new(&canonical, &labels, Some(&weights)).unwrap();
+        let mut sorted = Learner::new(config.clone(), Interactions::linear()).unwrap();
+        let mut sorted_records = Vec::new();
+        sorted
+            .learn_batch_scored(&canonical, &vec![false; data.len()], &mut sorted_records)
+            .unwrap();
+        assert!(records.iter().zip(&sorted_records).any(|(a, b)| a.prediction != b.prediction));
+
+        let mut reference = Reference::new(&config);
+        let slot = |hash: u64, x: f64| ((hash & 31) as u32, x);
+        let constant = slot(u64::from(crate::hashing::CONSTANT_FEATURE), 1.0);
+        for (row, record) in records.iter().enumerate() {
+            let (start, end) = (offsets[row] as usize, offsets[row + 1] as usize);
+            let mut pairs: Vec<(u32, f64)> = (start..end)
+                .map(|e| slot(u64::from(indices[e]) + seed, f64::from(values[e] as f32)))
+                .collect();
+            pairs.push(constant);
+            assert_eq!(record.features, pairs.len() as u64, "row {row}");
+            let theirs = reference.learn(&pairs, labels[row], weights[row]);
+            assert!(
+                (record.prediction - theirs).abs() <= 2e-3 * (1.0 + theirs.abs()),
+                "{loss:?}: row {row}: engine {} vs reference {theirs}",
+                record.prediction
+            );
+        }
+    }
+}
