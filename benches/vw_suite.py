@@ -451,7 +451,7 @@ def compare_runs(ours: Run, theirs: Run, test: VwTest, lookup: FlagLookup) -> st
             if mine is not vw:
                 return f"{name}: written by {'vw' if mine is None else 'ours'} only"
             continue
-        diff = compare_outputs(mine, vw)
+        diff = compare_outputs(_without_writer(mine), _without_writer(vw))
         if diff:
             return f"{name} {diff}{_by_design(test, name, lookup)}"
     mine, vw = _without_log_lines(ours.stdout), _without_log_lines(theirs.stdout)
@@ -462,10 +462,29 @@ def compare_runs(ours: Run, theirs: Run, test: VwTest, lookup: FlagLookup) -> st
     return None
 
 
+def _without_writer(text: str) -> str:
+    """A readable model (``--readable_model``, ``--invert_hash``) less the two header lines that
+    name the program that wrote it, not the model: ``Version`` (vw's version, or ours) and
+    ``Checksum`` (vw's hash of its own binary model file, which we do not write)."""
+    if not text.startswith("Version "):
+        return text
+    lines = text.splitlines()
+    return "\n".join(line for line in lines[1:] if not line.startswith("Checksum: "))
+
+
 def _without_log_lines(text: str) -> str:
-    """stdout less ``vw``'s log messages (``[info] ...``, ``[warning] ...``): its logger writes
-    them there, beside the predictions; they are notes to the user, not output to compare."""
-    kept = (line for line in text.splitlines() if not re.match(r"\[(info|warning)\]", line))
+    """stdout less ``vw``'s log messages (``[info] ...``, ``[warning] ...``, and the lines that
+    continue one, up to the next line that starts with a number, as predictions do): its logger
+    writes them there, beside the predictions; they are notes to the user, not output."""
+    kept, in_message = [], False
+    for line in text.splitlines():
+        if re.match(r"\[(info|warning)\]", line):
+            in_message = True
+        elif in_message and not re.match(r"\s*[-+.\d]", line):
+            continue
+        else:
+            in_message = False
+            kept.append(line)
     return "\n".join(kept)
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 import contextlib
 import io
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import polars_poly as pp
 import pytest
 from polars_poly.__main__ import main
 
@@ -136,6 +138,8 @@ def compare(args: list[str], folder: Path, outputs: tuple[str, ...] = ()) -> Non
         [],
         ["--noconstant"],
         ["-b", "12"],
+        ["-b", "7"],
+        ["--link", "poisson", "-b", "7"],
         ["-l", "0.3", "--power_t", "0.4", "--initial_t", "2"],
         ["--l2", "1e-5"],
         ["--l1", "1e-4"],
@@ -176,6 +180,10 @@ def test_a_regression_flag_gives_vowpal_wabbits_output(data, tmp_path, flags) ->
         ["--loss_function", "logistic"],
         ["--loss_function", "logistic", "-q", "ab", "--passes", "2", "-c", "-k"],
         ["--loss_function", "hinge"],
+        ["--binary"],
+        ["--binary", "--loss_function", "logistic", "--passes", "3", "-c", "-k"],
+        ["--link", "logistic", "--loss_function", "logistic"],
+        ["--link", "glf1", "--loss_function", "logistic", "-b", "9"],
     ],
     ids=" ".join,
 )
@@ -207,13 +215,13 @@ def test_logistic_labels_of_0_and_1_are_vowpal_wabbits_soft_labels(data, tmp_pat
     ids=" ".join,
 )
 def test_ngrams_of_text_give_vowpal_wabbits_output(tmp_path, flags) -> None:
-    """Lines of distinct words: a feature repeated in a namespace is summed into one here,
-    where ``vw`` updates each occurrence (docs/cli.md, known differences)."""
+    """Lines of words, some repeated: each occurrence is a feature of its own, learned in
+    file order (as ``vw`` learns them, not summed into one)."""
     rng = np.random.default_rng(5)
     words = [f"w{k}" for k in range(30)]
     lines = []
     for _ in range(400):
-        text = " ".join(rng.choice(words, size=rng.integers(2, 9), replace=False))
+        text = " ".join(rng.choice(words, size=rng.integers(2, 9), replace=True))
         label = 1 if "w3" in text else -1
         lines.append(f"{label} |t {text} |u u{rng.integers(0, 4)}")
     (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
@@ -244,11 +252,32 @@ def test_unlabeled_examples_are_scored_not_learned(tmp_path) -> None:
 
 
 def test_refused_vowpal_wabbit_flags_exit_2_naming_the_flag(data, capsys) -> None:
-    for flag in (["--audit"], ["--invert_hash", "x"], ["--binary"], ["--link", "logistic"]):
+    for flag in (["--audit"], ["--ignore_linear", "a"]):
         with pytest.raises(SystemExit) as usage:
             main(["train", "-d", str(data["regression"]), *flag])
         assert usage.value.code == 2
         assert flag[0] in capsys.readouterr().err
+    # --binary and --link are shown by the engine's run of VW text: refused where it is not.
+    for flag in (["--binary"], ["--link", "glf1"]):
+        assert main(["train", "-d", str(data["binary"]), "--oaa", "2", *flag]) == 2
+        assert flag[0] in capsys.readouterr().err
+
+
+def test_repeated_and_colliding_features_are_learned_one_by_one_as_vw_learns_them(
+    tmp_path,
+) -> None:
+    """``|a x x:2 y``: three features, learned in file order; at ``-b 4`` most features of a
+    line share slots, where the order of their updates shows."""
+    rng = np.random.default_rng(9)
+    lines = []
+    for _ in range(300):
+        names = rng.choice([f"f{k}" for k in range(12)], size=rng.integers(1, 7))
+        values = rng.uniform(0.2, 3.0, size=len(names)).round(3)
+        features = " ".join(f"{n}:{v}" for n, v in zip(names, values, strict=True))
+        lines.append(f"{rng.normal():.4f} |a {features} |b {names[0]}")
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    for bits in ("4", "18"):
+        compare(["-d", "../d.dat", "-b", bits, "-p", "p.txt"], tmp_path, ("p.txt",))
 
 
 def test_the_docs_list_every_flag_as_the_table_does() -> None:
@@ -347,3 +376,67 @@ def test_continuing_a_model_on_the_rest_of_a_file_is_one_longer_run(data, tmp_pa
     whole = (tmp_path / "all.p").read_text().splitlines()
     assert (tmp_path / "second.p").read_text().splitlines() == whole[250:]
     assert summary(report)["number of examples"] == str(len(lines) - 250)
+
+
+def model_lines(path: Path) -> list[list[str]]:
+    """A readable model's lines, less the two that name the program that wrote it (``Version``,
+    and ``Checksum``, vw's hash of its binary model file)."""
+    lines = path.read_text().splitlines()[1:]
+    return [re.split(r"[\s:]+", line) for line in lines if not line.startswith("Checksum: ")]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["-b", "9", "--l2", "1e-4", "--l1", "1e-5"],
+        ["--predict_only_model"],
+        ["-q", "ab", "--noconstant", "--link", "logistic"],
+        ["--interactions", "abc", "-q", "aa"],
+        ["--keep", "ab", "--noconstant"],
+    ],
+    ids=lambda flags: " ".join(flags) or "defaults",
+)
+def test_readable_and_invert_hash_models_are_vws(data, tmp_path, flags) -> None:
+    """``--readable_model`` and ``--invert_hash`` write vw's layout: the header, the run's state
+    and every nonzero slot (named with ``--invert_hash``), line by line as vw writes them."""
+    (tmp_path / "d.dat").write_bytes(data["regression"].read_bytes())
+    args = ["-d", "../d.dat", "--readable_model", "r.txt", "--invert_hash", "i.txt", *flags]
+    compare(args, tmp_path)
+    for name in ("r.txt", "i.txt"):
+        ours, theirs = (model_lines(tmp_path / side / name) for side in ("ours", "vw"))
+        assert len(ours) > 20
+        assert_same_lines(ours, theirs, name)
+    named = (tmp_path / "ours" / "i.txt").read_text()
+    assert "Constant:" in named or "--noconstant" in flags
+    assert "a^x:" in named
+
+
+def test_no_stdin_without_a_model_writes_a_new_one_as_vw(tmp_path) -> None:
+    compare(["--no_stdin", "--readable_model", "r.txt", "-f", "m.model"], tmp_path)
+    ours, theirs = (model_lines(tmp_path / side / "r.txt") for side in ("ours", "vw"))
+    assert_same_lines(ours, theirs, "r.txt")
+    model = pp.load_model(tmp_path / "ours" / "m.model")
+    assert model.n_examples_ == 0
+
+
+def test_invert_hash_is_refused_where_names_are_not_kept(data, capsys) -> None:
+    for flags in (["--ngram", "2"], ["--stage_poly"], ["--oaa", "2"], ["-c"]):
+        args = ["train", "-d", str(data["binary"]), "--invert_hash", "x", *flags]
+        assert main(args) == 2, flags
+        assert "--invert_hash" in capsys.readouterr().err
+
+
+def test_a_model_keeps_its_reader_flags_as_vw_does(tmp_path) -> None:
+    """A model trained with ``--ngram``/``--skips``/``--keep`` reads files with them again:
+    ``-t -i MODEL`` without the flags scores as ``vw`` does from its model."""
+    rng = np.random.default_rng(3)
+    words = [f"w{k}" for k in range(12)]
+    lines = [
+        f"{1 if k % 3 else -1} |t {' '.join(rng.choice(words, size=5))} |u u{k % 4} |v v"
+        for k in range(300)
+    ]
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    flags = ["--ngram", "t2", "--skips", "t1", "--keep", "tu"]
+    compare(["-d", "../d.dat", "-f", "m.model", *flags], tmp_path)
+    compare(["-d", "../d.dat", "-t", "-i", "m.model", "-p", "p.txt"], tmp_path, ("p.txt",))

@@ -1,5 +1,6 @@
 """Fitting a Vowpal Wabbit file (a path, or ``scan_vw``'s LazyFrame as it is) learns it in the
-engine end to end (``src/vw_run``): the same model as fitting its frames."""
+engine end to end (``src/vw_run``): the model of fitting its frames, to the rounding of the
+order its features are learned in (the file's, as in Vowpal Wabbit; a frame's are sorted)."""
 
 from __future__ import annotations
 
@@ -45,10 +46,10 @@ def test_a_scan_as_it_is_fits_the_model_of_its_frames(tmp_path, make) -> None:
     frames = make().fit(pp.scan_vw(path, namespaces="auto").select(pl.all()))
     by_path = make().fit(str(path))
     test = pp.read_vw(path, namespaces="auto").head(500)
-    np.testing.assert_array_equal(scores(native, test), scores(frames, test))
-    np.testing.assert_array_equal(scores(by_path, test), scores(frames, test))
+    np.testing.assert_allclose(scores(native, test), scores(frames, test), rtol=1e-6)
+    np.testing.assert_array_equal(scores(by_path, test), scores(native, test))
     assert native.n_examples_ == frames.n_examples_
-    assert native.pass_loss_ == pytest.approx(frames.pass_loss_, rel=1e-12)
+    assert native.pass_loss_ == pytest.approx(frames.pass_loss_, rel=1e-6)
     assert native.namespaces_ == frames.namespaces_ == ["a", "b", "z"]
     # The fitted model is an ordinary one: saved, loaded and scored the same.
     native.save(tmp_path / "m.model")

@@ -67,12 +67,36 @@ def vw_train(
     history: bool,
     predictions: str | None,
     print: Callable[[list[str]], None],
+    link: str = "identity",
+    binary: bool = False,
 ) -> tuple[
     int,
     int,
     list[str],
     list[tuple[int, float, float | None, float | None, bool, float | None, float, int]],
+    VwReport,
 ]: ...
+def vw_feature_names(
+    path: str,
+    options: dict[str, Any],
+    *,
+    namespaces: list[str],
+    crosses: list[list[int]],
+    constant: bool,
+    bits: int,
+) -> dict[int, str]: ...
+def vw_readable_model(
+    learner: Learner,
+    path: str,
+    report: VwReport | None,
+    *,
+    version: str,
+    options: str,
+    ngram: list[str],
+    skips: list[str],
+    save_resume: bool,
+    names: dict[int, str] | None = None,
+) -> None: ...
 
 class Batches(Iterator[pl.DataFrame]):
     def __init__(

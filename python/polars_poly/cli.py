@@ -30,6 +30,7 @@ import polars as pl
 
 import polars_poly as pp
 from polars_poly._input import frame_columns, namespace_names
+from polars_poly.readers import DEFAULT_NAMESPACE
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 
@@ -100,7 +101,7 @@ def scan_data(
     if kind == "libsvm":
         return pp.scan_libsvm(path, batch_size=BATCH_ROWS), ["features"], "label"
     if kind == "vw":
-        read = _vw_reader_options(args)
+        read = _vw_reader_options(args, model)
         fitted = getattr(model, "namespaces_", None)
         if fitted is not None:
             read |= {"namespaces": list(fitted), "other_namespaces": "drop"}
@@ -273,10 +274,11 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
     if cache is not None and args.kill_cache:
         Path(cache).unlink(missing_ok=True)
     continued = _continued_model(args)
+    learned: tuple[Any, Any, dict[int, str] | None] | None
     if cache is not None and Path(cache).exists() and _runs_natively(args):
         # As vw: an existing cache is read instead of the text (which may be absent).
-        model = _train_vw(args, None, cache, report_to, continued)
-        if model is None:
+        learned = _train_vw(args, None, cache, report_to, continued)
+        if learned is None:
             raise ValueError(
                 f"{cache}: a model of more than two classes learns from the text, not from a "
                 "cache (give -d without -c)"
@@ -284,12 +286,14 @@ def train(args: argparse.Namespace, out: TextIO) -> None:
     else:
         with contextlib.ExitStack() as stack:
             path, kind = stack.enter_context(data_file(args.data, args.format))
-            model = None
+            learned = None
             if kind == "vw" and _runs_natively(args):
-                model = _train_vw(args, path, cache, report_to, continued)
-            if model is None:
-                model = _train_frames(args, path, kind, report_to, stack, continued)
-    _save_and_describe(args, model, report_to)
+                learned = _train_vw(args, path, cache, report_to, continued)
+            if learned is None:
+                _check_frames_flags(args)
+                learned = _train_frames(args, path, kind, report_to, stack, continued), None, None
+    model, report, names = learned
+    _save_and_describe(args, model, report, names, report_to)
 
 
 def _continued_model(args: argparse.Namespace) -> Any:
@@ -321,15 +325,20 @@ def _runs_natively(args: argparse.Namespace) -> bool:
     return not (args.oaa or args.stage_poly or args.format not in ("auto", "vw"))
 
 
-def _vw_reader_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The reader flags (``--ignore``, ``--keep``, ``--hash``, ``--ngram``, ``--skips``)."""
-    return {
+def _vw_reader_options(args: argparse.Namespace, model: Any = None) -> dict[str, Any]:
+    """The reader flags (``--ignore``, ``--keep``, ``--hash``, ``--ngram``, ``--skips``): the
+    command line's, else those the ``model`` was trained with (kept in its file, as vw keeps
+    them in its model)."""
+    given = {
         "ignore": "".join(args.ignore) or None,
         "keep": "".join(args.keep) or None,
-        "hash": args.hash,
+        "hash": None if args.hash == "strings" else args.hash,
         "ngram": args.ngram or None,
         "skips": args.skips or None,
     }
+    stored = getattr(model, "_vw_reader", None) or {}
+    merged = {key: value if value is not None else stored.get(key) for key, value in given.items()}
+    return merged | {"hash": merged["hash"] or "strings"}
 
 
 def _train_vw(
@@ -338,14 +347,15 @@ def _train_vw(
     cache: str | None,
     report_to: TextIO | None,
     model: Any,
-) -> Any:
+) -> tuple[Any, Any, dict[int, str] | None] | None:
     """Learns the Vowpal Wabbit text ``path`` (writing ``cache`` on the way, when given) or,
     with no ``path``, the ``cache``: parsing, learning, the report and ``-p`` in the engine;
-    ``model``: the one ``-i`` continues, else a new one. ``None`` when the model learns in
-    pieces (more than two classes), nothing done."""
+    ``model``: the one ``-i`` continues, else a new one. Returns the model, the engine's
+    report of the run and, with ``--invert_hash``, the slots' names; ``None`` when the model
+    learns in pieces (more than two classes), nothing done."""
     from polars_poly import _internal
 
-    read = {k: v for k, v in _vw_reader_options(args).items() if v is not None}
+    read = {k: v for k, v in _vw_reader_options(args, model).items() if v is not None}
     if model is not None and _in_pieces(model):
         return None
     scan = None
@@ -356,6 +366,8 @@ def _train_vw(
     if model is None:
         assert scan is not None
         namespaces, labels, _ = scan
+        # A file of no features (or none at all: --no_stdin) learns the constant alone, as vw.
+        namespaces = namespaces or [DEFAULT_NAMESPACE]
         schema = _internal.reader_schema("vw", read | {"namespaces": namespaces}).schema
         found = pl.Series("label", labels, dtype=pl.Float64).sort()
         raw = args.loss_function in CLASSIFICATION_LOSSES and _raw_labels(found, args.loss_function)
@@ -398,15 +410,38 @@ def _train_vw(
                 history=bool(args.history),
                 predictions=args.predictions,
                 print=print_rows,
+                link=args.link,
+                binary=args.binary,
             )
         )
 
-    _, _, summary, rows = model._learn_vw(schema, run)
+    _, _, summary, rows, report = model._learn_vw(schema, run)
+    model._vw_reader = {k: v for k, v in read.items() if k != "other_namespaces"}
     if report_to is not None:
         print("\n".join(summary), file=report_to)
     if args.history:
         _write_history(args.history, rows)
-    return model
+    names = None
+    if args.invert_hash:
+        assert path is not None  # a cache is refused with --invert_hash
+        names = _feature_names(model, path, read)
+    return model, report, names
+
+
+def _feature_names(model: Any, path: str, read: dict[str, Any]) -> dict[int, str]:
+    """Slot -> feature name of the model's features on the text ``path`` (``--invert_hash``)."""
+    from polars_poly import _internal
+
+    options = model._learner.options()
+    features = options["features"]
+    return _internal.vw_feature_names(
+        path,
+        read | {"other_namespaces": "drop"},
+        namespaces=list(options["namespaces"]),
+        crosses=[list(cross) for cross in features.get("namespace_crosses", [])],
+        constant=bool(options["constant"]),
+        bits=int(options["bits"]),
+    )
 
 
 def _train_frames(
@@ -439,11 +474,22 @@ def _train_frames(
         _train_in_pieces(args, model, frame, label, weight, report_to)
     else:
         _train_scored(args, model, frame, label, weight, report_to, predictions)
+    if kind == "vw":
+        read = _vw_reader_options(args, model)
+        model._vw_reader = {k: v for k, v in read.items() if v is not None}
     return model
-    _save_and_describe(args, model, report_to)
 
 
 def _check_train_flags(args: argparse.Namespace) -> None:
+    if args.invert_hash and (args.ngram or args.skips or args.stage_poly):
+        raise UsageError(
+            "--invert_hash names linear features, the constant and namespace crosses: not with "
+            "--ngram, --skips or --stage_poly"
+        )
+    if args.invert_hash and (args.quadratic is True or args.cubic is True):
+        raise UsageError("--invert_hash names namespace crosses: not --quadratic/--cubic alone")
+    if args.invert_hash and (args.cache or args.cache_file):
+        raise UsageError("--invert_hash reads the text: not with a cache (as in vw)")
     if args.passes < 1:
         raise ValueError(f"--passes must be at least 1, got {args.passes}")
     if args.holdout_period < 1:
@@ -452,6 +498,25 @@ def _check_train_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"--oaa takes the number of classes, 2 or more, got {args.oaa}")
     if args.bits is not None and not 1 <= args.bits <= 32:
         raise ValueError(f"-b must be in 1..32, got {args.bits}")
+
+
+class UsageError(Exception):
+    """Flags that do not go together (exit 2, as argparse's own usage errors)."""
+
+
+def _check_frames_flags(args: argparse.Namespace) -> None:
+    """Flags only the engine's run on VW text has (``vw_run``'s scorer), refused elsewhere."""
+    flags = (
+        ("--binary", args.binary),
+        ("--link", args.link != "identity"),
+        ("--invert_hash", bool(args.invert_hash)),
+    )
+    given = [flag for flag, on in flags if on]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: need VW text learned in one model; not with --oaa, "
+            "--stage_poly, more than two classes, or LIBSVM/parquet input"
+        )
 
 
 def _check_continuation(args: argparse.Namespace, model: Any) -> None:
@@ -484,24 +549,90 @@ def _check_continuation(args: argparse.Namespace, model: Any) -> None:
 
 def _rewrite_model(args: argparse.Namespace, report_to: TextIO | None) -> None:
     """``--no_stdin``: no data; the model of ``-i`` is written again."""
-    if not args.initial_regressor:
-        raise ValueError("--no_stdin without -i: there is no data and no model to write")
     from polars_poly._internal import VwReport
 
+    if not args.initial_regressor:
+        # As vw: a new model of no data (every weight 0), after no pass.
+        learned = _train_vw(
+            argparse.Namespace(**{**vars(args), "passes": 0}), os.devnull, None, report_to, None
+        )
+        assert learned is not None  # no labels: not in pieces
+        _save_and_describe(args, *learned, report_to)
+        return
     model = pp.load_model(args.initial_regressor)
     if report_to is not None:
         print("\n".join(VwReport("squared").summary()), file=report_to)
-    _save_and_describe(args, model, report_to)
+    _save_and_describe(args, model, None, {} if args.invert_hash else None, report_to)
 
 
-def _save_and_describe(args: argparse.Namespace, model: Any, report_to: TextIO | None) -> None:
+def _save_and_describe(
+    args: argparse.Namespace,
+    model: Any,
+    report: Any,
+    names: dict[int, str] | None,
+    report_to: TextIO | None,
+) -> None:
+    """Writes ``-f``, ``--readable_model``, ``--invert_hash`` and ``--plot``; ``report``: the
+    engine's report of the run (``None``: no run, or a model learned in pieces); ``names``:
+    the slots' names (``--invert_hash``)."""
     if args.final_regressor:
         model.save(args.final_regressor)
     if args.readable_model:
-        with open(args.readable_model, "w") as file:
-            write_readable_model(model, file)
+        if _in_pieces(model):
+            # One-against-all: our layout (per class), not vw's interleaved table.
+            with open(args.readable_model, "w") as file:
+                write_readable_model(model, file)
+        else:
+            _write_vw_readable(args, model, report, args.readable_model)
+    if args.invert_hash:
+        _write_vw_readable(args, model, report, args.invert_hash, names or {})
     if args.plot:
         _save_plot(model.plot_learning_curve, args.plot)
+
+
+def _write_vw_readable(
+    args: argparse.Namespace,
+    model: Any,
+    report: Any,
+    path: str,
+    names: dict[int, str] | None = None,
+) -> None:
+    """``model`` in Vowpal Wabbit's readable layout (``vw_run::readable``), each slot's name
+    first when ``names`` are given (``--invert_hash``)."""
+    from polars_poly import __version__, _internal
+
+    _internal.vw_readable_model(
+        model._check_fitted(),
+        path,
+        report,
+        version=f"polars-poly {__version__}",
+        options=_vw_kept_options(args),
+        ngram=list(args.ngram),
+        skips=list(args.skips),
+        save_resume=not args.predict_only_model,
+        names=names,
+    )
+
+
+def _vw_kept_options(args: argparse.Namespace) -> str:
+    """The flags vw keeps in a model's header, as it writes them: sorted by name, then the
+    namespaces of ``--ignore`` and ``--keep`` merged."""
+    kept: list[tuple[str, str]] = [("binary", "")] if args.binary else []
+    if isinstance(args.cubic, str):
+        kept.append(("cubic", args.cubic))
+    kept += [("interactions", value) for value in args.interactions]
+    if args.link != "identity":
+        kept.append(("link", args.link))
+    if args.noconstant:
+        kept.append(("noconstant", ""))
+    quadratic = [*args.q, *([args.quadratic] if isinstance(args.quadratic, str) else [])]
+    kept += [("quadratic", value) for value in quadratic]
+    text = "".join(f" --{name} {value}".rstrip() for name, value in sorted(kept))
+    for name in ("ignore", "keep"):
+        letters = sorted(set("".join(getattr(args, name))))
+        if letters:
+            text += f" --{name} {''.join(letters)}"
+    return text
 
 
 def _in_pieces(model: Any) -> bool:
@@ -916,6 +1047,9 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print("polars-poly: interrupted", file=sys.stderr)
         return 130
+    except UsageError as err:
+        print(f"polars-poly {args.command}: error: {err}", file=sys.stderr)
+        return 2
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, as a killed-by-SIGPIPE tool would.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

@@ -25,7 +25,7 @@ WITHOUT_SKLEARN = "POLARS_POLY_WITHOUT_SKLEARN"
 
 FORMATS = ("auto", "libsvm", "vw", "parquet")
 LOSSES = ("squared", "logistic", "hinge", "quantile")
-LINKS = ("identity", "logistic")
+LINKS = ("identity", "logistic", "glf1", "poisson")
 
 
 @dataclass(frozen=True)
@@ -95,20 +95,35 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     ),
     _flag("--save_resume", "same", "our model file always keeps what resuming needs"),
     _flag("--predict_only_model", "different", "accepted; the model keeps its state"),
-    _flag("--no_stdin", "same", "no data: with -i, writes the model again"),
-    _flag("--readable_model", "different", "our layout: weights by name, then by slot"),
-    _flag("--binary", "refused", "in train; predict writes labels by default"),
-    _flag("--link", "refused", "in train; predict --link identity / logistic", LINKS),
+    _flag("--no_stdin", "same", "no data: with -i, writes the model again; without, a new one"),
+    _flag(
+        "--readable_model",
+        "same",
+        "vw's layout (header, state, `slot:w G N`); its Version and Checksum name this program",
+    ),
+    _flag(
+        "--binary",
+        "same",
+        "the sign as prediction, 0/1 loss on -1/+1 labels (VW text learned natively)",
+    ),
+    _flag(
+        "--link", "same", "applied to what is shown and written (VW text learned natively)", LINKS
+    ),
     _flag("--raw_predictions -r", "refused", "use predict --raw"),
-    _flag("--invert_hash", "refused", "needs the feature names kept at training"),
+    _flag(
+        "--invert_hash",
+        "same",
+        "the readable model with names (`ns^x*b^y:slot:w G N`), read from the text again; "
+        "not with n-grams or apple",
+    ),
     _flag("-a --audit", "refused", "needs the feature names kept at training"),
     _flag("--initial_weight", "same", "every weight starts at this value"),
     _flag("--ignore --keep", "same", "namespaces dropped / kept, as vw reads the file"),
     _flag("--ignore_linear", "refused", "not implemented"),
     _flag(
         "--ngram --skips",
-        "different",
-        "as vw; -t and predict need them again (vw keeps them in its model)",
+        "same",
+        "as vw, and kept in the model (with --ignore, --keep, --hash) for -t, -i and predict",
     ),
     _flag("--hash", "same", "strings or all", ("strings", "all")),
     _flag("--probabilities", "refused", "use predict --probabilities"),
@@ -228,8 +243,11 @@ def add_commands(commands: Any) -> None:
         t.add_argument(flag, action="store_true", help="update rule switch, as in vw")
     for flag in ("--save_resume", "--predict_only_model"):
         t.add_argument(flag, action="store_true", help="accepted as in vw (see docs/cli.md)")
+    t.add_argument("--binary", action="store_true", help="predict the sign; report 0/1 loss")
+    t.add_argument("--link", choices=list(LINKS), default="identity", help="of what is shown")
     t.add_argument("--no_stdin", action="store_true", help="no data (with -i: save it again)")
-    t.add_argument("--readable_model", metavar="FILE", help="write the weights, named, here")
+    t.add_argument("--readable_model", metavar="FILE", help="write the weights here (vw's layout)")
+    t.add_argument("--invert_hash", metavar="FILE", help="the readable model with feature names")
     t.add_argument("--history", metavar="CSV", help="write the table's rows here")
     t.add_argument("--plot", metavar="PNG", help="plot the learning curve here (matplotlib)")
     for refused in VW_FLAGS:
@@ -241,7 +259,7 @@ def add_commands(commands: Any) -> None:
     p.add_argument("--raw", action="store_true", help="classifier margins, not labels")
     p.add_argument("--probabilities", action="store_true", help="P(larger class), logistic")
     # Vowpal Wabbit's spellings of the two: --link logistic, --link identity (margins).
-    p.add_argument("--link", choices=list(LINKS), help="as vw: margins or P")
+    p.add_argument("--link", choices=list(LINKS[:2]), help="as vw: margins or P")
     p.add_argument("--binary", action="store_true", help="labels (the default), as vw")
     i = commands.add_parser("inspect", help="summarize a model, list apple's monomials")
     i.add_argument("-i", "--initial_regressor", required=True, help="the model")

@@ -1370,6 +1370,9 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             "pass_loss": list(self.pass_loss_),
             "holdout_loss": list(self.holdout_loss_),
             "rows_seen": self._rows_seen,
+            # The command line's Vowpal Wabbit reader flags (n-grams, ...), which reading a
+            # file for the model needs again.
+            "vw_reader": self.__dict__.get("_vw_reader"),
         }
         learner = self._check_fitted()
         if isinstance(learner, OneAgainstAll):
@@ -1403,6 +1406,8 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         self.holdout_loss_ = state["holdout_loss"]
         self.stopped_early_ = False
         self._rows_seen = state["rows_seen"]
+        if state.get("vw_reader"):
+            self._vw_reader = state["vw_reader"]
         if state["classes"] is not None:
             self.classes_ = np.asarray(state["classes"])
         self._finish_fit()

@@ -2,6 +2,7 @@
 //! scan before a model is made (`vw_scan`), and the run itself (`vw_train`), which calls back
 //! into Python only to print the table's rows.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -15,7 +16,10 @@ use crate::error::PolyError;
 use crate::learner::{Loss, LossParams, RowRecord};
 use crate::readers::vw::{self, VwOptions, VwScan};
 use crate::vw_run::cache::CacheReader;
+use crate::vw_run::invert_hash::{feature_names, NamedModel};
+use crate::vw_run::readable::{write_readable, ReadableHeader};
 use crate::vw_run::report::{Progress, ReportedRow, TableRow, VwReport};
+use crate::vw_run::scorer::{Link, Scorer};
 use crate::vw_run::{push_prediction, run, RunOptions, Source};
 
 /// A scan for Python: namespaces, labels, more labels than listed.
@@ -51,13 +55,18 @@ fn vw_scan(
     })
 }
 
+/// What `vw_train` returns: passes run, rows read, the summary's lines, the table's rows (with
+/// `history`), and the report (for a readable model's state).
+type RunResult = (usize, u64, Vec<String>, Vec<HistoryRow>, PyVwReport);
+
 /// Trains `learner` on the text file `data` (writing the cache `cache` on the way when
 /// `write_cache`) or, with `data` None, on the cache; prints the table's rows through `print`.
 /// Returns (passes run, rows read, the summary's lines, the table's rows when `history`).
 #[pyfunction]
 #[pyo3(signature = (
     learner, data, cache, options, *, write_cache, scan, passes, holdout_period, early_terminate,
-    test_only, classes, batch_rows, progress, quiet, history, predictions, print
+    test_only, classes, batch_rows, progress, quiet, history, predictions, print,
+    link = "identity", binary = false
 ))]
 #[allow(clippy::too_many_arguments)]
 fn vw_train(
@@ -79,8 +88,15 @@ fn vw_train(
     history: bool,
     predictions: Option<PathBuf>,
     print: Py<PyAny>,
-) -> PyResult<(usize, u64, Vec<String>, Vec<HistoryRow>)> {
+    link: &str,
+    binary: bool,
+) -> PyResult<RunResult> {
     let options = reader_options(options)?;
+    let Some(link) = Link::parse(link) else {
+        return Err(py_error(PolyError::InvalidInput(format!(
+            "link={link:?} is not one of identity, logistic, glf1, poisson"
+        ))));
+    };
     let source = match (data, &cache) {
         (Some(path), _) => Source::Text { path, options: options.clone() },
         (None, Some(path)) => Source::Cache { path: path.clone(), options: options.clone() },
@@ -108,6 +124,7 @@ fn vw_train(
         test_only,
         classes,
         batch_rows,
+        scorer: Scorer { link, binary },
         write_cache,
     };
     let progress =
@@ -146,7 +163,65 @@ fn vw_train(
                     .map_err(|error| PolyError::io("the predictions", "cannot write", &error))
                     .map_err(py_error)?;
             }
-            Ok((end.passes_run, end.rows, report.summary(), history_rows(&report)))
+            let summary = report.summary();
+            let rows = history_rows(&report);
+            Ok((end.passes_run, end.rows, summary, rows, PyVwReport { inner: report }))
+        })
+    })
+}
+
+/// Slot -> feature name for the Vowpal Wabbit text `path` read with `options` by a model of
+/// these namespace columns, crosses (column numbers), constant and bits (`--invert_hash`).
+#[pyfunction]
+#[pyo3(signature = (path, options, *, namespaces, crosses, constant, bits))]
+fn vw_feature_names(
+    py: Python<'_>,
+    path: PathBuf,
+    options: &Bound<'_, PyAny>,
+    namespaces: Vec<String>,
+    crosses: Vec<Vec<usize>>,
+    constant: bool,
+    bits: u32,
+) -> PyResult<HashMap<u32, String>> {
+    let options = reader_options(options)?;
+    py.detach(|| {
+        guarded(|| {
+            let model = NamedModel { namespaces: &namespaces, crosses: &crosses, constant, bits };
+            feature_names(&path, &options, &model).map_err(py_error)
+        })
+    })
+}
+
+/// Writes `learner` to `path` in Vowpal Wabbit's readable layout (`crate::vw_run::readable`):
+/// with the shared data of `report` (None: no run), the state when `save_resume`, and the
+/// names of `names` (slot -> name, `--invert_hash`).
+#[pyfunction]
+#[pyo3(signature = (learner, path, report, *, version, options, ngram, skips, save_resume, names = None))]
+#[allow(clippy::too_many_arguments)]
+fn vw_readable_model(
+    py: Python<'_>,
+    learner: &PyLearner,
+    path: PathBuf,
+    report: Option<PyRef<'_, PyVwReport>>,
+    version: String,
+    options: String,
+    ngram: Vec<String>,
+    skips: Vec<String>,
+    save_resume: bool,
+    names: Option<HashMap<u32, String>>,
+) -> PyResult<()> {
+    let header = ReadableHeader { version, options, ngram, skips };
+    let report = report.map(|report| report.inner.clone());
+    let shared = learner.shared();
+    py.detach(|| {
+        guarded(|| {
+            let model = shared.read().map_err(poisoned)?;
+            let file = File::create(&path)
+                .map_err(|error| py_error(PolyError::io(path.display(), "cannot write", &error)))?;
+            let mut out = BufWriter::new(file);
+            write_readable(&mut out, &model, report.as_ref(), &header, save_resume, names.as_ref())
+                .and_then(|()| out.flush())
+                .map_err(|error| py_error(PolyError::io(path.display(), "cannot write", &error)))
         })
     })
 }
@@ -258,6 +333,8 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(vw_scan, m)?)?;
     m.add_function(wrap_pyfunction!(vw_train, m)?)?;
     m.add_function(wrap_pyfunction!(vw_prediction_lines, m)?)?;
+    m.add_function(wrap_pyfunction!(vw_readable_model, m)?)?;
+    m.add_function(wrap_pyfunction!(vw_feature_names, m)?)?;
     m.add_class::<PyVwReport>()?;
     Ok(())
 }

@@ -194,6 +194,10 @@ pub struct VwBatch {
     pub values: Vec<f64>,
     /// The namespace letter of each entry (`b' '` for the default namespace).
     pub namespaces: Vec<u8>,
+    /// Each entry's name as Vowpal Wabbit's audit writes it (`ns^feature`, `feature` in the
+    /// default namespace, `ns^` for an anonymous one), from a reader
+    /// [`VwReader::with_names`]; empty otherwise.
+    pub names: Vec<String>,
     /// The 1-based line number of the first row (0 for a batch without rows).
     pub first_line: u64,
     /// A reader feeding a learner ([`VwReader::for_learner`]) parses each feature straight into
@@ -212,6 +216,7 @@ impl VwBatch {
             indices: Vec::new(),
             values: Vec::new(),
             namespaces: Vec::new(),
+            names: Vec::new(),
             first_line: 0,
             columns: None,
         }
@@ -283,6 +288,7 @@ impl VwBatch {
         self.indices.extend(other.indices);
         self.values.extend(other.values);
         self.namespaces.extend(other.namespaces);
+        self.names.extend(other.names);
     }
 }
 
@@ -329,8 +335,14 @@ impl VwReader {
 
     fn new(lines: LineReader, options: VwOptions, compiled: Compiled) -> Self {
         let path = lines.name().to_owned();
-        let parser =
-            ExampleParser { path, options, compiled, refuse_base: false, direct_seeds: None };
+        let parser = ExampleParser {
+            path,
+            options,
+            compiled,
+            refuse_base: false,
+            direct_seeds: None,
+            names: false,
+        };
         Self { lines, parser }
     }
 
@@ -347,6 +359,16 @@ impl VwReader {
     /// (initial prediction) is the line's parse error, the learner having no such offset; and
     /// each feature is parsed straight into its namespace's column (one copy fewer than
     /// splitting the batch's entries afterwards).
+    /// A reader that keeps each entry's name in its batches ([`VwBatch::names`]), for Vowpal
+    /// Wabbit's `--invert_hash`; n-grams have none (refused).
+    pub fn with_names(mut self) -> PolyResult<Self> {
+        if self.parser.compiled.grams.is_some() {
+            return crate::invalid!("feature names are not kept with n-grams or skips");
+        }
+        self.parser.names = true;
+        Ok(self)
+    }
+
     pub fn for_learner(mut self) -> Self {
         self.parser.refuse_base = true;
         if let (Some(names), None) = (&self.parser.options.namespaces, &self.parser.compiled.grams)
@@ -535,7 +557,7 @@ fn column_seeds(names: &[String]) -> Vec<u32> {
 }
 
 /// The namespace letter a column name stands for (checked by `check_options`).
-fn namespace_letter(name: &str) -> u8 {
+pub(crate) fn namespace_letter(name: &str) -> u8 {
     if name == DEFAULT_NAMESPACE_COLUMN {
         b' '
     } else {
@@ -706,6 +728,8 @@ struct ExampleParser {
     /// and no n-grams, features go straight into their columns, whose learner seeds these are.
     refuse_base: bool,
     direct_seeds: Option<Vec<u32>>,
+    /// Each entry's name is kept (`VwReader::with_names`).
+    names: bool,
 }
 
 /// How the features of a line ended: at the end of the line, or at a NUL byte right after a
@@ -862,6 +886,9 @@ impl ExampleParser {
                         batch.indices.push(feature_hash);
                         batch.values.push(value);
                         batch.namespaces.push(letter);
+                        if self.names {
+                            batch.names.push(audit_name(name, feature_name));
+                        }
                     }
                 }
             }
@@ -870,6 +897,17 @@ impl ExampleParser {
             }
         }
         Ok(Rest::Continue)
+    }
+}
+
+/// A feature's name as Vowpal Wabbit's audit and `--invert_hash` write it.
+fn audit_name(namespace: &[u8], feature: &[u8]) -> String {
+    let (namespace, feature) =
+        (String::from_utf8_lossy(namespace), String::from_utf8_lossy(feature));
+    if namespace.is_empty() {
+        feature.into_owned()
+    } else {
+        format!("{namespace}^{feature}")
     }
 }
 

@@ -9,18 +9,22 @@
 //! a cache's columns are matched to them by name (a namespace the cache lacks is empty).
 
 pub mod cache;
+pub mod invert_hash;
+pub mod readable;
 pub mod report;
+pub mod scorer;
 
 use std::io::Write;
 use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver};
 
 use crate::error::{PolyError, PolyResult};
-use crate::learner::{Batch, Expansion, Learner, NamespaceRows, RowRecord};
+use crate::learner::{Batch, Expansion, InOrderRows, Learner, NamespaceRows, RowRecord};
 use crate::readers::vw::{VwColumns, VwOptions, VwReader, VwScan};
 use crate::sparse::{SparseMatrix, SparseRows};
 use cache::{fingerprint, CacheHeader, CacheReader, CacheWriter};
 use report::{ReportedRow, VwReport};
+use scorer::Scorer;
 
 /// Where the examples come from.
 #[derive(Clone, Debug)]
@@ -48,6 +52,8 @@ pub struct RunOptions {
     pub classes: Option<(f64, f64)>,
     /// Rows per batch.
     pub batch_rows: usize,
+    /// How rows are shown and written (`--link`, `--binary`).
+    pub scorer: Scorer,
     /// With a text source: the cache to write while reading it (and the file's scan for its
     /// header); later passes then read the cache.
     pub write_cache: Option<(PathBuf, VwScan)>,
@@ -243,11 +249,13 @@ fn learn_batches<E: Expansion>(
             scratch.scored_only.push(held || label.is_none() || options.test_only);
             scratch.labels.push(engine_label(*label, options.classes, first_row + k)?);
         }
-        let rows: Vec<SparseRows<'_, u32, f64>> = batch
+        // Vowpal Wabbit's rows: features learned in file order, repeats apart.
+        let rows: Vec<InOrderRows<'_, u32, f64>> = batch
             .columns
             .iter()
             .map(|c| {
-                Ok(SparseRows::new(&c.offsets, &c.indices, &c.values)?.with_first_row(first_row))
+                let rows = SparseRows::new(&c.offsets, &c.indices, &c.values)?;
+                Ok(InOrderRows(rows.with_first_row(first_row)))
             })
             .collect::<PolyResult<_>>()?;
         let namespaces: Vec<&dyn NamespaceRows> =
@@ -259,13 +267,10 @@ fn learn_batches<E: Expansion>(
         learner.learn_batch_scored(&examples, &scratch.scored_only, &mut scratch.records)?;
         *rows_read += n as u64;
         scratch.lines.clear();
-        for (k, record) in scratch.records.iter().enumerate() {
-            let row = ReportedRow {
-                label: batch.labels[k],
-                weight: batch.importance[k],
-                record: *record,
-                holdout: scratch.holdout[k],
-            };
+        for (k, record) in scratch.records.iter_mut().enumerate() {
+            let (label, weight) = (batch.labels[k], batch.importance[k]);
+            *record = options.scorer.score(*record, label, weight);
+            let row = ReportedRow { label, weight, record: *record, holdout: scratch.holdout[k] };
             report.add(&row, &mut scratch.lines);
         }
         if !scratch.lines.is_empty() {

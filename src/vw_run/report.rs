@@ -76,6 +76,28 @@ pub struct ReportedRow {
     pub holdout: bool,
 }
 
+/// The sums of [`VwReport`] a readable model keeps (`super::readable`), vw's names.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct SharedData {
+    pub sum_loss: f64,
+    pub sum_loss_since_last_dump: f64,
+    pub dump_interval: f64,
+    pub weighted_labeled_examples: f64,
+    pub weighted_labels: f64,
+    pub weighted_unlabeled_examples: f64,
+    pub example_number: u64,
+    pub total_features: u64,
+    pub old_weighted_labeled_examples: f64,
+    pub current_pass: u32,
+}
+
+impl SharedData {
+    /// A run of no data (`--no_stdin`): vw ends its one pass with the first report point.
+    pub fn no_run() -> Self {
+        SharedData { dump_interval: 1.0, current_pass: 1, ..SharedData::default() }
+    }
+}
+
 /// Vowpal Wabbit's shared data of a run: sums, report points, the labels seen.
 #[derive(Clone, Debug)]
 pub struct VwReport {
@@ -156,6 +178,22 @@ impl VwReport {
 
     fn weighted_examples(&self) -> f64 {
         self.weighted_labeled + self.weighted_unlabeled
+    }
+
+    /// The sums a readable model keeps.
+    pub fn shared_data(&self) -> SharedData {
+        SharedData {
+            sum_loss: self.sum_loss,
+            sum_loss_since_last_dump: self.loss_since_dump,
+            dump_interval: self.dump_interval,
+            weighted_labeled_examples: self.weighted_labeled,
+            weighted_labels: self.weighted_labels,
+            weighted_unlabeled_examples: self.weighted_unlabeled,
+            example_number: self.examples,
+            total_features: self.total_features,
+            old_weighted_labeled_examples: self.old_weighted_labeled,
+            current_pass: self.current_pass,
+        }
     }
 
     /// Examples counted so far (learned or tested, not held out).

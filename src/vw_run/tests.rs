@@ -39,6 +39,7 @@ fn options(passes: usize, holdout_period: u64, batch_rows: usize) -> RunOptions 
         test_only: false,
         classes: None,
         batch_rows,
+        scorer: Scorer::default(),
         write_cache: None,
     }
 }
