@@ -203,7 +203,7 @@ impl ColumnSink {
         seed: u64,
     ) -> Result<(), (usize, PolyError)> {
         self.ends.clear();
-        if consecutive && self.fill_plain_run(column, rows, seed) {
+        if consecutive && self.fill_plain_run(column, rows, seed, true) {
             return Ok(());
         }
         for (position, &row) in rows.iter().enumerate() {
@@ -214,19 +214,23 @@ impl ColumnSink {
         Ok(())
     }
 
-    /// Rows whose entries are features in the order given ([`super::example::push_in_order`]):
-    /// `row(r)` is row `r`'s (indices, values), `row_number(r)` its number in errors.
-    pub(crate) fn fill_in_order<'r, I: SparseIndex + 'r, V: SparseValue + 'r>(
+    /// Rows of `column` whose entries are features in the order given
+    /// ([`super::example::push_in_order`]); as [`ColumnSink::fill`] otherwise.
+    pub(crate) fn fill_in_order<I: SparseIndex, V: SparseValue>(
         &mut self,
+        column: &SparseRows<'_, I, V>,
         rows: &[usize],
+        consecutive: bool,
         seed: u64,
-        row: impl Fn(usize) -> (&'r [I], &'r [V]),
-        row_number: impl Fn(usize) -> usize,
     ) -> Result<(), (usize, PolyError)> {
         self.ends.clear();
+        if consecutive && self.fill_plain_run(column, rows, seed, false) {
+            return Ok(());
+        }
         for (position, &r) in rows.iter().enumerate() {
-            let (indices, values) = row(r);
-            push_in_order(seed, indices, values, row_number(r), &mut self.hashes, &mut self.values)
+            let (indices, values) = column.row(r);
+            let number = column.row_number(r);
+            push_in_order(seed, indices, values, number, &mut self.hashes, &mut self.values)
                 .map_err(|error| (position, error))?;
             self.ends.push(self.hashes.len());
         }
@@ -326,14 +330,15 @@ impl ColumnSink {
         (&self.hashes, &self.values, &self.ends)
     }
 
-    /// Consecutive rows whose entries are all plain (non-negative indices strictly increasing
-    /// within each row, values finite and nonzero in single precision) in one sweep over their
-    /// entry arrays; false, and nothing written, when some entry is not.
+    /// Consecutive rows whose entries are all plain (non-negative indices, strictly increasing
+    /// within each row when `increasing`, values finite and nonzero in single precision) in one
+    /// sweep over their entry arrays; false, and nothing written, when some entry is not.
     fn fill_plain_run<I: SparseIndex, V: SparseValue>(
         &mut self,
         column: &SparseRows<'_, I, V>,
         rows: &[usize],
         seed: u64,
+        increasing: bool,
     ) -> bool {
         let (Some(&first), Some(&last)) = (rows.first(), rows.last()) else {
             return true;
@@ -351,7 +356,8 @@ impl ColumnSink {
         let base = offsets[0];
         // Rows of at most one entry (one-hot fields) are increasing; check the others.
         let short = offsets.windows(2).fold(true, |short, w| short & (w[1] - w[0] <= 1));
-        if !short
+        if increasing
+            && !short
             && !offsets.windows(2).all(|w| {
                 let row = &indices[(w[0] - base) as usize..(w[1] - base) as usize];
                 row.windows(2).all(|pair| pair[0].to_u64() < pair[1].to_u64())

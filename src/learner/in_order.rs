@@ -38,10 +38,10 @@ impl<I: SparseIndex, V: SparseValue> NamespaceRows for InOrderRows<'_, I, V> {
     fn fill_block(
         &self,
         rows: &[usize],
-        _consecutive: bool,
+        consecutive: bool,
         seed: u64,
         out: &mut ColumnSink,
     ) -> Result<(), (usize, PolyError)> {
-        out.fill_in_order(rows, seed, |row| self.0.row(row), |row| self.0.row_number(row))
+        out.fill_in_order(&self.0, rows, consecutive, seed)
     }
 }
