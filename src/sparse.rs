@@ -139,6 +139,11 @@ impl<'a, I: SparseIndex, V: SparseValue> SparseRows<'a, I, V> {
         Self { first_row, ..self }
     }
 
+    /// Row `row` alone (its offsets' window over the same entries), numbered as here.
+    pub fn window(&self, row: usize) -> Self {
+        Self { offsets: &self.offsets[row..row + 2], first_row: self.first_row + row, ..*self }
+    }
+
     /// The user-facing number of row `row` of this batch.
     #[inline]
     pub fn row_number(&self, row: usize) -> usize {

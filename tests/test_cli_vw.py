@@ -252,7 +252,7 @@ def test_unlabeled_examples_are_scored_not_learned(tmp_path) -> None:
 
 
 def test_refused_vowpal_wabbit_flags_exit_2_naming_the_flag(data, capsys) -> None:
-    for flag in (["--audit"], ["--ignore_linear", "a"]):
+    for flag in (["--ignore_linear", "a"], ["-r", "x"]):
         with pytest.raises(SystemExit) as usage:
             main(["train", "-d", str(data["regression"]), *flag])
         assert usage.value.code == 2
@@ -440,3 +440,46 @@ def test_a_model_keeps_its_reader_flags_as_vw_does(tmp_path) -> None:
     flags = ["--ngram", "t2", "--skips", "t1", "--keep", "tu"]
     compare(["-d", "../d.dat", "-f", "m.model", *flags], tmp_path)
     compare(["-d", "../d.dat", "-t", "-i", "m.model", "-p", "p.txt"], tmp_path, ("p.txt",))
+
+
+def audit_lines(text: str) -> list[list[str]]:
+    """``--audit``'s stdout, less vw's log messages: each line's fields (a feature line's
+    features split at ``:`` and ``@``)."""
+    kept = [line for line in text.splitlines() if line and not line.startswith("[")]
+    kept = [line for line in kept if not line.startswith("You can use")]
+    return [
+        re.split(r"[\t:@]+", line.strip("\t")) if "\t" in line else line.split() for line in kept
+    ]
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        [],
+        ["-q", "ab", "--l2", "1e-5"],
+        ["--noconstant", "--interactions", "abc", "-q", "aa"],
+        ["--passes", "2", "-c", "-k", "--holdout_off", "--sgd"],
+        ["--loss_function", "logistic", "--binary"],
+    ],
+    ids=lambda flags: " ".join(flags) or "defaults",
+)
+def test_audit_prints_each_example_as_vw_does(data, tmp_path, flags) -> None:
+    """``--audit``: each example's prediction, then its features named, with slot, value,
+    weight and squared-gradient sum before it is learned, largest |w x| first; from a cache
+    (a second pass) without names, as vw's."""
+    lines = data["binary"].read_text().splitlines()[:60]
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    args = ["-d", "d.dat", "--audit", *flags]
+    out = io.StringIO()
+    with contextlib.chdir(tmp_path), contextlib.redirect_stdout(out):
+        assert main(["train", "--quiet", *args]) == 0
+    done = subprocess.run(
+        [sys.executable, "-m", "vowpalwabbit", "--quiet", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    ours, theirs = audit_lines(out.getvalue()), audit_lines(done.stdout)
+    assert len(ours) == 2 * 60 * (2 if "--passes" in flags else 1)
+    assert_same_lines(ours, theirs, "audit")

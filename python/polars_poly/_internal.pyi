@@ -69,6 +69,7 @@ def vw_train(
     print: Callable[[list[str]], None],
     link: str = "identity",
     binary: bool = False,
+    audit: Callable[[str], object] | None = None,
 ) -> tuple[
     int,
     int,

@@ -412,6 +412,7 @@ def _train_vw(
                 print=print_rows,
                 link=args.link,
                 binary=args.binary,
+                audit=sys.stdout.write if args.audit else None,
             )
         )
 
@@ -481,13 +482,14 @@ def _train_frames(
 
 
 def _check_train_flags(args: argparse.Namespace) -> None:
-    if args.invert_hash and (args.ngram or args.skips or args.stage_poly):
-        raise UsageError(
-            "--invert_hash names linear features, the constant and namespace crosses: not with "
-            "--ngram, --skips or --stage_poly"
-        )
-    if args.invert_hash and (args.quadratic is True or args.cubic is True):
-        raise UsageError("--invert_hash names namespace crosses: not --quadratic/--cubic alone")
+    for flag, on in (("--invert_hash", bool(args.invert_hash)), ("--audit", args.audit)):
+        if on and (args.ngram or args.skips or args.stage_poly):
+            raise UsageError(
+                f"{flag} names linear features, the constant and namespace crosses: not with "
+                "--ngram, --skips or --stage_poly"
+            )
+        if on and (args.quadratic is True or args.cubic is True):
+            raise UsageError(f"{flag} names namespace crosses: not --quadratic/--cubic alone")
     if args.invert_hash and (args.cache or args.cache_file):
         raise UsageError("--invert_hash reads the text: not with a cache (as in vw)")
     if args.passes < 1:
@@ -510,6 +512,7 @@ def _check_frames_flags(args: argparse.Namespace) -> None:
         ("--binary", args.binary),
         ("--link", args.link != "identity"),
         ("--invert_hash", bool(args.invert_hash)),
+        ("--audit", args.audit),
     )
     given = [flag for flag, on in flags if on]
     if given:

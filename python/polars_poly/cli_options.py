@@ -116,7 +116,12 @@ VW_FLAGS: tuple[VwFlag, ...] = (
         "the readable model with names (`ns^x*b^y:slot:w G N`), read from the text again; "
         "not with n-grams or apple",
     ),
-    _flag("-a --audit", "refused", "needs the feature names kept at training"),
+    _flag(
+        "-a --audit",
+        "same",
+        "on stdout, each example's prediction and named features (`name:slot:x:w@G`) before "
+        "it is learned; not with n-grams or apple",
+    ),
     _flag("--initial_weight", "same", "every weight starts at this value"),
     _flag("--ignore --keep", "same", "namespaces dropped / kept, as vw reads the file"),
     _flag("--ignore_linear", "refused", "not implemented"),
@@ -248,6 +253,7 @@ def add_commands(commands: Any) -> None:
     t.add_argument("--no_stdin", action="store_true", help="no data (with -i: save it again)")
     t.add_argument("--readable_model", metavar="FILE", help="write the weights here (vw's layout)")
     t.add_argument("--invert_hash", metavar="FILE", help="the readable model with feature names")
+    t.add_argument("-a", "--audit", action="store_true", help="each example's features on stdout")
     t.add_argument("--history", metavar="CSV", help="write the table's rows here")
     t.add_argument("--plot", metavar="PNG", help="plot the learning curve here (matplotlib)")
     for refused in VW_FLAGS:

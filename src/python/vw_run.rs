@@ -66,7 +66,7 @@ type RunResult = (usize, u64, Vec<String>, Vec<HistoryRow>, PyVwReport);
 #[pyo3(signature = (
     learner, data, cache, options, *, write_cache, scan, passes, holdout_period, early_terminate,
     test_only, classes, batch_rows, progress, quiet, history, predictions, print,
-    link = "identity", binary = false
+    link = "identity", binary = false, audit = None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn vw_train(
@@ -90,6 +90,7 @@ fn vw_train(
     print: Py<PyAny>,
     link: &str,
     binary: bool,
+    audit: Option<Py<PyAny>>,
 ) -> PyResult<RunResult> {
     let options = reader_options(options)?;
     let Some(link) = Link::parse(link) else {
@@ -149,15 +150,22 @@ fn vw_train(
                     |error| PolyError::InvalidInput(format!("printing the table: {error}")),
                 )
             };
+            let mut audit_sink = audit.map(|write| BufWriter::new(PythonWriter(write)));
             let end = run(
                 &mut model,
                 &source,
                 &run_options,
                 &mut report,
                 sink.as_mut().map(|sink| sink as &mut dyn Write),
+                audit_sink.as_mut().map(|sink| sink as &mut dyn Write),
                 &mut print_lines,
             )
             .map_err(py_error)?;
+            if let Some(mut sink) = audit_sink {
+                sink.flush()
+                    .map_err(|error| PolyError::io("the audit", "cannot write", &error))
+                    .map_err(py_error)?;
+            }
             if let Some(mut sink) = sink {
                 sink.flush()
                     .map_err(|error| PolyError::io("the predictions", "cannot write", &error))
@@ -168,6 +176,23 @@ fn vw_train(
             Ok((end.passes_run, end.rows, summary, rows, PyVwReport { inner: report }))
         })
     })
+}
+
+/// Text written through a Python callable taking a `str` (`--audit`'s stdout, which Python
+/// owns).
+struct PythonWriter(Py<PyAny>);
+
+impl Write for PythonWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(bytes);
+        Python::attach(|py| self.0.call1(py, (text.as_ref(),)).map(|_| ()))
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Slot -> feature name for the Vowpal Wabbit text `path` read with `options` by a model of

@@ -203,6 +203,8 @@ pub struct VwBatch {
     /// A reader feeding a learner ([`VwReader::for_learner`]) parses each feature straight into
     /// its namespace's column (as the table layout has them), leaving the entries above empty.
     columns: Option<Vec<SparseMatrix<u32, f64>>>,
+    /// With names kept, each column's entries' names (parallel to `columns`).
+    column_names: Option<Vec<Vec<String>>>,
 }
 
 impl VwBatch {
@@ -219,6 +221,7 @@ impl VwBatch {
             names: Vec::new(),
             first_line: 0,
             columns: None,
+            column_names: None,
         }
     }
 
@@ -301,6 +304,9 @@ pub struct VwColumns {
     pub importance: Vec<f64>,
     pub tags: Vec<Option<String>>,
     pub columns: Vec<SparseMatrix<u32, f64>>,
+    /// From a reader [`VwReader::with_names`]: each column's entries' names (as
+    /// [`VwBatch::names`]), parallel to its entries; empty otherwise.
+    pub names: Vec<Vec<String>>,
 }
 
 impl VwColumns {
@@ -398,6 +404,7 @@ impl VwReader {
             importance: Vec::with_capacity(rows),
             tags: Vec::with_capacity(rows),
             columns: Vec::new(),
+            names: Vec::new(),
         };
         for piece in &mut pieces {
             batch.labels.append(&mut piece.labels);
@@ -407,6 +414,16 @@ impl VwReader {
         batch.columns = if self.parser.direct_seeds.is_some() {
             let mut by_column: Vec<Vec<SparseMatrix<u32, f64>>> =
                 names.iter().map(|_| Vec::with_capacity(pieces.len())).collect();
+            if self.parser.names {
+                batch.names = names.iter().map(|_| Vec::new()).collect();
+                for piece in &mut pieces {
+                    for (all, part) in
+                        batch.names.iter_mut().zip(piece.column_names.iter_mut().flatten())
+                    {
+                        all.append(part);
+                    }
+                }
+            }
             for piece in pieces {
                 for (column, part) in by_column.iter_mut().zip(piece.columns.unwrap_or_default()) {
                     column.push(part);
@@ -748,6 +765,10 @@ impl ExampleParser {
             piece.columns =
                 Some(seeds.iter().map(|_| SparseMatrix::with_capacity(lines, lines)).collect());
         }
+        if self.names && self.direct_seeds.is_some() {
+            piece.column_names =
+                Some(self.options.namespaces.iter().flatten().map(|_| Vec::new()).collect());
+        }
         piece
     }
 
@@ -880,6 +901,9 @@ impl ExampleParser {
                         // Kept letters are listed ones: others were dropped or refused above.
                         if let Some(k) = self.compiled.column_of[usize::from(letter)] {
                             columns[k].push(feature_hash.wrapping_sub(seeds[k]), value);
+                            if let Some(names) = &mut batch.column_names {
+                                names[k].push(audit_name(name, feature_name));
+                            }
                         }
                     }
                     _ => {

@@ -417,7 +417,7 @@ impl<'a> Decoder<'a> {
         if self.pos != self.bytes.len() {
             return Err(format!("{} bytes after its last column", self.bytes.len() - self.pos));
         }
-        Ok(VwColumns { labels, importance, tags, columns })
+        Ok(VwColumns { labels, importance, tags, columns, names: Vec::new() })
     }
 }
 
@@ -444,6 +444,7 @@ mod tests {
             importance: (0..rows).map(|r| if seed == 0 { 1.0 } else { r as f64 * 0.25 }).collect(),
             tags: (0..rows).map(|r| (seed != 0 && r % 2 == 0).then(|| format!("t{r}é"))).collect(),
             columns: vec![one_hot, text, scaled],
+            names: Vec::new(),
         }
     }
 

@@ -8,6 +8,7 @@
 //! learner's namespaces are the columns read: a text file is read with them (others dropped),
 //! a cache's columns are matched to them by name (a namespace the cache lacks is empty).
 
+pub mod audit;
 pub mod cache;
 pub mod invert_hash;
 pub mod readable;
@@ -22,6 +23,7 @@ use crate::error::{PolyError, PolyResult};
 use crate::learner::{Batch, Expansion, InOrderRows, Learner, NamespaceRows, RowRecord};
 use crate::readers::vw::{VwColumns, VwOptions, VwReader, VwScan};
 use crate::sparse::{SparseMatrix, SparseRows};
+use audit::Auditor;
 use cache::{fingerprint, CacheHeader, CacheReader, CacheWriter};
 use report::{ReportedRow, VwReport};
 use scorer::Scorer;
@@ -71,19 +73,22 @@ pub struct RunEnd {
 const QUEUED_BATCHES: usize = 1;
 
 /// Runs `options.passes` passes of `source` through `learner`, reporting to `report` (whose
-/// table lines go to `lines` as they are printed) and writing each scored row's prediction to
-/// `predictions` in Vowpal Wabbit's `-p` layout.
+/// table lines go to `lines` as they are printed), writing each scored row's prediction to
+/// `predictions` in Vowpal Wabbit's `-p` layout and, with `audit`, each row's audit
+/// ([`audit`]) before it is learned.
 pub fn run<E: Expansion>(
     learner: &mut Learner<E>,
     source: &Source,
     options: &RunOptions,
     report: &mut VwReport,
     mut predictions: Option<&mut dyn Write>,
+    mut audit: Option<&mut dyn Write>,
     lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
 ) -> PolyResult<RunEnd> {
     if options.batch_rows == 0 {
         return crate::invalid!("batch_rows must be at least 1");
     }
+    let auditor = audit.is_some().then(|| Auditor::new(learner)).transpose()?;
     let names = learner.config().namespaces.clone();
     let holdout = options.holdout_period > 0;
     let mut source = source.clone();
@@ -98,10 +103,11 @@ pub fn run<E: Expansion>(
             let reading = source.clone();
             let columns = names.clone();
             let batch_rows = options.batch_rows;
+            let names_kept = auditor.is_some();
             scope.spawn(move || {
-                let result = read_batches(&reading, &columns, batch_rows, write_cache, |batch| {
-                    sender.send(Ok(batch)).is_ok()
-                });
+                let deliver = |batch| sender.send(Ok(batch)).is_ok();
+                let result =
+                    read_batches(&reading, &columns, batch_rows, write_cache, names_kept, deliver);
                 if let Err(error) = result {
                     let _ = sender.send(Err(error));
                 }
@@ -115,6 +121,8 @@ pub fn run<E: Expansion>(
                 &mut end.rows,
                 report,
                 &mut predictions,
+                auditor.as_ref(),
+                &mut audit,
                 lines,
                 &mut scratch,
             )
@@ -136,12 +144,14 @@ pub fn run<E: Expansion>(
 }
 
 /// Reads `source` batch by batch into `deliver` (which says whether to go on), as the
-/// learner's `columns`; writes the cache `write_cache` on the way.
+/// learner's `columns`, with the features' names when `names` (text only); writes the cache
+/// `write_cache` on the way.
 fn read_batches(
     source: &Source,
     columns: &[String],
     batch_rows: usize,
     write_cache: Option<(PathBuf, VwScan)>,
+    names: bool,
     mut deliver: impl FnMut(VwColumns) -> bool,
 ) -> PolyResult<()> {
     match source {
@@ -158,6 +168,9 @@ fn read_batches(
                 None => None,
             };
             let mut reader = VwReader::open(path, options)?.for_learner();
+            if names {
+                reader = reader.with_names()?;
+            }
             while let Some(batch) = reader.next_columns(batch_rows)? {
                 if let Some(writer) = &mut writer {
                     writer.append(&batch)?;
@@ -231,6 +244,8 @@ fn learn_batches<E: Expansion>(
     rows_read: &mut u64,
     report: &mut VwReport,
     predictions: &mut Option<&mut dyn Write>,
+    auditor: Option<&Auditor>,
+    audit: &mut Option<&mut dyn Write>,
     lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
     scratch: &mut Scratch,
 ) -> PolyResult<()> {
@@ -264,7 +279,34 @@ fn learn_batches<E: Expansion>(
             .with_first_row(first_row)
             .with_names(names);
         scratch.records.clear();
-        learner.learn_batch_scored(&examples, &scratch.scored_only, &mut scratch.records)?;
+        match (auditor, audit.as_mut()) {
+            (Some(auditor), Some(out)) => {
+                // Row by row: each row's audit shows the weights it is predicted with.
+                for row in 0..n {
+                    let features = auditor.features(learner, &batch, row);
+                    let one = one_row(&rows, row);
+                    let namespaces: Vec<&dyn NamespaceRows> =
+                        one.iter().map(|r| r as &dyn NamespaceRows).collect();
+                    let labels = &scratch.labels[row..=row];
+                    let example =
+                        Batch::new(&namespaces, labels, Some(&batch.importance[row..=row]))?
+                            .with_first_row(first_row + row)
+                            .with_names(names);
+                    let scored_only = &scratch.scored_only[row..=row];
+                    learner.learn_batch_scored(&example, scored_only, &mut scratch.records)?;
+                    let prediction = scratch.records[row].prediction;
+                    let mut text = String::new();
+                    push_prediction(&mut text, prediction, batch.tags[row].as_deref());
+                    text.push_str(&features);
+                    text.push('\n');
+                    out.write_all(text.as_bytes())
+                        .map_err(|error| PolyError::io("the audit", "cannot write", &error))?;
+                }
+            }
+            _ => {
+                learner.learn_batch_scored(&examples, &scratch.scored_only, &mut scratch.records)?
+            }
+        }
         *rows_read += n as u64;
         scratch.lines.clear();
         for (k, record) in scratch.records.iter_mut().enumerate() {
@@ -286,6 +328,11 @@ fn learn_batches<E: Expansion>(
         }
     }
     Ok(())
+}
+
+/// Row `row` of each of `rows` alone (its offsets' window over the same entries).
+fn one_row<'a>(rows: &[InOrderRows<'a, u32, f64>], row: usize) -> Vec<InOrderRows<'a, u32, f64>> {
+    rows.iter().map(|r| InOrderRows(r.0.window(row))).collect()
 }
 
 /// The label the engine learns: as it is, or a class as -1 / +1 (a row without a label is

@@ -64,7 +64,7 @@ fn run_of(
     let mut printed = Vec::new();
     let mut predictions = Vec::new();
     let mut report = report(run_options.holdout_period > 0);
-    run(&mut model, source, run_options, &mut report, Some(&mut predictions), &mut |lines| {
+    run(&mut model, source, run_options, &mut report, Some(&mut predictions), None, &mut |lines| {
         printed.extend_from_slice(lines);
         Ok(())
     })
@@ -118,9 +118,11 @@ fn the_cache_gives_the_same_run_as_the_text_and_later_passes_read_it() {
     };
     let mut model = learner(&["a", "b"]);
     let error =
-        run(&mut model, &other, &options(1, 0, 100), &mut report(false), None, &mut |_| Ok(()))
-            .unwrap_err()
-            .to_string();
+        run(&mut model, &other, &options(1, 0, 100), &mut report(false), None, None, &mut |_| {
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("data.vw.cache") && error.contains("-k"), "{error}");
 }
 
@@ -168,8 +170,10 @@ fn a_nonzero_base_is_an_error_naming_its_line() {
     let source = Source::Text { path, options: VwOptions::default() };
     let mut model = learner(&["a", "b"]);
     let error =
-        run(&mut model, &source, &options(1, 0, 10), &mut report(false), None, &mut |_| Ok(()))
-            .unwrap_err()
-            .to_string();
+        run(&mut model, &source, &options(1, 0, 10), &mut report(false), None, None, &mut |_| {
+            Ok(())
+        })
+        .unwrap_err()
+        .to_string();
     assert!(error.contains("line 2") && error.contains("base (initial prediction) 0.5"), "{error}");
 }
