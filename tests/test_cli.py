@@ -342,3 +342,9 @@ def test_streaming_in_small_batches_changes_nothing(vw_file, tmp_path, capsys, m
         outputs.append((table, captured.out, captured.err))
     assert outputs[0] == outputs[1]
     assert "accuracy = " in outputs[0][2] and len(outputs[0][0]) == 13  # up to 4096 of 6000
+
+
+@pytest.mark.parametrize("classes", ["0", "1", "-2"])
+def test_oaa_of_fewer_than_two_classes_is_an_error_naming_it(multiclass_file, classes, capsys):
+    assert main(["train", "-d", str(multiclass_file), "--oaa", classes]) == 1
+    assert f"--oaa takes the number of classes, 2 or more, got {classes}" in capsys.readouterr().err

@@ -496,7 +496,7 @@ def _check_train_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"--passes must be at least 1, got {args.passes}")
     if args.holdout_period < 1:
         raise ValueError(f"--holdout_period must be at least 1, got {args.holdout_period}")
-    if args.oaa < 0 or args.oaa == 1:
+    if args.oaa is not None and args.oaa < 2:
         raise ValueError(f"--oaa takes the number of classes, 2 or more, got {args.oaa}")
     if args.bits is not None and not 1 <= args.bits <= 32:
         raise ValueError(f"-b must be in 1..32, got {args.bits}")
@@ -844,7 +844,7 @@ def _classes(args: argparse.Namespace, labels: pl.Series | None) -> list[Any]:
     label outside them is an error naming its example), else the file's distinct ``labels``
     ({0, 1} or {-1, +1} when they are among those)."""
     if args.oaa or labels is None:
-        return list(range(1, args.oaa + 1))
+        return list(range(1, (args.oaa or 0) + 1))
     from polars_poly.learner import classes_of
 
     found: list[Any] = classes_of(labels.to_numpy()).tolist()

@@ -239,9 +239,7 @@ def add_commands(commands: Any) -> None:
         "--progress",
         help="table rows every N examples (an integer) or at N times the last (a decimal)",
     )
-    t.add_argument(
-        "--oaa", type=int, default=0, metavar="K", help="K classes, labels 1..K (one against all)"
-    )
+    t.add_argument("--oaa", type=int, metavar="K", help="K classes, labels 1..K (one against all)")
     for flag in ("--random_seed",):
         t.add_argument(flag, type=int, help="accepted as in vw (plain SGD draws no numbers)")
     for flag in ("--sgd", "--adaptive", "--normalized", "--invariant"):
