@@ -6,9 +6,14 @@ property-tested in Rust (src/model/tests.rs)."""
 from __future__ import annotations
 
 import decimal
+import os
+import signal
+import stat
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import date
 from pathlib import Path
@@ -389,3 +394,225 @@ def test_conversions_refuse_non_finite_values_naming_the_row(convert) -> None:
     )
     with pytest.raises(ValueError, match=r"column 'x', row 2: non-finite value nan"):
         convert(column, 3)
+
+
+def _small_model(tmp_path: Path) -> tuple[pp.SGDRegressor, pl.DataFrame]:
+    frame = pl.DataFrame({"a": ["x", "y", "z", "x"], "y": [0.0, 1.0, 2.0, 0.5]})
+    return pp.SGDRegressor(bits=10).fit(frame, "y"), frame
+
+
+@pytest.mark.parametrize("reader", ["pp.load_model(path)", "pp.SGDRegressor.load(path)"])
+def test_loading_a_fifo_or_a_directory_is_an_error_not_a_hang(tmp_path, reader) -> None:
+    """A FIFO is refused before it is opened (reading one blocks until a writer comes, and
+    Ctrl-C cannot stop the read); a subprocess, so that a hang fails instead of blocking."""
+    fifo = tmp_path / "model.fifo"
+    os.mkfifo(fifo)
+    code = f"import polars_poly as pp\npath = {str(fifo)!r}\n{reader}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 1
+    assert f"{fifo} is a FIFO, not a model file" in done.stderr
+    with pytest.raises(ValueError, match="is a directory, not a model file"):
+        pp.load_model(tmp_path)
+
+
+def test_save_through_a_symlink_writes_its_target_and_keeps_the_link(tmp_path) -> None:
+    model, frame = _small_model(tmp_path)
+    target, link = tmp_path / "target.model", tmp_path / "link.model"
+    pp.SGDRegressor(bits=10).fit(frame.head(2), "y").save(target)
+    link.symlink_to(target)
+    model.save(link)
+    assert link.is_symlink() and link.resolve() == target
+    np.testing.assert_array_equal(pp.load_model(target).predict(frame), model.predict(frame))
+
+
+def test_save_onto_a_fifo_or_directory_is_an_error_that_leaves_it(tmp_path) -> None:
+    model, _ = _small_model(tmp_path)
+    fifo = tmp_path / "out.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match="is a FIFO: save writes a regular file"):
+        model.save(fifo)
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
+    with pytest.raises(ValueError, match="is a directory: save writes a regular file"):
+        model.save(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "make, partial",
+    [
+        (lambda: pp.SGDRegressor(bits=10), {}),
+        (lambda: pp.DoSClassifier(), {"classes": [-1.0, 1.0]}),
+    ],
+)
+def test_a_second_thread_training_one_estimator_is_refused(make, partial) -> None:
+    """While one thread trains an estimator (held inside fit by a query that waits), another
+    thread's fit or partial_fit on it raises at once; the first fit's model is a serial fit's."""
+    from polars_poly import _exclusive
+
+    frame = pl.DataFrame({"a": [0.0, 1.0, 2.0, 0.5] * 50, "y": [1.0, -1.0, 1.0, -1.0] * 50})
+    release = threading.Event()
+
+    def held(series: pl.Series) -> pl.Series:
+        release.wait(60)
+        return series
+
+    query = frame.lazy().with_columns(pl.col("y").map_batches(held, return_dtype=pl.Float64))
+    model = make()
+    with ThreadPoolExecutor(1) as pool:
+        first = pool.submit(lambda: model.fit(query, "y"))
+        for _ in range(600):
+            if id(model) in _exclusive._TRAINING:
+                break
+            time.sleep(0.05)
+        with pytest.raises(RuntimeError, match="another thread is training this estimator"):
+            model.fit(frame, "y")
+        with pytest.raises(RuntimeError, match="another thread is training this estimator"):
+            model.partial_fit(frame, "y", **partial)
+        release.set()
+        first.result(timeout=60)
+    serial = make().fit(frame, "y")
+    np.testing.assert_array_equal(model.predict(frame), serial.predict(frame))
+
+
+@pytest.mark.parametrize("name", ["", "s\x00t"])
+@pytest.mark.parametrize("make", [pp.SGDRegressor, pp.SGDClassifier, pp.DoSClassifier])
+def test_a_feature_column_name_arrow_cannot_carry_is_refused_by_name(make, name) -> None:
+    frame = pl.DataFrame({name: [1.0, 2.0, 0.5], "y": [-1.0, 1.0, 1.0]})
+    with pytest.raises(ValueError) as error:
+        make().fit(frame, "y")
+    assert str(error.value).startswith(f"feature column {name!r}: ")
+    assert "column name is not supported" in str(error.value)
+
+
+def _raw_csr(
+    data: list[complex], indices: list[int], indptr: list[int], width: int
+) -> sp.csr_matrix:
+    """A CSR matrix of raw arrays, which scipy does not check."""
+    matrix = sp.csr_matrix((1, width))
+    matrix.data, matrix.indices, matrix.indptr = (
+        np.asarray(data),
+        np.asarray(indices, np.int32),
+        np.asarray(indptr, np.int32),
+    )
+    matrix._shape = (len(indptr) - 1, width)
+    return matrix
+
+
+@pytest.mark.parametrize(
+    "matrix, error, message",
+    [
+        (
+            _raw_csr([1.0, 2.0, 3.0], [0, 1, 0], [0, 3, 1, 3], 2),
+            ValueError,
+            "row 1: the CSR matrix's indptr decreases",
+        ),
+        (
+            _raw_csr([1.0], [5], [0, 1], 3),
+            ValueError,
+            "row 0: column index 5 is beyond the CSR matrix's 3 columns",
+        ),
+        (sp.csr_matrix(np.array([[1 + 2j, 0.0]])), TypeError, "complex values"),
+    ],
+    ids=["decreasing indptr", "index beyond the width", "complex"],
+)
+@pytest.mark.parametrize(
+    "use",
+    [pp.from_scipy, pp.expand_csr, lambda m: pp.expand_csr(m, bits=8)],
+    ids=["from_scipy", "expand_csr", "hashed expand_csr"],
+)
+def test_an_invalid_scipy_csr_is_an_error_naming_its_fault(matrix, error, message, use) -> None:
+    with pytest.raises(error, match=message):
+        use(matrix)
+
+
+def test_hashed_feature_names_refuses_what_hash_features_refuses() -> None:
+    frame = pl.DataFrame({"d": [date(2020, 1, 1)], "x": [1.0]})
+    for call in (
+        lambda: frame.select(pp.hash_features("d")),
+        lambda: pp.hashed_feature_names(frame, "d"),
+    ):
+        with pytest.raises(ComputeError, match='column "d" has dtype date'):
+            call()
+    assert pp.hashed_feature_names(frame, "x", bits=8)["name"].to_list() == ["x"]
+
+
+def test_a_hashed_expansion_beyond_memory_is_a_memory_error_before_it_is_built() -> None:
+    """200,000 rows of 40 nonzeros at degree 3 hash up to 200,000 x 12,341 entries (79 GB):
+    refused before any is built, naming the size, where it used to abort the process (or be
+    OOM-killed); in a subprocess, so that a regression fails instead of killing the tests."""
+    code = textwrap.dedent(
+        """
+        import numpy as np, scipy.sparse as sp, polars as pl, polars_poly as pp
+        rows, nnz = 200_000, 40
+        rng = np.random.default_rng(0)
+        indices = np.sort(rng.choice(1000, size=(rows, nnz), replace=True), axis=1).ravel()
+        indptr = np.arange(0, rows * nnz + 1, nnz)
+        X = sp.csr_matrix((np.ones(rows * nnz), indices, indptr), shape=(rows, 1000))
+        frame = pl.DataFrame({"x": pp.from_scipy(X)})
+        lengths = pp.expand("x", degree=3, bits=16).list.len().sum()
+        for name, call in [
+            ("expand_csr", lambda: pp.expand_csr(X, degree=3, bits=16)),
+            ("expand", lambda: frame.select(lengths)),
+        ]:
+            try:
+                call()
+                print(name, "built")
+            except (MemoryError, pl.exceptions.ComputeError) as error:
+                named = "hashed expansion of 200000 rows" in str(error)
+                print(name, type(error).__name__, named)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    # An expression's error reaches Python as Polars' ComputeError, with the message.
+    expected = ["expand_csr MemoryError True", "expand ComputeError True"]
+    assert done.stdout.split("\n")[:2] == expected
+
+
+def test_ctrl_c_during_save_keeps_the_file_the_last_completed_save_wrote(tmp_path) -> None:
+    """Two models saved in turn to one path until SIGINT lands during a save: the interrupted
+    save raises KeyboardInterrupt and the file is still the last completed save's, with no
+    temporary file left (the save used to complete, rename over the file, then raise)."""
+    code = textwrap.dedent(
+        f"""
+        import os, sys, numpy as np, polars as pl, polars_poly as pp
+        frame = pl.DataFrame({{"a": ["x", "y", "z"] * 100, "y": [1.0, 2.0, 3.0] * 100}})
+        models = [
+            pp.SGDRegressor(bits=24).fit(frame, "y"),
+            pp.SGDRegressor(bits=24).fit(frame.with_columns(-pl.col("y")), "y"),
+        ]
+        path = {str(tmp_path / "m.model")!r}
+        done = None
+        print("ready", flush=True)
+        try:
+            for k in range(10_000):
+                models[k % 2].save(path)
+                done = k % 2
+        except KeyboardInterrupt:
+            loaded = pp.load_model(path).predict(frame)
+            same = np.array_equal(loaded, models[done].predict(frame))
+            left = [n for n in os.listdir(os.path.dirname(path)) if n != "m.model"]
+            print("interrupted", done is not None, same, left, flush=True)
+        """
+    )
+    child = subprocess.Popen(
+        [sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(2.0)
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=120)
+    assert out.strip() == "interrupted True True []", err[-2000:]
+
+
+def test_n_features_of_a_negative_index_is_an_error_naming_its_row() -> None:
+    entries = [[{"index": 2, "value": 1.0}], [{"index": -3, "value": 1.0}]]
+    series = pl.Series(
+        "x", entries, dtype=pl.List(pl.Struct({"index": pl.Int64, "value": pl.Float64}))
+    )
+    with pytest.raises(ValueError, match="column 'x', row 1: negative feature index -3"):
+        pp.n_features(series)

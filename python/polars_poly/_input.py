@@ -208,6 +208,14 @@ def frame_columns(
         raise ColumnTypeError(
             f"feature column(s) {described} are neither {kinds_listed} nor numeric ({hint})"
         )
+    for name in names:
+        # A name the Arrow C interface cannot carry (NUL ends a C string), or none at all.
+        if "\x00" in name or not name:
+            raise ValueError(
+                f"feature column {name!r}: "
+                + ("a NUL byte in a column name" if name else "an empty column name")
+                + " is not supported; rename the column (frame.rename)"
+            )
     numeric_names = [n for n in names if numeric(schema[n])]
     if numeric_names and DEFAULT_NAMESPACE in names and DEFAULT_NAMESPACE not in numeric_names:
         clash = kind(schema[DEFAULT_NAMESPACE])

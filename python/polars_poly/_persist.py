@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from typing import Any
 
 import polars as pl
@@ -41,7 +42,7 @@ class Persistent:
         """Writes the fitted model to ``path`` in polars-poly's versioned, checksummed model
         format (docs/model_file.md). Scoring expressions built from the model afterwards read
         it back from this file if the model object is gone when they run."""
-        self._fitted_model().save(os.fspath(path), self._estimator_text())
+        self._fitted_model().save(file_to_write(path), self._estimator_text())
         self._source = file_source(path)
 
     @classmethod
@@ -49,7 +50,7 @@ class Persistent:
         """Reads a model written by ``save``; training can continue with ``partial_fit``. A
         file that is not one, or is damaged, raises ``ValueError``; a missing file
         ``FileNotFoundError``; a file of another estimator ``TypeError``."""
-        model, text = _internal.load_model(os.fspath(path))
+        model, text = _internal.load_model(file_to_read(path))
         estimator = estimator_from(model, text, expected=cls)
         estimator._source = file_source(path)
         return estimator
@@ -146,10 +147,43 @@ def engine_model(model: Any, text: str = "{}") -> Any:
 
 def load_model(path: str | os.PathLike[str]) -> Any:
     """Reads a model written by any estimator's ``save`` and returns that estimator."""
-    model, text = _internal.load_model(os.fspath(path))
+    model, text = _internal.load_model(file_to_read(path))
     estimator = estimator_from(model, text)
     estimator._source = file_source(path)
     return estimator
+
+
+def _kind(mode: int) -> str:
+    kinds = {
+        stat.S_ISDIR: "a directory",
+        stat.S_ISFIFO: "a FIFO",
+        stat.S_ISCHR: "a character device",
+        stat.S_ISBLK: "a block device",
+        stat.S_ISSOCK: "a socket",
+    }
+    return next((name for test, name in kinds.items() if test(mode)), "not a regular file")
+
+
+def file_to_read(path: str | os.PathLike[str]) -> str:
+    """``path`` when it is a regular file: a model file is read whole and then again for its
+    checksum, which a FIFO or a device cannot give (reading one would block or never end)."""
+    name = os.fspath(path)
+    mode = os.stat(name).st_mode  # FileNotFoundError names the path
+    if not stat.S_ISREG(mode):
+        raise ValueError(f"{name} is {_kind(mode)}, not a model file")
+    return name
+
+
+def file_to_write(path: str | os.PathLike[str]) -> str:
+    """Where ``save`` writes ``path``'s new file: through a symbolic link, its target (the link
+    stays a link); a path that exists must be a regular file (``save`` replaces a file whole,
+    which would turn a device or FIFO into a file and leave the device unwritten)."""
+    name = os.path.realpath(os.fspath(path))
+    if os.path.lexists(name):
+        mode = os.stat(name).st_mode
+        if not stat.S_ISREG(mode):
+            raise ValueError(f"{os.fspath(path)} is {_kind(mode)}: save writes a regular file")
+    return name
 
 
 def file_source(path: str | os.PathLike[str]) -> tuple[str, int]:

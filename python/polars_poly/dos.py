@@ -30,6 +30,7 @@ import numpy.typing as npt
 import polars as pl
 
 from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesIn
+from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
     as_polars,
     check_named_columns,
@@ -278,6 +279,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         self.core_ = self._new_core(len(all_classes), self.n_features_in_)
         return series
 
+    @one_call_at_a_time
     def fit(self, X: Any, y: Any) -> _BasePA:
         """Trains from scratch on (X, y), one pass in row order (``y`` may name a column of
         the frame ``X``)."""
@@ -286,6 +288,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         self._learn(series, y)
         return self
 
+    @one_call_at_a_time
     def partial_fit(self, X: Any, y: Any, classes: Any = None) -> _BasePA:
         """Continues training; the first call needs ``classes`` (all labels that will occur)."""
         X, y = self._split_target(X, y)

@@ -37,6 +37,7 @@ from polars_poly._estimator import (
     FeatureNamesIn,
     RegressorMixin,
 )
+from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
     as_categories,
@@ -1547,11 +1548,13 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     0.0
     """
 
+    @one_call_at_a_time
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
         """Trains a new model on ``X`` / ``y`` (``y``: array or target column name)."""
         self._fit(X, y, sample_weight)
         return self
 
+    @one_call_at_a_time
     def partial_fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDRegressor:
         """One online pass over a batch, continuing the current model."""
         self._partial_fit(X, y, sample_weight)
@@ -1761,6 +1764,7 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         classes = getattr(self, "classes_", None)
         return None if classes is None else classes.tolist()
 
+    @one_call_at_a_time
     def fit(self, X: Any, y: Any = None, sample_weight: Any = None) -> SGDClassifier:
         """Trains a new model; its classes are the labels in ``y``."""
         if hasattr(self, "classes_"):
@@ -1768,6 +1772,7 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         self._fit(X, y, sample_weight)
         return self
 
+    @one_call_at_a_time
     def partial_fit(
         self, X: Any, y: Any = None, sample_weight: Any = None, classes: Any = None
     ) -> SGDClassifier:

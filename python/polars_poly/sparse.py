@@ -56,6 +56,26 @@ def _check_csr(matrix: Any) -> sp.csr_array | sp.csr_matrix:
     raise TypeError(f"expected a scipy CSR matrix, got {type(matrix).__name__}")
 
 
+def _check_structure(csr: Any) -> None:
+    """A CSR matrix whose ``indptr`` describes its arrays: from 0, never decreasing, ending at
+    their length (scipy does not check a matrix built from raw arrays)."""
+    indptr = np.asarray(csr.indptr)
+    n = len(np.asarray(csr.indices))
+    if len(np.asarray(csr.data)) != n:
+        raise ValueError(f"CSR matrix has {n} column indices but {len(csr.data)} values")
+    if len(indptr) != csr.shape[0] + 1 or (len(indptr) and (indptr[0] != 0 or indptr[-1] != n)):
+        raise ValueError(
+            f"CSR matrix's indptr must run from 0 to {n} over {csr.shape[0] + 1} entries"
+        )
+    steps = np.diff(indptr)
+    if steps.size and int(steps.min()) < 0:
+        row = int(np.argmax(steps < 0))
+        raise ValueError(
+            f"row {row}: the CSR matrix's indptr decreases ({int(indptr[row])} then "
+            f"{int(indptr[row + 1])})"
+        )
+
+
 def from_scipy(matrix: sp.csr_array | sp.csr_matrix, name: str = "features") -> pl.Series:
     """A scipy CSR matrix as a sparse Series, sharing the matrix's index and value buffers.
 
@@ -71,13 +91,25 @@ def from_scipy(matrix: sp.csr_array | sp.csr_matrix, name: str = "features") -> 
     [[{'index': 1, 'value': 2.0}], [{'index': 0, 'value': 3.0}]]
     """
     csr = _check_csr(matrix)
+    _check_structure(csr)
     indices = np.asarray(csr.indices)
     if indices.size and int(indices.min()) < 0:
         at = int(np.argmax(indices < 0))
         row = int(np.searchsorted(csr.indptr, at, side="right")) - 1
         raise ValueError(f"row {row}: negative column index {int(indices[at])} in the CSR matrix")
+    width = int(csr.shape[1])
+    if indices.size and int(indices.max()) >= width:
+        at = int(np.argmax(indices >= width))
+        row = int(np.searchsorted(csr.indptr, at, side="right")) - 1
+        raise ValueError(
+            f"row {row}: column index {int(indices[at])} is beyond the CSR matrix's {width} columns"
+        )
     index_view = indices.view(np.uint32 if indices.dtype.itemsize == 4 else np.uint64)
     data = np.asarray(csr.data)
+    if np.iscomplexobj(data):
+        raise TypeError(
+            f"the CSR matrix holds complex values ({data.dtype}): features are real numbers"
+        )
     if data.dtype not in (np.float32, np.float64):
         data = data.astype(np.float64)
     if data.size and not np.isfinite(data).all():
@@ -223,7 +255,13 @@ def n_features(series: pl.Series) -> int:
     >>> n_features(pl.Series([[{"index": 6, "value": 1.0}], []], dtype=sparse_dtype()))
     7
     """
-    _, indices, _ = _flat_buffers(series)
+    offsets, indices, _ = _flat_buffers(series)
+    if indices.size and int(indices.min()) < 0:
+        at = int(np.argmax(indices < 0))
+        row = int(np.searchsorted(offsets, at, side="right")) - 1
+        raise ValueError(
+            f"column {series.name!r}, row {row}: negative feature index {int(indices[at])}"
+        )
     return int(indices.max()) + 1 if indices.size else 0
 
 
@@ -311,6 +349,9 @@ def hashed_feature_names(
                 name=pl.lit(f"{column}=") + pl.col(column)
             )
         else:
+            # hash_features's own dtype check (planned on no rows): a column it refuses (a date,
+            # say) is refused here as there, naming it.
+            lazy.select(column).head(0).select(hash_features(column, bits=bits)).collect()
             named = pl.DataFrame({column: [1.0], "name": [column]})
         hashed = named.select(hash_features(column, bits=bits, seed=seed).alias("f"), "name")
         parts.append(

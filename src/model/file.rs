@@ -248,8 +248,8 @@ pub fn save_sections(sections: &Sections, path: &Path) -> PolyResult<()> {
 }
 
 /// Writes a file at `path` with `write`, atomically: into a temporary file beside it, then
-/// renamed into place, so that a save that fails part way (disk full, a file-size limit,
-/// Ctrl-C) leaves the file that was at `path` as it was.
+/// renamed into place, so that a save that fails part way (disk full, a file-size limit) or is
+/// interrupted (Ctrl-C, up to the rename) leaves the file that was at `path` as it was.
 pub fn write_file(
     path: &Path,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
@@ -263,6 +263,8 @@ pub fn write_file(
         tempfile::Builder::new().prefix(".polars-poly-save-").tempfile_in(folder).map_err(io)?;
     write(file.as_file_mut()).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
+    // Ctrl-C during the write: the new file is dropped (deleted), the old one stays.
+    crate::interrupt::check()?;
     file.persist(path).map_err(|e| io(e.error))?;
     Ok(())
 }

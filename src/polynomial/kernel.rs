@@ -757,6 +757,7 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
     if bits == 0 || bits > MAX_HASH_BITS {
         return crate::invalid!("bits must be in 1..={MAX_HASH_BITS}, got {bits}");
     }
+    check_hashed_output_fits(rows, spec, bits)?;
     let chunks = row_chunks(rows.n_rows(), parallel);
     let parts = map_chunks(&chunks, parallel, |range| {
         let mut row = CanonicalRow::default();
@@ -802,6 +803,31 @@ pub fn expand_hashed<I: SparseIndex, V: SparseValue>(
         out.values.extend_from_slice(&part.values);
     }
     Ok(out)
+}
+
+/// Checks that the hashed expansion of `rows` fits in memory before any of it is built: at most
+/// `min(monomials, 2^bits)` entries a row (collisions only merge), held twice at 16 bytes each
+/// (the parts, then the whole). Growing the output without this check ended in an abort when the
+/// allocator failed, or the kernel's OOM killer.
+fn check_hashed_output_fits<I: SparseIndex, V: SparseValue>(
+    rows: &SparseRows<'_, I, V>,
+    spec: &ExpansionSpec,
+    bits: u32,
+) -> PolyResult<()> {
+    let width = 1u64 << bits;
+    let mut bound: u64 = 0;
+    for r in 0..rows.n_rows() {
+        let nnz = rows.row(r).0.len() as u64;
+        let count = row_output_len(nnz, spec).map_or(width, |count| count.min(width));
+        bound = bound.saturating_add(count);
+    }
+    crate::memory::check_large_fits(
+        bound,
+        32,
+        || format!("the hashed expansion of {} rows (up to {bound} entries)", rows.n_rows()),
+        "use a lower degree, fewer rows at a time (the expand expression streams in batches) or \
+         fewer features per row",
+    )
 }
 
 /// Checks that the monomials of a row with `nnz` nonzeros (row `row`) fit in memory before the
