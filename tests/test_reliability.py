@@ -616,3 +616,39 @@ def test_n_features_of_a_negative_index_is_an_error_naming_its_row() -> None:
     )
     with pytest.raises(ValueError, match="column 'x', row 1: negative feature index -3"):
         pp.n_features(series)
+
+
+@pytest.mark.parametrize(
+    "call, error, message",
+    [
+        (lambda X, f, p: pp.expand_csr(X, bits="8"), TypeError, "bits must be an integer, got '8'"),
+        (lambda X, f, p: pp.expand_csr(X, bits=8, seed=1.5), TypeError, "seed must be an integer"),
+        (
+            lambda X, f, p: f.select(pp.hash_features("a", bits="x")),
+            TypeError,
+            "bits must be an integer",
+        ),
+        (lambda X, f, p: pp.read_vw(p, bits="x"), TypeError, "bits must be an integer, got 'x'"),
+        (lambda X, f, p: pp.scan_vw(p, batch_size="x"), TypeError, "batch_size must be an integer"),
+        (
+            lambda X, f, p: next(pp.iter_libsvm(p, batch_size=0)),
+            ValueError,
+            "batch_size must be at least 1",
+        ),
+    ],
+    ids=[
+        "expand_csr bits",
+        "expand_csr seed",
+        "hash_features bits",
+        "read_vw bits",
+        "scan_vw batch_size",
+        "batches of 0 rows",
+    ],
+)
+def test_functions_name_a_wrongly_typed_option(tmp_path, call, error, message) -> None:
+    path = tmp_path / "one.vw"
+    path.write_text("1 |a x\n")
+    X = sp.csr_matrix(np.eye(3))
+    frame = pl.DataFrame({"a": [1.0]})
+    with pytest.raises(error, match=message):
+        call(X, frame, path)

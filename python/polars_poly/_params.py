@@ -131,6 +131,12 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+def integer(name: str, value: Any) -> int:
+    """``value`` as an int; a ``TypeError`` naming the option ``name`` otherwise (for the
+    functions' options, checked as the estimators' are)."""
+    return int(_coerce(name, value, int))
+
+
 def _coerce(name: str, value: Any, kind: Any) -> Any:
     """``value`` as the plain Python type ``kind`` (int, float, bool, str); a ``TypeError``
     naming the option otherwise."""

@@ -21,6 +21,7 @@ import scipy.sparse as sp
 
 from polars_poly import _internal
 from polars_poly._input import numeric_objects
+from polars_poly._params import integer
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import from_numpy, from_scipy
 
@@ -51,6 +52,8 @@ def _options(
     degree: Degree, interaction_only: bool, include_bias: bool, bits: int | None, seed: int
 ) -> dict[str, Any]:
     low, high = _degrees(degree)
+    bits = None if bits is None else integer("bits", bits)
+    seed = integer("seed", seed)
     if high == 0 and not include_bias:
         raise ValueError("degree 0 with include_bias=False would give no output columns")
     if bits is not None and not 1 <= bits <= 32:

@@ -10,6 +10,7 @@ from typing import Any, Literal
 import polars as pl
 
 from polars_poly import _internal
+from polars_poly._params import integer
 
 ZeroBased = bool | Literal["auto"]
 PathLike = str | os.PathLike[str]
@@ -25,7 +26,14 @@ def _read(format: str, path: PathLike, options: dict[str, Any]) -> pl.DataFrame:
 def _iter(
     format: str, path: PathLike, batch_size: int, options: dict[str, Any]
 ) -> Iterator[pl.DataFrame]:
-    return iter(_internal.Batches(format, os.fspath(path), options, batch_size))
+    return iter(_internal.Batches(format, os.fspath(path), options, _batch_size(batch_size)))
+
+
+def _batch_size(value: Any) -> int:
+    batch_size = integer("batch_size", value)
+    if batch_size < 1:
+        raise ValueError(f"batch_size must be at least 1, got {batch_size}")
+    return batch_size
 
 
 def _scan(format: str, path: PathLike, batch_size: int, options: dict[str, Any]) -> pl.LazyFrame:
@@ -33,6 +41,7 @@ def _scan(format: str, path: PathLike, batch_size: int, options: dict[str, Any])
     row limit applied batch by batch)."""
     from polars.io.plugins import register_io_source
 
+    batch_size = _batch_size(batch_size)
     schema = _internal.reader_schema(format, options).schema
 
     def source(
@@ -148,8 +157,8 @@ def _vw_options(
     of the whole file in Rust), in order of first appearance, less those ``ignore``/``keep``
     remove."""
     options: dict[str, Any] = {
-        "bits": bits,
-        "seed": seed,
+        "bits": integer("bits", bits),
+        "seed": integer("seed", seed),
         "other_namespaces": other_namespaces,
         "ignore": [] if ignore is None else _names(ignore),
         "keep": None if keep is None else _names(keep),

@@ -16,6 +16,7 @@ import numpy.typing as npt
 import polars as pl
 import pyarrow as pa
 
+from polars_poly._params import integer
 from polars_poly._plugin import as_exprs, call_plugin
 
 if TYPE_CHECKING:
@@ -302,6 +303,7 @@ def hash_features(
     >>> df.select(hash_features("age", "city", bits=8).alias("x"))["x"].to_list()
     [[{'index': 72, 'value': 1.0}, {'index': 81, 'value': 23.0}], [{'index': 48, 'value': 1.0}]]
     """
+    bits, seed = integer("bits", bits), integer("seed", seed)
     if not 1 <= bits <= 32:
         raise ValueError(f"bits must be in 1..=32, got {bits}")
     if not 0 <= seed < 2**32:
