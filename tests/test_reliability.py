@@ -652,3 +652,20 @@ def test_functions_name_a_wrongly_typed_option(tmp_path, call, error, message) -
     frame = pl.DataFrame({"a": [1.0]})
     with pytest.raises(error, match=message):
         call(X, frame, path)
+
+
+def test_a_numeric_column_of_nulls_or_strings_at_scoring_is_named() -> None:
+    """A fitted numeric column given as all nulls (dtype Null) is missing values, as nulls in a
+    numeric column are; given as strings, the error names it (not the numeric columns'
+    internal struct, ``features``), from a frame and from a scoring expression."""
+    model = pp.SGDRegressor().fit(
+        pl.DataFrame({"a": [1.0, 2.0], "b": [0.5, 1.0], "y": [0.0, 1.0]}), "y"
+    )
+    nulls = pl.DataFrame({"a": [None, None], "b": [1.0, 1.0]})
+    missing = nulls.with_columns(pl.col("a").cast(pl.Float64))
+    np.testing.assert_array_equal(model.predict(nulls), model.predict(missing))
+    strings = pl.DataFrame({"a": ["x", None], "b": [1.0, 1.0]})
+    with pytest.raises(TypeError, match='numeric feature column "a" has dtype str'):
+        model.predict(strings)
+    with pytest.raises(ComputeError, match='numeric feature column "a" has dtype null'):
+        nulls.select(model.predict_expr("a", "b"))

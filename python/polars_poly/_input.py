@@ -318,7 +318,12 @@ def feature_exprs(
         if n not in numeric
     ]
     if numeric:
-        exprs.append(pl.struct(*numeric).alias(DEFAULT_NAMESPACE))
+        # A column of nulls alone has dtype Null: its values are missing numbers (no feature).
+        columns = [
+            pl.col(n).cast(pl.Float64) if schema is not None and schema.get(n) == pl.Null else n
+            for n in numeric
+        ]
+        exprs.append(pl.struct(*columns).alias(DEFAULT_NAMESPACE))
     return exprs
 
 

@@ -34,6 +34,17 @@ pub fn is_number(dtype: &DataType) -> bool {
 }
 
 /// A struct of numbers: a namespace of its fields' values, field `k` the feature of index `k`.
+/// The first field of a struct of numbers that is not a number (a struct of some numbers and
+/// something else), `None` for any other dtype.
+fn numbers_field(dtype: &DataType) -> Option<&Field> {
+    match dtype {
+        DataType::Struct(fields) if fields.iter().any(|f| is_number(f.dtype())) => {
+            fields.iter().find(|f| !is_number(f.dtype()))
+        }
+        _ => None,
+    }
+}
+
 pub fn is_numbers(dtype: &DataType) -> bool {
     matches!(dtype, DataType::Struct(fields) if fields.iter().all(|f| is_number(f.dtype())))
 }
@@ -189,6 +200,12 @@ impl<'a> Columns<'a> {
                 Some(bits) if s.dtype() == &DataType::String => text_rows(s, bits),
                 Some(bits) if is_tokens(s.dtype()) => token_rows(s, bits),
                 Some(_) if is_numbers(s.dtype()) => number_rows(s, first_row),
+                Some(_) if numbers_field(s.dtype()).is_some() => {
+                    // The numeric columns' struct (`features`) with a field that is not a number:
+                    // name the column the user gave.
+                    let field = numbers_field(s.dtype()).expect("checked above");
+                    polars_bail!(SchemaMismatch: "numeric feature column {:?} has dtype {}: the numeric columns must hold numbers or booleans (cast it, or train with it as a string column)", field.name(), field.dtype())
+                }
                 Some(_) if sparse_dtypes(s.field().as_ref()).is_err() => {
                     polars_bail!(SchemaMismatch: "column {:?} has dtype {}: a feature column is sparse (List(Struct{{index, value}})), a string, categorical or enum column, a list of strings or a struct of numbers", s.name(), s.dtype())
                 }
