@@ -192,9 +192,9 @@ pub struct ColumnSink {
 }
 
 impl ColumnSink {
-    /// Hashes rows `rows` of `column` (seed `seed`) in order; on an invalid row returns its
-    /// position in `rows` and the error (the rows before it are written). `consecutive`: the
-    /// rows are `rows[0], rows[0] + 1, ...`.
+    /// Hashes rows `rows` of `column` (seed `seed`) in order, made canonical; on an invalid row
+    /// returns its position in `rows` and the error (the rows before it are written).
+    /// `consecutive`: the rows are `rows[0], rows[0] + 1, ...`.
     pub(crate) fn fill<I: SparseIndex, V: SparseValue>(
         &mut self,
         column: &SparseRows<'_, I, V>,
@@ -202,20 +202,11 @@ impl ColumnSink {
         consecutive: bool,
         seed: u64,
     ) -> Result<(), (usize, PolyError)> {
-        self.ends.clear();
-        if consecutive && self.fill_plain_run(column, rows, seed, true) {
-            return Ok(());
-        }
-        for (position, &row) in rows.iter().enumerate() {
-            let (indices, values) = column.row(row);
-            self.push_row(seed, indices, values, column.row_number(row))
-                .map_err(|error| (position, error))?;
-        }
-        Ok(())
+        self.fill_rows_of(column, rows, consecutive, seed, true)
     }
 
-    /// Rows of `column` whose entries are features in the order given
-    /// ([`super::example::push_in_order`]); as [`ColumnSink::fill`] otherwise.
+    /// As [`ColumnSink::fill`], the entries kept as features in the order given
+    /// ([`super::example::push_in_order`]).
     pub(crate) fn fill_in_order<I: SparseIndex, V: SparseValue>(
         &mut self,
         column: &SparseRows<'_, I, V>,
@@ -223,16 +214,31 @@ impl ColumnSink {
         consecutive: bool,
         seed: u64,
     ) -> Result<(), (usize, PolyError)> {
+        self.fill_rows_of(column, rows, consecutive, seed, false)
+    }
+
+    fn fill_rows_of<I: SparseIndex, V: SparseValue>(
+        &mut self,
+        column: &SparseRows<'_, I, V>,
+        rows: &[usize],
+        consecutive: bool,
+        seed: u64,
+        canonical: bool,
+    ) -> Result<(), (usize, PolyError)> {
         self.ends.clear();
-        if consecutive && self.fill_plain_run(column, rows, seed, false) {
+        if consecutive && self.fill_plain_run(column, rows, seed, canonical) {
             return Ok(());
         }
-        for (position, &r) in rows.iter().enumerate() {
-            let (indices, values) = column.row(r);
-            let number = column.row_number(r);
-            push_in_order(seed, indices, values, number, &mut self.hashes, &mut self.values)
-                .map_err(|error| (position, error))?;
-            self.ends.push(self.hashes.len());
+        for (position, &row) in rows.iter().enumerate() {
+            let (indices, values) = column.row(row);
+            let number = column.row_number(row);
+            let pushed = if canonical {
+                self.push_row(seed, indices, values, number)
+            } else {
+                push_in_order(seed, indices, values, number, &mut self.hashes, &mut self.values)
+                    .map(|()| self.ends.push(self.hashes.len()))
+            };
+            pushed.map_err(|error| (position, error))?;
         }
         Ok(())
     }

@@ -203,8 +203,9 @@ impl<'a> Columns<'a> {
                 Some(_) if numbers_field(s.dtype()).is_some() => {
                     // The numeric columns' struct (`features`) with a field that is not a number:
                     // name the column the user gave.
-                    let field = numbers_field(s.dtype()).expect("checked above");
-                    polars_bail!(SchemaMismatch: "numeric feature column {:?} has dtype {}: the numeric columns must hold numbers or booleans (cast it, or train with it as a string column)", field.name(), field.dtype())
+                    let (name, dtype) =
+                        numbers_field(s.dtype()).map_or(("", &DataType::Null), |f| (f.name().as_str(), f.dtype()));
+                    polars_bail!(SchemaMismatch: "numeric feature column {:?} has dtype {}: the numeric columns must hold numbers or booleans (cast it, or train with it as a string column)", name, dtype)
                 }
                 Some(_) if sparse_dtypes(s.field().as_ref()).is_err() => {
                     polars_bail!(SchemaMismatch: "column {:?} has dtype {}: a feature column is sparse (List(Struct{{index, value}})), a string, categorical or enum column, a list of strings or a struct of numbers", s.name(), s.dtype())
