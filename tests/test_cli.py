@@ -348,3 +348,19 @@ def test_streaming_in_small_batches_changes_nothing(vw_file, tmp_path, capsys, m
 def test_oaa_of_fewer_than_two_classes_is_an_error_naming_it(multiclass_file, classes, capsys):
     assert main(["train", "-d", str(multiclass_file), "--oaa", classes]) == 1
     assert f"--oaa takes the number of classes, 2 or more, got {classes}" in capsys.readouterr().err
+
+
+def test_a_stream_given_as_a_path_is_read_as_the_file(tmp_path) -> None:
+    """``-d /dev/stdin`` on a pipe (read once) trains as the file does: a stream is copied
+    before it is read (its format, namespaces, rows), where it used to give no rows."""
+    text = "".join(f"{1 if k % 3 else -1} |a x{k % 5} |b y{k % 2}\n" for k in range(200))
+    (tmp_path / "d.vw").write_text(text)
+    command = [sys.executable, "-m", "polars_poly", "train", "--quiet", "-p", "/dev/stdout"]
+    from_file = subprocess.run(
+        [*command, "-d", str(tmp_path / "d.vw")], capture_output=True, text=True, check=True
+    )
+    piped = subprocess.run(
+        [*command, "-d", "/dev/stdin"], input=text, capture_output=True, text=True, check=True
+    )
+    assert piped.stdout == from_file.stdout
+    assert len(piped.stdout.splitlines()) == 200

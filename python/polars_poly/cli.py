@@ -17,6 +17,7 @@ import contextlib
 import itertools
 import os
 import shutil
+import stat
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -70,16 +71,28 @@ STDIN = "-"
 
 @contextmanager
 def data_file(path: str, format: str) -> Iterator[tuple[str, str]]:
-    """(a readable path, its format) for ``-d``: the file, or standard input copied to a
-    temporary file (``-`` or no ``-d``: Vowpal Wabbit text unless ``--format`` says)."""
-    if path != STDIN:
+    """(a readable path, its format) for ``-d``: the file, or standard input (``-`` or no
+    ``-d``: Vowpal Wabbit text unless ``--format`` says) or any other stream (a pipe, a FIFO,
+    ``/dev/stdin``), which can be read only once, copied to a temporary file first (a file is
+    read more than once: its format, its namespaces, then its rows)."""
+    stream = path == STDIN or (os.path.exists(path) and not _is_file_or_directory(path))
+    if not stream:
         yield path, _format_of(path, format)
         return
     with tempfile.TemporaryDirectory(prefix="polars-poly-stdin-") as folder:
-        copy = Path(folder) / "stdin"
+        copy = Path(folder) / ("stdin" if path in (STDIN, "/dev/stdin") else Path(path).name)
         with copy.open("wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out)
+            if path == STDIN:
+                shutil.copyfileobj(sys.stdin.buffer, out)
+            else:
+                with open(path, "rb") as source:
+                    shutil.copyfileobj(source, out)
         yield str(copy), _format_of(str(copy), format)
+
+
+def _is_file_or_directory(path: str) -> bool:
+    mode = os.stat(path).st_mode
+    return stat.S_ISREG(mode) or stat.S_ISDIR(mode)
 
 
 # Rows read and learned at a time: the commands stream their input in bounded memory.
