@@ -1,13 +1,18 @@
 """Training speed of ``PassiveAggressiveClassifier`` / ``DoSClassifier`` through the Python API
 on streamed digits, from a dense float32 array (read in place) and from a scipy CSR matrix of the
-same digits, side by side in one run (one-vs-one, averaging every 2,000, default batch size).
+same digits, side by side in one run (one-vs-one, averaging every 2,000, default batch size):
+the two inputs alternate, ``--rounds`` fits each, after one warm-up fit; medians are printed,
+with the machine's load.
 
-Run: ``.venv/bin/python benches/dos_python_api.py [--examples N]`` (needs ``../shared/data``).
+Run: ``.venv/bin/python benches/dos_python_api.py [--examples N] [--rounds R]`` (needs
+``../shared/data``).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
+import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -21,6 +26,7 @@ DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data"
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--examples", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     images, labels = pp.datasets.read_mnist(
         DATA / "mnist_t10k" / "t10k-images-idx3-ubyte.gz",
@@ -34,13 +40,21 @@ def main() -> None:
     }
     for d in (1, 2, 4, 8, 16):
         models[f"DoS d={d}"] = lambda d=d: pp.DoSClassifier(d, averaging=2000, progress=False)
+    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    models["linear PA"]().fit(X[:20_000], y[:20_000])  # warm-up: pages, thread pool
     for name, make in models.items():
-        speeds = []
-        for inputs in (X, csr):
-            started = time.perf_counter()
-            make().fit(inputs, y)
-            speeds.append(len(y) / (time.perf_counter() - started))
-        print(f"{name:>10}: dense float32 {speeds[0]:,.0f} ex/s, CSR {speeds[1]:,.0f} ex/s")
+        speeds: dict[str, list[float]] = {"dense": [], "CSR": []}
+        for _ in range(args.rounds):
+            for kind, inputs in (("dense", X), ("CSR", csr)):
+                started = time.perf_counter()
+                make().fit(inputs, y)
+                speeds[kind].append(len(y) / (time.perf_counter() - started))
+        dense, sparse = (statistics.median(speeds[k]) for k in ("dense", "CSR"))
+        print(
+            f"{name:>10}: dense float32 {dense:,.0f} ex/s, CSR {sparse:,.0f} ex/s "
+            f"(dense / CSR {dense / sparse:.2f}; medians of {args.rounds})"
+        )
+    print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
 if __name__ == "__main__":

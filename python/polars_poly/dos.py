@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
@@ -32,10 +32,11 @@ import polars as pl
 from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesIn
 from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
+    SCORE_ROWS,
     as_polars,
     check_named_columns,
     frame_columns,
-    matrix_series,
+    matrix_rows,
     scored_in_pieces,
     select_alone,
 )
@@ -49,10 +50,29 @@ from polars_poly._params import (
     from_engine,
     option,
 )
-from polars_poly._persist import Persistent
+from polars_poly._persist import CLASSES, NAMES, Persistent, StateCheck, optional
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import n_features as width_of
 from polars_poly.sparse import to_sparse
+
+# The classifiers' input: one sparse column, or a dense C-contiguous float matrix.
+Rows = pl.Series | npt.NDArray[Any]
+
+
+def _rows(rows: Rows, start: int, length: int) -> list[pl.Series] | npt.NDArray[Any]:
+    """Rows ``start .. start + length`` as the engine takes them (a row slice of a
+    C-contiguous matrix is one too)."""
+    if isinstance(rows, pl.Series):
+        return [rows.slice(start, length)]
+    return rows[start : start + length]
+
+
+def _scored(rows: Rows, score: Callable[[Any], npt.NDArray[Any]]) -> npt.NDArray[Any]:
+    """``score`` of every row, in pieces (see :func:`scored_in_pieces`)."""
+    if isinstance(rows, pl.Series):
+        return scored_in_pieces([rows], len(rows), score)
+    pieces = [score(rows[start : start + SCORE_ROWS]) for start in range(0, len(rows), SCORE_ROWS)]
+    return np.concatenate(pieces) if len(pieces) > 1 else score(rows)
 
 
 def _n_features_check(value: Any) -> str | None:
@@ -67,6 +87,10 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     """Shared fit/predict logic; the model family is the engine option ``rank`` (0: linear)."""
 
     _model_attribute = "core_"
+    _stored_state: ClassVar[dict[str, StateCheck]] = {
+        "classes": CLASSES,
+        "feature_columns": optional(NAMES),
+    }
 
     averaging: int | None = option(
         2000,
@@ -100,12 +124,12 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
 
     # ------------------------------------------------------------------------------- inputs
 
-    def _series(self, X: Any, fitting: bool = False) -> tuple[pl.Series, int | None]:
-        """Any supported input as one sparse Series and the width it declares (None: the
-        Series' own indices). A frame's numeric feature columns are remembered when ``fitting``
-        and read by name afterwards (``feature_columns_``), so that columns in another order are
-        not scored by position; a frame's one sparse column is read whatever its name, as a
-        matrix is."""
+    def _series(self, X: Any, fitting: bool = False) -> tuple[Rows, int | None]:
+        """Any supported input as one sparse Series (a dense matrix: as one, read in place)
+        and the width it declares (None: the Series' own indices). A frame's numeric feature
+        columns are remembered when ``fitting`` and read by name afterwards
+        (``feature_columns_``), so that columns in another order are not scored by position; a
+        frame's one sparse column is read whatever its name, as a matrix is."""
         if isinstance(X, pl.LazyFrame):
             X = X.collect()
         X = as_polars(X)
@@ -126,7 +150,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             return series, None if sparse else len(names)
         if fitting and hasattr(self, "feature_columns_"):
             del self.feature_columns_
-        return matrix_series(X, min_rows=0)
+        return matrix_rows(X, min_rows=0)
 
     @staticmethod
     def _fitted_frame_columns(X: pl.DataFrame, fitted: list[str]) -> tuple[list[str], list[str]]:
@@ -156,7 +180,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             )
         return X.drop(y), labels.to_numpy()
 
-    def _first_series(self, X: Any) -> tuple[pl.Series, int]:
+    def _first_series(self, X: Any) -> tuple[Rows, int]:
         """The input of the first fit and the model's width: ``n_features`` when it is set,
         else the width the input has."""
         series, width = self._series(X, fitting=True)
@@ -165,9 +189,12 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             raise ValueError(f"X has {width} features, but n_features={fixed}")
         if fixed is not None:
             return series, int(fixed)
-        return series, width if width is not None else max(width_of(series), 1)
+        if width is not None:
+            return series, width
+        assert isinstance(series, pl.Series)  # a matrix always declares its width
+        return series, max(width_of(series), 1)
 
-    def _checked(self, X: Any) -> pl.Series:
+    def _checked(self, X: Any) -> Rows:
         """An input to score or continue training with, once fitted."""
         self._fitted_model()
         series, width = self._series(X)
@@ -242,7 +269,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             for start in starts:
                 yield start, min(n_rows, start + step)
 
-    def _learn(self, series: pl.Series, y: Any) -> None:
+    def _learn(self, series: Rows, y: Any) -> None:
         self._learned()
         ids = self._class_ids(y)
         if ids.shape[0] != len(series):
@@ -253,16 +280,16 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             # row anywhere leaves the model as it was.
             for start in range(0, len(series), step):
                 try:
-                    self.core_.check([series.slice(start, step)], start)
+                    self.core_.check(_rows(series, start, step), start)
                 except ValueError as err:
                     raise self._hinted(err) from None
         for start, stop in self._batches(len(series)):
             try:
-                self.core_.learn([series.slice(start, stop - start)], ids[start:stop], start)
+                self.core_.learn(_rows(series, start, stop - start), ids[start:stop], start)
             except ValueError as err:
                 raise self._hinted(err) from None
 
-    def _start(self, X: Any, classes: Any) -> pl.Series:
+    def _start(self, X: Any, classes: Any) -> Rows:
         check_options(self)
         if classes is None:
             raise ValueError(
@@ -307,7 +334,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         """Predicted labels (from the aligned averages when averaging is on)."""
         series = self._checked(X)
         try:
-            ids = scored_in_pieces([series], len(series), self.core_.predict)
+            ids = _scored(series, self.core_.predict)
         except ValueError as err:
             raise self._hinted(err) from None
         return np.asarray(self.classes_[ids])
@@ -319,9 +346,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         series = self._checked(X)
         try:
             averaged = self.averaging is not None
-            scores = scored_in_pieces(
-                [series], len(series), lambda part: self.core_.decision_scores(part, averaged)
-            )
+            scores = _scored(series, lambda part: self.core_.decision_scores(part, averaged))
         except ValueError as err:
             raise self._hinted(err) from None
         n = len(self.classes_)
@@ -366,6 +391,8 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     @classmethod
     def _from_model(cls, model: Any, state: dict[str, Any]) -> Any:
         options = model.options()
+        if state.get("classes") is None or len(state["classes"]) != options["n_classes"]:
+            raise ValueError(f"the classes {state.get('classes')!r} are not the model's")
         estimator = cls(**state["params"], **from_engine(cls, options))
         estimator.core_ = model
         estimator.classes_ = np.asarray(state["classes"])

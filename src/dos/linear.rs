@@ -65,11 +65,17 @@ impl BinaryLearner for LinearPa {
     /// (1 − y wᵀz)/(‖z‖² + 1/(2C)) (PA-II).
     fn learn(&mut self, x: ExampleRef<'_>, y: Sign) -> Step {
         let margin = y.value() * self.score(x);
+        if !margin.is_finite() {
+            return Step::Overflow;
+        }
         if margin >= 1.0 {
             return Step::Passive { margin };
         }
         let tau = linear_step(1.0 - margin, x.z_sq_norm, self.variant);
         let step = tau * y.value();
+        if !(step * x.values.iter().fold(1.0f64, |m, v| m.max(v.abs()))).is_finite() {
+            return Step::Overflow;
+        }
         for (&k, &v) in x.indices.iter().zip(x.values) {
             self.weights[k as usize] += step * v;
         }

@@ -83,6 +83,10 @@ pub enum Step {
     /// DoS only: the label side's hidden vector was zero, handled as documented in
     /// [`super::solve`] (ν = 1, the label side moves along the first hidden unit).
     Degenerate { margin: f64 },
+    /// y·s(z), or the step it asks for, is beyond the parameters' precision: parameters too
+    /// large for this example's features (a model file edited by hand). Nothing changed; the
+    /// learner stops with an error naming the row ([`super::online::overflow_error`]).
+    Overflow,
 }
 
 impl Step {
@@ -91,6 +95,7 @@ impl Step {
         match *self {
             Step::Passive { margin } | Step::Updated { margin, .. } => margin,
             Step::Degenerate { margin } => margin,
+            Step::Overflow => f64::NAN,
         }
     }
 }
@@ -178,9 +183,10 @@ impl<T: Real> DosModel<T> {
                 );
             }
             for (i, &value) in matrix.iter().enumerate() {
-                if !value.is_finite() {
+                // Finite in the storage type too: 1e39 is finite in f64, infinite in f32.
+                if !T::from_f64(value).to_f64().is_finite() {
                     return crate::invalid!(
-                        "{name}[{}, {}] is not finite ({value})",
+                        "{name}[{}, {}] is not finite in the model's precision ({value})",
                         i / cols,
                         i % cols
                     );
@@ -530,6 +536,9 @@ fn pa_delta<T: Real>(
         Sign::Negative => (d, 0, b, a),
     };
     let margin = p - q;
+    if !margin.is_finite() {
+        return Step::Overflow;
+    }
     let inv_z = 1.0 / z_sq_norm;
     let (grow, shrink, result) = match dos_step(p, q, z_sq_norm, variant) {
         DosStep::Passive => return Step::Passive { margin },
@@ -552,6 +561,9 @@ fn pa_delta<T: Real>(
     let scale = -shrink * inv_z;
     for j in 0..d {
         delta[other + j] = T::from_f64(scale * acc[other + j].to_f64());
+    }
+    if delta.iter().any(|value| !value.to_f64().is_finite()) {
+        return Step::Overflow;
     }
     result
 }
@@ -610,8 +622,28 @@ mod tests {
         assert_eq!(err, "U has 1 values, expected rank × (n_features + 1) = 1 × 2");
         let err =
             DosModel::<f32>::from_matrices(1, 1, &[1.0, 2.0], &[1.0, f64::NAN], PaVariant::Pa);
-        assert_eq!(err.unwrap_err().to_string(), "V[0, 1] is not finite (NaN)");
+        assert_eq!(
+            err.unwrap_err().to_string(),
+            "V[0, 1] is not finite in the model's precision (NaN)"
+        );
         assert!(DosModel::<f32>::new(usize::MAX / 4, 16, 1, PaVariant::Pa).is_err());
+        // Finite in f64, infinite in the f32 storage.
+        let err = DosModel::<f32>::from_matrices(1, 1, &[1e39, 0.0], &[1.0, 1.0], PaVariant::Pa);
+        assert!(err.unwrap_err().to_string().starts_with("U[0, 0] is not finite"));
+    }
+
+    #[test]
+    fn parameters_too_large_for_an_example_overflow_without_changing() {
+        // Each parameter fits f32, but ‖Uz‖² of z = (1e10, 1) does not fit f64's accumulation
+        // of f32 hidden values: the step is refused and the model left as it was.
+        let big = 3e38;
+        let mut model =
+            DosModel::<f32>::from_matrices(1, 1, &[big, big], &[1.0, 1.0], PaVariant::Pa).unwrap();
+        let before = model.params().to_vec();
+        let batch = ExampleBatch::from_dense(&[1e10], 1).unwrap();
+        assert_eq!(model.learn(batch.example(0), Sign::Negative), Step::Overflow);
+        assert_eq!(model.params(), &before[..]);
+        assert!(!model.score(batch.example(0)).is_finite());
     }
 
     #[test]

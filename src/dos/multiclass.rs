@@ -26,8 +26,11 @@ use rayon::prelude::*;
 
 use super::example::{check_n_features, ExampleBatch, Sign};
 use super::linear::LinearPa;
-use super::model::{DosModel, Real};
-use super::online::{check_features, check_interval, BinaryLearner, RunningAverage, TrainStats};
+use super::model::{DosModel, Real, Step};
+use super::online::{
+    check_features, check_interval, check_scores, overflow_error, BinaryLearner, RunningAverage,
+    TrainStats,
+};
 use super::solve::PaVariant;
 use crate::error::PolyResult;
 
@@ -249,8 +252,12 @@ impl<M: BinaryLearner> Multiclass<M> {
             for (r, &c) in classes.iter().enumerate().take(end).skip(start) {
                 by_class[c as usize].push(r as u32);
             }
-            let chunk = self.learn_chunk(batch, classes, &by_class, start, end);
+            let (chunk, overflow) = self.learn_chunk(batch, classes, &by_class, start, end);
             stats = stats.merge(chunk);
+            if let Some(row) = overflow {
+                self.stats = self.stats.merge(stats);
+                return Err(overflow_error(batch.row_number(row)));
+            }
             self.seen += (end - start) as u64;
             if self.interval.is_some_and(|k| self.seen % k == 0) {
                 self.snapshot();
@@ -268,48 +275,51 @@ impl<M: BinaryLearner> Multiclass<M> {
         by_class: &[Vec<u32>],
         start: usize,
         end: usize,
-    ) -> TrainStats {
+    ) -> (TrainStats, Option<usize>) {
         let (n_classes, strategy) = (self.n_classes, self.strategy);
         self.models
             .par_iter_mut()
             .enumerate()
             .map(|(m, model)| {
                 let mut stats = TrainStats::default();
-                match strategy {
+                // Learns row r; false (the row kept) when it overflows, which stops this model.
+                let mut learn = |r: usize, y: Sign| {
+                    let step = model.learn(batch.example(r), y);
+                    stats.record(step);
+                    (step != Step::Overflow).then_some(()).ok_or(r)
+                };
+                let overflow = match strategy {
                     Strategy::OneVsOne => {
                         let (i, j) = pair_of(m, n_classes);
-                        let (mut a, mut b) = (by_class[i].as_slice(), by_class[j].as_slice());
-                        // Merge the two classes' positions back into stream order.
-                        while let (Some(&ra), Some(&rb)) = (a.first(), b.first()) {
-                            if ra < rb {
-                                stats.record(
-                                    model.learn(batch.example(ra as usize), Sign::Positive),
-                                );
-                                a = &a[1..];
-                            } else {
-                                stats.record(
-                                    model.learn(batch.example(rb as usize), Sign::Negative),
-                                );
-                                b = &b[1..];
-                            }
-                        }
-                        for &r in a {
-                            stats.record(model.learn(batch.example(r as usize), Sign::Positive));
-                        }
-                        for &r in b {
-                            stats.record(model.learn(batch.example(r as usize), Sign::Negative));
-                        }
+                        let (a, b) = (by_class[i].as_slice(), by_class[j].as_slice());
+                        // The two classes' positions merged back into stream order.
+                        let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+                        std::iter::from_fn(|| match (a.peek(), b.peek()) {
+                            (Some(&&ra), Some(&&rb)) if ra < rb => a.next().map(|&r| (r, true)),
+                            (Some(_), Some(_)) | (None, Some(_)) => b.next().map(|&r| (r, false)),
+                            (Some(_), None) => a.next().map(|&r| (r, true)),
+                            (None, None) => None,
+                        })
+                        .try_for_each(|(r, positive)| {
+                            learn(
+                                r as usize,
+                                if positive { Sign::Positive } else { Sign::Negative },
+                            )
+                        })
                     }
-                    Strategy::OneVsRest => {
-                        for (r, &c) in classes.iter().enumerate().take(end).skip(start) {
-                            let y = if c as usize == m { Sign::Positive } else { Sign::Negative };
-                            stats.record(model.learn(batch.example(r), y));
-                        }
-                    }
-                }
-                stats
+                    Strategy::OneVsRest => (start..end).try_for_each(|r| {
+                        learn(
+                            r,
+                            if classes[r] as usize == m { Sign::Positive } else { Sign::Negative },
+                        )
+                    }),
+                };
+                (stats, overflow.err())
             })
-            .reduce(TrainStats::default, TrainStats::merge)
+            .reduce(
+                || (TrainStats::default(), None),
+                |(a, first), (b, second)| (a.merge(b), first.into_iter().chain(second).min()),
+            )
     }
 
     /// Folds every current model into its running average now (e.g. at the end of training).
@@ -346,6 +356,7 @@ impl<M: BinaryLearner> Multiclass<M> {
                 }
             }
         });
+        check_scores(&out, n_models, batch)?;
         Ok(out)
     }
 
@@ -591,6 +602,25 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(err.to_string(), "one-vs-one strategy with 4 classes needs more than 5 models");
+    }
+
+    #[test]
+    fn an_overflowing_row_is_an_error_naming_it_not_a_panic() {
+        let (train, classes) = blobs(50, 3);
+        for strategy in [Strategy::OneVsOne, Strategy::OneVsRest] {
+            let mut model =
+                Multiclass::<DosModel<f32>>::dos(4, 2, 2, 0, PaVariant::Pa, strategy, None)
+                    .unwrap();
+            model.learn_batch(&train, &classes).unwrap();
+            // Parameters near f32's largest, as a hand-edited file may hold.
+            let u = vec![3e38; 2 * 3];
+            let huge = DosModel::from_matrices(2, 2, &u, &u, PaVariant::Pa).unwrap();
+            model.models_mut()[1] = huge;
+            let err = model.learn_batch(&train, &classes).unwrap_err().to_string();
+            assert!(err.starts_with("row ") && err.contains("overflows"), "{err}");
+            let err = model.decision_scores(&train, false).unwrap_err().to_string();
+            assert!(err.starts_with("row 0: the model's score overflows"), "{err}");
+        }
     }
 
     #[test]

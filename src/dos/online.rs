@@ -3,7 +3,7 @@
 
 use super::example::{ExampleBatch, ExampleRef, Sign};
 use super::model::Step;
-use crate::error::PolyResult;
+use crate::error::{PolyError, PolyResult};
 
 /// A binary classifier that learns online from (z, y) pairs: the base learner of the binary and
 /// multiclass front ends. Implemented by [`super::DosModel`] and [`super::LinearPa`].
@@ -49,6 +49,9 @@ pub struct TrainStats {
 
 impl TrainStats {
     pub(crate) fn record(&mut self, step: Step) {
+        if step == Step::Overflow {
+            return; // nothing was learned; the caller stops with an error
+        }
         self.steps += 1;
         if step.margin() <= 0.0 {
             self.mistakes += 1;
@@ -60,6 +63,7 @@ impl TrainStats {
                 self.updates += 1;
                 self.degenerate += 1;
             }
+            Step::Overflow => {}
         }
     }
 
@@ -125,6 +129,28 @@ impl<M: BinaryLearner> RunningAverage<M> {
     /// Number of models averaged (m).
     pub fn count(&self) -> u64 {
         self.count
+    }
+}
+
+/// The error of a row whose score or step overflows the model's parameters.
+pub(crate) fn overflow_error(row: usize) -> PolyError {
+    PolyError::InvalidInput(format!(
+        "row {row}: the model's score overflows on this row (its parameters are too large for \
+         the row's features; a model file edited by hand?); the rows before it were learned"
+    ))
+}
+
+/// Scores, `per_row` a row, all finite; else an error naming the first row whose score is not
+/// (a model whose parameters overflow on it: never a NaN prediction).
+pub(crate) fn check_scores(scores: &[f64], per_row: usize, batch: &ExampleBatch) -> PolyResult<()> {
+    match scores.iter().position(|score| !score.is_finite()) {
+        None => Ok(()),
+        Some(k) => crate::invalid!(
+            "row {}: the model's score overflows on this row ({}; its parameters are too large \
+             for the row's features)",
+            batch.row_number(k / per_row.max(1)),
+            scores[k]
+        ),
     }
 }
 
@@ -214,7 +240,12 @@ impl<M: BinaryLearner> OnlineBinary<M> {
                 stopped = Err(err);
                 break;
             }
-            stats.record(self.model.learn(batch.example(i), y));
+            let step = self.model.learn(batch.example(i), y);
+            if step == Step::Overflow {
+                stopped = Err(overflow_error(batch.row_number(i)));
+                break;
+            }
+            stats.record(step);
             stats.examples += 1;
             self.seen += 1;
             if self.interval.is_some_and(|k| self.seen % k == 0) {
@@ -257,7 +288,9 @@ impl<M: BinaryLearner> OnlineBinary<M> {
     pub fn scores(&self, batch: &ExampleBatch, use_average: bool) -> PolyResult<Vec<f64>> {
         check_features(self.model.n_features(), batch)?;
         let model = self.predictor(use_average);
-        Ok((0..batch.len()).map(|i| model.score(batch.example(i))).collect())
+        let scores: Vec<f64> = (0..batch.len()).map(|i| model.score(batch.example(i))).collect();
+        check_scores(&scores, 1, batch)?;
+        Ok(scores)
     }
 }
 

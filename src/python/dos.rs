@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use numpy::{PyArray1, PyReadonlyArray1};
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -20,7 +20,7 @@ use super::input::{feature_series_of, Columns};
 use super::model_file::model_bytes;
 use super::options::options_from;
 use super::scoring::class_ids;
-use crate::dos::{PaClassifier, PaOptions, TrainStats};
+use crate::dos::{ExampleBatch, PaClassifier, PaOptions, TrainStats};
 use crate::model::ModelRef;
 
 fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
@@ -45,23 +45,99 @@ impl PyPaCore {
         self.inner.clone()
     }
 
-    /// Runs `f` on the one-column batch of `features` (rows numbered from `first_row`).
+    /// Runs `f` on the batch of `features` (rows numbered from `first_row`).
     fn with_batch<T: Send>(
         &self,
         py: Python<'_>,
-        features: Vec<PySeries>,
+        features: Features<'_>,
         first_row: usize,
-        f: impl FnOnce(&mut PaClassifier, &crate::dos::ExampleBatch) -> PyResult<T> + Send,
+        f: impl FnOnce(&mut PaClassifier, &ExampleBatch) -> PyResult<T> + Send,
     ) -> PyResult<T> {
-        let series = feature_series_of(features).map_err(polars_py_error)?;
+        let input = features.input()?;
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
                 let mut classifier = self.inner.write().map_err(poisoned)?;
-                let batch = columns.example_batch(classifier.n_features()).map_err(py_error)?;
+                let batch = input.batch(classifier.n_features(), first_row)?;
                 f(&mut classifier, &batch)
             })
         })
+    }
+}
+
+/// A batch of the classifier's input as Python hands it over: the one sparse feature column of
+/// the shared adapter ([`super::input`]), or a dense C-contiguous matrix read in place (a
+/// digit stream of 784 dense values a row went through scipy and a sparse column at 3-4x the
+/// cost of learning it).
+#[derive(FromPyObject)]
+enum Features<'py> {
+    Dense64(PyReadonlyArray2<'py, f64>),
+    Dense32(PyReadonlyArray2<'py, f32>),
+    Columns(Vec<PySeries>),
+}
+
+/// [`Features`]' data, borrowed for use without the GIL.
+enum Input<'a> {
+    Dense64(&'a [f64], usize),
+    Dense32(&'a [f32], usize),
+    Columns(Vec<polars::prelude::Series>),
+}
+
+impl<'py> Features<'py> {
+    fn input(&self) -> PyResult<Input<'_>> {
+        let dense = |shape: &[usize]| shape[1];
+        Ok(match self {
+            Features::Dense64(x) => Input::Dense64(x.as_slice()?, dense(x.shape())),
+            Features::Dense32(x) => Input::Dense32(x.as_slice()?, dense(x.shape())),
+            Features::Columns(series) => {
+                Input::Columns(feature_series_of(series.clone()).map_err(polars_py_error)?)
+            }
+        })
+    }
+}
+
+impl Input<'_> {
+    /// Checks the examples as [`Self::batch`] would, without building them when it can.
+    fn check(&self, n_features: usize, first_row: usize) -> PyResult<()> {
+        match self {
+            Input::Dense64(x, width) if *width == n_features => {
+                ExampleBatch::check_dense(x, n_features, first_row).map_err(py_error)
+            }
+            Input::Dense32(x, width) if *width == n_features => {
+                ExampleBatch::check_dense(x, n_features, first_row).map_err(py_error)
+            }
+            Input::Columns(series) => {
+                let columns = Columns::new(series, first_row).map_err(polars_py_error)?;
+                columns.check_example_batch(n_features).map_err(py_error)
+            }
+            // A dense matrix of another width: the error building gives.
+            _ => self.batch(n_features, first_row).map(drop),
+        }
+    }
+
+    /// The examples, checked for a model of `n_features` inputs.
+    fn batch(&self, n_features: usize, first_row: usize) -> PyResult<ExampleBatch> {
+        let dense = |width: usize| -> PyResult<()> {
+            if width != n_features {
+                return Err(PyValueError::new_err(format!(
+                    "X has {width} features, but the model is fitted on {n_features}"
+                )));
+            }
+            Ok(())
+        };
+        match self {
+            Input::Dense64(x, width) => {
+                dense(*width)?;
+                ExampleBatch::from_dense_at(x, n_features, first_row).map_err(py_error)
+            }
+            Input::Dense32(x, width) => {
+                dense(*width)?;
+                ExampleBatch::from_dense_at(x, n_features, first_row).map_err(py_error)
+            }
+            Input::Columns(series) => {
+                let columns = Columns::new(series, first_row).map_err(polars_py_error)?;
+                columns.example_batch(n_features).map_err(py_error)
+            }
+        }
     }
 }
 
@@ -90,7 +166,7 @@ impl PyPaCore {
     fn learn(
         &self,
         py: Python<'_>,
-        features: Vec<PySeries>,
+        features: Features<'_>,
         classes: PyReadonlyArray1<'_, u32>,
         first_row: usize,
     ) -> PyResult<(u64, u64, u64, u64, u64)> {
@@ -102,13 +178,12 @@ impl PyPaCore {
 
     /// Checks a batch as `learn` would, without learning it: a fit over several batches
     /// checks them all first, so that a bad row leaves the model as it was.
-    fn check(&self, py: Python<'_>, features: Vec<PySeries>, first_row: usize) -> PyResult<()> {
-        let series = feature_series_of(features).map_err(polars_py_error)?;
+    fn check(&self, py: Python<'_>, features: Features<'_>, first_row: usize) -> PyResult<()> {
+        let input = features.input()?;
         py.detach(|| {
             guarded(|| {
-                let columns = Columns::new(&series, first_row).map_err(polars_py_error)?;
                 let n_features = self.inner.read().map_err(poisoned)?.n_features();
-                columns.check_example_batch(n_features).map_err(py_error)
+                input.check(n_features, first_row)
             })
         })
     }
@@ -119,10 +194,18 @@ impl PyPaCore {
     fn predict<'py>(
         &self,
         py: Python<'py>,
-        features: Vec<PySeries>,
+        features: Features<'_>,
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<u32>>> {
-        let series = feature_series_of(features).map_err(polars_py_error)?;
+        let series = match features {
+            Features::Columns(series) => feature_series_of(series).map_err(polars_py_error)?,
+            dense => {
+                let ids = self.with_batch(py, dense, 0, |classifier, batch| {
+                    classifier.predict(batch, use_average).map_err(py_error)
+                })?;
+                return Ok(PyArray1::from_vec(py, ids));
+            }
+        };
         let ids = py.detach(|| {
             guarded(|| class_ids(&self.inner, &series, use_average).map_err(polars_py_error))
         })?;
@@ -137,7 +220,7 @@ impl PyPaCore {
     fn decision_scores<'py>(
         &self,
         py: Python<'py>,
-        features: Vec<PySeries>,
+        features: Features<'_>,
         use_average: bool,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
         let scores = self.with_batch(py, features, 0, |classifier, batch| {
