@@ -9,6 +9,7 @@ A short run is part of ``make test``; a long one is
 from __future__ import annotations
 
 import os
+import re
 import zlib
 from pathlib import Path
 
@@ -183,3 +184,128 @@ def test_expressions_on_random_columns_never_panic(
     if isinstance(result, pl.DataFrame):
         values = result.to_series().explode().struct.field("value").drop_nulls()
         assert values.is_finite().all()
+
+
+def _key_paths(value: object, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value in decoded JSON (the first three items of a list)."""
+    paths = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            paths += _key_paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for k, item in enumerate(value[:3]):
+            paths += _key_paths(item, (*prefix, k))
+    return paths
+
+
+HOSTILE_JSON = [None, [], {}, "x", "", -1, 0, 1e300, True, [1, 2], {"a": 1}, [[1]]]
+
+
+def _tampered_estimators() -> list[tuple[str, object, np.ndarray, np.ndarray]]:
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((120, 3))
+    y2, y3 = (X[:, 0] > 0).astype(int), np.digitize(X[:, 1], [-0.5, 0.5])
+    frame = pl.DataFrame({"a": ["p", "q", "r"] * 40, "b": X[:, 0], "y": y2})
+    return [
+        ("SGDRegressor", pp.SGDRegressor(progress=False).fit(X, X[:, 0]), X, X[:, 0]),
+        ("SGDClassifier", pp.SGDClassifier(progress=False).fit(X, y2), X, y2),
+        ("one-against-all", pp.SGDClassifier(progress=False).fit(X, y3), X, y3),
+        (
+            "apple on a frame",
+            pp.SGDClassifier(progress=False, expansion="apple").fit(frame, "y"),
+            frame.drop("y"),
+            y2,
+        ),
+        ("DoSClassifier", pp.DoSClassifier(rank=2).fit(X, y3), X, y3),
+        ("PassiveAggressiveClassifier", pp.PassiveAggressiveClassifier().fit(X, y2), X, y2),
+    ]
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_tampered_estimator_text_is_refused_at_load_or_works(case: int) -> None:
+    """Every value of the estimator text a model file keeps beside the engine's sections,
+    replaced by each hostile JSON value (a file edited by hand and resealed): loading raises
+    ValueError naming the damage, or the model predicts, learns and pickles; never a
+    TypeError, KeyError or IndexError later."""
+    import json
+    import pickle
+
+    from polars_poly._persist import estimator_from
+
+    name, estimator, X, y = _tampered_estimators()[case]
+    model = estimator._fitted_model()  # type: ignore[attr-defined]
+    text = estimator._estimator_text()  # type: ignore[attr-defined]
+    outcomes = {"refused": 0, "works": 0}
+    for path in _key_paths(json.loads(text)):
+        for hostile in HOSTILE_JSON:
+            state = json.loads(text)
+            if not path:
+                state = hostile
+            else:
+                inner = state
+                for key in path[:-1]:
+                    inner = inner[key]
+                inner[path[-1]] = hostile
+            edited = json.dumps(state)
+            engine, stored = pp._internal.model_from_bytes(model.to_bytes(edited))
+            try:
+                loaded = estimator_from(engine, stored)
+            except ValueError as error:
+                assert "damaged" in str(error) or "estimator" in str(error), error
+                outcomes["refused"] += 1
+                continue
+            # A refusal naming the option the edit broke is fine; no other kind of error is.
+            for method, args in (("predict", (X,)), ("partial_fit", (X, y))):
+                try:
+                    getattr(loaded, method)(*args)
+                except (ValueError, PolarsError) as error:
+                    assert "internal error" not in str(error), error
+                except TypeError as error:  # a column of a kind the edited layout refuses
+                    assert str(error).startswith("column "), error
+            pickle.loads(pickle.dumps(loaded))
+            outcomes["works"] += 1
+    assert outcomes["refused"] > 0 and outcomes["works"] > 0, (name, outcomes)
+
+
+@pytest.mark.parametrize("kind", ["dos", "dos one-vs-rest", "pa"])
+def test_resealed_classifier_sections_load_refused_or_learn_without_nan(
+    tmp_path: Path, kind: str
+) -> None:
+    """The passive-aggressive classifiers' section edited at every third byte (a NaN, a value
+    beyond f32, f64's largest) and resealed with a valid checksum: the file is refused, or the
+    model scores finite values and learns on, or refuses a row naming it; never a panic, a NaN
+    score or a model left unusable."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((100, 3))
+    y = np.digitize(X[:, 0], [-0.5, 0.5])
+    model = {
+        "dos": pp.DoSClassifier(rank=2),
+        "dos one-vs-rest": pp.DoSClassifier(rank=1, multiclass="ovr", averaging=30),
+        "pa": pp.PassiveAggressiveClassifier(),
+    }[kind].fit(X, y)
+    path = tmp_path / "model"
+    model.save(path)
+    original = path.read_bytes()
+    hostile = [np.float64(np.nan).tobytes(), np.float64(1e39).tobytes(), b"\xff" * 7 + b"\x7f"]
+    counts = {"refused": 0, "usable": 0, "refuses a row": 0}
+    for at in range(0, len(original) - 12, 3):
+        for value in hostile:
+            edited = bytearray(original)
+            edited[at : at + 8] = value
+            edited[-4:] = zlib.crc32(bytes(edited[:-4])).to_bytes(4, "little")
+            path.write_bytes(bytes(edited))
+            try:
+                loaded = pp.load_model(path)
+            except ValueError:
+                counts["refused"] += 1
+                continue
+            try:
+                assert np.isfinite(loaded.decision_function(X)).all()
+                loaded.partial_fit(X, y)
+                assert np.isfinite(loaded.decision_function(X)).all()
+                counts["usable"] += 1
+            except ValueError as error:
+                assert re.match(r"row \d+: ", str(error)), error
+                counts["refuses a row"] += 1
+                loaded.predict(X[:0])  # still usable (no poisoned lock)
+    assert counts["refused"] > 0 and counts["usable"] > 0, counts

@@ -7,13 +7,16 @@ options and fitted column layout, never what the engine stores) as text beside. 
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import polars as pl
 
 from polars_poly import _internal
+from polars_poly._params import check_options
 
 # Largest model file a scoring expression embeds when the model was never saved (bytes). Polars
 # copies the literal for every batch of a query: a streaming eat-rate query took 1.05-1.07x the
@@ -22,11 +25,83 @@ from polars_poly import _internal
 EMBED_LIMIT = 2 * 2**20
 
 
+# A check of one stored value: what it must be when it is not that, else None.
+StateCheck = Callable[[Any], str | None]
+
+
+def kind_of(*kinds: type, what: str) -> StateCheck:
+    """A value of one of ``kinds`` (``bool`` only when listed)."""
+
+    def check(value: Any) -> str | None:
+        plain = isinstance(value, kinds) and (bool in kinds or not isinstance(value, bool))
+        finite = not isinstance(value, float) or math.isfinite(value)
+        return None if plain and finite else what
+
+    return check
+
+
+def optional(check: StateCheck) -> StateCheck:
+    return lambda value: None if value is None else check(value)
+
+
+def list_of(item: StateCheck, what: str, *, at_least: int = 0) -> StateCheck:
+    def check(value: Any) -> str | None:
+        ok = isinstance(value, list) and len(value) >= at_least
+        return None if ok and all(item(v) is None for v in value) else what
+
+    return check
+
+
+def dict_of(item: StateCheck, what: str) -> StateCheck:
+    def check(value: Any) -> str | None:
+        ok = isinstance(value, dict) and all(isinstance(k, str) for k in value)
+        return None if ok and all(item(v) is None for v in value.values()) else what
+
+    return check
+
+
+NAME = kind_of(str, what="a string")
+NAMES = list_of(NAME, "a list of column names")
+_INTEGER = kind_of(int, what="")
+
+
+def COUNT(value: Any) -> str | None:  # noqa: N802 - a check, named as the others
+    return None if _INTEGER(value) is None and value >= 0 else "a non-negative integer"
+
+
+NUMBER = kind_of(int, float, what="a finite number")
+# A class label as JSON keeps it: a string, a number or a boolean; two or more, all distinct.
+CLASSES = list_of(
+    kind_of(str, int, float, bool, what=""), "a list of two or more distinct labels", at_least=2
+)
+
+
+def check_state(name: str, state: dict[str, Any], schema: dict[str, StateCheck]) -> None:
+    """``state`` (a model file's estimator text) holds what ``schema`` says of each key it has:
+    a ``ValueError`` naming the first damaged key otherwise (never a TypeError, KeyError or
+    IndexError later, at predict or partial_fit)."""
+    for key, check in schema.items():
+        if key in state:
+            value = state[key]
+            problem = check(value)
+            if problem is None and key == "classes" and value is not None:
+                problem = None if len(set(map(repr, value))) == len(value) else "distinct labels"
+            if problem is not None:
+                shown = repr(value)
+                shown = shown if len(shown) <= 60 else shown[:57] + "..."
+                raise ValueError(
+                    f"the model file's {name} metadata is damaged: {key!r} must be {problem}, "
+                    f"got {shown}"
+                )
+
+
 class Persistent:
     """``save`` / ``load`` / pickling for an estimator whose fitted engine model is in the
-    attribute named by ``_model_attribute``."""
+    attribute named by ``_model_attribute``; ``_stored_state`` checks the estimator text it
+    writes beside the model (keys absent from older files are not required)."""
 
     _model_attribute: str
+    _stored_state: ClassVar[dict[str, StateCheck]]
 
     def _fitted_model(self) -> Any:
         raise NotImplementedError
@@ -113,16 +188,23 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     try:
         state = json.loads(text)
         name = state["estimator"]
+        params = state["params"]
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError("the model file has no polars-poly estimator metadata") from err
     classes = _estimators()
-    if name not in classes:
+    if not isinstance(name, str) or name not in classes:
         raise ValueError(f"the model file holds an unknown estimator {name!r}")
     cls = classes[name]
     if expected is not None and not issubclass(cls, expected):
         raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
+    if not isinstance(params, dict):
+        raise ValueError(f"the model file's {name} metadata is damaged: its params are {params!r}")
+    check_state(name, state, cls._stored_state)
     try:
-        return cls._from_model(engine_model(model, text), state)
+        estimator = cls._from_model(engine_model(model, text), state)
+        # The options as fit checks them: a damaged one fails here, not in a later call.
+        check_options(estimator)
+        return estimator
     except (KeyError, TypeError, ValueError, AttributeError, IndexError) as err:
         # The engine checked its own sections; this is the Python layer's text, damaged.
         raise ValueError(

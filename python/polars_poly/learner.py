@@ -23,7 +23,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -71,7 +71,19 @@ from polars_poly._params import (
     open_interval,
     option,
 )
-from polars_poly._persist import Persistent
+from polars_poly._persist import (
+    CLASSES,
+    COUNT,
+    NAME,
+    NAMES,
+    NUMBER,
+    Persistent,
+    StateCheck,
+    dict_of,
+    kind_of,
+    list_of,
+    optional,
+)
 from polars_poly._plugin import call_plugin
 from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
@@ -144,7 +156,7 @@ class _FitState:
     # The numeric ones among feature_columns_: together one namespace, after the others.
     _numeric_columns: list[str]
     _categorical_columns: dict[str, str]
-    _width: int
+    _width: int | None
 
 
 @documented(_NAMES)
@@ -397,6 +409,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _matrix_features(self, X: Any, min_rows: int) -> list[pl.Series]:
         """scipy / numpy input as one sparse Series, checking the width against the fit."""
         series, width = matrix_series(X, min_rows)
+        self._width = width  # None for a sparse Series: read at any width
         if width is None:
             return [series]
         fitted = getattr(self, "n_features_in_", None)
@@ -405,7 +418,6 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
                 f"X has {width} features, but {type(self).__name__} is expecting {fitted} "
                 "features as input"
             )
-        self._width = width
         return [series]
 
     def _frame_data(
@@ -1388,7 +1400,33 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _classes_list(self) -> list[Any] | None:
         return None
 
+    # What _estimator_text writes, as load checks it.
+    _stored_state: ClassVar[dict[str, StateCheck]] = {
+        "feature_columns": optional(NAMES),
+        "numeric_columns": NAMES,
+        "categorical_columns": dict_of(NAME, "a mapping of column names to category kinds"),
+        "sparse_columns": kind_of(bool, what="True or False"),  # files before mixed columns
+        "n_features_in": optional(COUNT),
+        "classes": optional(CLASSES),
+        "pass_loss": list_of(NUMBER, "a list of numbers"),
+        "holdout_loss": list_of(NUMBER, "a list of numbers"),
+        "rows_seen": COUNT,
+        "vw_reader": optional(dict_of(lambda _: None, "a mapping of reader options")),
+        "multiclass_errors": list_of(NUMBER, "two numbers", at_least=2),
+        "apple_race": dict_of(lambda _: None, "a mapping of apple settings"),
+    }
+
     def _restore(self, learner: Learner | OneAgainstAll, state: dict[str, Any]) -> None:
+        classes = state["classes"]
+        heads = len(learner.heads) if isinstance(learner, OneAgainstAll) else 2
+        if (classes is None) == isinstance(self, ClassifierMixin):
+            raise ValueError(f"classes {classes!r} for a {type(self).__name__}")
+        if classes is not None and len(classes) != heads:
+            raise ValueError(f"{len(classes)} classes for a model of {heads}")
+        columns = set(state["feature_columns"] or [])
+        stray = set(state.get("numeric_columns", [])) | set(state.get("categorical_columns", {}))
+        if not stray <= columns:
+            raise ValueError(f"columns {sorted(stray - columns)} are not among the features")
         self._learner = learner
         if isinstance(learner, OneAgainstAll):
             errors, weight = state.get("multiclass_errors", (0.0, 0.0))
