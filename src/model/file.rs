@@ -259,14 +259,60 @@ pub fn write_file(
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    let mut file =
-        tempfile::Builder::new().prefix(".polars-poly-save-").tempfile_in(folder).map_err(io)?;
+    remove_stale_saves(folder);
+    let prefix = format!("{SAVE_PREFIX}{}-", std::process::id());
+    let mut file = tempfile::Builder::new().prefix(&prefix).tempfile_in(folder).map_err(io)?;
     write(file.as_file_mut()).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
     // Ctrl-C during the write: the new file is dropped (deleted), the old one stays.
     crate::interrupt::check()?;
     file.persist(path).map_err(|e| io(e.error))?;
     Ok(())
+}
+
+/// The temporary files of saves are named `.polars-poly-save-<pid>-<random>`.
+const SAVE_PREFIX: &str = ".polars-poly-save-";
+
+/// A leftover younger than this is never removed: its process may be alive on another host
+/// sharing the folder (a pid names a process of this host only), still writing.
+const STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Removes from `folder` the temporary files of saves whose process died mid-save (`kill -9`,
+/// a crash: nothing else removes them) and that nobody touched for [`STALE_AFTER`]. Best
+/// effort: what cannot be read or removed stays.
+fn remove_stale_saves(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|name| name.strip_prefix(SAVE_PREFIX))
+            .and_then(|rest| rest.split('-').next())
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        // The entry's own metadata: a symlink is never followed.
+        let Ok(meta) = entry.metadata() else { continue };
+        let idle = meta.modified().ok().and_then(|at| at.elapsed().ok());
+        if meta.is_file() && idle.is_some_and(|idle| idle > STALE_AFTER) && !process_alive(pid) {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether process `pid` of this host exists (signal 0 checks without sending anything).
+#[cfg(unix)]
+fn process_alive(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
+    // SAFETY: kill with signal 0 only checks that the process exists and may be signalled.
+    let found = unsafe { libc::kill(pid, 0) } == 0;
+    found || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+}
+
+#[cfg(not(unix))]
+fn process_alive(_pid: u32) -> bool {
+    true // no portable check: leftovers stay
 }
 
 /// Reads `path`'s bytes.
@@ -366,5 +412,35 @@ mod tests {
         let mut enough = Full { written: Vec::new(), room: size };
         sections.write_to(&mut enough).unwrap();
         assert_eq!(enough.written.len(), size);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_save_removes_the_idle_leftovers_of_dead_saves_only() {
+        let folder = tempfile::tempdir().unwrap();
+        // A pid that was alive and is no more.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let old = std::time::SystemTime::now() - 2 * STALE_AFTER;
+        let leftover = |name: String, modified: std::time::SystemTime| {
+            let path = folder.path().join(name);
+            std::fs::File::create(&path).unwrap().set_modified(modified).unwrap();
+            path
+        };
+        let stale = leftover(format!("{SAVE_PREFIX}{dead}-abc"), old);
+        let recent = leftover(format!("{SAVE_PREFIX}{dead}-def"), std::time::SystemTime::now());
+        let alive = leftover(format!("{SAVE_PREFIX}{}-ghi", std::process::id()), old);
+        let unrelated = leftover(format!("{SAVE_PREFIX}notapid"), old);
+        let target = folder.path().join("model");
+        write_file(&target, |file| file.write_all(b"new")).unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new");
+        assert!(!stale.exists());
+        for kept in [recent, alive, unrelated] {
+            assert!(kept.exists(), "{}", kept.display());
+        }
+        // Nothing of this save is left behind.
+        let left = std::fs::read_dir(folder.path()).unwrap().count();
+        assert_eq!(left, 4);
     }
 }
