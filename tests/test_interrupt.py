@@ -65,6 +65,14 @@ X, y = data(600_000, 40, 0.25)
 m = pp.SGDRegressor(expansion="apple", passes=6, n_iter_no_change=0)
 print("ready", flush=True); m.fit(X, y)
 """,
+    "predict_proba_expr in a streaming query (cubic, 40 columns)": """
+# Each batch Polars hands the expression takes seconds to score: Polars notices Ctrl-C between
+# its own steps, our calls in flight stop at their next row.
+frame = pl.DataFrame({f"c{k}": rng.normal(size=5_000) for k in range(40)})
+m = pp.SGDClassifier(expansion="cubic", progress=False).fit(frame, rng.integers(0, 2, 5_000))
+query = pl.concat([frame] * 100).lazy().select(m.predict_proba_expr().sum())
+print("ready", flush=True); query.collect(engine="streaming")
+""",
     "read_libsvm": """
 print("ready", flush=True); pp.read_libsvm(sys.argv[1])
 """,
@@ -126,6 +134,7 @@ def test_ctrl_c_stops_long_operations_within_a_second(
     "workload",
     [
         "read_libsvm",
+        "predict_proba_expr in a streaming query (cubic, 40 columns)",
         "DoSClassifier.fit",
         "expand_csr (degree 3, hashed)",
         "SGDRegressor.fit (apple's ranking race, 3 models in threads, 6 passes)",
@@ -138,3 +147,41 @@ def test_workloads_run_long_when_left_alone(workload: str, text_files: tuple[Pat
     _, _, err, code = run(workload, text_files, interrupt_after=None)
     assert code == 0, err[-2000:]
     assert time.perf_counter() - start > 1.5
+
+
+AFTER_AN_INTERRUPTED_QUERY = """
+import os, signal, threading, time
+import numpy as np, polars as pl, polars_poly as pp
+rng = np.random.default_rng(0)
+frame = pl.DataFrame({f"c{k}": rng.normal(size=5_000) for k in range(40)})
+m = pp.SGDClassifier(expansion="cubic", progress=False).fit(frame, rng.integers(0, 2, 5_000))
+expr = m.predict_proba_expr()
+threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT)).start()
+outcome = []
+try:
+    # Polars raises KeyboardInterrupt out of collect, and Python's handler may raise a second.
+    try:
+        pl.concat([frame] * 100).lazy().select(expr.sum()).collect(engine="streaming")
+        outcome.append("not-interrupted")
+    except KeyboardInterrupt:
+        outcome.append("interrupted")
+    finally:
+        time.sleep(0.3)
+except KeyboardInterrupt:
+    outcome.append("interrupted")
+print(outcome[0])
+# The stop the interrupt requested is forgotten: the next query scores every row.
+scored = frame.lazy().select(expr).collect(engine="streaming").to_series().to_numpy()
+np.testing.assert_allclose(scored, m.predict_proba(frame)[:, 1], rtol=1e-6)
+print("next query ok")
+"""
+
+
+def test_a_query_after_an_interrupted_one_scores_every_row() -> None:
+    child = subprocess.run(
+        [sys.executable, "-c", AFTER_AN_INTERRUPTED_QUERY],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert child.stdout.split() == ["interrupted", "next", "query", "ok"], child.stderr[-2000:]

@@ -485,6 +485,26 @@ def test_a_feature_column_name_arrow_cannot_carry_is_refused_by_name(make, name)
     assert "column name is not supported" in str(error.value)
 
 
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda model, name: model.predict_expr(name),
+        lambda model, name: model.predict_expr(pl.col(name)),
+        lambda model, name: pp.to_sparse(name),
+        lambda model, name: pp.hash_features(name, bits=8),
+        lambda model, name: pp.expand(pp.to_sparse(name), n_features=1, degree=2),
+    ],
+    ids=["predict_expr name", "predict_expr col", "to_sparse", "hash_features", "expand"],
+)
+def test_a_nul_byte_in_an_expression_input_name_is_refused_by_name(build) -> None:
+    """Polars passes a plugin's inputs over the Arrow C interface, whose names are C strings:
+    a NUL in one panicked inside Polars. Each of our expressions refuses it when built."""
+    frame = pl.DataFrame({"s": ["a", "b", "a"], "y": [-1.0, 1.0, 1.0]})
+    model = pp.SGDRegressor(progress=False).fit(frame, "y")
+    with pytest.raises(ValueError, match=r"^column 's\\x00t': a NUL byte in a column name"):
+        build(model, "s\x00t")
+
+
 def _raw_csr(
     data: list[complex], indices: list[int], indptr: list[int], width: int
 ) -> sp.csr_matrix:

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 from typing import Any
 
 import polars as pl
 from polars.plugins import register_plugin_function
+
+from polars_poly import _internal
 
 PLUGIN_PATH = Path(__file__).parent
 
@@ -19,6 +22,20 @@ def call_plugin(
     wildcard: bool = False,
 ) -> pl.Expr:
     """An elementwise plugin call into ``polars_poly._internal``."""
+    # Ctrl-C then also stops our calls in flight in the query (see src/python/guard.rs): only
+    # where Ctrl-C means KeyboardInterrupt (a program with a SIGINT handler of its own gets
+    # Polars' behaviour as it was); a no-op after the first expression or off the main thread.
+    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+        _internal.chain_sigint()
+    for arg in args:
+        # Polars hands a plugin its inputs over the Arrow C interface, where a name is a C
+        # string: a NUL byte in one panics inside Polars before our code runs.
+        name = arg.meta.output_name(raise_if_undetermined=False)
+        if name is not None and "\x00" in name:
+            raise ValueError(
+                f"column {name!r}: a NUL byte in a column name is not supported by Polars' "
+                "plugin interface; rename the column (or .alias the expression)"
+            )
     return register_plugin_function(
         plugin_path=PLUGIN_PATH,
         function_name=function_name,

@@ -7,11 +7,20 @@
 //! raises `KeyboardInterrupt` and Python's own handler is back in place. Calls on other threads
 //! change nothing: Python delivers Ctrl-C only to its main thread.
 //!
+//! **Ctrl-C in a query.** A plugin expression runs inside a Polars query, on Polars' threads,
+//! with no call of ours on the main thread to watch SIGINT: Polars notices Ctrl-C between its
+//! own steps, but one of our calls in flight (scoring a batch with a large model) ran to its
+//! end, 0.9-4 s. So the first expression built installs [`chain_sigint`]'s handler for the
+//! process: on SIGINT it requests a stop, then runs the handler it replaced (Python's, which
+//! raises `KeyboardInterrupt` as ever). Our calls in flight stop at their next check; the
+//! request is forgotten when the next query's first call starts ([`guarded_expr`]).
+//!
 //! **Panics.** Bad input is an error, never a panic; a panic left is a bug. It becomes a
 //! `RuntimeError` that says so (not PyO3's `PanicException`, which `except Exception` misses, nor
 //! Polars' "the plugin panicked", which names nothing).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use polars::prelude::{polars_err, PolarsError, PolarsResult, Series};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
@@ -46,6 +55,7 @@ pub fn guarded_expr<T>(
     inputs: &[Series],
     op: impl FnOnce() -> PolarsResult<T>,
 ) -> PolarsResult<T> {
+    let _in_flight = InFlight::enter();
     match catch_unwind(AssertUnwindSafe(op)) {
         Ok(Err(PolarsError::ComputeError(message))) if message.contains("row ") => {
             let n_rows = inputs.first().map_or(0, |s| s.len());
@@ -60,6 +70,96 @@ pub fn guarded_expr<T>(
         Ok(result) => result,
         Err(panic) => Err(polars_err!(ComputeError: "{expression}: {}", bug_report(&*panic))),
     }
+}
+
+/// Plugin calls running now, on any thread.
+static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether a [`Watch`] is installed (a guarded call on the main thread owns the stop request).
+static WATCHING: AtomicBool = AtomicBool::new(false);
+
+/// One plugin call in flight; the first of a query forgets a stop requested by Ctrl-C during an
+/// earlier one (its calls all ended since), unless a watched call owns the request.
+struct InFlight;
+
+impl InFlight {
+    fn enter() -> Self {
+        if IN_FLIGHT.fetch_add(1, Ordering::AcqRel) == 0 && !WATCHING.load(Ordering::Acquire) {
+            interrupt::clear();
+        }
+        InFlight
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        IN_FLIGHT.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// The handler [`chain_sigint`] replaced, for ours to run after requesting a stop: its
+/// address and whether it takes `SA_SIGINFO`'s three arguments (0: none installed yet).
+static CHAINED_HANDLER: AtomicUsize = AtomicUsize::new(0);
+static CHAINED_SIGINFO: AtomicBool = AtomicBool::new(false);
+
+#[cfg(target_os = "linux")]
+extern "C" fn on_sigint_chained(
+    signal: libc::c_int,
+    info: *mut libc::siginfo_t,
+    context: *mut libc::c_void,
+) {
+    // Atomic operations and a call of the previous handler: async-signal-safe as it is.
+    interrupt::request();
+    let previous = CHAINED_HANDLER.load(Ordering::Relaxed);
+    if previous == 0 || previous == libc::SIG_DFL || previous == libc::SIG_IGN {
+        return;
+    }
+    // SAFETY: `previous` is the handler the kernel would have called, with the arguments its
+    // flags ask for (see `chain_sigint`).
+    unsafe {
+        if CHAINED_SIGINFO.load(Ordering::Relaxed) {
+            let handler: extern "C" fn(libc::c_int, *mut libc::siginfo_t, *mut libc::c_void) =
+                std::mem::transmute(previous);
+            handler(signal, info, context);
+        } else {
+            let handler: extern "C" fn(libc::c_int) = std::mem::transmute(previous);
+            handler(signal);
+        }
+    }
+}
+
+/// Installs the process's SIGINT handler for plugin expressions (see the module docs), once;
+/// only from the main thread, and only over a handler (Python's): a program that ignores
+/// SIGINT or left the default keeps it. Whether ours is installed.
+#[pyfunction]
+fn chain_sigint() -> bool {
+    #[cfg(target_os = "linux")]
+    // SAFETY: as in `Watch::start`; the replaced handler is kept for ours to call.
+    unsafe {
+        if libc::gettid() != libc::getpid() {
+            return false;
+        }
+        let mut current: libc::sigaction = std::mem::zeroed();
+        if libc::sigaction(libc::SIGINT, std::ptr::null(), &mut current) != 0 {
+            return false;
+        }
+        let ours = on_sigint_chained as *const () as libc::sighandler_t;
+        if current.sa_sigaction == ours {
+            return true;
+        }
+        if current.sa_sigaction == libc::SIG_IGN || current.sa_sigaction == libc::SIG_DFL {
+            return false;
+        }
+        CHAINED_SIGINFO.store(current.sa_flags & libc::SA_SIGINFO != 0, Ordering::Relaxed);
+        CHAINED_HANDLER.store(current.sa_sigaction, Ordering::Release);
+        let mut chained: libc::sigaction = std::mem::zeroed();
+        chained.sa_sigaction = ours;
+        chained.sa_flags = libc::SA_SIGINFO | (current.sa_flags & libc::SA_ONSTACK);
+        chained.sa_mask = current.sa_mask;
+        libc::sigaction(libc::SIGINT, &chained, std::ptr::null_mut()) == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    false
 }
 
 /// The message of a caught panic.
@@ -113,6 +213,7 @@ impl Watch {
                     // Ctrl-C is ignored on purpose: keep it so (the drop restores SIG_IGN).
                     return None;
                 }
+                WATCHING.store(true, Ordering::Release);
                 Some(watch)
             }
         }
@@ -132,6 +233,7 @@ impl Drop for Watch {
         }
         // Loops run outside a watch (plugin expressions) must not see this call's request.
         interrupt::clear();
+        WATCHING.store(false, Ordering::Release);
     }
 }
 
@@ -149,5 +251,6 @@ fn set_engine_stop(requested: bool) {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(set_engine_stop, m)?)
+    m.add_function(wrap_pyfunction!(set_engine_stop, m)?)?;
+    m.add_function(wrap_pyfunction!(chain_sigint, m)?)
 }
