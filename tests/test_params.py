@@ -46,6 +46,21 @@ def test_apple_string_means_the_defaults() -> None:
     np.testing.assert_array_equal(by_name.predict(X), by_object.predict(X))
 
 
+def test_nested_settings_of_the_apple_string_make_it_the_object() -> None:
+    """``GridSearchCV`` over ``clf__expansion__alpha`` with ``expansion="apple"`` (a string has
+    no settings): the string becomes the ``Apple()`` it means, then takes the setting."""
+    from sklearn.pipeline import Pipeline
+
+    X, y = hidden_product(600, 2)
+    pipeline = Pipeline([("clf", pp.SGDRegressor(expansion="apple", progress=False))])
+    search = GridSearchCV(pipeline, {"clf__expansion__alpha": [0.5, 1.0]}, cv=2).fit(X, y)
+    best = search.best_estimator_["clf"].expansion
+    assert repr(best) == repr(pp.Apple(alpha=search.best_params_["clf__expansion__alpha"]))
+    both = pp.SGDRegressor().set_params(expansion="apple", expansion__alpha=0.25)
+    assert repr(both.expansion) == repr(pp.Apple(alpha=0.25))
+    assert pp.SGDRegressor(expansion="apple").get_params()["expansion"] == "apple"
+
+
 def test_docstrings_list_every_option_with_its_default_and_the_registries() -> None:
     for cls in (pp.SGDRegressor, pp.SGDClassifier):
         doc = cls.__doc__ or ""

@@ -320,6 +320,17 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         tags.input_tags.sparse = True
         return tags
 
+    def set_params(self, **params: Any) -> Any:
+        """scikit-learn's ``set_params``. A nested setting of ``expansion="apple"``
+        (``expansion__alpha=0.5``, as ``GridSearchCV`` sets ``clf__expansion__alpha``) first
+        makes the expansion the ``Apple()`` the string means: a string has no settings."""
+        if any(name.startswith("expansion__") for name in params):
+            if params.get("expansion") == "apple":
+                params = {**params, "expansion": Apple()}
+            elif "expansion" not in params and self.expansion == "apple":
+                self.expansion = Apple()
+        return super().set_params(**params)
+
     # ----------------------------------------------------------------------------- validation
 
     def _apple(self) -> Apple | None:
