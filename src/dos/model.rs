@@ -330,7 +330,7 @@ fn sq_norms<T: Real>(acc: &[T]) -> (f64, f64) {
 /// cached). They compute exactly what the baseline builds compute (same operations in the same
 /// order per lane, no FMA contraction), only with wider vectors, so results are bit-identical.
 #[inline(always)]
-fn use_avx2() -> bool {
+pub(super) fn use_avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::is_x86_feature_detected!("avx2")

@@ -93,24 +93,13 @@ impl<T: Real> DosModel<T> {
         let transposed =
             |m: &[f64]| -> Vec<f64> { (0..d * d).map(|at| m[(at % d) * d + at / d]).collect() };
         let matrices = [transposed(omega), transposed(lambda)];
-        let (mut column, mut out) = (vec![0.0; d], vec![0.0; d]);
-        for row in self.params_mut().chunks_exact_mut(2 * d) {
-            for (half, matrix) in row.chunks_exact_mut(d).zip(&matrices) {
-                for (c, h) in column.iter_mut().zip(half.iter()) {
-                    *c = h.to_f64();
-                }
-                out.fill(0.0);
-                for (k, &c) in column.iter().enumerate() {
-                    let m_k = &matrix[k * d..(k + 1) * d];
-                    for (o, &m) in out.iter_mut().zip(m_k) {
-                        *o += m * c;
-                    }
-                }
-                for (h, &o) in half.iter_mut().zip(&out) {
-                    *h = T::from_f64(o);
-                }
-            }
+        #[cfg(target_arch = "x86_64")]
+        if super::model::use_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { rotate_rows_avx2(self.params_mut(), d, &matrices) };
+            return;
         }
+        rotate_rows(self.params_mut(), d, &matrices);
     }
 
     /// The orthogonal Ω = argmin ‖Ω U_source − U_self‖_F and Λ = argmin ‖Λ V_source − V_self‖_F
@@ -125,25 +114,15 @@ impl<T: Real> DosModel<T> {
     fn procrustes_same_shape(&self, source: &Self) -> (Vec<f64>, Vec<f64>) {
         let d = self.rank();
         let mut cross = [vec![0.0; d * d], vec![0.0; d * d]];
-        // The source row in f64 once (not once per product): the inner loop then vectorizes.
-        let mut s = vec![0.0; d];
-        for (target_row, source_row) in
-            self.params().chunks_exact(2 * d).zip(source.params().chunks_exact(2 * d))
-        {
-            for half in 0..2 {
-                let t = &target_row[half * d..(half + 1) * d];
-                for (s, &value) in s.iter_mut().zip(&source_row[half * d..(half + 1) * d]) {
-                    *s = value.to_f64();
-                }
-                let m = &mut cross[half];
-                for (i, &ti) in t.iter().enumerate() {
-                    let ti = ti.to_f64();
-                    for (m, &sj) in m[i * d..(i + 1) * d].iter_mut().zip(&s) {
-                        *m += ti * sj;
-                    }
-                }
-            }
+        #[cfg(target_arch = "x86_64")]
+        if super::model::use_avx2() {
+            // SAFETY: the CPU supports AVX2 (checked just above).
+            unsafe { cross_products_avx2(self.params(), source.params(), d, &mut cross) };
+        } else {
+            cross_products(self.params(), source.params(), d, &mut cross);
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        cross_products(self.params(), source.params(), d, &mut cross);
         let [mu, mv] = cross;
         (orthogonal_factor(&mu, d), orthogonal_factor(&mv, d))
     }
@@ -223,6 +202,76 @@ impl<T: Real> BinaryLearner for DosModel<T> {
     }
 }
 
+/// Each row's U and V halves rotated by the transposed matrices `[Ωᵀ, Λᵀ]` (row-major d × d):
+/// h ← M h (see [`DosModel::rotate_unchecked`]). The AVX2 build computes the same sums in the
+/// same order per lane (no FMA contraction): bit-identical, twice as wide.
+#[inline(always)]
+fn rotate_rows_body<T: Real>(params: &mut [T], d: usize, transposed: &[Vec<f64>; 2]) {
+    let (mut column, mut out) = (vec![0.0; d], vec![0.0; d]);
+    for row in params.chunks_exact_mut(2 * d) {
+        for (half, matrix) in row.chunks_exact_mut(d).zip(transposed) {
+            for (c, h) in column.iter_mut().zip(half.iter()) {
+                *c = h.to_f64();
+            }
+            out.fill(0.0);
+            for (k, &c) in column.iter().enumerate() {
+                for (o, &m) in out.iter_mut().zip(&matrix[k * d..(k + 1) * d]) {
+                    *o += m * c;
+                }
+            }
+            for (h, &o) in half.iter_mut().zip(&out) {
+                *h = T::from_f64(o);
+            }
+        }
+    }
+}
+
+fn rotate_rows<T: Real>(params: &mut [T], d: usize, transposed: &[Vec<f64>; 2]) {
+    rotate_rows_body(params, d, transposed);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rotate_rows_avx2<T: Real>(params: &mut [T], d: usize, transposed: &[Vec<f64>; 2]) {
+    rotate_rows_body(params, d, transposed);
+}
+
+/// The d × d products Σ_rows t_half s_halfᵀ of a target's and a source's U (`cross[0]`) and V
+/// (`cross[1]`) halves, in row order (see [`DosModel::procrustes`]); the source row converted
+/// to f64 once, so that the inner loop vectorizes.
+#[inline(always)]
+fn cross_products_body<T: Real>(target: &[T], source: &[T], d: usize, cross: &mut [Vec<f64>; 2]) {
+    let mut s = vec![0.0; d];
+    for (target_row, source_row) in target.chunks_exact(2 * d).zip(source.chunks_exact(2 * d)) {
+        for (half, m) in cross.iter_mut().enumerate() {
+            for (s, &value) in s.iter_mut().zip(&source_row[half * d..(half + 1) * d]) {
+                *s = value.to_f64();
+            }
+            for (i, &ti) in target_row[half * d..(half + 1) * d].iter().enumerate() {
+                let ti = ti.to_f64();
+                for (m, &sj) in m[i * d..(i + 1) * d].iter_mut().zip(&s) {
+                    *m += ti * sj;
+                }
+            }
+        }
+    }
+}
+
+fn cross_products<T: Real>(target: &[T], source: &[T], d: usize, cross: &mut [Vec<f64>; 2]) {
+    cross_products_body(target, source, d, cross);
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn cross_products_avx2<T: Real>(
+    target: &[T],
+    source: &[T],
+    d: usize,
+    cross: &mut [Vec<f64>; 2],
+) {
+    cross_products_body(target, source, d, cross);
+}
+
 fn check_same_shape<T: Real>(a: &DosModel<T>, b: &DosModel<T>) -> PolyResult<()> {
     if (a.n_features(), a.rank()) != (b.n_features(), b.rank()) {
         return crate::invalid!(
@@ -280,6 +329,51 @@ mod tests {
     use rand::rngs::ChaCha8Rng;
     use rand::SeedableRng;
     use rand_distr::{Distribution, StandardNormal};
+
+    #[test]
+    fn rotation_and_cross_products_are_the_dot_products_bit_for_bit_in_every_build() {
+        for (d, seed) in [(1, 0), (3, 1), (8, 2), (16, 3)] {
+            let n = 37;
+            let model = DosModel::<f32>::new(n, d, seed, PaVariant::Pa).unwrap();
+            let other = DosModel::<f32>::new(n, d, seed + 9, PaVariant::Pa).unwrap();
+            let (omega, lambda) = (random_orthogonal(d, seed), random_orthogonal(d, seed + 1));
+            // The reference: each output a dot product summed in k order from 0.0.
+            let mut reference = model.params().to_vec();
+            for row in reference.chunks_exact_mut(2 * d) {
+                for (half, matrix) in row.chunks_exact_mut(d).zip([&omega, &lambda]) {
+                    let column: Vec<f64> = half.iter().map(|h| f64::from(*h)).collect();
+                    for (i, h) in half.iter_mut().enumerate() {
+                        let mut sum = 0.0;
+                        for (k, c) in column.iter().enumerate() {
+                            sum += matrix[i * d + k] * c;
+                        }
+                        *h = sum as f32;
+                    }
+                }
+            }
+            let mut rotated = model.clone();
+            rotated.rotate_unchecked(&omega, &lambda);
+            assert_eq!(rotated.params(), &reference[..], "d = {d}");
+            let transposed = [omega.clone(), lambda.clone()]
+                .map(|m| (0..d * d).map(|at| m[(at % d) * d + at / d]).collect::<Vec<f64>>());
+            let mut baseline = model.params().to_vec();
+            rotate_rows(&mut baseline, d, &transposed);
+            assert_eq!(baseline, reference, "d = {d}");
+            let mut cross = [vec![0.0; d * d], vec![0.0; d * d]];
+            cross_products(model.params(), other.params(), d, &mut cross);
+            #[cfg(target_arch = "x86_64")]
+            if crate::dos::model::use_avx2() {
+                let mut wide = model.params().to_vec();
+                // SAFETY: the CPU supports AVX2 (checked just above).
+                unsafe { rotate_rows_avx2(&mut wide, d, &transposed) };
+                assert_eq!(wide, reference, "d = {d}");
+                let mut wide_cross = [vec![0.0; d * d], vec![0.0; d * d]];
+                // SAFETY: as above.
+                unsafe { cross_products_avx2(model.params(), other.params(), d, &mut wide_cross) };
+                assert_eq!(wide_cross, cross, "d = {d}");
+            }
+        }
+    }
 
     /// A random orthogonal d × d matrix (QR of a Gaussian matrix, signs fixed).
     fn random_orthogonal(d: usize, seed: u64) -> Vec<f64> {
