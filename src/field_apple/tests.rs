@@ -1,7 +1,7 @@
 //! Field-level apple inside the learner: a planted cross found, nothing found in noise, the
 //! budget respected, determinism, and the model-file section.
 
-use super::stored::CATCH_UP_VERSION;
+use super::stored::FIELD_CATCH_UP_VERSION;
 use super::*;
 use crate::codec::{ByteReader, ByteWriter};
 use crate::learner::loss::Logistic;
@@ -263,15 +263,17 @@ fn training_is_deterministic_and_the_section_round_trips() {
     let mut w = ByteWriter::new();
     first.expansion().write_section(&mut w);
     let bytes = w.into_bytes();
-    let read =
-        FieldApple::read_section(&mut ByteReader::new(&bytes, 0, "features"), CATCH_UP_VERSION)
-            .unwrap();
+    let read = FieldApple::read_section(
+        &mut ByteReader::new(&bytes, 0, "features"),
+        FIELD_CATCH_UP_VERSION,
+    )
+    .unwrap();
     assert_eq!(&read, first.expansion());
     // A truncated section is refused, never misread.
     for cut in [0, 5, bytes.len() - 1] {
         assert!(FieldApple::read_section(
             &mut ByteReader::new(&bytes[..cut], 0, "features"),
-            CATCH_UP_VERSION
+            FIELD_CATCH_UP_VERSION
         )
         .is_err());
     }
