@@ -81,7 +81,8 @@ class PageRun:
     """The state a page's blocks share: one namespace, one working directory."""
 
     workdir: Path
-    namespace: dict[str, Any] = field(default_factory=lambda: {"__name__": "__docs__"})
+    # A page runs as a script does (its `if __name__ == "__main__":` blocks too).
+    namespace: dict[str, Any] = field(default_factory=lambda: {"__name__": "__main__"})
     done: int = 0  # blocks run so far, in order
     failed: str | None = None
 
