@@ -364,3 +364,14 @@ def test_a_stream_given_as_a_path_is_read_as_the_file(tmp_path) -> None:
     )
     assert piped.stdout == from_file.stdout
     assert len(piped.stdout.splitlines()) == 200
+
+
+@pytest.mark.parametrize("command", [[], ["train"], ["predict"], ["inspect"], ["compare"]])
+def test_help_shows_no_sphinx_markup(command: list[str], capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        main([*command, "--help"])
+    assert exit_.value.code == 0
+    shown = capsys.readouterr().out
+    assert "usage: polars-poly" in shown
+    for markup in ("``", ":mod:`", ":class:`", ":meth:`", ":func:`"):
+        assert markup not in shown, (command, markup)

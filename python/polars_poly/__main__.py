@@ -27,7 +27,7 @@ def _compare_flags(c: argparse.ArgumentParser) -> None:
     learners) gives their defaults."""
     from polars_poly import compare as cmp
 
-    c.description = cmp.__doc__
+    c.description = cli_options.plain_text(cmp.__doc__)
     c.add_argument(
         "--data-dir",
         type=Path,
@@ -68,7 +68,9 @@ def _compare_flags(c: argparse.ArgumentParser) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Runs a command; its exit code (0 success, 1 error, 2 usage, 130 Ctrl-C)."""
-    parser = argparse.ArgumentParser(prog="polars-poly", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="polars-poly", description=cli_options.plain_text(__doc__)
+    )
     commands = parser.add_subparsers(dest="command", required=True)
     cli_options.add_commands(commands)
     commands.add_parser("demo", help="the apple comparison on the bundled data set, and a tour")

@@ -135,6 +135,15 @@ VW_FLAGS: tuple[VwFlag, ...] = (
 )
 
 
+def plain_text(doc: str | None) -> str:
+    """A docstring as ``--help`` shows it: Sphinx's roles and literal quotes taken off
+    (``:mod:`polars_poly.cli``` -> polars_poly.cli, ````train```` -> train)."""
+    import re
+
+    text = re.sub(r":\w+:`~?([^`]+)`", r"\1", doc or "")
+    return text.replace("``", "")
+
+
 def flag_table() -> str:
     """:data:`VW_FLAGS` as the Markdown table of docs/cli.md."""
     rows = ["| flag | status | note |", "|---|---|---|"]
