@@ -48,7 +48,7 @@ BAD_X: dict[str, tuple[Any, dict[str, Any]]] = {
     "no rows": (
         X[:0],
         {
-            "fit": (ValueErr, r"0 sample|at least 2 classes"),
+            "fit": (ValueErr, r"0 sample|0 examples"),
             "predict": "ok",  # 0 predictions (scikit-learn refuses)
             "expand": "ok",
         },

@@ -216,7 +216,7 @@ _LABEL_VALUES = st.sampled_from(
 def test_classes_and_engine_labels_match_np_unique(values: list[float], dtype: str) -> None:
     """The classes found from the labels' extremes (no sort) are ``np.unique``'s, and the
     engine's labels are -1 / +1 by class whether or not they are copied."""
-    from polars_poly.learner import _two_or_fewer_values, classes_of
+    from polars_poly._input import _two_or_fewer_values, classes_of
 
     raw = np.asarray(values)
     if dtype != "float64":  # huge and non-finite values as float64 only

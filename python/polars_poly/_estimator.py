@@ -94,3 +94,15 @@ __all__ = [
     "RegressorMixin",
     "TransformerMixin",
 ]
+
+
+def not_fitted(estimator: Any) -> Exception:
+    """scikit-learn's ``NotFittedError`` (a ``ValueError`` and an ``AttributeError``) for a
+    method called before ``fit``; an ``AttributeError`` without scikit-learn."""
+    message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
+    try:
+        from sklearn.exceptions import NotFittedError
+    except ImportError:  # pragma: no cover
+        return AttributeError(message)
+    error: Exception = NotFittedError(message)
+    return error

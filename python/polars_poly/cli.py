@@ -858,7 +858,7 @@ def _classes(args: argparse.Namespace, labels: pl.Series | None) -> list[Any]:
     ({0, 1} or {-1, +1} when they are among those)."""
     if args.oaa or labels is None:
         return list(range(1, (args.oaa or 0) + 1))
-    from polars_poly.learner import classes_of
+    from polars_poly._input import classes_of
 
     found: list[Any] = classes_of(labels.to_numpy()).tolist()
     return found

@@ -442,7 +442,7 @@ def _classes(infos: list[ShardInfo]) -> Any:
     per class, whether or not its shard holds the class)."""
     import numpy as np
 
-    from polars_poly.learner import classes_of
+    from polars_poly._input import classes_of
 
     return classes_of(np.asarray([v for info in infos for v in (info.labels or [])]))
 

@@ -29,13 +29,15 @@ import numpy as np
 import numpy.typing as npt
 import polars as pl
 
-from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesIn
+from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesIn, not_fitted
 from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
     SCORE_ROWS,
     as_polars,
     check_named_columns,
+    classes_of,
     frame_columns,
+    label_array,
     matrix_rows,
     scored_in_pieces,
     select_alone,
@@ -122,6 +124,11 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         check=_n_features_check,
     )
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     # ------------------------------------------------------------------------------- inputs
 
     def _series(self, X: Any, fitting: bool = False) -> tuple[Rows, int | None]:
@@ -200,14 +207,15 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         series, width = self._series(X)
         if width is not None and width != self.n_features_in_:
             raise ValueError(
-                f"X has {width} features, the model was fitted with {self.n_features_in_}"
+                f"X has {width} features, but {type(self).__name__} is expecting "
+                f"{self.n_features_in_} features as input"
             )
         return series
 
     def _fitted_model(self) -> PaCore:
         core: PaCore | None = getattr(self, "core_", None)
         if core is None:
-            raise ValueError(f"this {type(self).__name__} is not fitted yet: call fit first")
+            raise not_fitted(self)
         return core
 
     def _hinted(self, err: ValueError) -> ValueError:
@@ -295,11 +303,14 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        classes = np.asarray(classes)
         if np.iscomplexobj(classes):
             raise ValueError("Complex data not supported: class labels are complex numbers")
-        all_classes = np.unique(np.asarray(classes))
-        if len(all_classes) < 2:
-            raise ValueError(f"need at least 2 classes to fit, got {list(all_classes)!r}")
+        if classes.dtype.kind == "f" and not np.isfinite(classes).all():
+            row = int(np.flatnonzero(~np.isfinite(classes))[0])
+            raise ValueError(f"label at row {row} is {classes[row]}")
+        # As SGDClassifier reads them: continuous labels refused, one class of {0, 1} binary.
+        all_classes = classes_of(classes.ravel())
         series, width = self._first_series(X)
         self.classes_ = all_classes
         self.n_features_in_ = int(width)
@@ -311,6 +322,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         """Trains from scratch on (X, y), one pass in row order (``y`` may name a column of
         the frame ``X``)."""
         X, y = self._split_target(X, y)
+        y = label_array(y, "y")
         series = self._start(X, y)
         self._learn(series, y)
         return self
@@ -319,6 +331,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     def partial_fit(self, X: Any, y: Any, classes: Any = None) -> _BasePA:
         """Continues training; the first call needs ``classes`` (all labels that will occur)."""
         X, y = self._split_target(X, y)
+        y = label_array(y, "y")
         if not hasattr(self, "core_"):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit")

@@ -36,6 +36,7 @@ from polars_poly._estimator import (
     ClassifierMixin,
     FeatureNamesIn,
     RegressorMixin,
+    not_fitted,
 )
 from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
@@ -48,6 +49,7 @@ from polars_poly._input import (
     categorical_columns,
     categorical_exprs,
     check_named_columns,
+    classes_of,
     engine_column,
     feature_exprs,
     frame_columns,
@@ -133,16 +135,6 @@ def _at_doublings(batches: Iterable[_Data], seen: int) -> Iterator[_Data]:
             yield batch if length == len(batch) else batch.slice(start, length)
             start += length
             seen += length
-
-
-def _not_fitted(estimator: Any) -> Exception:
-    message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
-    try:
-        from sklearn.exceptions import NotFittedError
-    except ImportError:  # pragma: no cover
-        return AttributeError(message)
-    error: Exception = NotFittedError(message)
-    return error
 
 
 class _FitState:
@@ -673,7 +665,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         multi-pass ``fit`` records its end only."""
         rows = getattr(self, "_history", None)
         if rows is None:
-            raise _not_fitted(self)
+            raise not_fitted(self)
         schema = {
             "examples": pl.Int64,
             "progressive_loss": pl.Float64,
@@ -1066,7 +1058,7 @@ class _BaseSGD(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         """The fitted engine model (of a ranking race that ``partial_fit`` keeps, its leader)."""
         learner: Learner | OneAgainstAll | RankingRace | None = getattr(self, "_learner", None)
         if learner is None:
-            raise _not_fitted(self)
+            raise not_fitted(self)
         return learner.leader if isinstance(learner, RankingRace) else learner
 
     def _scores(self, X: Any, output: str = "score") -> npt.NDArray[np.float64]:
@@ -1624,57 +1616,9 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         return self._score_expr(features, "score")
 
 
-def classes_of(labels: npt.NDArray[Any]) -> npt.NDArray[Any]:
-    """The classes of a first batch of labels: their distinct values, sorted; a batch of one
-    class of {0, 1} or {-1, +1} is taken as that binary problem (``partial_fit``'s first
-    batch need not hold both)."""
-    try:
-        seen = _two_or_fewer_values(labels)
-        if seen is None:
-            seen = np.unique(labels)
-    except TypeError as err:
-        raise ValueError(f"y mixes labels of types that cannot be ordered ({err})") from None
-    if seen.dtype.kind == "f" and np.any(seen != np.round(seen)):
-        value = seen[seen != np.round(seen)][0]
-        raise ValueError(
-            f"Unknown label type: continuous (y holds {value:g}); a classifier takes class "
-            "labels (integers, strings, booleans), a regressor continuous targets"
-        )
-    if seen.dtype.kind in "biuf" and len(seen) == 1:
-        if seen[0] in (0, 1):
-            return np.array([0, 1]).astype(seen.dtype)
-        if seen[0] == -1:
-            return np.array([-1, 1]).astype(seen.dtype)
-    if len(seen) == 0:
-        raise ValueError("cannot fit on 0 examples: y is empty")
-    if len(seen) < 2:
-        only = seen.tolist()[0]  # a Python value, whatever the array's dtype (object too)
-        raise ValueError(
-            f"The number of classes has to be greater than one; got 1 class ({only!r}). "
-            "partial_fit's first call may name them all: classes=[...]"
-        )
-    return seen
-
-
 def _finite_extremes(labels: npt.NDArray[Any]) -> bool:
     """Whether the smallest and largest of float ``labels`` are finite (NaN is neither)."""
     return bool(np.isfinite(labels.min()) and np.isfinite(labels.max()))
-
-
-def _two_or_fewer_values(labels: npt.NDArray[Any]) -> npt.NDArray[Any] | None:
-    """The distinct values of numeric ``labels`` (sorted) when there are one or two, found from
-    their minimum and maximum; None otherwise. ``np.unique`` sorts a copy of the labels: on 10M
-    labels that and its fresh memory took 0.05-0.25 s of every fit, 2-3 passes here."""
-    if labels.dtype.kind not in "biuf" or len(labels) == 0:
-        return None
-    # With a NaN among them both extremes are NaN, equal to no label: np.unique decides.
-    low, high = labels.min(), labels.max()
-    n_low = np.count_nonzero(labels == low)
-    if n_low == len(labels):
-        return np.array([low], dtype=labels.dtype)
-    if n_low + np.count_nonzero(labels == high) == len(labels):
-        return np.array([low, high], dtype=labels.dtype)
-    return None
 
 
 @documented(_NAMES)

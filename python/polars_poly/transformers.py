@@ -9,7 +9,7 @@ import numpy.typing as npt
 import polars as pl
 import scipy.sparse as sp
 
-from polars_poly._estimator import BaseEstimator, TransformerMixin
+from polars_poly._estimator import BaseEstimator, TransformerMixin, not_fitted
 from polars_poly.polynomial import Degree, expand_csr, feature_name, output_width
 
 
@@ -88,7 +88,7 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def transform(self, X: Any) -> sp.csr_array:
         """The expanded features of ``X`` as a ``csr_array``."""
         if not hasattr(self, "n_features_in_"):
-            raise _not_fitted(self)
+            raise not_fitted(self)
         matrix = self._as_matrix(X)
         if matrix.ndim != 2 or matrix.shape[1] != self.n_features_in_:
             raise ValueError(
@@ -107,7 +107,7 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def get_feature_names_out(self, input_features: Any = None) -> npt.NDArray[np.object_]:
         """Output names in scikit-learn's format (``"x0 x3^2"``). Not available when hashed."""
         if not hasattr(self, "n_features_in_"):
-            raise _not_fitted(self)
+            raise not_fitted(self)
         if self.bits is not None:
             raise ValueError("hashed columns have no unique names (bits is set)")
         names = self._input_names(input_features)
@@ -137,13 +137,3 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 f"input_features has {len(names)} names, expected {self.n_features_in_}"
             )
         return names
-
-
-def _not_fitted(estimator: Any) -> Exception:
-    message = f"This {type(estimator).__name__} instance is not fitted yet. Call 'fit' first."
-    try:
-        from sklearn.exceptions import NotFittedError
-    except ImportError:  # pragma: no cover
-        return AttributeError(message)
-    error: Exception = NotFittedError(message)
-    return error
