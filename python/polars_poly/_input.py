@@ -427,14 +427,7 @@ def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
         check_sparse(X)
         return X, None
     if is_scipy_sparse(X):
-        matrix = X.tocsr()
-        if np.iscomplexobj(matrix.data):
-            raise ValueError("Complex data not supported")
-        check_shape(matrix.shape, min_rows)
-        if matrix.data.size and not np.isfinite(matrix.data).all():
-            bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
-            row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
-            raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
+        matrix = checked_scipy(X, min_rows)
         return from_scipy(matrix, name=DEFAULT_NAMESPACE), int(matrix.shape[1])
     dense = checked_dense(X, min_rows)
     return from_numpy(dense, name=DEFAULT_NAMESPACE), int(dense.shape[1])
@@ -450,6 +443,20 @@ def matrix_rows(X: Any, min_rows: int = 1) -> tuple[pl.Series | npt.NDArray[Any]
     dense = checked_dense(X, min_rows, values=False)
     kind = np.float32 if dense.dtype == np.float32 else np.float64
     return np.ascontiguousarray(dense, dtype=kind), int(dense.shape[1])
+
+
+def checked_scipy(X: Any, min_rows: int) -> Any:
+    """A scipy sparse matrix as CSR, checked as scikit-learn checks it: its shape, and real,
+    finite values (errors name the row)."""
+    matrix = X.tocsr()
+    if np.iscomplexobj(matrix.data):
+        raise ValueError("Complex data not supported")
+    check_shape(matrix.shape, min_rows)
+    if matrix.data.size and not np.isfinite(matrix.data).all():
+        bad = int(np.flatnonzero(~np.isfinite(matrix.data))[0])
+        row = int(np.searchsorted(matrix.indptr, bad, side="right")) - 1
+        raise ValueError(f"Input X contains {_kind(matrix.data[bad])} in row {row}")
+    return matrix
 
 
 def checked_dense(X: Any, min_rows: int, values: bool = True) -> npt.NDArray[Any]:

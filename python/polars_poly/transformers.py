@@ -10,6 +10,7 @@ import polars as pl
 import scipy.sparse as sp
 
 from polars_poly._estimator import BaseEstimator, TransformerMixin, not_fitted
+from polars_poly._input import checked_dense, checked_scipy
 from polars_poly.polynomial import Degree, expand_csr, feature_name, output_width
 
 
@@ -56,20 +57,28 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.bits = bits
         self.seed = seed
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
     def _as_matrix(self, X: Any) -> sp.csr_array | npt.NDArray[Any]:
+        """``X`` as a CSR or dense matrix, checked as scikit-learn checks it (shape, numeric,
+        real and finite values, a row at least)."""
         if isinstance(X, pl.DataFrame):
-            return X.to_numpy()
+            X = X.to_numpy()
+        elif hasattr(X, "columns") and hasattr(X, "to_numpy"):  # pandas
+            X = X.to_numpy()
         if sp.issparse(X):
-            return X.tocsr()
-        if hasattr(X, "columns") and hasattr(X, "to_numpy"):  # pandas
-            return np.asarray(X.to_numpy())
-        return np.asarray(X)
+            return checked_scipy(X, min_rows=1)
+        dense = np.asarray(X)
+        if np.iscomplexobj(dense):
+            raise ValueError("Complex data not supported")
+        return checked_dense(dense, min_rows=1)
 
     def fit(self, X: Any, y: Any = None) -> PolynomialExpander:
         """Learns the input width (and names, from a DataFrame); validates the options."""
         matrix = self._as_matrix(X)
-        if matrix.ndim != 2:
-            raise ValueError(f"expected a 2-D input, got {matrix.ndim} dimension(s)")
         self.n_features_in_ = int(matrix.shape[1])
         columns = getattr(X, "columns", None)
         if columns is not None and all(isinstance(c, str) for c in columns):
@@ -90,7 +99,7 @@ class PolynomialExpander(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         if not hasattr(self, "n_features_in_"):
             raise not_fitted(self)
         matrix = self._as_matrix(X)
-        if matrix.ndim != 2 or matrix.shape[1] != self.n_features_in_:
+        if matrix.shape[1] != self.n_features_in_:
             raise ValueError(
                 f"X has {matrix.shape[-1]} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input"
