@@ -655,6 +655,27 @@ def test_n_features_of_a_negative_index_is_an_error_naming_its_row() -> None:
             ValueError,
             "batch_size must be at least 1",
         ),
+        # A truth value is not taken from "yes" or None (they passed as True and False).
+        (
+            lambda X, f, p: pp.expand_csr(X, interaction_only="yes"),
+            TypeError,
+            "interaction_only must be True or False, got 'yes'",
+        ),
+        (
+            lambda X, f, p: pp.PolynomialExpander(include_bias=None).fit(X),
+            TypeError,
+            "include_bias must be True or False, got None",
+        ),
+        (
+            lambda X, f, p: f.select(pp.expand(pp.to_sparse("a"), n_features="1")),
+            TypeError,
+            "n_features must be an integer, got '1'",
+        ),
+        (
+            lambda X, f, p: pp.output_width(-1, 2),
+            ValueError,
+            "n_features must be >= 0, got -1",
+        ),
     ],
     ids=[
         "expand_csr bits",
@@ -663,6 +684,10 @@ def test_n_features_of_a_negative_index_is_an_error_naming_its_row() -> None:
         "read_vw bits",
         "scan_vw batch_size",
         "batches of 0 rows",
+        "expand_csr interaction_only",
+        "PolynomialExpander include_bias",
+        "expand n_features",
+        "output_width negative",
     ],
 )
 def test_functions_name_a_wrongly_typed_option(tmp_path, call, error, message) -> None:

@@ -137,6 +137,12 @@ def integer(name: str, value: Any) -> int:
     return int(_coerce(name, value, int))
 
 
+def boolean(name: str, value: Any) -> bool:
+    """``value`` as a bool (True, False or a numpy bool); a ``TypeError`` naming the option
+    ``name`` otherwise ("yes" or None are not taken for their truth value)."""
+    return bool(_coerce(name, value, bool))
+
+
 def _coerce(name: str, value: Any, kind: Any) -> Any:
     """``value`` as the plain Python type ``kind`` (int, float, bool, str); a ``TypeError``
     naming the option otherwise."""

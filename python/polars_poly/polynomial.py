@@ -21,7 +21,7 @@ import scipy.sparse as sp
 
 from polars_poly import _internal
 from polars_poly._input import numeric_objects
-from polars_poly._params import integer
+from polars_poly._params import boolean, integer
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import from_numpy, from_scipy
 
@@ -63,12 +63,21 @@ def _options(
     return {
         "min_degree": low,
         "max_degree": high,
-        "interaction_only": bool(interaction_only),
-        "include_bias": bool(include_bias),
+        "interaction_only": boolean("interaction_only", interaction_only),
+        "include_bias": boolean("include_bias", include_bias),
         "bits": bits,
         "seed": seed,
         "n_features": None,
     }
+
+
+def _n_features(n_features: Any) -> int:
+    """The input width as the engine takes it: a non-negative integer (a TypeError or
+    ValueError naming it otherwise)."""
+    width = integer("n_features", n_features)
+    if width < 0:
+        raise ValueError(f"n_features must be >= 0, got {width}")
+    return width
 
 
 def output_width(
@@ -90,7 +99,7 @@ def output_width(
     options = _options(degree, interaction_only, include_bias, bits, 0)
     if bits is not None:
         return 1 << bits
-    return int(_internal.expansion_width(n_features, options))
+    return int(_internal.expansion_width(_n_features(n_features), options))
 
 
 def expand(
@@ -123,7 +132,7 @@ def expand(
         output_width(
             n_features, degree, interaction_only=interaction_only, include_bias=include_bias
         )
-    options["n_features"] = n_features
+    options["n_features"] = None if n_features is None else _n_features(n_features)
     expr = pl.col(column) if isinstance(column, str) else column
     return call_plugin("expand", [expr], options)
 
@@ -228,7 +237,8 @@ def monomial(
     ([(0, 1), (1, 1)], [])
     """
     options = _options(degree, interaction_only, include_bias, None, 0)
-    options["n_features"] = n_features
+    options["n_features"] = _n_features(n_features)
+    column = integer("column", column)
     if column < 0:
         raise ValueError(f"column must be >= 0, got {column}")
     return [(int(i), int(p)) for i, p in _internal.expansion_monomial(column, options)]
@@ -251,6 +261,6 @@ def column_of(
     (5, 9)
     """
     options = _options(degree, interaction_only, include_bias, None, 0)
-    options["n_features"] = n_features
+    options["n_features"] = _n_features(n_features)
     pairs = sorted(dict(exponents).items()) if isinstance(exponents, dict) else sorted(exponents)
     return int(_internal.expansion_column(pairs, options))
