@@ -71,9 +71,12 @@ def COUNT(value: Any) -> str | None:  # noqa: N802 - a check, named as the other
 
 NUMBER = kind_of(int, float, what="a finite number")
 # A class label as JSON keeps it: a string, a number or a boolean; two or more, all distinct.
-CLASSES = list_of(
-    kind_of(str, int, float, bool, what=""), "a list of two or more distinct labels", at_least=2
-)
+_LABELS = list_of(kind_of(str, int, float, bool, what=""), "", at_least=2)
+
+
+def CLASSES(value: Any) -> str | None:  # noqa: N802 - a check, named as the others
+    distinct = _LABELS(value) is None and len(set(map(repr, value))) == len(value)
+    return None if distinct else "a list of two or more distinct labels"
 
 
 def check_state(name: str, state: dict[str, Any], schema: dict[str, StateCheck]) -> None:
@@ -84,8 +87,6 @@ def check_state(name: str, state: dict[str, Any], schema: dict[str, StateCheck])
         if key in state:
             value = state[key]
             problem = check(value)
-            if problem is None and key == "classes" and value is not None:
-                problem = None if len(set(map(repr, value))) == len(value) else "distinct labels"
             if problem is not None:
                 shown = repr(value)
                 shown = shown if len(shown) <= 60 else shown[:57] + "..."
