@@ -7,7 +7,7 @@ PY := $(VENV)/bin/python
 export CARGO_TARGET_DIR ?= $(HOME)/.cache/polars-poly/target
 DEPS_STAMP := $(VENV)/.deps-installed
 
-.PHONY: demo test venv build rust-test rust-lint py-test py-lint docs bench clean wheel wheel-test
+.PHONY: demo test venv build rust-test rust-lint py-test py-lint docs bench bench-smoke clean wheel wheel-test
 
 demo: build
 	$(PY) -m polars_poly demo
@@ -71,9 +71,14 @@ wheel-test: wheel
 	$(WHEEL_VENV)/bin/python -m pip install --quiet dist/*.whl
 	cd /tmp && $(WHEEL_VENV)/bin/python $(abspath tests/wheel/smoke.py)
 
+# The criterion benches, then the maintained suite behind docs/benchmarks.md (benches/suite;
+# hours at full size). `make bench-smoke` runs the suite at tiny sizes: a check, not numbers.
 bench: build
 	cargo bench
-	$(PY) benches/read_vs_sklearn.py
+	$(PY) -m benches.suite
+
+bench-smoke: build
+	$(PY) -m benches.suite --smoke
 
 clean:
 	rm -rf $(VENV)

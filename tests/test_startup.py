@@ -1,4 +1,4 @@
-"""Start-up imports what it needs and no more (the timings: ``benches/cli_startup.py``).
+"""Start-up imports what it needs and no more (the timings: ``benches/suite/cli_startup.py``).
 
 ``polars-poly --help`` and ``train --help`` load neither the extension nor NumPy, SciPy,
 scikit-learn, matplotlib, Dask or tqdm; ``import polars_poly`` loads none of them either, yet

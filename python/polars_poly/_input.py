@@ -280,7 +280,7 @@ def engine_column(name: str, dtype: pl.DataType | None) -> pl.Expr:
     columns, and lists of them, as the strings they stand for. The engine would take them as
     they are, but a categorical crossing into it is rebuilt value by value: on 2M eat-rate rows
     of 12 categorical fields a fit took 2.08 s, against 1.01 s casting them first
-    (``benches/string_columns.py``)."""
+    (``benches/suite/string_columns.py``)."""
     column = pl.col(name)
     if isinstance(dtype, pl.List | pl.Array) and isinstance(dtype.inner, pl.Categorical | pl.Enum):
         return column.cast(pl.List(pl.String))
@@ -320,7 +320,8 @@ def code_strings(name: str) -> pl.Expr:
     Wabbit's hashing (the engine's) maps an all-digit string to its value plus the namespace's
     seed, which puts codes 0..n on n consecutive slots, and the cross of two such columns then
     collides (eat-rate's fields as codes: test logloss 0.570 as bare digits, 0.3265 as
-    ``"A=17"``, 0.3276 as the original strings; ``benches/string_columns.py --mode codes``)."""
+    ``"A=17"``, 0.3276 as the original strings;
+    ``python -m benches.suite.string_columns --mode codes``)."""
     return pl.concat_str(pl.lit(f"{name}="), pl.col(name).cast(pl.String)).alias(name)
 
 

@@ -6,9 +6,9 @@ This module imports nothing heavy (no numpy, no Polars, no extension), so that
 
 :data:`VW_FLAGS` is the one table of Vowpal Wabbit's flags: ``same`` (gives ``vw``'s output),
 ``different`` (accepted, differs by design: the note says how) or ``refused`` (exit 2 naming
-the flag and why). docs/cli.md shows it and ``benches/vw_suite.py`` selects Vowpal Wabbit's own
-tests from it. A flag Vowpal Wabbit has and the table does not list is unknown here: exit 2,
-naming it, as any unknown flag.
+the flag and why). docs/cli.md shows it and ``benches/suite/vw_suite.py`` selects Vowpal
+Wabbit's own tests from it. A flag Vowpal Wabbit has and the table does not list is unknown
+here: exit 2, naming it, as any unknown flag.
 """
 
 from __future__ import annotations

@@ -219,8 +219,8 @@ def eat_rate(
         uniform in ``0 .. noise_values``. Ranges are inclusive, as Python's ``random.randint``.
         ``unseen=True`` gives the original's "hard" test set, only such never-seen pairs.
 
-    Reference numbers (``benches/eat_rate_vw.py``, ``docs/datasets.md``): seed 0, training rows
-    ``0 .. 2M``, test rows ``2M .. 2.2M``, one pass of Vowpal Wabbit 9.11 through ``pyvw``,
+    Reference numbers (``benches/suite/eat_rate_vw.py``, ``docs/datasets.md``): seed 0, training
+    rows ``0 .. 2M``, test rows ``2M .. 2.2M``, one pass of Vowpal Wabbit 9.11 through ``pyvw``,
     ``pyvw.Workspace("--loss_function logistic -b 24 --quiet")`` with each field its namespace
     (``"1 |A Herbivore-5 |B Plant-7 |C C123 ..."``), test logloss of ``sigmoid(prediction)``:
 

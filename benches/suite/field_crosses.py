@@ -1,0 +1,133 @@
+"""Crosses of hashed categorical fields, side by side in one run: linear, the known cross given
+by hand (``interactions``), all field pairs, default apple and field-level apple (issue 20).
+
+eat-rate (``polars_poly.synthetic.eat_rate``): only the A x B cross predicts. click-like
+(``polars_poly.synthetic.click``): main effects plus planted field crosses. Each field is hashed
+into its own sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
+rate; fit time is the in-memory ``fit`` alone (hashing is timed once, apart). Prints test
+logloss, AUC, error, the median fit seconds over ``--rounds`` rounds (the models alternate
+within each round) and that time over the hand-given cross's (eat-rate) or over all pairs'
+(click). One process, one model at a time; the machine's load is printed.
+
+    .venv/bin/python -m benches.suite.field_crosses eat_rate --train 2000000 --test 200000
+    .venv/bin/python -m benches.suite.field_crosses click --train 2000000 --test 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from itertools import combinations
+from typing import Any
+
+import numpy as np
+import polars as pl
+import polars_poly as pp
+from polars_poly import synthetic
+from sklearn.metrics import roc_auc_score
+
+
+def frames(kind: str, n_train: int, n_test: int, seed: int) -> tuple[pl.DataFrame, list[str]]:
+    generate = synthetic.eat_rate if kind == "eat_rate" else synthetic.click
+    data = generate(n_train + n_test, seed)
+    fields = [c for c in data.columns if c != "label"]
+    return data, fields
+
+
+def hashed(data: pl.DataFrame, fields: list[str], bits: int) -> pl.DataFrame:
+    return data.select("label", *(pp.hash_features(f, bits=bits).alias(f) for f in fields))
+
+
+def scores(model: Any, test: pl.DataFrame) -> dict[str, float]:
+    p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
+    y = test["label"].to_numpy() > 0
+    return {
+        "logloss": float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean()),
+        "auc": float(roc_auc_score(y, p)),
+        "error": float(((p > 0.5) != y).mean()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kind", choices=["eat_rate", "click"])
+    parser.add_argument("--train", type=int, default=2_000_000)
+    parser.add_argument("--test", type=int, default=200_000)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--bits", type=int, default=24)
+    parser.add_argument(
+        "--models", default="", help="comma-separated subset of the models (default: all)"
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="alternating rounds of fits")
+    args = parser.parse_args()
+
+    started = time.perf_counter()
+    data, fields = frames(args.kind, args.train, args.test, args.seed)
+    generated = time.perf_counter() - started
+    started = time.perf_counter()
+    features = hashed(data, fields, args.bits)
+    hashing = time.perf_counter() - started
+    train, test = features.head(args.train), features.tail(args.test)
+    print(
+        f"{args.kind}: {args.train:,} train + {args.test:,} test rows, {len(fields)} fields; "
+        f"generated in {generated:.1f} s, hashed in {hashing:.1f} s; "
+        f"load {os.getloadavg()[0]:.2f}"
+    )
+
+    common = {"loss": "logistic", "bits": args.bits}
+    known = [("A", "B")] if args.kind == "eat_rate" else None
+    if args.kind == "click":
+        planted = synthetic.click_planted(args.seed)
+        known = [(c.a, c.b) for c in planted.field_crosses]
+    models: dict[str, dict[str, Any]] = {
+        "linear": {},
+        "given crosses": {"interactions": known},
+        "all pairs": {"interactions": list(combinations(fields, 2))},
+        "apple": {"expansion": "apple"},
+        # One ranking, no race between rankings (which on all-categorical fields never forks).
+        "apple typical": {"expansion": pp.Apple(ranking="typical")},
+        "field apple": {"expansion": pp.FieldApple()},
+    }
+    chosen = [m for m in args.models.split(",") if m] or list(models)
+    if not args.models:
+        chosen.remove("apple typical")  # the default's ranking alone: asked for by name
+    if args.kind == "eat_rate" and not args.models:
+        chosen.remove("all pairs")  # 66 crosses of mostly noise: slow and not the question here
+    rows: dict[str, dict[str, Any]] = {}
+    times: dict[str, list[float]] = {name: [] for name in chosen}
+    for round_ in range(args.rounds):
+        for name in chosen:
+            model = pp.SGDClassifier(**common, **models[name])
+            started = time.perf_counter()
+            model.fit(train, "label")
+            times[name].append(time.perf_counter() - started)
+            extra = ""
+            if name in ("field apple", "apple", "apple typical"):  # apple grows field crosses too
+                extra = ", ".join(
+                    f"{r['cross']}@{r['added_at']}" for r in model.crosses().iter_rows(named=True)
+                )
+            rows[name] = {
+                "model": name,
+                **scores(model, test),
+                "fit_s": float(np.median(times[name])),
+                "found": extra,
+            }
+            print(
+                f"  round {round_ + 1} {name}: {rows[name]} this fit {times[name][-1]:.2f} s  "
+                f"load {os.getloadavg()[0]:.2f}",
+                flush=True,
+            )
+    table = pl.DataFrame(list(rows.values()))
+    reference = "given crosses" if args.kind == "eat_rate" else "all pairs"
+    if reference in chosen:
+        base = table.filter(pl.col("model") == reference)["fit_s"][0]
+        table = table.with_columns(time_ratio=pl.col("fit_s") / base)
+    with pl.Config(tbl_rows=20, tbl_width_chars=200, fmt_str_lengths=80):
+        print(table)
+    if args.kind == "click":
+        print("planted field crosses:", known)
+
+
+if __name__ == "__main__":
+    main()
