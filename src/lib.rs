@@ -19,6 +19,7 @@ pub mod polynomial;
 pub mod readers;
 pub mod registry;
 pub mod sparse;
+pub mod versions;
 pub mod vw_run;
 
 #[cfg(feature = "python")]

@@ -18,10 +18,7 @@ use super::ranking::Ranking;
 use super::schedule::ScheduleKind;
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
-
-/// The first model-file format version with apple's `catch_up` (an older model continues
-/// without: its new monomials never caught up).
-pub const APPLE_CATCH_UP_VERSION: u32 = 7;
+use crate::versions;
 
 /// Most planned points or parents a stored model may list (bounds what a corrupted count can
 /// allocate; real models have a handful of points and at most millions of parents).
@@ -83,7 +80,7 @@ fn read_config(r: &mut ByteReader<'_>, version: u32) -> PolyResult<AppleConfig> 
         ..AppleConfig::default()
     };
     let config = read_config_tail(r, named)?;
-    let catch_up = if version >= APPLE_CATCH_UP_VERSION {
+    let catch_up = if version >= versions::APPLE_CATCH_UP {
         usize::try_from(r.u64("apple catch_up")?).map_err(|_| bad("apple catch_up too large"))?
     } else {
         0

@@ -7,9 +7,7 @@
 use super::{Cross, FieldApple, FieldAppleConfig};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
-
-/// The first model-file format version with field-level apple's `catch_up`.
-pub const FIELD_CATCH_UP_VERSION: u32 = 6;
+use crate::versions;
 
 /// Most crosses a file may list (far above any `max_crosses` in use; guards allocation).
 const MAX_STORED_CROSSES: usize = 1 << 16;
@@ -46,7 +44,7 @@ impl FieldApple {
             z: r.f64("field_apple z")?,
             shadow_bits: r.u32("field_apple shadow_bits")?,
             constant: r.flag("field_apple constant flag")?,
-            catch_up: if version >= FIELD_CATCH_UP_VERSION {
+            catch_up: if version >= versions::FIELD_CATCH_UP {
                 usize::try_from(r.u64("field_apple catch_up")?)
                     .map_err(|_| bad("field_apple catch_up too large"))?
             } else {

@@ -1,12 +1,12 @@
 //! Field-level apple inside the learner: a planted cross found, nothing found in noise, the
 //! budget respected, determinism, and the model-file section.
 
-use super::stored::FIELD_CATCH_UP_VERSION;
 use super::*;
 use crate::codec::{ByteReader, ByteWriter};
 use crate::learner::loss::Logistic;
 use crate::learner::{Batch, Expansion, FitOptions, Learner, LearnerConfig, Loss, NamespaceRows};
 use crate::sparse::SparseRows;
+use crate::versions;
 
 /// One namespace per field, one feature per row (the value id), like hashed categorical data.
 pub(crate) struct Fields {
@@ -265,7 +265,7 @@ fn training_is_deterministic_and_the_section_round_trips() {
     let bytes = w.into_bytes();
     let read = FieldApple::read_section(
         &mut ByteReader::new(&bytes, 0, "features"),
-        FIELD_CATCH_UP_VERSION,
+        versions::FIELD_CATCH_UP,
     )
     .unwrap();
     assert_eq!(&read, first.expansion());
@@ -273,7 +273,7 @@ fn training_is_deterministic_and_the_section_round_trips() {
     for cut in [0, 5, bytes.len() - 1] {
         assert!(FieldApple::read_section(
             &mut ByteReader::new(&bytes[..cut], 0, "features"),
-            FIELD_CATCH_UP_VERSION
+            versions::FIELD_CATCH_UP
         )
         .is_err());
     }

@@ -39,14 +39,7 @@ use super::update::{GdState, UpdateRule};
 use super::weights::{WeightTable, G2, NORM, RATE};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
-
-/// The first format version that stores the lazy L1/L2 state (see the module docs).
-const LAZY_SCALES_VERSION: u32 = 4;
-/// The first format version that stores field scales.
-const FIELD_SCALES_VERSION: u32 = 5;
-/// The first format version that stores the initial weight and crosses of any number of
-/// namespaces.
-const CROSSES_VERSION: u32 = 9;
+use crate::versions;
 
 /// Most namespaces, namespace crosses or namespaces in one cross a stored model may declare (far
 /// above any real model; bounds what a corrupted count can allocate).
@@ -76,7 +69,7 @@ impl<E: Expansion> Learner<E> {
         let mut config = read_config(r)?;
         let (mut state, labels, progress) = read_training(r, config.initial_t)?;
         let table = read_weights(r, config.bits, config.rule)?;
-        if version >= LAZY_SCALES_VERSION {
+        if version >= versions::LAZY_SCALES {
             (state.gravity, state.contraction) = (r.f64("gravity")?, r.f64("contraction")?);
             if !(state.gravity.is_finite() && state.gravity >= 0.0) {
                 return Err(bad(format!(
@@ -91,13 +84,13 @@ impl<E: Expansion> Learner<E> {
                 )));
             }
         }
-        let scales = if version >= FIELD_SCALES_VERSION && r.u8("field scales flag")? == 1 {
+        let scales = if version >= versions::FIELD_SCALES && r.u8("field scales flag")? == 1 {
             Some(FieldScales::read(r)?)
         } else {
             None
         };
         config.field_scales = scales.is_some();
-        if version >= CROSSES_VERSION {
+        if version >= versions::CROSSES {
             config.initial_weight = r.f64("initial weight")?;
             config.validate().map_err(|e| bad(e.to_string()))?;
         }
@@ -368,7 +361,7 @@ impl Interactions {
         let mut namespace_crosses = Vec::new();
         for _ in 0..n_crosses {
             let length =
-                if version >= CROSSES_VERSION { r.u32("namespace cross length")? } else { 2 };
+                if version >= versions::CROSSES { r.u32("namespace cross length")? } else { 2 };
             if !(2..=MAX_STORED_COUNT).contains(&length) {
                 return Err(bad(format!("a namespace cross of {length} namespaces")));
             }

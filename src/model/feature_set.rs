@@ -16,10 +16,8 @@ use crate::learner::{
     BlockRows, Example, ExampleEnd, ExampleShape, ExpandedFeatures, Expansion, Interactions,
     Learned,
 };
+use crate::versions;
 
-/// The first format version with apple's categorical namespaces beside field crosses (earlier
-/// models continue taking parents from every namespace, as they were trained).
-const CATEGORICAL_VERSION: u32 = 6;
 /// The section's last byte: apple's categorical namespaces are not stored (apple takes parents
 /// from every namespace), left to the field crosses as parents (formats 6 and 7), or as
 /// parents and as factors of children (format 8 on; see [`crate::apple::categorical`]).
@@ -181,7 +179,7 @@ impl FeatureSet {
             "apple_fields" => {
                 let mut apple = Apple::read_section(r, version)?;
                 let fields = FieldApple::read_section(r, version)?;
-                if version >= CATEGORICAL_VERSION {
+                if version >= versions::CATEGORICAL {
                     match r.u8("apple categorical flag")? {
                         CATEGORICAL_NONE => {}
                         CATEGORICAL_PARENTS => apple.leave_categorical_to_field_crosses(

@@ -34,11 +34,9 @@ use std::path::Path;
 
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::{PolyError, PolyResult};
+use crate::versions;
 
 pub const MAGIC: &[u8; 8] = b"PPLEARN\0";
-pub const FORMAT_VERSION: u32 = 9;
-/// The first version of the sectioned layout (older ones: [`super::legacy`]).
-pub const SECTIONED_VERSION: u32 = 3;
 pub(crate) const HEADER: usize = 8 + 4 + 8;
 /// Most sections a file may declare (bounds what a corrupted count can allocate).
 const MAX_SECTIONS: u32 = 64;
@@ -125,7 +123,7 @@ impl<'a> Sections<'a> {
     /// The file's bytes before the checksum.
     fn write_pieces(&self, out: &mut ByteWriter<'_>) {
         out.raw(MAGIC);
-        out.u32(FORMAT_VERSION);
+        out.u32(versions::CURRENT);
         out.u64(self.payload_len());
         out.u32(self.sections.len() as u32);
         for ((name, write), &length) in self.sections.iter().zip(self.lengths()) {
@@ -155,10 +153,11 @@ pub(crate) fn check(bytes: &[u8]) -> PolyResult<Checked<'_>> {
         return Err(bad(format!("truncated: {} bytes, shorter than the header", bytes.len())));
     }
     let version = u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]);
-    if !(1..=FORMAT_VERSION).contains(&version) {
+    if !(1..=versions::CURRENT).contains(&version) {
         return Err(bad(format!(
             "format version {version} is not supported (this build reads versions 1 to \
-             {FORMAT_VERSION}); it was written by a newer polars-poly"
+             {}); it was written by a newer polars-poly",
+            versions::CURRENT
         )));
     }
     let mut len = [0u8; 8];
@@ -378,7 +377,7 @@ mod tests {
         sections.write_to(&mut streamed).unwrap();
         assert_eq!(streamed, bytes);
         let checked = check(&bytes).unwrap();
-        assert_eq!(checked.version, FORMAT_VERSION);
+        assert_eq!(checked.version, versions::CURRENT);
         let read = ReadSections::parse(checked.payload).unwrap();
         let mut table_section = read.section("table").unwrap();
         assert_eq!(table_section.take(8, "first two").unwrap(), &[0, 0, 0, 0, 0, 0, 0, 63]);

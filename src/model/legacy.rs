@@ -30,9 +30,8 @@ use crate::error::PolyResult;
 use crate::learner::loss::{Hinge, Logistic, Quantile, Squared};
 use crate::learner::stored::{read_names, read_rates, read_rule, read_training, read_weights};
 use crate::learner::{Interactions, Learner, LearnerConfig, Loss};
+use crate::versions;
 
-/// The version before canonical apple's degree >= 3 slots changed (see the module docs).
-const FORMAT_VERSION_CHAINED_SLOTS: u32 = 1;
 const EXPANSION_INTERACTIONS: u8 = 1;
 const EXPANSION_APPLE: u8 = 2;
 
@@ -45,12 +44,12 @@ pub(crate) fn read(version: u32, payload: &[u8]) -> PolyResult<(Learner<FeatureS
         EXPANSION_INTERACTIONS => FeatureSet::Fixed(Interactions::read_section(&mut r, version)?),
         EXPANSION_APPLE => {
             let apple = read_apple(&mut r)?;
-            if version == FORMAT_VERSION_CHAINED_SLOTS && has_degree_3_weights(&apple) {
+            if version == versions::CHAINED_SLOTS && has_degree_3_weights(&apple) {
                 return Err(bad(format!(
                     "format version {version} stored this apple model's monomials of degree >= 3 \
                      in weight slots this build no longer uses; retrain the model (this build \
                      writes version {})",
-                    super::file::FORMAT_VERSION
+                    versions::CURRENT
                 )));
             }
             FeatureSet::from(apple)

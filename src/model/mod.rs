@@ -26,6 +26,7 @@ use crate::codec::bad;
 use crate::dos::PaClassifier;
 use crate::error::PolyResult;
 use crate::learner::Learner;
+use crate::versions;
 use file::{Checked, ReadSections, Sections};
 
 /// An online model: the hashed learner with its feature enumerator.
@@ -124,7 +125,7 @@ impl Model {
     /// A model and its estimator text from a model file's bytes (any supported version).
     pub fn from_bytes(bytes: &[u8]) -> PolyResult<(Model, String)> {
         let Checked { version, payload } = file::check(bytes)?;
-        if version < file::SECTIONED_VERSION {
+        if version < versions::SECTIONED {
             let (learner, metadata) = legacy::read(version, payload)?;
             return Ok((Model::Online(learner), metadata));
         }

@@ -16,6 +16,7 @@ use crate::learner::{
     Expansion, Interactions, Learned, LearnerConfig, Loss, NamespaceRows, UpdateRule,
 };
 use crate::sparse::SparseRows;
+use crate::versions;
 
 mod model_io {
     //! The online model's file, as the tests use it.
@@ -569,7 +570,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let read = FeatureSet::read_section(
         "apple_fields",
         &mut ByteReader::new(&bytes, 0, "f"),
-        file::FORMAT_VERSION,
+        versions::CURRENT,
     )
     .unwrap();
     assert_eq!(read, set);
@@ -577,9 +578,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     assert!(read.apple().is_some() && read.field_apple().unwrap().crosses().len() == 1);
     let cut = &bytes[..bytes.len() - 3];
     let mut cut_reader = ByteReader::new(cut, 0, "f");
-    assert!(
-        FeatureSet::read_section("apple_fields", &mut cut_reader, file::FORMAT_VERSION).is_err()
-    );
+    assert!(FeatureSet::read_section("apple_fields", &mut cut_reader, versions::CURRENT).is_err());
     // A section of format 5: apple's options without catch_up (the 8 bytes of its distinctive
     // value), the crosses' options without catch_up (8 bytes after their first 37), no flag of
     // apple's categorical namespaces at the end; read as a model in which neither catches up.
@@ -624,7 +623,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     noting.write_section(&mut w);
     let bytes = w.into_bytes();
     let mut reader = ByteReader::new(&bytes, 0, "f");
-    let read = FeatureSet::read_section("apple_fields", &mut reader, file::FORMAT_VERSION);
+    let read = FeatureSet::read_section("apple_fields", &mut reader, versions::CURRENT);
     assert_eq!(read.unwrap(), noting);
     // The byte before the flags tells whether the categorical features are factors of children
     // too: a model of format 7 (byte 1) keeps multiplying them and is written back as it was
