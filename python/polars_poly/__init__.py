@@ -16,7 +16,7 @@ from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Exp
 if TYPE_CHECKING:
     from polars_poly import datasets, synthetic
     from polars_poly._internal import IDENTITIES, LOSSES, RANKINGS, SCHEDULES, __version__
-    from polars_poly._persist import load_model
+    from polars_poly._loading import load_model
     from polars_poly.apple import Apple
     from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
     from polars_poly.field_apple import FieldApple
@@ -94,7 +94,7 @@ __all__ = [
 # scikit-learn (the estimators derive from scikit-learn's classes).
 _HOMES = {
     "_internal": ("__version__", "IDENTITIES", "LOSSES", "RANKINGS", "SCHEDULES"),
-    "_persist": ("load_model",),
+    "_loading": ("load_model",),
     "apple": ("Apple",),
     "field_apple": ("FieldApple",),
     "dos": ("DoSClassifier", "PassiveAggressiveClassifier"),

@@ -103,6 +103,14 @@ class Persistent:
 
     _model_attribute: str
     _stored_state: ClassVar[dict[str, StateCheck]]
+    # The estimators a model file may name, by class name: every public subclass registers
+    # itself when its module is imported (so this module imports none of them).
+    _registry: ClassVar[dict[str, type[Persistent]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith("polars_poly.") and not cls.__name__.startswith("_"):
+            Persistent._registry[cls.__name__] = cls
 
     def _fitted_model(self) -> Any:
         raise NotImplementedError
@@ -171,18 +179,6 @@ class Persistent:
             setattr(self, self._model_attribute, engine_model(model, text))
 
 
-def _estimators() -> dict[str, type[Persistent]]:
-    from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
-    from polars_poly.learner import SGDClassifier, SGDRegressor
-
-    classes: list[type[Persistent]] = [
-        SGDRegressor,
-        SGDClassifier,
-        DoSClassifier,
-        PassiveAggressiveClassifier,
-    ]
-    return {c.__name__: c for c in classes}
-
 
 def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     """The estimator a model file holds, from its engine model and estimator text."""
@@ -192,8 +188,11 @@ def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
         params = state["params"]
     except (ValueError, KeyError, TypeError) as err:
         raise ValueError("the model file has no polars-poly estimator metadata") from err
-    classes = _estimators()
+    classes = Persistent._registry
     if not isinstance(name, str) or name not in classes:
+        if expected is not None and isinstance(name, str) and name.isidentifier():
+            # Another estimator, whose module this process has not imported.
+            raise TypeError(f"the model file holds a {name}, not a {expected.__name__}")
         raise ValueError(f"the model file holds an unknown estimator {name!r}")
     cls = classes[name]
     if expected is not None and not issubclass(cls, expected):
@@ -226,14 +225,6 @@ def engine_model(model: Any, text: str = "{}") -> Any:
             errors, weight = 0.0, 0.0  # no or damaged text: counting starts again
         return OneAgainstAll(model, (float(errors), float(weight)))
     return model
-
-
-def load_model(path: str | os.PathLike[str]) -> Any:
-    """Reads a model written by any estimator's ``save`` and returns that estimator."""
-    model, text = _internal.load_model(file_to_read(path))
-    estimator = estimator_from(model, text)
-    estimator._source = file_source(path)
-    return estimator
 
 
 def _kind(mode: int) -> str:
