@@ -328,11 +328,11 @@ def test_streaming_in_small_batches_changes_nothing(vw_file, tmp_path, capsys, m
     """The commands read their input batch by batch: with batches of 100 rows (the table's
     power-of-two rows falling inside and across them) the table, the model and the predictions
     equal those of one batch."""
-    from polars_poly import cli
+    from polars_poly.cli import _data
 
     outputs = []
     for rows in (1_000_000, 100):
-        monkeypatch.setattr(cli, "BATCH_ROWS", rows)
+        monkeypatch.setattr(_data, "BATCH_ROWS", rows)  # where scan_data and batches read it
         model = tmp_path / f"m{rows}.bin"
         args = ["-d", str(vw_file), "-q", "AF", "--loss_function", "logistic", "--passes", "2"]
         assert main(["train", *args, "-f", str(model)]) == 0
