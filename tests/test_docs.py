@@ -137,10 +137,13 @@ def test_the_pages_have_examples() -> None:
 
 
 def package_modules() -> list[ModuleType]:
+    # Subpackages' modules too (polars_poly.synthetic._text): a package's doctests are those of
+    # the functions defined in it, not of those it re-exports.
+    prefix = f"{polars_poly.__name__}."
     names = [polars_poly.__name__] + [
-        f"{polars_poly.__name__}.{info.name}"
-        for info in pkgutil.iter_modules(polars_poly.__path__)
-        if info.name != "__main__"
+        info.name
+        for info in pkgutil.walk_packages(polars_poly.__path__, prefix)
+        if info.name != f"{prefix}__main__"
     ]
     return [importlib.import_module(name) for name in names]
 

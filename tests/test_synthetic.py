@@ -68,7 +68,7 @@ def test_write_parquet_in_chunks_equals_one_chunk(
     whole = write_parquet(kind, tmp_path / "b.parquet", rows, 11, chunk_rows=rows, **params)
     frame = pl.read_parquet(chunked)
     assert frame.equals(pl.read_parquet(whole))
-    generate = synthetic._GENERATORS[kind.replace("-", "_")]
+    generate = synthetic._parquet._GENERATORS[kind.replace("-", "_")]
     assert frame.equals(generate(rows, 11, **params))
     import pyarrow.parquet as pq
 
