@@ -45,7 +45,7 @@ fn main() {
     let fields =
         FieldApple::new(FieldAppleConfig { max_crosses: 1, ..FieldAppleConfig::default() });
     let mut learner = Learner::new(config, fields.expect("valid options")).expect("valid config");
-    let options = FitOptions { holdout_period: 0, ..FitOptions::default() };
+    let options = FitOptions { holdout: 0, ..FitOptions::default() };
     for start in (0..rows).step_by(CHUNK) {
         let end = (start + CHUNK).min(rows);
         let chunk: Vec<SparseRows<'_, u32, f32>> = columns

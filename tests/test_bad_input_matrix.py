@@ -204,7 +204,7 @@ ACCEPTED = {
 }  # fmt: skip
 # A rate exponent of 2**70 makes the first step infinite; l2 of 2**70 the first score NaN.
 OTHER = {
-    **{f"{sgd}.power_t=huge": (ValueErr, r"row 0: the update step overflows") for sgd in _SGDS},
+    **{f"{sgd}.power_t=huge": (ValueErr, r"row \d+: the update step overflows") for sgd in _SGDS},
     **{f"{sgd}.l2=huge": (ValueErr, r"row \d+: learning overflows") for sgd in _SGDS},
 }
 OPTION_CELLS = [

@@ -280,7 +280,12 @@ def test_a_parquet_file_of_string_fields_trains_as_its_hashed_columns(tmp_path, 
     fields = ["A", "B", "C", "D"]
     hashed = frame.with_columns(pp.hash_features(f, bits=16).alias(f) for f in fields)
     given = pp.SGDClassifier(
-        loss="logistic", bits=16, interactions=[("A", "B")], field_scales=False, progress=False
+        shuffle=False,
+        loss="logistic",
+        bits=16,
+        interactions=[("A", "B")],
+        field_scales=False,
+        progress=False,
     ).fit(hashed, "label")
     np.testing.assert_array_equal(
         pp.load_model(model).decision_function(frame.drop("label")),
@@ -301,7 +306,11 @@ def test_a_parquet_file_of_strings_and_numbers_crosses_the_numbers_by_f(tmp_path
     args = ["-d", str(data), "-q", "Af", "--loss_function", "logistic", "-b", "16"]
     assert main(["train", *args, "--quiet", "-f", str(model)]) == 0
     given = pp.SGDClassifier(
-        loss="logistic", bits=16, interactions=[("A", "features")], field_scales=False
+        shuffle=False,
+        loss="logistic",
+        bits=16,
+        interactions=[("A", "features")],
+        field_scales=False,
     ).fit(frame, "label")
     trained = pp.load_model(model)
     assert trained.namespaces_ == ["A", "B", "C", "features"]

@@ -76,19 +76,23 @@ APPLE = pp.Apple(field_crosses=None, ranking="typical")
 @pytest.mark.parametrize("expansion", ["linear", "quadratic", APPLE], ids=str)
 def test_one_shard_equals_the_single_machine_fit(client, shards, frame, expansion) -> None:
     shard = pl.read_parquet(shards[0])
-    single = pp.SGDRegressor(expansion=expansion).fit(shard, "y")
-    distributed_fit = ppd.fit(pp.SGDRegressor(expansion=expansion), [shards[0]], "y", client=client)
+    single = pp.SGDRegressor(shuffle=False, expansion=expansion).fit(shard, "y")
+    distributed_fit = ppd.fit(
+        pp.SGDRegressor(shuffle=False, expansion=expansion), [shards[0]], "y", client=client
+    )
     np.testing.assert_array_equal(distributed_fit.predict(frame), single.predict(frame))
     assert distributed_fit.progressive_loss_ == single.progressive_loss_
     assert distributed_fit.n_examples_ == len(shard)
 
 
 def test_apple_parents_are_the_union_of_the_local_ones_and_stay_frozen(client, shards) -> None:
-    local = [pp.SGDRegressor(expansion=APPLE).fit(pl.read_parquet(p), "y") for p in shards]
+    local = [
+        pp.SGDRegressor(shuffle=False, expansion=APPLE).fit(pl.read_parquet(p), "y") for p in shards
+    ]
     union = {tuple(f) for model in local for f, _, _ in model._learner.apple_parents()}
     for passes in (1, 3):
         model = ppd.fit(
-            pp.SGDRegressor(expansion=pp.Apple(field_crosses=None)),
+            pp.SGDRegressor(shuffle=False, expansion=pp.Apple(field_crosses=None)),
             shards,
             "y",
             client=client,
@@ -420,7 +424,7 @@ def test_vowpal_wabbit_shards_train_like_the_single_machine(client, tmp_path) ->
         path = tmp_path / f"part{k}.vw"
         path.write_text("\n".join(lines) + "\n")
         paths.append(path)
-    estimator = pp.SGDClassifier(interactions=[("A", "F")], features=["A", "F"])
+    estimator = pp.SGDClassifier(shuffle=False, interactions=[("A", "F")], features=["A", "F"])
     options = {"namespaces": "AF"}
     model = ppd.fit(
         estimator,
@@ -534,9 +538,13 @@ def test_numeric_columns_beside_strings_train_on_dask_as_on_one_machine(client, 
         pl.Series("count", np.arange(6_000) % 7, dtype=pl.Int64)
     )
     shard = write_shards(frame, tmp_path, 1)
-    estimator = pp.SGDClassifier(loss="logistic", bits=18, interactions=[("A", "features")])
+    estimator = pp.SGDClassifier(
+        shuffle=False, loss="logistic", bits=18, interactions=[("A", "features")]
+    )
     distributed_fit = ppd.fit(estimator, shard, "label", client=client)
-    single = pp.SGDClassifier(loss="logistic", bits=18, interactions=[("A", "features")])
+    single = pp.SGDClassifier(
+        shuffle=False, loss="logistic", bits=18, interactions=[("A", "features")]
+    )
     single.fit(frame, "label")
     assert distributed_fit.namespaces_ == ["A", "B", "C", "features"]
     test = frame.tail(500).drop("label")
@@ -557,22 +565,26 @@ def test_multiclass_averages_each_class_learner(client, tmp_path) -> None:
     shards = write_shards(train.tail(4_000), tmp_path, 2)
     shards.insert(0, str(tmp_path / "first.parquet"))
     first.write_parquet(shards[0])
-    alone = pp.SGDClassifier().fit(first, "y")
-    one = ppd.fit(pp.SGDClassifier(), shards[:1], "y", client=client)
+    alone = pp.SGDClassifier(shuffle=False).fit(first, "y")
+    one = ppd.fit(pp.SGDClassifier(shuffle=False), shards[:1], "y", client=client)
     assert alone.classes_.tolist() == one.classes_.tolist() == ["0", "1"]
     np.testing.assert_array_equal(one.predict_proba(test), alone.predict_proba(test))
-    model = ppd.fit(pp.SGDClassifier(), shards, "y", client=client, passes=2, partitions=3)
+    model = ppd.fit(
+        pp.SGDClassifier(shuffle=False), shards, "y", client=client, passes=2, partitions=3
+    )
     assert model.classes_.tolist() == ["0", "1", "2"]
     assert model.n_examples_ == 2 * (len(first) + 4_000)
     assert 0.0 < model.progressive_error_ < 0.5
-    single = pp.SGDClassifier(passes=2).fit(pl.concat([first, train.tail(4_000)]), "y")
+    single = pp.SGDClassifier(shuffle=False, passes=2).fit(
+        pl.concat([first, train.tail(4_000)]), "y"
+    )
     accuracy = (model.predict(test.drop("y")) == test["y"].to_numpy()).mean()
     best = (single.predict(test.drop("y")) == test["y"].to_numpy()).mean()
     assert accuracy > best - 0.05, (accuracy, best)
     # As a tree of pairs (3 tasks, fan_in 2): by examples the same model up to rounding.
     options = {"client": client, "partitions": 3, "averaging": "examples"}
-    tree = ppd.fit(pp.SGDClassifier(), shards, "y", fan_in=2, **options)
-    flat = ppd.fit(pp.SGDClassifier(), shards, "y", **options)
+    tree = ppd.fit(pp.SGDClassifier(shuffle=False), shards, "y", fan_in=2, **options)
+    flat = ppd.fit(pp.SGDClassifier(shuffle=False), shards, "y", **options)
     np.testing.assert_allclose(tree.predict_proba(test), flat.predict_proba(test), atol=1e-5)
     assert tree.progressive_error_ == pytest.approx(flat.progressive_error_)
 
@@ -602,12 +614,17 @@ def test_field_scales_train_on_dask_as_on_one_machine(client, eat_rate_shards) -
     one machine on eat-rate (the cross's large steps, the noise fields' small ones)."""
     shards, test = eat_rate_shards
     options = {"loss": "logistic", "bits": 20, "interactions": [("A", "B")]}
-    local = pp.SGDClassifier(**options).fit(pl.read_parquet(shards[0]), "label")
-    one = ppd.fit(pp.SGDClassifier(**options), [shards[0]], "label", client=client)
+    local = pp.SGDClassifier(shuffle=False, **options).fit(pl.read_parquet(shards[0]), "label")
+    one = ppd.fit(pp.SGDClassifier(shuffle=False, **options), [shards[0]], "label", client=client)
     np.testing.assert_array_equal(one.predict_proba(test), local.predict_proba(test))
     assert one.field_scales_.equals(local.field_scales_)
-    scaled = ppd.fit(pp.SGDClassifier(**options), shards, "label", client=client)
-    plain = ppd.fit(pp.SGDClassifier(**options, field_scales=False), shards, "label", client=client)
+    scaled = ppd.fit(pp.SGDClassifier(shuffle=False, **options), shards, "label", client=client)
+    plain = ppd.fit(
+        pp.SGDClassifier(shuffle=False, **options, field_scales=False),
+        shards,
+        "label",
+        client=client,
+    )
     assert scaled.field_scales_.height > 0
     with pytest.raises(AttributeError):
         plain.field_scales_  # noqa: B018
@@ -625,7 +642,7 @@ def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     shards, test = eat_rate_shards
     options = {"loss": "logistic", "bits": 20, "field_scales": False}
     local = [
-        pp.SGDClassifier(**options, expansion=pp.Apple(ranking="typical")).fit(
+        pp.SGDClassifier(shuffle=False, **options, expansion=pp.Apple(ranking="typical")).fit(
             pl.read_parquet(p), "label"
         )
         for p in shards
@@ -633,12 +650,15 @@ def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     union = {c for model in local for c in model.crosses()["cross"]}
     assert "A*B" in union
     one = ppd.fit(
-        pp.SGDClassifier(**options, expansion="apple"), [shards[0]], "label", client=client
+        pp.SGDClassifier(shuffle=False, **options, expansion="apple"),
+        [shards[0]],
+        "label",
+        client=client,
     )
     np.testing.assert_array_equal(one.predict_proba(test), local[0].predict_proba(test))
     for passes in (1, 2):
         model = ppd.fit(
-            pp.SGDClassifier(**options, expansion="apple"),
+            pp.SGDClassifier(shuffle=False, **options, expansion="apple"),
             shards,
             "label",
             client=client,
@@ -651,7 +671,7 @@ def test_field_crosses_are_the_union_of_the_local_ones_and_stay_frozen(
     # Two passes over 4 shards of 40k rows predict better than each shard's own model (test
     # logloss 0.43 against 0.52; one machine over the 160k rows: 0.34; linear: 0.72), and a
     # pickled copy predicts the same.
-    linear = pp.SGDClassifier(**options).fit(pl.read_parquet(shards[0]), "label")
+    linear = pp.SGDClassifier(shuffle=False, **options).fit(pl.read_parquet(shards[0]), "label")
     assert logloss_on(model, test) < min(logloss_on(m, test) for m in local)
     assert logloss_on(model, test) < logloss_on(linear, test) - 0.1
     again = pickle.loads(pickle.dumps(model))
@@ -665,9 +685,9 @@ def test_integer_codes_declared_categorical_train_as_categories_on_dask(client, 
     codes = raw.with_columns(pl.col("A", "B").cast(pl.Categorical).to_physical().cast(pl.Int64))
     paths = write_shards(codes, tmp_path, 2)
     params = {"loss": "logistic", "bits": 18, "interactions": [("A", "B")]}
-    estimator = pp.SGDClassifier(**params, categorical=["A", "B"])
+    estimator = pp.SGDClassifier(shuffle=False, **params, categorical=["A", "B"])
     one = ppd.fit(estimator, [paths[0]], "label", client=client)
-    single = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(
+    single = pp.SGDClassifier(shuffle=False, **params, categorical=["A", "B"]).fit(
         pl.read_parquet(paths[0]), "label"
     )
     X = codes.drop("label")

@@ -95,22 +95,31 @@ def _check_result(result: Any, n_rows: int, reference: np.ndarray | None) -> np.
 
 
 # ----------------------------------------------------------------------- the setups
-# name -> (estimator factory, the columns its base frame has, the target)
+# name -> (estimator factory, the columns its base frame has, the target). The SGD setups keep
+# the rows' order (shuffle=False): a LazyFrame is learned in order, and is compared with the base.
 SETUPS: dict[str, tuple[Callable[[], Any], list[str], np.ndarray]] = {
-    "SGDRegressor": (lambda: pp.SGDRegressor(progress=False), ["num", "num2", "cat"], Y_REAL),
-    "SGDClassifier": (lambda: pp.SGDClassifier(progress=False), ["num", "num2", "cat"], Y_CLASS),
+    "SGDRegressor": (
+        lambda: pp.SGDRegressor(shuffle=False, progress=False),
+        ["num", "num2", "cat"],
+        Y_REAL,
+    ),
+    "SGDClassifier": (
+        lambda: pp.SGDClassifier(shuffle=False, progress=False),
+        ["num", "num2", "cat"],
+        Y_CLASS,
+    ),
     "SGDClassifier quadratic": (
-        lambda: pp.SGDClassifier(expansion="quadratic", progress=False),
+        lambda: pp.SGDClassifier(shuffle=False, expansion="quadratic", progress=False),
         ["num", "num2", "cat"],
         Y_CLASS,
     ),
     "SGDClassifier apple": (
-        lambda: pp.SGDClassifier(expansion="apple", progress=False),
+        lambda: pp.SGDClassifier(shuffle=False, expansion="apple", progress=False),
         ["num", "num2", "cat"],
         Y_CLASS,
     ),
     "SGDClassifier field apple": (
-        lambda: pp.SGDClassifier(expansion=pp.FieldApple(), progress=False),
+        lambda: pp.SGDClassifier(shuffle=False, expansion=pp.FieldApple(), progress=False),
         ["num", "num2", "cat"],
         Y_CLASS,
     ),

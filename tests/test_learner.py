@@ -49,16 +49,16 @@ def test_first_update_matches_the_closed_form() -> None:
 
 def test_estimator_equals_the_engine_and_is_input_independent() -> None:
     X, y = toy_regression()
-    model = pp.SGDRegressor(expansion="quadratic", bits=16).fit(X, y)
+    model = pp.SGDRegressor(shuffle=False, expansion="quadratic", bits=16).fit(X, y)
     engine = Learner(model._engine_options(["features"]))
     series = pp.from_scipy(X)
     engine.learn([series], pl.Series(y))
     np.testing.assert_array_equal(model.predict(X), engine.predict([series]).to_numpy())
     # Dense numpy, a DataFrame's sparse column, batches of partial_fit: the same model.
-    dense = pp.SGDRegressor(expansion="quadratic", bits=16).fit(X.toarray(), y)
+    dense = pp.SGDRegressor(shuffle=False, expansion="quadratic", bits=16).fit(X.toarray(), y)
     frame = pl.DataFrame({"features": series, "target": y})
-    from_frame = pp.SGDRegressor(expansion="quadratic", bits=16).fit(frame, "target")
-    online = pp.SGDRegressor(expansion="quadratic", bits=16)
+    from_frame = pp.SGDRegressor(shuffle=False, expansion="quadratic", bits=16).fit(frame, "target")
+    online = pp.SGDRegressor(shuffle=False, expansion="quadratic", bits=16)
     for start in range(0, 400, 97):
         online.partial_fit(X[start : start + 97], y[start : start + 97])
     for other in (dense.predict(X), from_frame.predict(frame), online.predict(X)):
@@ -87,6 +87,47 @@ def test_passes_holdout_and_shuffle() -> None:
     again = pp.SGDClassifier(passes=5, shuffle=True, random_state=4, n_iter_no_change=0).fit(X, y)
     np.testing.assert_array_equal(many.decision_function(X), again.decision_function(X))
     assert one.n_examples_ == 600
+
+
+def test_shuffle_learns_a_seeded_permutation_of_the_rows_and_names_rows_as_given() -> None:
+    from polars_poly.learner._data import _shuffled_rows
+
+    X, y = toy_regression(n=500, seed=2)
+    for seed in (None, 3):
+        shuffled = pp.SGDRegressor(random_state=seed, batch_size=64).fit(X, y)  # the default
+        order = _shuffled_rows(len(y), seed)
+        assert sorted(order.tolist()) == list(range(len(y))) and order.tolist() != sorted(order)
+        in_order = pp.SGDRegressor(shuffle=False).fit(X[order], y[order])
+        np.testing.assert_array_equal(shuffled.predict(X), in_order.predict(X))
+        assert shuffled.progressive_loss_ == in_order.progressive_loss_
+    # averaging and several passes take the engine's path: the same order for one pass
+    averaged = pp.SGDRegressor(average_tail=1e-4).fit(X, y)
+    np.testing.assert_array_equal(averaged.predict(X), pp.SGDRegressor().fit(X, y).predict(X))
+    # A row that fails mid-stream is named where it is in the data given, not where it was
+    # learned.
+    X = np.random.default_rng(0).normal(size=(300, 3))
+    y = X[:, 0].copy()
+    X[217, 1], y[217] = 1e18, 1e30
+    plain = {"normalized": False, "adaptive": False, "invariant": False, "batch_size": 16}
+    with pytest.raises(ValueError, match=r"^row 217: learning overflows"):
+        pp.SGDRegressor(**plain).fit(X, y)
+
+
+def test_shuffle_by_default_learns_data_sorted_by_class() -> None:
+    """scikit-learn's default: rows sorted by class (iris) are learned in a shuffled order; in
+    their order, the last class is all the model learns last."""
+    from sklearn.datasets import load_iris
+    from sklearn.metrics import f1_score
+
+    X, y = load_iris(return_X_y=True)
+
+    def f1(model: pp.SGDClassifier) -> float:
+        return float(f1_score(y, model.fit(X, y).predict(X), average="macro"))
+
+    in_order = f1(pp.SGDClassifier(shuffle=False))
+    shuffled = [f1(pp.SGDClassifier(random_state=seed)) for seed in range(8)]
+    assert in_order < 0.2  # one class predicted: the last one learned
+    assert min(shuffled) > 0.5 and np.median(shuffled) > 0.55
 
 
 # ------------------------------------------------------------------------ scikit-learn contract
@@ -266,8 +307,8 @@ def test_a_lazy_frames_classes_are_its_labels_classes() -> None:
     ]
     for labels in label_sets:
         frame = pl.DataFrame({"x": x, "y": labels})
-        eager = pp.SGDClassifier(bits=12).fit(frame, "y")
-        lazy = pp.SGDClassifier(bits=12).fit(frame.lazy(), "y")
+        eager = pp.SGDClassifier(shuffle=False, bits=12).fit(frame, "y")
+        lazy = pp.SGDClassifier(shuffle=False, bits=12).fit(frame.lazy(), "y")
         np.testing.assert_array_equal(lazy.classes_, eager.classes_)
         np.testing.assert_array_equal(lazy.predict(frame), eager.predict(frame))
 
@@ -357,13 +398,15 @@ def test_lazyframe_training_streams_batches_like_in_memory(tmp_path: Path) -> No
     )
     path = tmp_path / "train.parquet"
     frame.write_parquet(path)
-    streamed = pp.SGDRegressor(batch_size=256).fit(pl.scan_parquet(path), "target", "w")
-    in_memory = pp.SGDRegressor().fit(frame, "target", sample_weight="w")
+    streamed = pp.SGDRegressor(shuffle=False, batch_size=256).fit(
+        pl.scan_parquet(path), "target", "w"
+    )
+    in_memory = pp.SGDRegressor(shuffle=False).fit(frame, "target", sample_weight="w")
     np.testing.assert_allclose(streamed.predict(frame), in_memory.predict(frame), rtol=1e-12)
     assert streamed.progressive_loss_ == pytest.approx(in_memory.progressive_loss_)
     # Numeric columns work as features too (to_sparse under the hood).
     numeric = pl.DataFrame({"a": X.toarray()[:, 0], "b": X.toarray()[:, 1], "target": y})
-    model = pp.SGDRegressor().fit(numeric.lazy(), "target")
+    model = pp.SGDRegressor(shuffle=False).fit(numeric.lazy(), "target")
     assert model.feature_columns_ == ["a", "b"]
     np.testing.assert_allclose(
         model.predict(numeric), numeric.select(model.predict_expr())["features"].to_numpy()
@@ -684,7 +727,7 @@ def test_progressive_loss_matches_vowpal_wabbit(expansion: str) -> None:
         workspace.learn(line)
     theirs = workspace.get_sum_loss() / workspace.get_weighted_examples()
     workspace.finish()
-    ours = pp.SGDClassifier(expansion=expansion).fit(csr, labels).progressive_loss_
+    ours = pp.SGDClassifier(shuffle=False, expansion=expansion).fit(csr, labels).progressive_loss_
     # Same hashing and update rule: equal to VW up to float rounding (measured: ~1e-6).
     assert ours == pytest.approx(theirs, rel=1e-3), (ours, theirs)
 
@@ -713,7 +756,12 @@ def test_vw_file_namespace_columns_train_exactly_like_vowpal_wabbit(tmp_path: Pa
     assert frame.columns[4:] == ["A", "B", "c"]
     # field_scales=False: Vowpal Wabbit's model ('auto' learns a scale per column and cross).
     model = pp.SGDClassifier(
-        loss="logistic", bits=20, interactions=[("A", "B")], field_scales=False, progress=False
+        shuffle=False,
+        loss="logistic",
+        bits=20,
+        interactions=[("A", "B")],
+        field_scales=False,
+        progress=False,
     )
     # The frame as read: its label and importance weights are used, as vw uses them.
     model.fit(frame)
@@ -729,7 +777,7 @@ def test_vw_file_namespace_columns_train_exactly_like_vowpal_wabbit(tmp_path: Pa
     assert unweighted.fit(frame.drop("weight")).progressive_loss_ != pytest.approx(theirs)
     (tmp_path / "based.vw").write_text("1 |a x\n-1 0.5 0.25 |a y\n")
     with pytest.raises(ValueError, match=r"row 1 has base \(initial prediction\) 0.25"):
-        pp.SGDRegressor().fit(pp.read_vw(tmp_path / "based.vw"))
+        pp.SGDRegressor(shuffle=False).fit(pp.read_vw(tmp_path / "based.vw"))
 
 
 def _vw_crosses_lines(n: int = 1500, seed: int = 7) -> list[str]:
@@ -788,7 +836,9 @@ def test_crosses_of_any_order_train_exactly_like_vowpal_wabbit(case: str, tmp_pa
     path.write_text("\n".join(lines) + "\n")
     theirs, their_predictions = _vw_progressive(vw, lines, f"-b 18 {flags}", tmp_path)
     frame = pp.read_vw(path, namespaces="abc")
-    model = pp.SGDRegressor(bits=18, interactions=crosses, field_scales=False, progress=False)
+    model = pp.SGDRegressor(
+        shuffle=False, bits=18, interactions=crosses, field_scales=False, progress=False
+    )
     model.fit(frame)
     # Measured: 1e-7 apart (float rounding only).
     assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5)
@@ -816,14 +866,21 @@ def test_the_initial_weight_trains_exactly_like_vowpal_wabbit(tmp_path: Path) ->
             vw, lines, f"-b 18 --initial_weight 0.5 {flags}", tmp_path
         )
         model = pp.SGDRegressor(
-            bits=18, initial_weight=0.5, interactions=crosses, field_scales=False, progress=False
+            shuffle=False,
+            bits=18,
+            initial_weight=0.5,
+            interactions=crosses,
+            field_scales=False,
+            progress=False,
         )
         model.fit(frame)
         assert model.progressive_loss_ == pytest.approx(theirs, rel=1e-5), flags
         engine = Learner(model._engine_options(["a", "b", "c"]))
         _, _, ours = engine.learn_recording([frame["a"], frame["b"], frame["c"]], frame["label"])
         np.testing.assert_allclose(ours.to_numpy(), their_predictions, atol=1e-4)
-        plain = pp.SGDRegressor(bits=18, interactions=crosses, field_scales=False, progress=False)
+        plain = pp.SGDRegressor(
+            shuffle=False, bits=18, interactions=crosses, field_scales=False, progress=False
+        )
         assert plain.fit(frame).progressive_loss_ != pytest.approx(theirs, rel=1e-3)
         loaded = pickle.loads(pickle.dumps(model))
         assert loaded.get_params()["initial_weight"] == 0.5
@@ -918,7 +975,7 @@ def test_progress_bar_shows_rate_and_loss(capsys: pytest.CaptureFixture[str]) ->
 
 def test_history_has_a_row_at_each_doubling_and_plots(tmp_path: Path) -> None:
     X, y = toy_regression(1000)
-    model = pp.SGDRegressor(expansion=pp.Apple(), progress=False).fit(X, y)
+    model = pp.SGDRegressor(shuffle=False, expansion=pp.Apple(), progress=False).fit(X, y)
     history = model.history_
     assert history["examples"].to_list() == [2**k for k in range(10)] + [1000]
     assert history["progressive_loss"][-1] == pytest.approx(model.progressive_loss_)
@@ -931,7 +988,9 @@ def test_history_has_a_row_at_each_doubling_and_plots(tmp_path: Path) -> None:
 
     # The engine model of the ranking the race kept (``ranking="auto"``).
     kept = pp.Apple(ranking=model.apple_ranking_)
-    whole = _internal.Learner(pp.SGDRegressor(expansion=kept)._engine_options(["features"]))
+    whole = _internal.Learner(
+        pp.SGDRegressor(shuffle=False, expansion=kept)._engine_options(["features"])
+    )
     whole.begin_run(1000)
     whole.learn([pp.from_scipy(X)], pl.Series(y), None, 0)
     np.testing.assert_array_equal(whole.predict([pp.from_scipy(X)]).to_numpy(), model.predict(X))
@@ -943,7 +1002,7 @@ def test_history_has_a_row_at_each_doubling_and_plots(tmp_path: Path) -> None:
     ax = model.plot_learning_curve()
     assert ax.get_xscale() == "log" and len(ax.lines) >= 2
     with pytest.raises(Exception, match="not fitted"):
-        _ = pp.SGDRegressor().history_
+        _ = pp.SGDRegressor(shuffle=False).history_
 
 
 def test_an_expression_of_a_saved_model_outlives_the_model(tmp_path: Path) -> None:

@@ -100,15 +100,17 @@ def test_the_numbers_cross_is_what_predicts(raw) -> None:
 
 def test_lazy_batches_categoricals_and_saved_models(raw, tmp_path) -> None:
     params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
-    eager = pp.SGDClassifier(**params).fit(raw, "label")
+    eager = pp.SGDClassifier(shuffle=False, **params).fit(raw, "label")
     test = raw.tail(500).drop("label")
     expected = eager.predict_proba(test)
-    lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(raw.lazy(), "label")
+    lazy = pp.SGDClassifier(shuffle=False, batch_size=1_000, **params).fit(raw.lazy(), "label")
     np.testing.assert_array_equal(lazy.predict_proba(test), expected)
     categorical = raw.with_columns(pl.col("A").cast(pl.Categorical))
-    as_categories = pp.SGDClassifier(batch_size=1_000, **params).fit(categorical.lazy(), "label")
+    as_categories = pp.SGDClassifier(shuffle=False, batch_size=1_000, **params).fit(
+        categorical.lazy(), "label"
+    )
     np.testing.assert_array_equal(as_categories.predict_proba(test), expected)
-    online = pp.SGDClassifier(**params)
+    online = pp.SGDClassifier(shuffle=False, **params)
     for start in range(0, len(raw), 7_000):
         online.partial_fit(raw.slice(start, 7_000), "label", classes=[-1.0, 1.0])
     np.testing.assert_array_equal(online.predict_proba(test), expected)
@@ -286,7 +288,12 @@ def test_numbers_beside_strings_learn_as_vowpal_wabbit_learns_their_namespace(
         pl.Series("n1", np.round(rng.normal(size=len(frame)), 3)),
     )
     ours = pp.SGDClassifier(
-        loss="logistic", bits=24, interactions=interactions, field_scales=False, progress=False
+        shuffle=False,
+        loss="logistic",
+        bits=24,
+        interactions=interactions,
+        field_scales=False,
+        progress=False,
     ).fit(frame, "label")
     args = "--quiet --loss_function logistic -b 24" + "".join(
         f" -q {a[0]}{b[0]}" for a, b in interactions
@@ -310,8 +317,8 @@ def test_integer_codes_declared_categorical_train_as_their_strings(raw, tmp_path
         pl.concat_str(pl.lit(f"{c}="), pl.col(c).cast(pl.String)).alias(c) for c in ("A", "B")
     )
     params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
-    declared = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(codes, "label")
-    by_cast = pp.SGDClassifier(**params).fit(cast, "label")
+    declared = pp.SGDClassifier(shuffle=False, **params, categorical=["A", "B"]).fit(codes, "label")
+    by_cast = pp.SGDClassifier(shuffle=False, **params).fit(cast, "label")
     assert declared.namespaces_ == by_cast.namespaces_ == ["A", "B", "C", "features"]
     assert declared.progressive_loss_ == by_cast.progressive_loss_
     X = codes.drop("label")
@@ -319,7 +326,9 @@ def test_integer_codes_declared_categorical_train_as_their_strings(raw, tmp_path
     np.testing.assert_array_equal(declared.predict_proba(X), expected)
     streamed = X.lazy().select(declared.predict_proba_expr()).collect(engine="streaming")
     np.testing.assert_array_equal(streamed.to_series().to_numpy(), expected[:, 1])
-    lazy = pp.SGDClassifier(**params, categorical=["A", "B"]).fit(codes.lazy(), "label")
+    lazy = pp.SGDClassifier(shuffle=False, **params, categorical=["A", "B"]).fit(
+        codes.lazy(), "label"
+    )
     assert lazy.progressive_loss_ == by_cast.progressive_loss_
     declared.save(tmp_path / "m.bin")
     for again in (pp.load_model(tmp_path / "m.bin"), pickle.loads(pickle.dumps(declared))):
@@ -328,7 +337,7 @@ def test_integer_codes_declared_categorical_train_as_their_strings(raw, tmp_path
         scored = X.lazy().select(again.predict_proba_expr()).collect(engine="streaming")
         np.testing.assert_array_equal(scored.to_series().to_numpy(), expected[:, 1])
     assert clone(declared).get_params()["categorical"] == ["A", "B"]
-    numbers = pp.SGDClassifier(**params | {"interactions": None}).fit(codes, "label")
+    numbers = pp.SGDClassifier(shuffle=False, **params | {"interactions": None}).fit(codes, "label")
     assert numbers.namespaces_ == ["C", "features"]  # A and B are numbers beside weight, count
     assert numbers.progressive_loss_ > declared.progressive_loss_ + 0.1
 

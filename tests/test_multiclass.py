@@ -63,8 +63,8 @@ def test_probabilities_equal_scikit_learns_one_vs_rest_over_the_binary_model() -
     from sklearn.multiclass import OneVsRestClassifier
 
     X, y = blobs(800, 4, 1)
-    ours = pp.SGDClassifier(progress=False).fit(X, y)
-    reference = OneVsRestClassifier(pp.SGDClassifier(progress=False)).fit(X, y)
+    ours = pp.SGDClassifier(shuffle=False, progress=False).fit(X, y)
+    reference = OneVsRestClassifier(pp.SGDClassifier(shuffle=False, progress=False)).fit(X, y)
     np.testing.assert_allclose(ours.predict_proba(X), reference.predict_proba(X), rtol=1e-12)
     np.testing.assert_array_equal(ours.predict(X), reference.predict(X))
     assert ours.score(X, y) > 0.9
@@ -73,7 +73,7 @@ def test_probabilities_equal_scikit_learns_one_vs_rest_over_the_binary_model() -
 def test_string_labels_frames_expressions_and_lazy_fit_agree() -> None:
     X, y = blobs(1000, 3, 2)
     frame = frame_of(X, y)
-    model = pp.SGDClassifier(progress=False).fit(frame, "animal")
+    model = pp.SGDClassifier(shuffle=False, progress=False).fit(frame, "animal")
     assert model.classes_.tolist() == ["ant", "bee", "cat"]
     assert model.score(frame, "animal") > 0.9
     features = frame.drop("animal")
@@ -87,7 +87,7 @@ def test_string_labels_frames_expressions_and_lazy_fit_agree() -> None:
     assert out["label"].to_list() == model.predict(features).tolist()
     np.testing.assert_array_equal(out["proba"].to_numpy(), model.predict_proba(features))
     np.testing.assert_array_equal(out["scores"].to_numpy(), model.decision_function(features))
-    lazy = pp.SGDClassifier(progress=False).fit(frame.lazy(), "animal")
+    lazy = pp.SGDClassifier(shuffle=False, progress=False).fit(frame.lazy(), "animal")
     np.testing.assert_array_equal(lazy.decision_function(features), model.decision_function(X))
     assert lazy.progressive_loss_ == model.progressive_loss_
     assert lazy.history_["examples"][-1] == 1000
@@ -95,8 +95,8 @@ def test_string_labels_frames_expressions_and_lazy_fit_agree() -> None:
 
 def test_partial_fit_names_the_classes_first_and_refuses_others() -> None:
     X, y = blobs(900, 3, 3)
-    whole = pp.SGDClassifier(progress=False).fit(X, y)
-    online = pp.SGDClassifier(progress=False)
+    whole = pp.SGDClassifier(shuffle=False, progress=False).fit(X, y)
+    online = pp.SGDClassifier(shuffle=False, progress=False)
     for start in range(0, 900, 300):
         part = slice(start, start + 300)
         online.partial_fit(X[part], y[part], classes=[0, 1, 2])
@@ -110,7 +110,7 @@ def test_partial_fit_names_the_classes_first_and_refuses_others() -> None:
 def test_files_pickles_and_expressions_outliving_the_model(tmp_path: Path) -> None:
     X, y = blobs(500, 4, 4)
     frame = frame_of(X, y)
-    model = pp.SGDClassifier(expansion="apple", progress=False).fit(frame, "animal")
+    model = pp.SGDClassifier(shuffle=False, expansion="apple", progress=False).fit(frame, "animal")
     features = frame.drop("animal")
     path = tmp_path / "model.pp"
     model.save(path)

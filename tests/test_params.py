@@ -173,3 +173,41 @@ def _legacy_rows() -> sp.csr_array:
             state = (state * 6364136223846793005 + 1442695040888963407) % 2**64
         rows.append(row)
     return sp.csr_array(np.array(rows))
+
+
+# Defaults the Python layer sets apart from the engine's, each with its reason.
+OWN_DEFAULTS = {
+    # The engine keeps Vowpal Wabbit's order; the estimators shuffle as scikit-learn's do.
+    ("fit", "shuffle"),
+    # apple's default races two rankings, which the Python layer runs (polars_poly.ranking_race);
+    # the engine learns one ranking, "typical" when none is named.
+    ("apple", "ranking"),
+}
+
+
+def test_python_defaults_equal_the_engines() -> None:
+    """Every option both layers describe has one default: the Python declaration's equals the
+    Rust struct's (``Default``), but for the listed, reasoned exceptions."""
+    from polars_poly import _internal
+    from polars_poly._params import engine_options, fit_options
+
+    rust = _internal.engine_defaults()
+    python = {
+        "learner": engine_options(pp.SGDRegressor()),
+        "fit": fit_options(pp.SGDRegressor()),
+        "apple": engine_options(pp.Apple()),
+        "field_apple": engine_options(pp.FieldApple()),
+    }
+    compared = 0
+    for owner, options in python.items():
+        assert options, owner
+        for name, value in options.items():
+            assert name in rust[owner], f"{owner}.{name} is not an engine option"
+            if (owner, name) in OWN_DEFAULTS:
+                assert value != rust[owner][name], f"{owner}.{name} agrees now: drop the exception"
+                continue
+            assert value == rust[owner][name], (owner, name, value, rust[owner][name])
+            compared += 1
+    assert compared >= 25
+    # The fit options the engine takes are exactly those the estimators declare for it.
+    assert set(python["fit"]) == set(rust["fit"])

@@ -30,7 +30,7 @@ def heavy_tailed(seed: int, lognormal: bool) -> tuple[np.ndarray, np.ndarray]:
 
 
 def fitted(X: np.ndarray, y: np.ndarray, ranking: str) -> pp.SGDRegressor:
-    return pp.SGDRegressor(expansion=pp.Apple(ranking=ranking), bits=18).fit(X, y)
+    return pp.SGDRegressor(expansion=pp.Apple(ranking=ranking), bits=18, shuffle=False).fit(X, y)
 
 
 @pytest.mark.parametrize(
@@ -59,8 +59,8 @@ def test_the_linear_model_kept_is_the_linear_learner(
     # linear learner's, bit for bit (a copy that stopped growing before its first expansion).
     monkeypatch.setattr(ranking_race, "LINEAR_MARGIN", -1.0)
     X, y = heavy_tailed(0, True)
-    auto = pp.SGDRegressor(expansion="apple", bits=18).fit(X, y)
-    linear = pp.SGDRegressor(bits=18).fit(X, y)
+    auto = pp.SGDRegressor(shuffle=False, expansion="apple", bits=18).fit(X, y)
+    linear = pp.SGDRegressor(shuffle=False, bits=18).fit(X, y)
     assert auto.apple_ranking_ == "linear" and auto.n_parents_ == 0
     assert np.array_equal(auto.predict(X), linear.predict(X))
     assert auto.progressive_loss_ == linear.progressive_loss_
@@ -258,7 +258,7 @@ def test_multiclass_and_lazy_fits_race_too() -> None:
 
 def test_a_saved_race_keeps_auto_and_names_the_winner(tmp_path: Path) -> None:
     X, y = heavy_tailed(0, True)
-    model = pp.SGDRegressor(expansion="apple", bits=18).fit(X, y)
+    model = pp.SGDRegressor(shuffle=False, expansion="apple", bits=18).fit(X, y)
     assert model.apple_ranking_ == "max_magnitude"
     model.save(tmp_path / "race.pp")
     for loaded in (pickle.loads(pickle.dumps(model)), pp.load_model(tmp_path / "race.pp")):

@@ -369,7 +369,9 @@ def test_vw_other_namespaces_drop_scores_like_vw_ignore(tmp_path: Path) -> None:
         workspace.learn(text)
     margins = [workspace.predict(text) for text in test]
     workspace.finish()
-    model = pp.SGDClassifier(loss="logistic", bits=20, field_scales=False, progress=False)
+    model = pp.SGDClassifier(
+        shuffle=False, loss="logistic", bits=20, field_scales=False, progress=False
+    )
     model.fit(pp.read_vw(tmp_path / "train.vw", namespaces="auto"))
     with pytest.raises(ValueError, match=r"line 1.*\"Cnew\" is not among.*drop"):
         pp.read_vw(test_path, namespaces=model.namespaces_)
@@ -498,7 +500,9 @@ def test_vw_ngrams_train_like_vw(tmp_path: Path) -> None:
     theirs = workspace.get_sum_loss() / workspace.get_weighted_examples()
     workspace.finish()
     frame = pp.read_vw(path, namespaces="auto", ngram="t2", skips=1)
-    model = pp.SGDClassifier(loss="logistic", bits=20, field_scales=False, progress=False)
+    model = pp.SGDClassifier(
+        shuffle=False, loss="logistic", bits=20, field_scales=False, progress=False
+    )
     assert model.fit(frame).progressive_loss_ == pytest.approx(theirs, rel=1e-5)
     plain = model.__sklearn_clone__().fit(pp.read_vw(path, namespaces="auto"))
     assert plain.progressive_loss_ > theirs * 1.1  # the grams matter

@@ -52,13 +52,15 @@ def test_raw_columns_train_as_their_hashed_columns(raw, name) -> None:
 
 def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
     params = {"loss": "logistic", "bits": BITS, "interactions": [("A", "B")], "progress": False}
-    eager = pp.SGDClassifier(**params).fit(raw, "label")
-    lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(raw.lazy(), "label")
+    eager = pp.SGDClassifier(shuffle=False, **params).fit(raw, "label")
+    lazy = pp.SGDClassifier(shuffle=False, batch_size=1_000, **params).fit(raw.lazy(), "label")
     as_categorical = raw.with_columns(pl.col("A", "B").cast(pl.Categorical))
     kinds = pl.Enum(sorted(raw["C"].unique().to_list()))
     as_enum = as_categorical.with_columns(pl.col("C").cast(kinds))
-    mixed = pp.SGDClassifier(**params).fit(as_enum, "label")
-    mixed_lazy = pp.SGDClassifier(batch_size=1_000, **params).fit(as_enum.lazy(), "label")
+    mixed = pp.SGDClassifier(shuffle=False, **params).fit(as_enum, "label")
+    mixed_lazy = pp.SGDClassifier(shuffle=False, batch_size=1_000, **params).fit(
+        as_enum.lazy(), "label"
+    )
     test = raw.tail(500).drop("label")
     expected = eager.predict_proba(test)
     np.testing.assert_array_equal(lazy.predict_proba(test), expected)
@@ -66,7 +68,7 @@ def test_lazy_frames_categoricals_and_enums_train_as_strings(raw) -> None:
     np.testing.assert_array_equal(mixed_lazy.predict_proba(test), expected)
     np.testing.assert_array_equal(eager.predict_proba(as_enum.tail(500).drop("label")), expected)
     # Batch by batch, and saved and loaded, the same model.
-    online = pp.SGDClassifier(**params)
+    online = pp.SGDClassifier(shuffle=False, **params)
     for start in range(0, len(raw), 8_000):
         online.partial_fit(raw.slice(start, 8_000), "label", classes=[-1.0, 1.0])
     np.testing.assert_array_equal(online.predict_proba(test), expected)
@@ -94,14 +96,14 @@ def test_token_lists_train_as_their_hashed_columns(raw) -> None:
     )
     words = words.with_columns(pl.col("pair").list.to_array(2))
     params = {"loss": "logistic", "bits": BITS, "expansion": "quadratic", "progress": False}
-    direct = pp.SGDClassifier(**params).fit(words, "label")
-    given = pp.SGDClassifier(**params).fit(hashed(words), "label")
+    direct = pp.SGDClassifier(shuffle=False, **params).fit(words, "label")
+    given = pp.SGDClassifier(shuffle=False, **params).fit(hashed(words), "label")
     test = words.tail(800).drop("label")
     np.testing.assert_array_equal(
         direct.decision_function(test), given.decision_function(hashed(test))
     )
     assert direct.progressive_loss_ == given.progressive_loss_
-    lazy = pp.SGDClassifier(batch_size=700, **params).fit(words.lazy(), "label")
+    lazy = pp.SGDClassifier(shuffle=False, batch_size=700, **params).fit(words.lazy(), "label")
     np.testing.assert_array_equal(lazy.decision_function(test), direct.decision_function(test))
 
 
@@ -214,7 +216,12 @@ def test_string_columns_learn_as_vowpal_wabbit_learns_them_at_the_same_slots(
         *(pp.hash_features(c, bits=24).list.first().struct.field("index").alias(c) for c in "ABC"),
     )
     ours = pp.SGDClassifier(
-        loss="logistic", bits=24, interactions=interactions, field_scales=False, progress=False
+        shuffle=False,
+        loss="logistic",
+        bits=24,
+        interactions=interactions,
+        field_scales=False,
+        progress=False,
     ).fit(frame, "label")
     vw = pyvw.Workspace(
         "--quiet --loss_function logistic -b 24" + "".join(f" -q {a}{b}" for a, b in interactions)

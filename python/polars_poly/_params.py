@@ -35,18 +35,20 @@ def option(
     doc: str,
     *,
     engine: bool | str = False,
+    fit: bool = False,
     check: Check | None = None,
     accepted: str | None = None,
     positional: bool = False,
 ) -> Any:
     """A documented option (see the module docs). ``engine``: the engine receives it (under this
-    name when a string); ``check(value)`` returns what is wrong with a value (``None`` when it is
-    fine); ``accepted`` states the values the engine accepts, for the docs, where the engine
-    checks (a test holds the engine's errors to it); ``positional`` options may also be given by
-    position (before the keyword-only ones)."""
+    name when a string) when it builds the model; ``fit``: the engine's ``fit`` receives it, by
+    this name, in its ``FitOptions`` (:func:`fit_options`); ``check(value)`` returns what is
+    wrong with a value (``None`` when it is fine); ``accepted`` states the values the engine
+    accepts, for the docs, where the engine checks (a test holds the engine's errors to it);
+    ``positional`` options may also be given by position (before the keyword-only ones)."""
     return dataclasses.field(
         default=default,
-        metadata={"doc": doc, "engine": engine, "check": check, "accepted": accepted},
+        metadata={"doc": doc, "engine": engine, "fit": fit, "check": check, "accepted": accepted},
         kw_only=not positional,
     )
 
@@ -181,6 +183,16 @@ def engine_options(obj: Any) -> dict[str, Any]:
             name = engine if isinstance(engine, str) else f.name
             options[name] = _coerce(f.name, getattr(obj, f.name), hints[f.name])
     return options
+
+
+def fit_options(obj: Any) -> dict[str, Any]:
+    """The options the engine's ``fit`` receives, by name, typed (its ``FitOptions``)."""
+    hints = _hints(type(obj))
+    return {
+        f.name: _coerce(f.name, getattr(obj, f.name), hints[f.name])
+        for f in fields(obj)
+        if f.metadata.get("fit")
+    }
 
 
 def from_engine(cls: type, options: dict[str, Any]) -> dict[str, Any]:

@@ -179,7 +179,6 @@ class Persistent:
             setattr(self, self._model_attribute, engine_model(model, text))
 
 
-
 def estimator_from(model: Any, text: str, expected: type | None = None) -> Any:
     """The estimator a model file holds, from its engine model and estimator text."""
     try:

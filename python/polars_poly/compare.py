@@ -146,7 +146,9 @@ def _fit_ours(
     options: Mapping[str, Any] = MappingProxyType({}),
 ) -> tuple[SGDRegressor, float]:
     """Fits ours; ``options``: further ``SGDRegressor`` parameters (see :func:`compare`)."""
-    params: dict[str, Any] = {"bits": 24, "eta0": rate, "progress": False, **options}
+    # One pass in the rows' order, as Vowpal Wabbit reads its file (the protocol's).
+    params: dict[str, Any] = {"bits": 24, "eta0": rate, "progress": False, "shuffle": False}
+    params |= options
     if algorithm.startswith("apple"):
         apple = Apple(alpha=alpha)
         if algorithm in ("apple_path", "apple_vw"):

@@ -75,11 +75,7 @@ class OneAgainstAll:
         features: list[pl.Series],
         labels: pl.Series,
         weights: pl.Series | None,
-        passes: int,
-        shuffle_seed: int | None,
-        holdout_period: int,
-        early_stopping: int,
-        average_tail: float,
+        options: dict[str, Any],
     ) -> tuple[int, list[float], list[float], bool, list[tuple[int, float, float, int]]]:
         """Each class's multi-pass fit (its own holdout and early stopping, as scikit-learn's
         one-vs-rest fits each class alone). Per-pass losses sum the classes', a class that
@@ -91,11 +87,7 @@ class OneAgainstAll:
                 features,
                 self._signed(classes, k),
                 weights,
-                passes,
-                shuffle_seed,
-                holdout_period,
-                early_stopping,
-                average_tail,
+                options,
             )
             for k, head in enumerate(self.heads)
         ]

@@ -52,7 +52,7 @@ pub(crate) fn fit<E: Expansion>(expansion: E, data: &Data, passes: usize) -> Lea
     let ns: [&dyn NamespaceRows; 1] = [&rows];
     let batch = Batch::new(&ns, &data.labels, None).unwrap();
     let mut learner = Learner::new(squared_config(), expansion).unwrap();
-    let options = FitOptions { passes, holdout_period: 0, ..FitOptions::default() };
+    let options = FitOptions { passes, holdout: 0, ..FitOptions::default() };
     learner.fit(&batch, &options).unwrap();
     learner
 }

@@ -72,7 +72,7 @@ fn fit(data: &Fields, field_config: FieldAppleConfig) -> Learner<FieldApple> {
     let batch = Batch::new(&namespaces, &data.labels, None).unwrap();
     let mut learner =
         Learner::new(config(data.columns.len()), FieldApple::new(field_config).unwrap()).unwrap();
-    let options = FitOptions { holdout_period: 0, ..FitOptions::default() };
+    let options = FitOptions { holdout: 0, ..FitOptions::default() };
     learner.fit(&batch, &options).unwrap();
     learner
 }

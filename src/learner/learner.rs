@@ -21,6 +21,7 @@ use super::example::{Example, ExampleBuffer, ExampleShape, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::{namespace_field, ExampleEnd};
 use super::field_scales::FieldScales;
+use super::fit_options::FitOptions;
 use super::loss::{Loss, Squared};
 use super::recent::RecentExamples;
 use super::update::{self, GdState, Powers, UpdateRule};
@@ -247,37 +248,6 @@ impl Progress {
 pub struct LabelRange {
     pub min: f64,
     pub max: f64,
-}
-
-/// Options of [`Learner::fit`].
-#[derive(Clone, Debug, PartialEq)]
-pub struct FitOptions {
-    /// Passes over the data (1 = a single online pass, like Vowpal Wabbit).
-    pub passes: usize,
-    /// Shuffle the example order of every pass with this seed (`None`: keep the order).
-    pub shuffle_seed: Option<u64>,
-    /// With more than one pass, every `holdout_period`-th row (rows `period-1, 2·period-1, ...`)
-    /// is held out: never learned, its loss measured after each pass (0 = no holdout).
-    pub holdout_period: usize,
-    /// Stop after this many passes without a better holdout loss (0 = never stop early).
-    pub early_stopping: usize,
-    /// Tail averaging (module `learner::averaging`): the fitted weights are the mean of the weights
-    /// after each of the last `ceil(average_tail · n)` of the `n` examples this fit learns
-    /// (over the part of that tail learned when early stopping ends the fit sooner). In `[0, 1]`;
-    /// 0 = off, the last iterate. Not combinable with L1/L2.
-    pub average_tail: f64,
-}
-
-impl Default for FitOptions {
-    fn default() -> Self {
-        FitOptions {
-            passes: 1,
-            shuffle_seed: None,
-            holdout_period: 10,
-            early_stopping: 3,
-            average_tail: 0.0,
-        }
-    }
 }
 
 /// What [`Learner::fit`] did.
@@ -1364,7 +1334,7 @@ impl<E: Expansion> Learner<E> {
         }
         self.check_batch(batch)?;
         let n = batch.n_rows();
-        let period = if options.passes > 1 { options.holdout_period } else { 0 };
+        let period = if options.passes > 1 { options.holdout } else { 0 };
         let is_holdout = |row: usize| period > 0 && row % period == period - 1;
         let learned_per_pass = (0..n).filter(|&row| !is_holdout(row)).count() as u64;
         let run_length = learned_per_pass * options.passes as u64;
@@ -1376,13 +1346,13 @@ impl<E: Expansion> Learner<E> {
             self.average = Some(TailAverage::new(start, self.weights.n_slots())?);
         }
         let mut order: Vec<usize> = (0..n).collect();
-        let mut rng = SplitMix64(options.shuffle_seed.unwrap_or(0));
+        let mut rng = options.rng();
         let mut report = FitReport::default();
         let mut best = f64::INFINITY;
         let mut since_best = 0;
         let result = (|| {
             for _ in 0..options.passes {
-                if options.shuffle_seed.is_some() {
+                if options.shuffle {
                     rng.shuffle(&mut order);
                 }
                 let before = (self.progress.weighted_loss, self.progress.weight);
@@ -1413,7 +1383,7 @@ impl<E: Expansion> Learner<E> {
                         since_best = 0;
                     } else {
                         since_best += 1;
-                        if options.early_stopping > 0 && since_best >= options.early_stopping {
+                        if options.n_iter_no_change > 0 && since_best >= options.n_iter_no_change {
                             report.stopped_early = true;
                             break;
                         }
@@ -1634,27 +1604,6 @@ impl<E: Expansion> Learner<E> {
         let stride = self.weights.stride();
         if self.weights.is_allocated() {
             update::sync_weights(self.weights.data_mut(), stride, &mut self.state);
-        }
-    }
-}
-
-/// SplitMix64 (Steele, Lea & Flood 2014): a small seeded generator for shuffling.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// Fisher–Yates.
-    fn shuffle<T>(&mut self, items: &mut [T]) {
-        for i in (1..items.len()).rev() {
-            let j = (self.next() % (i as u64 + 1)) as usize;
-            items.swap(i, j);
         }
     }
 }

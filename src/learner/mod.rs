@@ -31,6 +31,7 @@ pub mod example;
 pub mod expansion;
 pub mod features;
 pub mod field_scales;
+pub mod fit_options;
 pub mod in_order;
 #[allow(clippy::module_inception)]
 pub mod learner;
@@ -46,10 +47,10 @@ pub use batch::{Batch, BlockRows, NamespaceRows, OneHotColumns};
 pub use example::{Example, ExampleBuffer, ExampleShape};
 pub use expansion::{Expansion, Interactions, Learned};
 pub use features::{ExampleEnd, ExpandedFeatures};
+pub use fit_options::{shuffled_order, FitOptions};
 pub use in_order::InOrderRows;
 pub use learner::{
-    BuilderThread, FitOptions, FitReport, LabelRange, Learner, LearnerConfig, Progress, RowRecord,
-    MAX_BITS,
+    BuilderThread, FitReport, LabelRange, Learner, LearnerConfig, Progress, RowRecord, MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
 pub use numbers::{NumberRows, Numbers};

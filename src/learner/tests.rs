@@ -478,9 +478,10 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
     let batch = Batch::new(&ns, &labels, None).unwrap();
     let options = FitOptions {
         passes: 4,
-        shuffle_seed: Some(5),
-        holdout_period: 10,
-        early_stopping: 0,
+        shuffle: true,
+        random_state: Some(5),
+        holdout: 10,
+        n_iter_no_change: 0,
         ..FitOptions::default()
     };
     let run = |options: &FitOptions| {
@@ -500,7 +501,7 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
     assert_eq!(examples, 4 * 450, "every 10th row is held out");
     assert!(report.pass_loss[3] < report.pass_loss[0], "{:?}", report.pass_loss);
     assert_eq!(run(&options).1, first, "same seed, same model");
-    let other = FitOptions { shuffle_seed: Some(6), ..options.clone() };
+    let other = FitOptions { shuffle: true, random_state: Some(6), ..options.clone() };
     assert_ne!(run(&other).1, first, "another seed, another order");
     // Early stopping: on labels that are pure noise the holdout loss cannot keep improving.
     let noise: Vec<f64> = (0..500u64)
@@ -509,9 +510,9 @@ fn fit_runs_passes_with_holdout_and_seeded_shuffle() {
     let noisy = Batch::new(&ns, &noise, None).unwrap();
     let patient = FitOptions {
         passes: 30,
-        shuffle_seed: None,
-        holdout_period: 5,
-        early_stopping: 2,
+        shuffle: false,
+        holdout: 5,
+        n_iter_no_change: 2,
         ..FitOptions::default()
     };
     let mut l = Learner::new(
@@ -1413,9 +1414,10 @@ fn a_builder_thread_learns_what_the_learner_alone_learns() {
     let batch = Batch::new(&ns, &labels, Some(&weights)).unwrap();
     let options = FitOptions {
         passes: 3,
-        shuffle_seed: Some(4),
-        holdout_period: 9,
-        early_stopping: 0,
+        shuffle: true,
+        random_state: Some(4),
+        holdout: 9,
+        n_iter_no_change: 0,
         ..FitOptions::default()
     };
     for bits in [12, 22] {

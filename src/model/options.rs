@@ -36,6 +36,30 @@ pub struct LearnerOptions {
 }
 
 impl LearnerOptions {
+    /// The engine's defaults ([`LearnerConfig::default`], the inputs alone, the constant): what
+    /// the Python layer's declared defaults are held to by a test.
+    pub fn defaults() -> Self {
+        let config = LearnerConfig::default();
+        LearnerOptions {
+            bits: config.bits,
+            loss: config.loss.name().to_owned(),
+            quantile_tau: config.loss.params().quantile_tau,
+            adaptive: config.rule.adaptive,
+            normalized: config.rule.normalized,
+            invariant: config.rule.invariant,
+            eta0: config.eta0,
+            power_t: config.power_t,
+            initial_t: config.initial_t,
+            l1: config.l1,
+            l2: config.l2,
+            constant: true,
+            namespaces: config.namespaces,
+            features: FeatureSetOptions::Polynomial { degree: 1, namespace_crosses: Vec::new() },
+            field_scales: config.field_scales,
+            initial_weight: config.initial_weight,
+        }
+    }
+
     /// A new, untrained model with these options.
     pub fn build(self) -> PolyResult<Learner<FeatureSet>> {
         let loss = Loss::new(&self.loss, &LossParams { quantile_tau: self.quantile_tau })?;

@@ -17,7 +17,7 @@ use super::error::{poisoned, polars_py_error, py_error};
 use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{feature_series_of, Columns};
-use super::model_file::model_bytes;
+use super::model_bytes::model_bytes;
 use super::options::options_from;
 use super::scoring::class_ids;
 use crate::dos::{ExampleBatch, PaClassifier, PaOptions, TrainStats};

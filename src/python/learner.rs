@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 
-use polars::prelude::{Float64Chunked, IntoSeries};
+use polars::prelude::{Float64Chunked, IntoSeries, UInt64Chunked};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
@@ -17,13 +17,15 @@ use super::handles::{Handle, Shared};
 use super::input::{
     column_names, empty_rows, feature_series_of, labels_of, reject_null_rows, Columns,
 };
-use super::model_file::model_bytes;
+use super::model_bytes::model_bytes;
 use super::options::options_from;
 use super::scoring::online_predict;
 use crate::apple::monomial::Identity;
+use crate::apple::AppleConfig;
 use crate::apple::{Ranking, ScheduleKind};
+use crate::field_apple::FieldAppleConfig;
 use crate::learner::features::{monomial_field, namespace_field};
-use crate::learner::{Batch, FitOptions, Loss, RowRecord};
+use crate::learner::{shuffled_order, Batch, FitOptions, Loss, RowRecord};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
@@ -192,22 +194,16 @@ impl PyLearner {
     /// Multi-pass training over in-memory data. Returns (passes run, per-pass progressive loss,
     /// per-pass holdout loss, stopped early, the progress record (examples, Σ weight·loss,
     /// Σ weight, feature updates) at 1, 2, 4, ... examples and at each pass's end).
-    #[pyo3(signature = (features, labels, weights, passes, shuffle_seed, holdout_period, early_stopping, average_tail = 0.0))]
-    #[allow(clippy::too_many_arguments)]
+    /// `options`: the estimator's fit options by name (`crate::learner::FitOptions`).
     fn fit(
         &self,
         py: Python<'_>,
         features: Vec<PySeries>,
         labels: PySeries,
         weights: Option<PySeries>,
-        passes: usize,
-        shuffle_seed: Option<u64>,
-        holdout_period: usize,
-        early_stopping: usize,
-        average_tail: f64,
+        options: &Bound<'_, PyAny>,
     ) -> PyResult<FitResult> {
-        let options =
-            FitOptions { passes, shuffle_seed, holdout_period, early_stopping, average_tail };
+        let options: FitOptions = options_from(options, "fit options")?;
         self.with_batch(py, features, labels, weights, 0, |learner, batch| {
             let report = learner.fit(batch, &options).map_err(py_error)?;
             let curve = report
@@ -436,8 +432,38 @@ impl PyLearner {
     }
 }
 
+/// The order `shuffle` learns `n` in-memory rows in with `seed` (the first pass of `fit`'s), as
+/// a UInt64 Series: the estimators' one-pass fit streams its batches in it.
+#[pyfunction]
+fn shuffled_rows(n: usize, seed: u64) -> PySeries {
+    let order: Vec<u64> = shuffled_order(n, seed).into_iter().map(|row| row as u64).collect();
+    PySeries(UInt64Chunked::from_vec("order".into(), order).into_series())
+}
+
+/// The engine's defaults of every option the Python layer declares too, by owner (`learner`,
+/// `fit`, `apple`, `field_apple`): a test holds the Python defaults to them.
+#[pyfunction]
+fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+    #[derive(serde::Serialize)]
+    struct Defaults {
+        learner: LearnerOptions,
+        fit: FitOptions,
+        apple: AppleConfig,
+        field_apple: FieldAppleConfig,
+    }
+    let defaults = Defaults {
+        learner: LearnerOptions::defaults(),
+        fit: FitOptions::default(),
+        apple: AppleConfig::default(),
+        field_apple: FieldAppleConfig::default(),
+    };
+    pythonize::pythonize(py, &defaults).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyLearner>()?;
+    m.add_function(wrap_pyfunction!(shuffled_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(engine_defaults, m)?)?;
     // The registries' names: what the Python layer offers, validates against and documents.
     m.add("LOSSES", Loss::NAMES.to_vec())?;
     m.add("RANKINGS", Ranking::NAMES.to_vec())?;

@@ -12,6 +12,7 @@ mod guard;
 mod handles;
 mod input;
 mod learner;
+mod model_bytes;
 mod model_file;
 mod options;
 mod readers;

@@ -1,6 +1,6 @@
 //! Model files from Python: reading whichever model a file holds, as its binding class, with
-//! the estimator text the Python layer stored beside it; and the bytes of a model (pickling).
-//! Saving to a path is each class's `save`.
+//! the estimator text the Python layer stored beside it. Saving to a path is each class's
+//! `save`; a model's bytes (pickling) are [`super::model_bytes`]'s, which the classes use.
 
 use std::path::PathBuf;
 
@@ -12,21 +12,8 @@ use super::error::poisoned;
 use super::error::py_error;
 use super::guard::guarded;
 use super::learner::PyLearner;
+use super::model_bytes::model_bytes;
 use crate::model::{Model, ModelRef, OnlineModel};
-
-/// The model file's bytes, written straight into a `bytes` object of the file's length (counted
-/// first), so that no second copy is made. The caller holds the model's lock throughout.
-pub fn model_bytes<'py>(
-    py: Python<'py>,
-    model: ModelRef<'_>,
-    estimator: &str,
-) -> PyResult<Bound<'py, PyBytes>> {
-    let file = model.file(estimator);
-    let length = py.detach(|| guarded(|| Ok(file.file_len())))?;
-    PyBytes::new_with(py, length, |out| {
-        py.detach(|| guarded(|| file.write_into(out).map_err(py_error)))
-    })
-}
 
 fn wrap(py: Python<'_>, (model, estimator): (Model, String)) -> PyResult<(Py<PyAny>, String)> {
     let object = match model {

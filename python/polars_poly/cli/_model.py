@@ -104,6 +104,7 @@ def _estimator(
         "l2": args.l2,
         "features": columns,
         "progress": False,
+        "shuffle": False,  # Vowpal Wabbit learns the rows in their order
         "field_scales": bool(args.field_scales),
         "constant": not args.noconstant,
     }

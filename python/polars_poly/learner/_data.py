@@ -3,6 +3,7 @@ the private state ``fit`` sets, and small conversions."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -41,6 +42,14 @@ class _Data:
             [s.slice(start, length) for s in self.features],
             None if self.labels is None else self.labels[start : start + length],
             None if self.weights is None else self.weights[start : start + length],
+        )
+
+    def take(self, rows: npt.NDArray[np.int64]) -> _Data:
+        """The examples at ``rows``, in that order."""
+        return _Data(
+            [s.gather(rows) for s in self.features],
+            None if self.labels is None else self.labels[rows],
+            None if self.weights is None else self.weights[rows],
         )
 
 
@@ -113,3 +122,22 @@ _LEGACY_NAMES = {"early_stopping": "n_iter_no_change"}
 def _has_field_crosses(learner: Learner | OneAgainstAll) -> bool:
     """Whether the engine model grows crosses of feature columns."""
     return str(learner.options()["features"]["kind"]) in ("field_apple", "apple_fields")
+
+
+def _shuffled_rows(n: int, seed: int | None) -> npt.NDArray[np.int64]:
+    """The order ``shuffle`` learns ``n`` in-memory rows in (seed 0 when None): the engine's,
+    whose ``fit`` (several passes, averaging) takes its first pass in the same order."""
+    return _internal.shuffled_rows(n, 0 if seed is None else seed).to_numpy().astype(np.int64)
+
+
+def _name_original_rows(err: Exception, order: npt.NDArray[np.int64], first: int) -> None:
+    """``err``'s "row N" (N counted from ``first`` in the shuffled ``order``) made the row the
+    user gave, so that a bad row is named where it is in their data."""
+
+    def original(match: re.Match[str]) -> str:
+        at = int(match.group(1)) - first
+        return f"row {first + int(order[at])}" if 0 <= at < len(order) else match.group(0)
+
+    err.args = tuple(
+        re.sub(r"\brow (\d+)", original, a) if isinstance(a, str) else a for a in err.args
+    )

@@ -130,20 +130,31 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     passes: int = option(
         1,
         "Passes over the data (in-memory data: with ``holdout`` and early stopping).",
+        fit=True,
         check=at_least(1),
     )
-    shuffle: bool = option(False, "Shuffle each pass of in-memory data (seed ``random_state``).")
+    shuffle: bool = option(
+        True,
+        "Shuffle each pass of in-memory data (seed ``random_state``), as scikit-learn's SGD\n"
+        "estimators do: data sorted by class or time otherwise teaches the last class last.\n"
+        "``False`` learns the rows in their order, as Vowpal Wabbit does (the command line\n"
+        "keeps the order). A LazyFrame, a VW file and ``partial_fit`` are learned in their\n"
+        "order whatever this says: a stream is not held in memory to be shuffled.",
+        fit=True,
+    )
     random_state: int | None = option(
-        None, "The shuffling seed (0 when None).", check=at_least(0, optional=True)
+        None, "The shuffling seed (0 when None).", fit=True, check=at_least(0, optional=True)
     )
     holdout: int = option(
         10,
         "With ``passes > 1`` on in-memory data, every ``holdout``-th row is held out (0: none).",
+        fit=True,
         check=at_least(0),
     )
     n_iter_no_change: int = option(
         3,
         "Stop after this many passes without a better holdout loss (0: never).",
+        fit=True,
         check=at_least(0),
     )
     average_tail: float = option(
@@ -156,6 +167,7 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "with the epoch schedule), where the monomial set no longer grows. Needs in-memory\n"
         "data (not ``partial_fit`` or a LazyFrame, whose end is unknown) and ``l1 = l2 = 0``.\n"
         "Costs 16 bytes per touched weight slot during the fit.",
+        fit=True,
         check=between(0.0, 1.0),
     )
     features: str | Sequence[str] | None = option(

@@ -28,10 +28,13 @@ from polars_poly._input import (
     namespace_columns,
 )
 from polars_poly._internal import Learner
+from polars_poly._params import fit_options
 from polars_poly.learner._data import (
     _at_doublings,
     _Data,
     _has_field_crosses,
+    _name_original_rows,
+    _shuffled_rows,
     _weights,
 )
 from polars_poly.learner._inputs import _Inputs
@@ -240,30 +243,32 @@ class _Training(_Inputs):
         if data.weights is not None and len(data.weights) and not data.weights.any():
             raise ValueError("Sample weights must contain at least one non-zero number.")
         passes = int(self.passes)
-        if passes == 1 and not self.shuffle and not float(self.average_tail):
+        if passes == 1 and not float(self.average_tail):
             self._learner.begin_run(len(data))
             size = int(self.batch_size)
             before = self._learner.progress
             ranges = batch_ranges(data.features, len(data), size)
             lengths = {len(a) for a in (data.labels, data.weights) if a is not None}
-            # Labels or weights of another length go whole: the engine names the mismatch.
-            pieces = [data] if lengths - {len(data)} else (data.slice(s, n) for s, n in ranges)
-            self._learn_stream(pieces, len(data))
+            order = _shuffled_rows(len(data), self.random_state) if self.shuffle else None
+            pieces: Iterable[_Data]
+            if lengths - {len(data)}:
+                pieces = [data]  # labels or weights of another length: the engine names it
+            elif order is None:
+                pieces = (data.slice(s, n) for s, n in ranges)
+            else:  # one shuffled batch at a time: no copy of the whole data
+                pieces = (data.take(order[s : s + n]) for s, n in ranges)
+            first = self._rows_seen
+            try:
+                self._learn_stream(pieces, len(data))
+            except ValueError as err:
+                if order is not None and not lengths - {len(data)}:
+                    _name_original_rows(err, order, first)
+                raise
             after = self._learner.progress
             self.pass_loss_ = [(after[1] - before[1]) / max(after[2] - before[2], 1e-300)]
             return
-        seed = None
-        if self.shuffle:
-            seed = 0 if self.random_state is None else int(self.random_state)
         runs, pass_loss, holdout_loss, stopped, curve = self._learner.fit(
-            data.features,
-            pl.Series(data.labels),
-            _weights(data.weights),
-            passes,
-            seed,
-            int(self.holdout),
-            int(self.n_iter_no_change),
-            float(self.average_tail),
+            data.features, pl.Series(data.labels), _weights(data.weights), fit_options(self)
         )
         self.n_passes_ = runs
         self.pass_loss_ = pass_loss
