@@ -186,6 +186,23 @@ def anchors(page: Path) -> set[str]:
     return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in headings}
 
 
+# A run log's marks: a date, "run 12", "stop 52", "load 1.3", "Before:".
+RUN_LOG = re.compile(r"20\d\d-\d\d-\d\d|\brun \d+\b|\bruns \d+-\d+|\bstop \d+|\bload \d|Before:")
+# The pages that date their numbers: one date or commit per claim, and the changelog.
+DATED_PAGES = {"benchmarks.md", "changelog.md"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
+def test_guide_and_reference_pages_carry_no_run_log(page: Path) -> None:
+    """The user guide, the reference and the explanations say what is; how it came to be is in
+    git and notes/, and each number's date is on the benchmarks page."""
+    if page.name in DATED_PAGES:
+        return
+    lines = page.read_text(encoding="utf-8").split("\n")
+    dated = [f"{k}: {line.strip()[:80]}" for k, line in enumerate(lines, 1) if RUN_LOG.search(line)]
+    assert not dated, f"{page.name} carries a run log: {dated[:5]}"
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[p.relative_to(REPO).as_posix() for p in PAGES])
 def test_links_point_at_files_and_headings(page: Path) -> None:
     broken = []
