@@ -160,7 +160,7 @@ LONG_FILES: dict[str, str] = {}
 def _production_lines(path: Path) -> int:
     text = path.read_text()
     if path.suffix == ".rs":
-        text = text.split("#[cfg(test)]")[0]
+        text = re.split(r"#\[cfg\(test\)\]\s*mod tests\b", text)[0]
     return len(text.splitlines())
 
 
