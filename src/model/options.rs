@@ -39,25 +39,8 @@ impl LearnerOptions {
     /// The engine's defaults ([`LearnerConfig::default`], the inputs alone, the constant): what
     /// the Python layer's declared defaults are held to by a test.
     pub fn defaults() -> Self {
-        let config = LearnerConfig::default();
-        LearnerOptions {
-            bits: config.bits,
-            loss: config.loss.name().to_owned(),
-            quantile_tau: config.loss.params().quantile_tau,
-            adaptive: config.rule.adaptive,
-            normalized: config.rule.normalized,
-            invariant: config.rule.invariant,
-            eta0: config.eta0,
-            power_t: config.power_t,
-            initial_t: config.initial_t,
-            l1: config.l1,
-            l2: config.l2,
-            constant: true,
-            namespaces: config.namespaces,
-            features: FeatureSetOptions::Polynomial { degree: 1, namespace_crosses: Vec::new() },
-            field_scales: config.field_scales,
-            initial_weight: config.initial_weight,
-        }
+        let linear = FeatureSetOptions::Polynomial { degree: 1, namespace_crosses: Vec::new() };
+        Self::from_config(&LearnerConfig::default(), linear, true)
     }
 
     /// A new, untrained model with these options.
@@ -85,8 +68,11 @@ impl LearnerOptions {
 
     /// The options `learner` was built with.
     pub fn of(learner: &Learner<FeatureSet>) -> Self {
-        let config = learner.config();
         let (features, constant) = learner.expansion().options();
+        Self::from_config(learner.config(), features, constant)
+    }
+
+    fn from_config(config: &LearnerConfig, features: FeatureSetOptions, constant: bool) -> Self {
         LearnerOptions {
             bits: config.bits,
             loss: config.loss.name().to_owned(),
