@@ -12,7 +12,7 @@
 //! * `ovo-predict/d8`: 10-class prediction (all 45 models per example), examples/s.
 //! * `memory/{read,random-lines}`: one core's read bandwidth over 256 MiB (8x the L3), bytes/s,
 //!   streaming and one random 64-byte line at a time: the floors for a step's 2d·(nnz+1)
-//!   parameters read from memory (docs/benchmarks.md, DoS speed).
+//!   parameters read from memory (notes/benchmarks_log.md, DoS speed).
 //!
 //! Base images: the MNIST test set from /work/shared/data/mnist_t10k when present, else a
 //! synthetic stand-in with the same size and sparsity.

@@ -1211,7 +1211,7 @@ def test_a_multi_pass_fit_records_its_learning_curve() -> None:
 
 def test_a_builder_thread_beside_the_learner_changes_no_result(tmp_path: Path) -> None:
     """On a table larger than the cache the engine builds each batch's examples on a thread
-    beside the learner (docs/learners.md); a process whose thread pool has one thread
+    beside the learner (docs/architecture.md); a process whose thread pool has one thread
     (``RAYON_NUM_THREADS=1``) learns on one thread. Both fit the same model, score for score."""
     import os
     import subprocess

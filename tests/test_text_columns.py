@@ -207,7 +207,7 @@ def test_string_columns_learn_as_vowpal_wabbit_learns_them_at_the_same_slots(
     rows, each string written as its ``hash_features`` index (an all-digit name, which Vowpal
     Wabbit hashes to itself plus the namespace's hash: our slot). Written as the strings
     themselves, Vowpal Wabbit lays its slots out otherwise (no second seed), and its ``-q AB``
-    differs by one collision of its own (docs/learners.md, "Hashing and interactions"). Measured
+    differs by one collision of its own (docs/algorithms.md, hashing). Measured
     apart: 1.7e-7 (linear), 1.4e-6 (``-q AB``), 1.3e-7 (``-q AC``)."""
     pyvw = pytest.importorskip("vowpalwabbit.pyvw")
     frame = eat_rate(20_000, seed=7, varieties=30, noise_fields=1)

@@ -64,7 +64,7 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "How candidate parents are ranked: ``'auto'`` or one of {rankings}. ``auto``: ``fit``\n"
         "trains ``typical`` and ``max_magnitude`` side by side from the first expansion that may\n"
         "add parents and keeps the model with the lower progressive loss (``apple_ranking_``\n"
-        "names it): each wins data sets the other loses (docs/apple_results.md), at twice the\n"
+        "names it): each wins data sets the other loses (the benchmarks page), at twice the\n"
         "work after the fork (in parallel threads). A third model stops growing monomials there\n"
         "(the linear model; field crosses still grow) and is kept (``apple_ranking_ ==\n"
         "'linear'``) only when its progressive loss is 10% below the better ranking's:\n"
@@ -77,7 +77,7 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "over all recent examples, absent counted as 0, which prefers frequent monomials;\n"
         "``max_magnitude``: times its largest ``|x|`` (Vowpal Wabbit's ``--stage_poly``);\n"
         "``ssm``: correlation with the residual; ``per_child``, ``distinct``: see\n"
-        "docs/apple_results.md.",
+        "notes/apple_experiments.md.",
         engine=True,
         check=lambda v: None if v == "auto" or v in _internal.RANKINGS else _RANKING_WANTED,
     )

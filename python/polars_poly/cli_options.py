@@ -77,7 +77,7 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     _flag("--noconstant", "same", "no constant (bias) feature"),
     _flag("-q --quadratic", "same", "`-q ab`, `-q a:`, `-q ::`; `--quadratic` alone: all pairs"),
     _flag("--interactions", "same", "crosses of any number of namespaces: ab, abc, aaaaa"),
-    _flag("--stage_poly", "different", "apple: our adaptive expansion (docs/learners.md)"),
+    _flag("--stage_poly", "different", "apple: our adaptive expansion (docs/apple.md)"),
     _flag("--cubic", "same", "`--cubic abc` as vw; alone (ours): all products up to degree 3"),
     _flag("--oaa", "same", "K classes, labels 1..K (not with -t, -p, -P or a holdout)"),
     _flag("--quiet", "same", "prints nothing on stderr"),

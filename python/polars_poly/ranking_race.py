@@ -1,15 +1,15 @@
 """``RankingRace``: apple's ``ranking="auto"``, two rankings trained side by side in one fit.
 
-apple's rankings of candidate parents each win data sets the other loses (docs/apple_results.md,
-"A race between rankings"): ``typical`` on most shared sets and on easy text, Vowpal Wabbit's
-``max_magnitude`` on dense sets with heavy tails and on noisy text. Both models are the same until
-the first expansion that may add parents (the ranking is read only there), so the race trains
-one model up to the example before that expansion (cutting the batch there), copies it with the
-rival ranking (``Learner.fork``), and from there trains both on every batch, in parallel. An
-expansion that may add no parent (every namespace so far left to field crosses, as on hashed
-categorical fields) is passed alone: both rankings agree on it. The ranking with the lower
-progressive loss leads: it answers every question asked during the fit, and the fit keeps it
-alone at its end.
+apple's rankings of candidate parents each win data sets the other loses
+(notes/apple_experiments.md, "A race between rankings"): ``typical`` on most shared sets and on easy
+text, Vowpal Wabbit's ``max_magnitude`` on dense sets with heavy tails and on noisy text. Both
+models are the same until the first expansion that may add parents (the ranking is read only there),
+so the race trains one model up to the example before that expansion (cutting the batch there),
+copies it with the rival ranking (``Learner.fork``), and from there trains both on every batch, in
+parallel. An expansion that may add no parent (every namespace so far left to field crosses, as on
+hashed categorical fields) is passed alone: both rankings agree on it. The ranking with the lower
+progressive loss leads: it answers every question asked during the fit, and the fit keeps it alone
+at its end.
 
 A third model forks at the same place and stops growing monomials (``max_degree=1``): the
 linear model (field crosses, where apple grows them, still grow).

@@ -8,7 +8,7 @@
 //! ranking of single values by weight can do), and each of their value pairs gets its own
 //! weight; monomial parents taken from such fields only add noisy duplicates of those
 //! features, and their walk costs every example (measured on eat-rate and click,
-//! docs/benchmarks.md). So apple with field crosses takes its parents from the other
+//! notes/benchmarks_log.md). So apple with field crosses takes its parents from the other
 //! namespaces only.
 //!
 //! Nor are a categorical field's values factors of children (model format 8 on): a parent
@@ -17,7 +17,7 @@
 //! Multiplied into every parent, the values of high-cardinality fields made many rare children
 //! per example, each taking a full adaptive step when first seen: beside four noise fields the
 //! progressive logloss of apple's monomials rose to 7.5 where the linear model's was 0.57
-//! (docs/apple_results.md, "Numeric columns beside categorical fields"). Models saved by
+//! (notes/apple_experiments.md, "Numeric columns beside categorical fields"). Models saved by
 //! formats 6 and 7 keep multiplying every feature, as they were trained.
 
 use crate::codec::{bad, ByteReader, ByteWriter};

@@ -21,9 +21,9 @@
 //! animal-food pairs: about 1% of 20k screened rows), while one value pair in seven or so
 //! landed on a cell another pair had filled. The right cross then scored about zero at its
 //! first few thousand samples, and half the time lost its place in the race there
-//! (docs/benchmarks.md "Keyed cells").
+//! (notes/benchmarks_log.md "Keyed cells").
 //!
-//! Measured on click (docs/benchmarks.md "Field crosses"): with `PRIOR` 5 only the two planted
+//! Measured on click (notes/benchmarks_log.md "Field crosses"): with `PRIOR` 5 only the two planted
 //! crosses with the fewest value pairs gain; at 200 all four do and every noise cross loses.
 
 use super::screen::Candidate;

@@ -451,7 +451,7 @@ impl FieldApple {
         let learned_features = n_features + usize::from(self.config.constant);
         // Each feature costs a shadow vector update; each candidate racing a factorization term
         // and a cell, together about a quarter of a learned feature's update (measured on
-        // eat-rate, docs/benchmarks.md).
+        // eat-rate, notes/benchmarks_log.md).
         let cost = (n_features as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;

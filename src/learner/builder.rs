@@ -21,7 +21,7 @@ use super::expansion::{Expansion, Interactions};
 /// [`RETURN_GROUP`] of them, so that it wakes once every many blocks, not every block. Waking
 /// a thread is a system call and, on a virtual machine, an interrupt to the other core: a
 /// wake-up per block cost 5% of the step, and one per 8 blocks still cost 7% of a 10M-row
-/// eat-rate fit (`benches/large_hashed.py`; docs/benchmarks.md, run 15). Must exceed
+/// eat-rate fit (`benches/suite/large_hashed.py`; notes/benchmarks_log.md, run 15). Must exceed
 /// `RETURN_GROUP + 1`, or the builder could wait for blocks the learner waits to be built.
 /// The blocks out bound the memory between the threads: a block of 256 rows is about 140 KB
 /// of eat-rate's 12 one-hot columns, 600 KB of 200-token text rows.

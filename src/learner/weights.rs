@@ -76,7 +76,7 @@ pub(crate) fn zeroed_vec<T: ZeroBits>(len: usize) -> Option<Vec<T>> {
 /// page: the kernel zeroes each page it hands out, and a table being moved to huge pages is
 /// about to have nearly all of them faulted (its touched pages are spread over every 2 MiB
 /// span), which on one thread is most of a short run's time (256 MiB of fresh memory: 0.57 s
-/// on one thread, 0.32 s on two, on the 2-core VM of docs/benchmarks.md).
+/// on one thread, 0.32 s on two, on the 2-core VM of notes/benchmarks_log.md).
 fn fault_in_parallel(fresh: &mut [f32]) {
     use rayon::prelude::*;
     let per_page = crate::memory::HUGE_PAGE_BYTES / size_of::<f32>();

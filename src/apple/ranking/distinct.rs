@@ -4,7 +4,7 @@
 //! of a word is (nearly) the word itself (`x² = x` for binary `x`), so expanding powers builds
 //! chains of nearly collinear features; on a text set the default climbed such a chain around one
 //! frequent word up to degree 5, its weights grew to ~10^4 and the progressive loss rose for
-//! the last two epochs (`docs/apple_results.md`, "Sparse text"). Powers remain features (a
+//! the last two epochs (`notes/apple_experiments.md`, "Sparse text"). Powers remain features (a
 //! parent's children include its square), they are only not expanded further.
 
 use super::{Candidate, Magnitude, RankingRule, SlotWeights};

@@ -5,14 +5,14 @@
 //! present in a fraction `f` of the rows `|w|·sqrt(f)`: on sparse rows it prefers frequent
 //! monomials, whose children are many and, for powers of one frequent word, nearly collinear
 //! (`x² = x` for binary `x`): on a text set it climbed such a chain up to degree 5 and collapsed
-//! (`docs/apple_results.md`, "Sparse text"). Vowpal Wabbit's `|w|·max|x|` ([`super::MaxMagnitude`])
+//! (`notes/apple_experiments.md`, "Sparse text"). Vowpal Wabbit's `|w|·max|x|` ([`super::MaxMagnitude`])
 //! does not look at frequency and never built the chains, but one outlier sets `max|x|` on raw
 //! dense scales. This ranking is the default on dense rows (every candidate occurs everywhere:
 //! `rms⁺ = rms`, powers included) and, on sparse rows, the typical size of the monomial's
 //! contribution where it contributes (`|w|` for binary features, as Vowpal Wabbit's), with a
 //! power present in fewer than half of the examples ranked after every other candidate.
 //!
-//! Measured (docs/apple_results.md, "A default for sparse rows"): over 10 splits of the 28
+//! Measured (notes/apple_experiments.md, "A default for sparse rows"): over 10 splits of the 28
 //! shared sets against Vowpal Wabbit's `--stage_poly`, 5 significantly better and 2 worse
 //! (phishing, svmguide1), where `magnitude` is 6 and 2 (w8a, svmguide1); w8a 12% better than
 //! `magnitude`, sector 56% and mnist 36% worse (both still no worse than Vowpal Wabbit); on

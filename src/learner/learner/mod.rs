@@ -72,7 +72,7 @@ const PREFETCH_SLOTS: usize = 32;
 /// once: on a table far beyond the TLB's reach each prefetch waits for its page walk, and a burst
 /// of them stalls the step. Each half goes just before one of the step's two chains of
 /// arithmetic that need no memory (the loss after the score, the update's size), whose work
-/// the walks overlap (criterion `step/24`, docs/benchmarks.md).
+/// the walks overlap (criterion `step/24`, notes/benchmarks_log.md).
 const LEARN_AHEAD: usize = 2;
 
 /// Examples the catch-up expands ahead of the one it replays, on a table larger than the cache
