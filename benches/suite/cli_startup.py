@@ -24,6 +24,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from benches.common import load
+
 
 def write_vw(path: Path, rows: int, seed: int = 0) -> None:
     """``rows`` examples like ``1 |a x1 x2:0.5 |b y3``: random features of two namespaces."""
@@ -58,10 +60,6 @@ def run(command: list[str]) -> float:
     return took
 
 
-def load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rounds", type=int, default=7)
@@ -82,14 +80,14 @@ def main() -> None:
             "python -c 'import polars_poly'": [sys.executable, "-c", "import polars_poly"],
         }
         print(f"{' '.join(cli)}; {args.rounds} rounds; {os.cpu_count()} CPUs")
-        print(f"load average (1, 5, 15 min) before: {load()}")
+        print(f"before: {load()} (1, 5, 15 min)")
         for command in cases.values():  # warm the page cache and the bytecode
             run(command)
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(args.rounds):
             for name, command in cases.items():
                 times[name].append(run(command))
-    print(f"load average (1, 5, 15 min) after:  {load()}")
+    print(f"after:  {load()} (1, 5, 15 min)")
     width = max(map(len, times))
     print(f"{'case':<{width}}  median s   min s")
     for name, seconds in times.items():

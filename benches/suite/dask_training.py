@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing
-import os
 import statistics
 import tempfile
 import time
@@ -47,11 +46,9 @@ import polars_poly.dask as ppd
 from distributed import Client, LocalCluster
 from polars_poly import synthetic
 
+from benches.common import load
+
 FIELDS = [chr(ord("A") + k) for k in range(12)]
-
-
-def load() -> str:
-    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def dense_frame(n: int, width: int, seed: int) -> pl.DataFrame:

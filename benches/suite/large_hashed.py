@@ -35,7 +35,6 @@ machine's load average is printed with each measurement: compare on a quiet mach
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
 import subprocess
@@ -50,11 +49,9 @@ import polars as pl
 import polars_poly as pp
 from polars_poly import synthetic
 
+from benches.common import load
+
 CHUNK = 1_000_000
-
-
-def load() -> str:
-    return f"load {os.getloadavg()[0]:.2f}"
 
 
 def generate(kind: str, start: int, stop: int, seed: int) -> pl.DataFrame:

@@ -50,6 +50,8 @@ import polars as pl
 import polars_poly as pp
 from polars_poly.synthetic import eat_rate
 
+from benches.common import REPO, load
+
 BITS = 24
 COUNTS = [f"n{i}" for i in range(13)]
 
@@ -58,10 +60,6 @@ def model() -> pp.SGDClassifier:
     return pp.SGDClassifier(
         loss="logistic", bits=BITS, interactions=[("A", "B")], field_scales=False, progress=False
     )
-
-
-def load() -> str:
-    return open("/proc/loadavg").read().split()[0]
 
 
 Frame = TypeVar("Frame", pl.DataFrame, pl.LazyFrame)
@@ -147,7 +145,7 @@ def against_vw(rows: int, rounds: int) -> None:
                     vw_s.append(seconds - startup)
                     vw_loss = next(x for x in stderr.splitlines() if "average loss" in x)
             timing = f"ours {ours_s[-1]:.2f} s, VW {vw_s[-1]:.2f} s"
-            print(f"  {k} counts, round {round_ + 1}: {timing}, load {load()}")
+            print(f"  {k} counts, round {round_ + 1}: {timing}, {load()}")
         ours, theirs = statistics.median(ours_s), statistics.median(vw_s)
         table.append(
             f"| {k} | {ours:.2f} s | {theirs:.2f} s | {theirs / ours:.2f}x | "
@@ -168,7 +166,7 @@ def apple_beside_counts(rows: int) -> None:
         "field crosses alone": lambda: pp.FieldApple(),
         "linear": lambda: "linear",
     }
-    print(f"{rows:,} eat-rate rows + counts, bits={BITS}, one fit each, load {load()}")
+    print(f"{rows:,} eat-rate rows + counts, bits={BITS}, one fit each, {load()}")
     print("| counts | model | fit | feature updates an example | test logloss | crosses |")
     print("|---:|---|---:|---:|---:|---|")
     for k in (0, 1, 13):
@@ -260,7 +258,7 @@ def main() -> None:
     }
     times: dict[tuple[str, str], list[float]] = {}
     for round_ in range(args.rounds):
-        print(f"round {round_ + 1}, load {load()}")
+        print(f"round {round_ + 1}, {load()}")
         for name, run in rows.items():
             results = {}
             # Alternate which way goes first.
@@ -276,7 +274,9 @@ def main() -> None:
         print(f"| {name} | {ours:.2f} s | {theirs:.2f} s | {ours / theirs:.2f} |")
     peaks = {
         way: subprocess.run(
-            [sys.executable, __file__, "--rows", str(args.rows), "--peak-of", way],
+            [sys.executable, "-m", "benches.suite.numeric_columns", "--rows", str(args.rows)]
+            + ["--peak-of", way],
+            cwd=REPO,
             check=True,
             capture_output=True,
             text=True,

@@ -39,6 +39,8 @@ import polars as pl
 import polars_poly as pp
 from polars_poly.synthetic import eat_rate
 
+from benches.common import load
+
 BITS = 24
 
 
@@ -46,10 +48,6 @@ def model() -> pp.SGDClassifier:
     return pp.SGDClassifier(
         loss="logistic", bits=BITS, interactions=[("A", "B")], field_scales=False, progress=False
     )
-
-
-def load() -> str:
-    return open("/proc/loadavg").read().split()[0]
 
 
 def main() -> None:
@@ -93,7 +91,7 @@ def main() -> None:
     losses: dict[str, float] = {}
     for round_ in range(args.rounds):
         names = list(inputs) if round_ % 2 == 0 else list(reversed(inputs))
-        print(f"round {round_ + 1} (load {load()}):", end="", flush=True)
+        print(f"round {round_ + 1} ({load()}):", end="", flush=True)
         for name in names:
             data = inputs[name]()
             fitted = model()
@@ -124,7 +122,7 @@ def score(rows: int, rounds: int) -> None:
     scores = {}
     for round_ in range(rounds):
         names = list(queries) if round_ % 2 == 0 else list(reversed(queries))
-        print(f"round {round_ + 1} (load {load()}):", end="", flush=True)
+        print(f"round {round_ + 1} ({load()}):", end="", flush=True)
         for name in names:
             frame, expr = queries[name]
             began = time.perf_counter()
@@ -150,7 +148,7 @@ def integer_codes(rows: int) -> None:
         "codes cast to bare digits": (codes.with_columns(pl.col(fields).cast(pl.String)), None),
     }
     train_rows = rows - 200_000
-    print(f"{train_rows:,} rows to train, 200,000 to test (load {load()}):")
+    print(f"{train_rows:,} rows to train, 200,000 to test ({load()}):")
     for name, (frame, categorical) in inputs.items():
         fitted = pp.SGDClassifier(
             loss="logistic", bits=BITS, interactions=[("A", "B")], categorical=categorical
