@@ -169,6 +169,15 @@ impl<'a> ByteWriter<'a> {
     pub fn str(&mut self, text: &str) {
         self.bytes(text.as_bytes());
     }
+
+    /// A component's options, self-describing: its serde struct as JSON text ([`Self::str`]).
+    /// A field added later with a serde default is read from older files as that default, so
+    /// a new option needs no new format version.
+    pub fn options<T: serde::Serialize>(&mut self, options: &T) {
+        // Option structs hold numbers, strings, flags and lists: they always serialize.
+        let text = serde_json::to_string(options).expect("an options struct serializes to JSON");
+        self.str(&text);
+    }
 }
 
 impl Stream<'_> {
@@ -273,6 +282,16 @@ impl<'a> ByteReader<'a> {
     pub fn string(&mut self, what: &str) -> PolyResult<String> {
         let bytes = self.bytes(what)?;
         String::from_utf8(bytes.to_vec()).map_err(|_| bad(format!("{what} is not UTF-8")))
+    }
+
+    /// A component's options written by [`ByteWriter::options`]; errors name the field.
+    pub fn options<T: serde::de::DeserializeOwned>(&mut self, what: &str) -> PolyResult<T> {
+        let text = self.string(what)?;
+        let mut json = serde_json::Deserializer::from_str(&text);
+        serde_path_to_error::deserialize(&mut json).map_err(|e| {
+            let field = e.path().to_string();
+            bad(format!("{what}: field {field:?}: {}", e.into_inner()))
+        })
     }
 
     /// Bytes not read yet.

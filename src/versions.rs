@@ -4,7 +4,7 @@
 //! trained). A change to what a model file holds adds a version here, and nowhere else.
 
 /// The version `save` writes.
-pub const CURRENT: u32 = CROSSES;
+pub const CURRENT: u32 = SELF_DESCRIBING;
 
 /// Version 1 chained apple's slots of degree >= 3 (`model::legacy` reads it, unless such slots
 /// moved; version 2 hashes a monomial's slot from its parent's).
@@ -25,6 +25,10 @@ pub const CATEGORICAL: u32 = 6;
 pub const APPLE_CATCH_UP: u32 = 7;
 /// The learner stores `initial_weight` and crosses of any number of namespaces.
 pub const CROSSES: u32 = 9;
+/// Every component stores its options as its serde struct, in JSON ([`crate::codec`]): an
+/// option added later with a serde default (the value that behaves as before it existed) is
+/// read from older files as that default, and needs no version of its own.
+pub const SELF_DESCRIBING: u32 = 10;
 
 #[cfg(test)]
 mod tests {
@@ -41,6 +45,7 @@ mod tests {
             CATEGORICAL,
             APPLE_CATCH_UP,
             CROSSES,
+            SELF_DESCRIBING,
         ];
         assert!(changes.iter().all(|&v| (1..=CURRENT).contains(&v)));
         assert_eq!(CURRENT, *changes.iter().max().unwrap());

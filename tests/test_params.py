@@ -3,6 +3,7 @@ parameter object, the engine's registries, the error map and the files of polars
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
 
@@ -157,6 +158,33 @@ def test_files_of_polars_poly_0_1_load_with_todays_parameters() -> None:
     path = pp.load_model(LEGACY / "apple_path.model")
     assert isinstance(path.expansion, pp.Apple) and path.expansion.identity == "path"
     assert len(path.monomials()) == 23
+
+
+FORMAT_9 = Path(__file__).parent / "data" / "format9"
+
+
+@pytest.mark.parametrize(
+    "name", ["regressor", "apple_fields", "one_against_all", "dos", "passive_aggressive"]
+)
+def test_format_9_models_predict_as_trained(name: str, tmp_path: Path) -> None:
+    """Files of format 9 (commit 822cc86, `tests/data/format9/make_models.py`) hold each
+    component's options by position; format 10 stores them by name. Each kind of model loads,
+    predicts what it did then, and saved again (in today's format) and loaded, still does."""
+    spec = importlib.util.spec_from_file_location("make_models", FORMAT_9 / "make_models.py")
+    assert spec is not None and spec.loader is not None
+    maker = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(maker)
+    data = maker.rows()
+    _, inputs, method = maker.models(data)[name]
+    expected = json.loads((FORMAT_9 / "expected.json").read_text())[name]
+    model = pp.load_model(FORMAT_9 / f"{name}.model")
+    np.testing.assert_array_equal(getattr(model, method)(inputs.head(60)), expected)
+    model.save(tmp_path / "again")
+    version = (tmp_path / "again").read_bytes()[8:12]
+    assert version != (FORMAT_9 / f"{name}.model").read_bytes()[8:12]
+    again = pp.load_model(tmp_path / "again")
+    np.testing.assert_array_equal(getattr(again, method)(inputs.head(60)), expected)
+    assert again.get_params() == model.get_params()
 
 
 def _legacy_rows() -> sp.csr_array:

@@ -33,6 +33,7 @@ from polars_poly._estimator import BaseEstimator, ClassifierMixin, FeatureNamesI
 from polars_poly._exclusive import one_call_at_a_time
 from polars_poly._input import (
     SCORE_ROWS,
+    as_float_array,
     as_polars,
     check_named_columns,
     classes_of,
@@ -42,7 +43,7 @@ from polars_poly._input import (
     scored_in_pieces,
     select_alone,
 )
-from polars_poly._internal import PaCore
+from polars_poly._internal import PassiveAggressive
 from polars_poly._params import (
     at_least,
     check_options,
@@ -171,21 +172,28 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             )
         return frame_columns(X.select(fitted).schema, None, set())
 
-    def _split_target(self, X: Any, y: Any) -> tuple[Any, Any]:
-        """``(X, y)`` with a target given by column name taken out of the frame ``X``."""
-        if not isinstance(y, str):
-            return X, y
+    def _split_target(self, X: Any, y: Any, sample_weight: Any = None) -> tuple[Any, Any, Any]:
+        """``(X, y, sample_weight)`` with a target or weights given by column name taken out of
+        the frame ``X``."""
+        named = {
+            k: v for k, v in (("y", y), ("sample_weight", sample_weight)) if isinstance(v, str)
+        }
+        if not named:
+            return X, y, sample_weight
         if isinstance(X, pl.LazyFrame):
             X = X.collect()
         if not isinstance(X, pl.DataFrame):
-            raise TypeError("y may be a column name only with a Polars frame")
-        check_named_columns(X.schema, y=y)
-        labels = X.get_column(y)
-        if labels.null_count():
-            raise ValueError(
-                f"target column {y!r}: row {int(labels.is_null().arg_true()[0])} is null"
-            )
-        return X.drop(y), labels.to_numpy()
+            raise TypeError(f"{' and '.join(named)} may be a column name only with a Polars frame")
+        check_named_columns(X.schema, **named)
+        taken = {}
+        for what, name in named.items():
+            column = X.get_column(name)
+            if column.null_count():
+                kind = "target" if what == "y" else "sample_weight"
+                row = int(column.is_null().arg_true()[0])
+                raise ValueError(f"{kind} column {name!r}: row {row} is null")
+            taken[what] = column.to_numpy()
+        return X.drop(*named.values()), taken.get("y", y), taken.get("sample_weight", sample_weight)
 
     def _first_series(self, X: Any) -> tuple[Rows, int]:
         """The input of the first fit and the model's width: ``n_features`` when it is set,
@@ -212,8 +220,8 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             )
         return series
 
-    def _fitted_model(self) -> PaCore:
-        core: PaCore | None = getattr(self, "core_", None)
+    def _fitted_model(self) -> PassiveAggressive:
+        core: PassiveAggressive | None = getattr(self, "core_", None)
         if core is None:
             raise not_fitted(self)
         return core
@@ -228,7 +236,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
 
     # ------------------------------------------------------------------------------ training
 
-    def _new_core(self, n_classes: int, n_features: int) -> PaCore:
+    def _new_core(self, n_classes: int, n_features: int) -> PassiveAggressive:
         check_options(self)
         # The linear baseline is rank 0 (no seed); DoSClassifier's own options override these.
         options = {
@@ -238,7 +246,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             "n_classes": n_classes,
             "n_features": n_features,
         }
-        return PaCore(options)
+        return PassiveAggressive(options)
 
     def _class_ids(self, y: Any) -> npt.NDArray[np.uint32]:
         labels = np.asarray(y)
@@ -277,11 +285,12 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             for start in starts:
                 yield start, min(n_rows, start + step)
 
-    def _learn(self, series: Rows, y: Any) -> None:
+    def _learn(self, series: Rows, y: Any, sample_weight: Any = None) -> None:
         self._learned()
         ids = self._class_ids(y)
         if ids.shape[0] != len(series):
             raise ValueError(f"X has {len(series)} rows but y has {ids.shape[0]} labels")
+        weights = _sample_weights(sample_weight, len(series))
         step = int(self.batch_size)
         if len(series) > step:
             # Learning goes batch by batch (progress, Ctrl-C): check every batch first, so a bad
@@ -293,7 +302,8 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
                     raise self._hinted(err) from None
         for start, stop in self._batches(len(series)):
             try:
-                self.core_.learn(_rows(series, start, stop - start), ids[start:stop], start)
+                part = None if weights is None else weights[start:stop]
+                self.core_.learn(_rows(series, start, stop - start), ids[start:stop], start, part)
             except ValueError as err:
                 raise self._hinted(err) from None
 
@@ -318,19 +328,31 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         return series
 
     @one_call_at_a_time
-    def fit(self, X: Any, y: Any) -> _BasePA:
-        """Trains from scratch on (X, y), one pass in row order (``y`` may name a column of
-        the frame ``X``)."""
-        X, y = self._split_target(X, y)
+    def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _BasePA:
+        """Trains from scratch on (X, y), one pass in row order (``y`` and ``sample_weight``
+        may name columns of the frame ``X``).
+
+        ``sample_weight`` (finite, >= 0) scales each example's aggressiveness: under
+        ``variant="pa1"``/``"pa2"`` an example of weight w takes a step capped by ``C * w``
+        (for the linear PA-I classifier exactly what learning it w times in a row does); plain
+        PA reaches margin 1 whatever the weight. A weight of 0 skips the row, as if absent."""
+        X, y, sample_weight = self._split_target(X, y, sample_weight)
         y = label_array(y, "y")
+        weights = _sample_weights(sample_weight, len(y))
+        if weights is not None and len(weights) and not weights.any():
+            # A fit that learns nothing is a mistake; a partial_fit of such a batch is not.
+            raise ValueError("Sample weights must contain at least one non-zero number.")
         series = self._start(X, y)
-        self._learn(series, y)
+        self._learn(series, y, weights)
         return self
 
     @one_call_at_a_time
-    def partial_fit(self, X: Any, y: Any, classes: Any = None) -> _BasePA:
-        """Continues training; the first call needs ``classes`` (all labels that will occur)."""
-        X, y = self._split_target(X, y)
+    def partial_fit(
+        self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None
+    ) -> _BasePA:
+        """Continues training; the first call needs ``classes`` (all labels that will occur).
+        ``sample_weight`` as in :meth:`fit`."""
+        X, y, sample_weight = self._split_target(X, y, sample_weight)
         y = label_array(y, "y")
         if not hasattr(self, "core_"):
             if classes is None:
@@ -338,7 +360,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             series = self._start(X, classes)
         else:
             series = self._checked(X)
-        self._learn(series, y)
+        self._learn(series, y, sample_weight)
         return self
 
     # ------------------------------------------------------------------------------- scoring
@@ -413,6 +435,26 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         if state.get("feature_columns") is not None:  # files before 2026-11-26 have none
             estimator.feature_columns_ = list(state["feature_columns"])
         return estimator
+
+
+def _sample_weights(sample_weight: Any, n_rows: int) -> npt.NDArray[np.float64] | None:
+    """The weights as floats, all checked before anything is learned (a bad weight in a later
+    batch must not leave the earlier ones learned)."""
+    if sample_weight is None:
+        return None
+    if np.isscalar(sample_weight):
+        weights = np.full(n_rows, float(sample_weight))  # type: ignore[arg-type]
+    else:
+        weights = as_float_array(sample_weight, "sample_weight")
+    if weights.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but sample_weight has {weights.shape[0]} values")
+    bad = ~(np.isfinite(weights) & (weights >= 0))
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        raise ValueError(
+            f"sample_weight: row {row} is {weights[row]}; weights must be finite and >= 0"
+        )
+    return weights
 
 
 @documented({})

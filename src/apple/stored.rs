@@ -1,7 +1,8 @@
 //! apple's stored bytes: its section of the model file ([`crate::model::file`]), little-endian
 //! ([`crate::codec`]):
 //!
-//! * config: `alpha f64`, ranking name, `fallback u8`, identity name, `max_degree u8`, schedule
+//! * config: from format version 10 on, [`AppleConfig`]'s serde form as JSON
+//!   ([`ByteWriter::options`]). Before, `alpha f64`, ranking name, `fallback u8`, identity name, `max_degree u8`, schedule
 //!   name, `epochs u32`, `doubling_first u64`, `constant u8`, `window u64`, `budget u64`, from
 //!   format version 7 on `catch_up u64` (names
 //!   are `u32` length + UTF-8, from the registries [`Ranking::NAMES`], [`Identity::NAMES`] and
@@ -27,7 +28,31 @@ const MAX_STORED: usize = 1 << 32;
 impl Apple {
     /// Writes apple's section (see the module docs).
     pub fn write_section(&self, w: &mut ByteWriter) {
-        write_config(w, self.config());
+        w.options(self.config());
+        self.write_schedule_and_state(w);
+    }
+
+    /// The section in the layout of format version 9 (positional options), to test the reader
+    /// of older files.
+    #[cfg(test)]
+    pub(crate) fn write_section_v9(&self, w: &mut ByteWriter) {
+        let c = self.config();
+        w.f64(c.alpha);
+        w.str(c.ranking.name());
+        w.flag(c.fallback);
+        w.str(c.identity.name());
+        w.u8(c.max_degree);
+        w.str(c.schedule.name());
+        w.u32(c.epochs);
+        w.u64(c.doubling_first);
+        w.flag(c.constant);
+        w.u64(c.window as u64);
+        w.u64(c.budget as u64);
+        w.u64(c.catch_up as u64);
+        self.write_schedule_and_state(w);
+    }
+
+    fn write_schedule_and_state(&self, w: &mut ByteWriter) {
         let planned = &self.schedule().planned;
         w.len(planned.len());
         for &point in planned {
@@ -38,7 +63,11 @@ impl Apple {
 
     /// Reads apple's section of a file of format `version`.
     pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
-        let config = read_config(r, version)?;
+        let config = if version >= versions::SELF_DESCRIBING {
+            r.options("apple options")?
+        } else {
+            read_config(r, version)?
+        };
         let n_planned = r.len("apple planned count", MAX_STORED.min(r.remaining() / 8))?;
         let planned =
             (0..n_planned).map(|_| r.u64("apple planned point")).collect::<PolyResult<Vec<_>>>()?;
@@ -46,21 +75,7 @@ impl Apple {
     }
 }
 
-fn write_config(w: &mut ByteWriter, c: &AppleConfig) {
-    w.f64(c.alpha);
-    w.str(c.ranking.name());
-    w.flag(c.fallback);
-    w.str(c.identity.name());
-    w.u8(c.max_degree);
-    w.str(c.schedule.name());
-    w.u32(c.epochs);
-    w.u64(c.doubling_first);
-    w.flag(c.constant);
-    w.u64(c.window as u64);
-    w.u64(c.budget as u64);
-    w.u64(c.catch_up as u64);
-}
-
+/// The config of a file of format version 9 or older (see the module docs).
 fn read_config(r: &mut ByteReader<'_>, version: u32) -> PolyResult<AppleConfig> {
     let named = |r: &mut ByteReader<'_>, what: &str| r.string(what);
     let alpha = r.f64("apple alpha")?;

@@ -11,7 +11,7 @@
 //! The terms are mixed in shard order: the result is deterministic, so a round recomputed
 //! after a worker is lost gives the same classifier.
 
-use super::classifier::{Family, PaClassifier};
+use super::classifier::{Family, PassiveAggressive};
 use super::linear::LinearPa;
 use super::model::DosModel;
 use super::multiclass::Multiclass;
@@ -124,7 +124,7 @@ fn merged_average<M: BinaryLearner>(
     RunningAverage::from_parts(average, count0 + terms.iter().sum::<u64>())
 }
 
-impl PaClassifier {
+impl PassiveAggressive {
     /// The average of `shards`, each trained from `start` for one round (see the module docs).
     pub fn average(start: Option<&Self>, shards: &[&Self]) -> PolyResult<Self> {
         let first = shards.first().ok_or_else(|| invalid("no shard classifiers to average"))?;
@@ -145,18 +145,18 @@ impl PaClassifier {
                 Family::Linear(Multiclass::average(start, &shards)?)
             }
         };
-        Ok(PaClassifier { family, variant: first.variant, rank: first.rank, seed: first.seed })
+        Ok(PassiveAggressive { family, variant: first.variant, rank: first.rank, seed: first.seed })
     }
 }
 
-fn dos_of(classifier: &PaClassifier) -> PolyResult<&Multiclass<DosModel<f32>>> {
+fn dos_of(classifier: &PassiveAggressive) -> PolyResult<&Multiclass<DosModel<f32>>> {
     match &classifier.family {
         Family::Dos(m) => Ok(m),
         Family::Linear(_) => Err(invalid("cannot average a DoS and a linear classifier")),
     }
 }
 
-fn linear_of(classifier: &PaClassifier) -> PolyResult<&Multiclass<LinearPa>> {
+fn linear_of(classifier: &PassiveAggressive) -> PolyResult<&Multiclass<LinearPa>> {
     match &classifier.family {
         Family::Linear(m) => Ok(m),
         Family::Dos(_) => Err(invalid("cannot average a DoS and a linear classifier")),

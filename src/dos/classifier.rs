@@ -1,6 +1,6 @@
-//! [`PaClassifier`]: the multiclass passive-aggressive classifier the estimators train — the
+//! [`PassiveAggressive`]: the multiclass passive-aggressive classifier the estimators train — the
 //! difference-of-squares model of rank `d >= 1`, or the linear PA baseline (`rank = 0`) — built
-//! from its typed options ([`PaOptions`], what the Python layer gives).
+//! from its typed options ([`PassiveAggressiveOptions`], what the Python layer gives).
 
 use super::example::ExampleBatch;
 use super::linear::LinearPa;
@@ -15,7 +15,7 @@ use crate::error::PolyResult;
 /// (None: no average).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct PaOptions {
+pub struct PassiveAggressiveOptions {
     pub n_classes: usize,
     pub n_features: usize,
     /// 0: the linear PA baseline; d >= 1: the DoS model of rank d.
@@ -37,7 +37,7 @@ pub(crate) enum Family {
 
 /// See the module docs.
 #[derive(Clone, Debug)]
-pub struct PaClassifier {
+pub struct PassiveAggressive {
     pub(crate) family: Family,
     pub(crate) variant: PaVariant,
     pub(crate) rank: usize,
@@ -98,9 +98,9 @@ impl Strategy {
     }
 }
 
-impl PaClassifier {
-    /// A new classifier (see [`PaOptions`]).
-    pub fn new(options: &PaOptions) -> PolyResult<Self> {
+impl PassiveAggressive {
+    /// A new classifier (see [`PassiveAggressiveOptions`]).
+    pub fn new(options: &PassiveAggressiveOptions) -> PolyResult<Self> {
         let variant = PaVariant::parse(&options.variant, options.c)?;
         let strategy = Strategy::parse(&options.multiclass)?;
         let (n_classes, n_features) = (options.n_classes, options.n_features);
@@ -127,9 +127,9 @@ impl PaClassifier {
     }
 
     /// The options this classifier was built with.
-    pub fn options(&self) -> PaOptions {
+    pub fn options(&self) -> PassiveAggressiveOptions {
         let (variant, c) = self.variant.parts();
-        with_family!(&self.family, |m| PaOptions {
+        with_family!(&self.family, |m| PassiveAggressiveOptions {
             n_classes: m.n_classes(),
             n_features: m.n_features(),
             rank: self.rank,
@@ -157,6 +157,16 @@ impl PaClassifier {
     /// Learns a batch in stream order (`classes`: ids 0..C-1); returns the batch's counts.
     pub fn learn_batch(&mut self, batch: &ExampleBatch, classes: &[u32]) -> PolyResult<TrainStats> {
         with_family!(&mut self.family, |m| m.learn_batch(batch, classes))
+    }
+
+    /// [`Self::learn_batch`] with a weight per example ([`Multiclass::learn_weighted`]).
+    pub fn learn_weighted(
+        &mut self,
+        batch: &ExampleBatch,
+        classes: &[u32],
+        weights: Option<&[f64]>,
+    ) -> PolyResult<TrainStats> {
+        with_family!(&mut self.family, |m| m.learn_weighted(batch, classes, weights))
     }
 
     /// Class ids (from the aligned averages when `use_average` and an average exists).

@@ -47,6 +47,9 @@ pub struct ExampleRef<'a> {
     pub indices: &'a [u32],
     pub values: &'a [f64],
     pub z_sq_norm: f64,
+    /// The example's weight (1 unless the caller gave weights): it scales the aggressiveness
+    /// of a capped step ([`super::PaVariant::weighted`]).
+    pub weight: f64,
 }
 
 impl ExampleRef<'_> {
@@ -313,6 +316,7 @@ impl ExampleBatch {
             indices: &self.indices[start..end],
             values: &self.values[start..end],
             z_sq_norm: self.z_sq_norms[i],
+            weight: 1.0,
         }
     }
 

@@ -71,7 +71,7 @@ impl BinaryLearner for LinearPa {
         if margin >= 1.0 {
             return Step::Passive { margin };
         }
-        let tau = linear_step(1.0 - margin, x.z_sq_norm, self.variant);
+        let tau = linear_step(1.0 - margin, x.z_sq_norm, self.variant.weighted(x.weight));
         let step = tau * y.value();
         if !(step * x.values.iter().fold(1.0f64, |m, v| m.max(v.abs()))).is_finite() {
             return Step::Overflow;

@@ -9,8 +9,8 @@
 //! * [`symmetry`] — boosts, rotations, Procrustes alignment, aligned averages.
 //! * [`online`] — the [`BinaryLearner`] contract, [`RunningAverage`], [`OnlineBinary`].
 //! * [`multiclass`] — [`Multiclass`] (parallel, deterministic).
-//! * [`classifier`] — [`PaClassifier`], the DoS or linear multiclass classifier built from its
-//!   options ([`PaOptions`]); [`stored`] — its section of the model file.
+//! * [`classifier`] — [`PassiveAggressive`], the DoS or linear multiclass classifier built from its
+//!   options ([`PassiveAggressiveOptions`]); [`stored`] — its section of the model file.
 
 pub mod average;
 pub mod classifier;
@@ -23,7 +23,7 @@ pub mod solve;
 pub mod stored;
 pub mod symmetry;
 
-pub use classifier::{PaClassifier, PaOptions};
+pub use classifier::{PassiveAggressive, PassiveAggressiveOptions};
 pub use example::{ExampleBatch, ExampleRef, Sign};
 pub use linear::LinearPa;
 pub use model::{DosModel, Real, Step};

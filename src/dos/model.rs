@@ -285,7 +285,7 @@ impl<T: Real> DosModel<T> {
     /// zero-norm rule of [`super::solve`]). Cost O(d·nnz).
     pub fn learn(&mut self, x: ExampleRef<'_>, y: Sign) -> Step {
         debug_assert!(x.indices.last().is_none_or(|&k| (k as usize) < self.n_features));
-        let (n, variant) = (self.n_features, self.variant);
+        let (n, variant) = (self.n_features, self.variant.weighted(x.weight));
         macro_rules! fixed {
             ($w:literal) => {{
                 let acc = accumulate::<T, $w>(&self.params, n, x);

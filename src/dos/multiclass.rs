@@ -226,6 +226,18 @@ impl<M: BinaryLearner> Multiclass<M> {
     /// parallelized). `classes[r]` is the class id of example r, < `n_classes`; everything is
     /// checked before any step. Returns the counts for this batch.
     pub fn learn_batch(&mut self, batch: &ExampleBatch, classes: &[u32]) -> PolyResult<TrainStats> {
+        self.learn_weighted(batch, classes, None)
+    }
+
+    /// [`Self::learn_batch`] with example `r` of weight `weights[r]` (finite, >= 0): its step
+    /// is [`PaVariant::weighted`], and an example of weight 0 is skipped as if it were not in
+    /// the batch (not counted towards the averaging interval either).
+    pub fn learn_weighted(
+        &mut self,
+        batch: &ExampleBatch,
+        classes: &[u32],
+        weights: Option<&[f64]>,
+    ) -> PolyResult<TrainStats> {
         check_features(self.n_features(), batch)?;
         batch.check_labels_len(classes.len())?;
         if let Some(row) = classes.iter().position(|&c| c as usize >= self.n_classes) {
@@ -235,7 +247,22 @@ impl<M: BinaryLearner> Multiclass<M> {
                 self.n_classes
             );
         }
-        let mut stats = TrainStats { examples: batch.len() as u64, ..TrainStats::default() };
+        if let Some(weights) = weights {
+            if weights.len() != batch.len() {
+                let n = batch.len();
+                return crate::invalid!("{} sample weights for {n} examples", weights.len());
+            }
+            if let Some(r) = weights.iter().position(|w| !(w.is_finite() && *w >= 0.0)) {
+                return crate::invalid!(
+                    "row {}: sample_weight is {}; weights must be finite and >= 0",
+                    batch.row_number(r),
+                    weights[r]
+                );
+            }
+        }
+        let kept = |r: usize| weights.is_none_or(|w| w[r] > 0.0);
+        let n_kept = (0..batch.len()).filter(|&r| kept(r)).count();
+        let mut stats = TrainStats { examples: n_kept as u64, ..TrainStats::default() };
         let mut by_class = vec![Vec::new(); self.n_classes];
         let mut start = 0;
         while start < batch.len() {
@@ -243,22 +270,31 @@ impl<M: BinaryLearner> Multiclass<M> {
             crate::interrupt::check()?;
             let mut end = batch.len().min(start + CHUNK);
             if let Some(k) = self.interval {
-                let to_snapshot = k - self.seen % k;
-                end = end.min(start + usize::try_from(to_snapshot).unwrap_or(usize::MAX));
+                // The chunk ends at the kept example that completes the interval.
+                let mut to_snapshot = k - self.seen % k;
+                let mut r = start;
+                while r < end && to_snapshot > 0 {
+                    to_snapshot -= u64::from(kept(r));
+                    r += 1;
+                }
+                end = r;
             }
             for list in &mut by_class {
                 list.clear();
             }
             for (r, &c) in classes.iter().enumerate().take(end).skip(start) {
-                by_class[c as usize].push(r as u32);
+                if kept(r) {
+                    by_class[c as usize].push(r as u32);
+                }
             }
-            let (chunk, overflow) = self.learn_chunk(batch, classes, &by_class, start, end);
+            let (chunk, overflow) =
+                self.learn_chunk(batch, classes, weights, &by_class, start, end);
             stats = stats.merge(chunk);
             if let Some(row) = overflow {
                 self.stats = self.stats.merge(stats);
                 return Err(overflow_error(batch.row_number(row)));
             }
-            self.seen += (end - start) as u64;
+            self.seen += (start..end).filter(|&r| kept(r)).count() as u64;
             if self.interval.is_some_and(|k| self.seen % k == 0) {
                 self.snapshot();
             }
@@ -272,11 +308,13 @@ impl<M: BinaryLearner> Multiclass<M> {
         &mut self,
         batch: &ExampleBatch,
         classes: &[u32],
+        weights: Option<&[f64]>,
         by_class: &[Vec<u32>],
         start: usize,
         end: usize,
     ) -> (TrainStats, Option<usize>) {
         let (n_classes, strategy) = (self.n_classes, self.strategy);
+        let kept = |r: usize| weights.is_none_or(|w| w[r] > 0.0);
         self.models
             .par_iter_mut()
             .enumerate()
@@ -284,7 +322,9 @@ impl<M: BinaryLearner> Multiclass<M> {
                 let mut stats = TrainStats::default();
                 // Learns row r; false (the row kept) when it overflows, which stops this model.
                 let mut learn = |r: usize, y: Sign| {
-                    let step = model.learn(batch.example(r), y);
+                    let mut x = batch.example(r);
+                    x.weight = weights.map_or(1.0, |w| w[r]);
+                    let step = model.learn(x, y);
                     stats.record(step);
                     (step != Step::Overflow).then_some(()).ok_or(r)
                 };
@@ -307,7 +347,7 @@ impl<M: BinaryLearner> Multiclass<M> {
                             )
                         })
                     }
-                    Strategy::OneVsRest => (start..end).try_for_each(|r| {
+                    Strategy::OneVsRest => (start..end).filter(|&r| kept(r)).try_for_each(|r| {
                         learn(
                             r,
                             if classes[r] as usize == m { Sign::Positive } else { Sign::Negative },
@@ -480,6 +520,85 @@ mod tests {
         let err = model.predict(&other, false).unwrap_err().to_string();
         assert_eq!(err, "examples have n_features=3 but the model was built for n_features=2");
         assert_eq!(model.seen(), 0, "nothing was learned from the rejected batches");
+    }
+
+    /// Sample weights: all ones are no weights; a weight of 0 is the row removed (averaging
+    /// included), for both families; for linear PA-I a weight w is the row learned w times in
+    /// a row; a weight that is negative or not finite is refused naming its row.
+    #[test]
+    fn sample_weights_scale_the_step_and_a_zero_weight_removes_the_row() {
+        let mut rng = ChaCha8Rng::seed_from_u64(5);
+        let (n, nf) = (300, 3);
+        let data: Vec<f64> = (0..n * nf).map(|_| rng.random_range(-1.0..1.0)).collect();
+        let row = |r: usize| &data[r * nf..(r + 1) * nf];
+        let classes: Vec<u32> = (0..n)
+            .map(|r| {
+                u32::from(row(r)[0] + row(r)[1] * row(r)[2] > 0.0) + u32::from(row(r)[2] > 0.5)
+            })
+            .collect();
+        let weights: Vec<f64> = (0..n).map(|_| f64::from(rng.random_range(0..4u32))).collect();
+        let batch = ExampleBatch::from_dense(&data, nf).unwrap();
+        // The rows of positive weight, once each and `weight` times each.
+        let (mut kept, mut kept_classes, mut kept_weights) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut repeated, mut repeated_classes) = (Vec::new(), Vec::new());
+        for r in (0..n).filter(|&r| weights[r] > 0.0) {
+            kept.extend_from_slice(row(r));
+            kept_classes.push(classes[r]);
+            kept_weights.push(weights[r]);
+            for _ in 0..weights[r] as usize {
+                repeated.extend_from_slice(row(r));
+                repeated_classes.push(classes[r]);
+            }
+        }
+        let kept = ExampleBatch::from_dense(&kept, nf).unwrap();
+        let repeated = ExampleBatch::from_dense(&repeated, nf).unwrap();
+        let variant = PaVariant::PaI { c: 0.05 };
+        for strategy in [Strategy::OneVsOne, Strategy::OneVsRest] {
+            let linear = |interval| Multiclass::linear(3, nf, variant, strategy, interval).unwrap();
+            let dos = || Multiclass::<DosModel>::dos(3, nf, 2, 9, variant, strategy, Some(7));
+            let mut plain = linear(Some(7));
+            plain.learn_batch(&batch, &classes).unwrap();
+            let mut ones = linear(Some(7));
+            ones.learn_weighted(&batch, &classes, Some(&vec![1.0; n])).unwrap();
+            assert_eq!((ones.models(), ones.averages()), (plain.models(), plain.averages()));
+
+            let mut with_zeros = linear(Some(7));
+            let stats = with_zeros.learn_weighted(&batch, &classes, Some(&weights)).unwrap();
+            let mut without = linear(Some(7));
+            without.learn_weighted(&kept, &kept_classes, Some(&kept_weights)).unwrap();
+            assert_eq!(with_zeros.models(), without.models());
+            assert_eq!(with_zeros.averages(), without.averages());
+            assert_eq!((stats.examples, with_zeros.seen()), (kept.len() as u64, kept.len() as u64));
+            let mut with_zeros = dos().unwrap();
+            with_zeros.learn_weighted(&batch, &classes, Some(&weights)).unwrap();
+            let mut without = dos().unwrap();
+            without.learn_weighted(&kept, &kept_classes, Some(&kept_weights)).unwrap();
+            assert_eq!(with_zeros.models(), without.models());
+            assert_eq!(with_zeros.averages(), without.averages());
+
+            let mut weighted = linear(None);
+            weighted.learn_weighted(&batch, &classes, Some(&weights)).unwrap();
+            let mut again = linear(None);
+            again.learn_batch(&repeated, &repeated_classes).unwrap();
+            for (a, b) in weighted.models().iter().zip(again.models()) {
+                let close = a.weights().iter().zip(b.weights()).all(|(x, y)| (x - y).abs() < 1e-12);
+                assert!(close, "{:?} != {:?}", a.weights(), b.weights());
+            }
+            // A model trained without weights differs: the weights were used.
+            assert_ne!(weighted.models(), plain.models());
+        }
+        let mut model = Multiclass::linear(3, nf, variant, Strategy::OneVsOne, None).unwrap();
+        for (bad, text) in [(-1.0, "-1"), (f64::NAN, "NaN"), (f64::INFINITY, "inf")] {
+            let mut given = weights.clone();
+            given[17] = bad;
+            let err = model.learn_weighted(&batch, &classes, Some(&given)).unwrap_err();
+            let expected =
+                format!("row 17: sample_weight is {text}; weights must be finite and >= 0");
+            assert_eq!(err.to_string(), expected);
+        }
+        let err = model.learn_weighted(&batch, &classes, Some(&weights[1..])).unwrap_err();
+        assert_eq!(err.to_string(), "299 sample weights for 300 examples");
+        assert_eq!(model.seen(), 0);
     }
 
     /// Three Gaussian blobs in 2-D plus a ring class: needs a quadratic boundary for class 3.

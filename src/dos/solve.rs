@@ -67,6 +67,18 @@ pub enum PaVariant {
 }
 
 impl PaVariant {
+    /// The step of an example of weight `w >= 0`: PA-I and PA-II with aggressiveness C·w. For
+    /// linear PA-I that is exactly learning the example w times in a row (integer w): the
+    /// steps add up to min(C·w, what reaches margin 1). Plain PA reaches margin 1 whatever the
+    /// weight, as repeating the example after such a step changes nothing.
+    pub fn weighted(self, w: f64) -> Self {
+        match self {
+            PaVariant::Pa => PaVariant::Pa,
+            PaVariant::PaI { c } => PaVariant::PaI { c: c * w },
+            PaVariant::PaII { c } => PaVariant::PaII { c: c * w },
+        }
+    }
+
     /// Checks C: it must be > 0 and not NaN (`f64::INFINITY` is allowed and means plain PA).
     pub fn validate(self) -> PolyResult<Self> {
         match self {

@@ -1,14 +1,16 @@
 //! The passive-aggressive classifier's section of the model file ([`crate::model::file`]),
 //! little-endian ([`crate::codec`]):
 //!
-//! `rank u64`, `seed u64`, variant name and `c f64`, multiclass name (`ovo`/`ovr`), averaging
-//! interval (`u8` flag, `u64`), `n_classes u64`, `n_features u64`, examples `seen u64`, the
+//! The options: from format version 10 on, [`PassiveAggressiveOptions`]' serde form as JSON
+//! ([`ByteWriter::options`]); before, `rank u64`, `seed u64`, variant name and `c f64`,
+//! multiclass name (`ovo`/`ovr`), averaging interval (`u8` flag, `u64`), `n_classes u64`,
+//! `n_features u64`. Then examples `seen u64`, the
 //! training counts (`examples`, `steps`, `updates`, `degenerate`, `mistakes`, `u64` each), then
 //! per binary model its parameters (count `u64`, then `f64`s: DoS `U` then `V`, row-major
 //! `rank × (n_features + 1)`; linear the weights, bias last) and its running average (`count
 //! u64`, then, when the count is positive, its parameters as the model's).
 
-use super::classifier::{Family, PaClassifier};
+use super::classifier::{Family, PassiveAggressive, PassiveAggressiveOptions};
 use super::linear::LinearPa;
 use super::model::DosModel;
 use super::multiclass::{Multiclass, Strategy};
@@ -16,6 +18,7 @@ use super::online::{BinaryLearner, RunningAverage, TrainStats};
 use super::solve::PaVariant;
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
+use crate::versions;
 
 /// A binary model's stored parameters (see the module docs), written without a copy.
 trait StoredParams {
@@ -54,50 +57,87 @@ fn read_params(r: &mut ByteReader<'_>, expected: usize) -> PolyResult<Vec<f64>> 
     (0..n).map(|_| r.f64("model parameter")).collect()
 }
 
-impl PaClassifier {
+impl PassiveAggressive {
     /// Writes the classifier's section (see the module docs).
     pub fn write_section(&self, w: &mut ByteWriter) {
-        let (variant, c) = self.variant.parts();
-        w.u64(self.rank as u64);
-        w.u64(self.seed);
-        w.str(variant);
-        w.f64(c);
+        w.options(&self.options());
         match &self.family {
             Family::Dos(m) => write_multiclass(w, m),
             Family::Linear(m) => write_multiclass(w, m),
         }
     }
 
-    /// Reads a classifier's section.
-    pub fn read_section(r: &mut ByteReader<'_>) -> PolyResult<Self> {
-        let rank = usize::try_from(r.u64("rank")?).map_err(|_| bad("rank too large"))?;
-        let seed = r.u64("seed")?;
-        let name = r.string("variant")?;
-        let variant = PaVariant::parse(&name, r.f64("C")?).map_err(|e| bad(e.to_string()))?;
+    /// Reads a classifier's section of a file of format `version`.
+    pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
+        let options = if version >= versions::SELF_DESCRIBING {
+            r.options("passive_aggressive options")?
+        } else {
+            read_options(r)?
+        };
+        let PassiveAggressiveOptions { rank, seed, .. } = options;
+        let variant =
+            PaVariant::parse(&options.variant, options.c).map_err(|e| bad(e.to_string()))?;
+        let shape = Shape {
+            strategy: Strategy::parse(&options.multiclass).map_err(|e| bad(e.to_string()))?,
+            interval: options.averaging,
+            n_classes: options.n_classes,
+            n_features: options.n_features,
+        };
+        if shape.n_classes > u32::MAX as usize {
+            return Err(bad(format!("{} classes", shape.n_classes)));
+        }
         let family = if rank == 0 {
             Family::Linear(read_multiclass(
                 r,
+                &shape,
                 |n| Some(n + 1),
                 |p| LinearPa::from_weights(p, variant),
             )?)
         } else {
             let size = |n: usize| rank.checked_mul(n.checked_add(1)?)?.checked_mul(2);
-            Family::Dos(read_multiclass(r, size, |p| {
+            Family::Dos(read_multiclass(r, &shape, size, |p| {
                 let n_features = p.len() / (2 * rank) - 1;
                 let (u, v) = p.split_at(p.len() / 2);
                 DosModel::from_matrices(n_features, rank, u, v, variant)
             })?)
         };
-        Ok(PaClassifier { family, variant, rank, seed })
+        Ok(PassiveAggressive { family, variant, rank, seed })
     }
 }
 
+/// The options of a file of format version 9 or older, stored positionally (see the module
+/// docs).
+fn read_options(r: &mut ByteReader<'_>) -> PolyResult<PassiveAggressiveOptions> {
+    let rank = usize::try_from(r.u64("rank")?).map_err(|_| bad("rank too large"))?;
+    let seed = r.u64("seed")?;
+    let variant = r.string("variant")?;
+    let c = r.f64("C")?;
+    let multiclass = r.string("multiclass")?;
+    let has_interval = r.flag("averaging flag")?;
+    let interval = r.u64("averaging interval")?;
+    let n_classes = r.len("class count", u32::MAX as usize)?;
+    let n_features = r.len("feature count", usize::MAX)?;
+    Ok(PassiveAggressiveOptions {
+        n_classes,
+        n_features,
+        rank,
+        seed,
+        variant,
+        c,
+        multiclass,
+        averaging: has_interval.then_some(interval),
+    })
+}
+
+/// What the options say of the multiclass models' layout.
+struct Shape {
+    strategy: Strategy,
+    interval: Option<u64>,
+    n_classes: usize,
+    n_features: usize,
+}
+
 fn write_multiclass<M: BinaryLearner + StoredParams>(w: &mut ByteWriter, m: &Multiclass<M>) {
-    w.str(m.strategy().short_name());
-    w.flag(m.averaging_interval().is_some());
-    w.u64(m.averaging_interval().unwrap_or(0));
-    w.u64(m.n_classes() as u64);
-    w.u64(m.n_features() as u64);
     w.u64(m.seen());
     let s = m.stats();
     for v in [s.examples, s.steps, s.updates, s.degenerate, s.mistakes] {
@@ -115,18 +155,15 @@ fn write_multiclass<M: BinaryLearner + StoredParams>(w: &mut ByteWriter, m: &Mul
     }
 }
 
-/// A multiclass classifier whose binary models have `size(n_features)` parameters each,
-/// built by `build`.
+/// A multiclass classifier of `shape` whose binary models have `size(n_features)` parameters
+/// each, built by `build`.
 fn read_multiclass<M: BinaryLearner>(
     r: &mut ByteReader<'_>,
+    shape: &Shape,
     size: impl Fn(usize) -> Option<usize>,
     build: impl Fn(&[f64]) -> PolyResult<M>,
 ) -> PolyResult<Multiclass<M>> {
-    let strategy = Strategy::parse(&r.string("multiclass")?).map_err(|e| bad(e.to_string()))?;
-    let has_interval = r.flag("averaging flag")?;
-    let interval = r.u64("averaging interval")?;
-    let n_classes = r.len("class count", u32::MAX as usize)?;
-    let n_features = r.len("feature count", usize::MAX)?;
+    let &Shape { strategy, interval, n_classes, n_features } = shape;
     let seen = r.u64("examples seen")?;
     let mut counts = [0u64; 5];
     for v in &mut counts {
@@ -150,14 +187,6 @@ fn read_multiclass<M: BinaryLearner>(
         let average = if count > 0 { Some(built(r)?) } else { None };
         averages.push(RunningAverage::from_parts(average, count).map_err(|e| bad(e.to_string()))?);
     }
-    Multiclass::from_parts(
-        n_classes,
-        strategy,
-        has_interval.then_some(interval),
-        models,
-        averages,
-        seen,
-        stats,
-    )
-    .map_err(|e| bad(e.to_string()))
+    Multiclass::from_parts(n_classes, strategy, interval, models, averages, seen, stats)
+        .map_err(|e| bad(e.to_string()))
 }

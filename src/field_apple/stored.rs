@@ -1,6 +1,7 @@
-//! Field-level apple's section of the model file: its options (`max_crosses u64`, `budget f64`,
-//! `check_every u64`, `z f64`, `shadow_bits u32`, `constant u8`, from format version 6 on
-//! `catch_up u64`), then the crosses in the order they were added (two field numbers and the
+//! Field-level apple's section of the model file: its options (from format version 10 on,
+//! [`FieldAppleConfig`]'s serde form as JSON, [`ByteWriter::options`]; before, `max_crosses u64`,
+//! `budget f64`, `check_every u64`, `z f64`, `shadow_bits u32`, `constant u8`, from format
+//! version 6 on `catch_up u64`), then the crosses in the order they were added (two field numbers and the
 //! learned-example count at which each joined), then the learned-example count. Shadows are
 //! not stored (see the module docs of [`super`]).
 
@@ -15,6 +16,14 @@ const MAX_STORED_CROSSES: usize = 1 << 16;
 impl FieldApple {
     /// Writes the section (see the module docs).
     pub fn write_section(&self, w: &mut ByteWriter) {
+        w.options(self.config());
+        self.write_crosses(w);
+    }
+
+    /// The section in the layout of format version 9 (positional options), to test the reader
+    /// of older files.
+    #[cfg(test)]
+    pub(crate) fn write_section_v9(&self, w: &mut ByteWriter) {
         let c = self.config();
         w.u64(c.max_crosses as u64);
         w.f64(c.budget);
@@ -23,6 +32,10 @@ impl FieldApple {
         w.u32(c.shadow_bits);
         w.flag(c.constant);
         w.u64(c.catch_up as u64);
+        self.write_crosses(w);
+    }
+
+    fn write_crosses(&self, w: &mut ByteWriter) {
         w.len(self.crosses().len());
         for cross in self.crosses() {
             w.u32(cross.fields.0 as u32);
@@ -32,24 +45,12 @@ impl FieldApple {
         w.u64(self.learned());
     }
 
-    /// Reads the section of a file of format `version` (before format 6 a cross did not catch
-    /// up: such a model continues without).
+    /// Reads the section of a file of format `version`.
     pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
-        let max_crosses = usize::try_from(r.u64("field_apple max_crosses")?)
-            .map_err(|_| bad("field_apple max_crosses too large"))?;
-        let config = FieldAppleConfig {
-            max_crosses,
-            budget: r.f64("field_apple budget")?,
-            check_every: r.u64("field_apple check_every")?,
-            z: r.f64("field_apple z")?,
-            shadow_bits: r.u32("field_apple shadow_bits")?,
-            constant: r.flag("field_apple constant flag")?,
-            catch_up: if version >= versions::FIELD_CATCH_UP {
-                usize::try_from(r.u64("field_apple catch_up")?)
-                    .map_err(|_| bad("field_apple catch_up too large"))?
-            } else {
-                0
-            },
+        let config = if version >= versions::SELF_DESCRIBING {
+            r.options("field_apple options")?
+        } else {
+            read_config(r, version)?
         };
         let n = r.len("field_apple cross count", MAX_STORED_CROSSES.min(r.remaining() / 16))?;
         let mut crosses = Vec::with_capacity(n);
@@ -61,4 +62,25 @@ impl FieldApple {
         let learned = r.u64("field_apple learned count")?;
         FieldApple::from_parts(config, crosses, learned).map_err(|e| bad(e.to_string()))
     }
+}
+
+/// The options of a file of format version 9 or older (see the module docs; before format 6 a
+/// cross did not catch up).
+fn read_config(r: &mut ByteReader<'_>, version: u32) -> PolyResult<FieldAppleConfig> {
+    let max_crosses = usize::try_from(r.u64("field_apple max_crosses")?)
+        .map_err(|_| bad("field_apple max_crosses too large"))?;
+    Ok(FieldAppleConfig {
+        max_crosses,
+        budget: r.f64("field_apple budget")?,
+        check_every: r.u64("field_apple check_every")?,
+        z: r.f64("field_apple z")?,
+        shadow_bits: r.u32("field_apple shadow_bits")?,
+        constant: r.flag("field_apple constant flag")?,
+        catch_up: if version >= versions::FIELD_CATCH_UP {
+            usize::try_from(r.u64("field_apple catch_up")?)
+                .map_err(|_| bad("field_apple catch_up too large"))?
+        } else {
+            0
+        },
+    })
 }

@@ -263,11 +263,15 @@ fn training_is_deterministic_and_the_section_round_trips() {
     let mut w = ByteWriter::new();
     first.expansion().write_section(&mut w);
     let bytes = w.into_bytes();
-    let read = FieldApple::read_section(
-        &mut ByteReader::new(&bytes, 0, "features"),
-        versions::FIELD_CATCH_UP,
-    )
-    .unwrap();
+    let read =
+        FieldApple::read_section(&mut ByteReader::new(&bytes, 0, "features"), versions::CURRENT)
+            .unwrap();
+    assert_eq!(&read, first.expansion());
+    // The layout of format 9 (positional options) reads as the same model.
+    let mut w = ByteWriter::new();
+    first.expansion().write_section_v9(&mut w);
+    let older = w.into_bytes();
+    let read = FieldApple::read_section(&mut ByteReader::new(&older, 0, "features"), 9).unwrap();
     assert_eq!(&read, first.expansion());
     // A truncated section is refused, never misread.
     for cut in [0, 5, bytes.len() - 1] {
@@ -279,7 +283,7 @@ fn training_is_deterministic_and_the_section_round_trips() {
     }
     // A section of format 5 has no catch_up (8 bytes after the 37 of the options before it):
     // such a model reads as one that does not catch up.
-    let old = [&bytes[..37], &bytes[45..]].concat();
+    let old = [&older[..37], &older[45..]].concat();
     let read = FieldApple::read_section(&mut ByteReader::new(&old, 0, "features"), 5).unwrap();
     assert_eq!(read.config().catch_up, 0);
     assert_eq!(read.crosses(), first.expansion().crosses());

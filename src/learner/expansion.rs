@@ -225,7 +225,8 @@ pub(crate) fn check_scratch_fits(count: u64, row: usize) -> PolyResult<()> {
 ///
 /// Note on definitions: our cubic contains the degree-2 terms; Vowpal Wabbit's `--cubic aaa` adds
 /// only degree-3 products to the base features (here the cross `[a, a, a]`).
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Interactions {
     pub degree: u8,
     /// Namespace crosses of two or more namespaces each, in the order they are expanded (see

@@ -3,7 +3,9 @@
 //! ([`crate::codec`]).
 //!
 //! Learner section, in order:
-//! * config: `bits u32`, loss name (`u32` length + UTF-8, a name of the loss registry
+//! * options: from format version 10 on, [`LearnerConfig`]'s serde form as JSON
+//!   ([`ByteWriter::options`]: a field an older file lacks takes its default). Up to version 9,
+//!   positional: `bits u32`, loss name (`u32` length + UTF-8, a name of the loss registry
 //!   [`Loss::NAMES`]) and its parameters (`quantile_tau f64`), update-rule flags `u8`
 //!   (1 adaptive, 2 normalized, 4 invariant), `eta0`, `power_t`, `initial_t`, `l1`, `l2`
 //!   (`f64` each), namespace count `u32` then each name (`u32` length + UTF-8);
@@ -20,13 +22,13 @@
 //!   from training on without saving;
 //! * (format version 5 on) field scales: `u8` 1 when the model learns them
 //!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise;
-//! * (format version 9 on) the initial weight `f64` ([`LearnerConfig::initial_weight`]; 0 in
-//!   older files).
+//! * (format version 9 only) the initial weight `f64` ([`LearnerConfig::initial_weight`]; 0 in
+//!   older files; in the options from version 10 on).
 //!
-//! Interactions section: `degree u8`, `constant u8`, then the namespace crosses: from format
-//! version 9 on, their count `u32`, then each cross's length `u32` and its namespaces (`u32`
-//! each); up to version 8 (crosses of two namespaces only), the pair count `u32` then the pairs
-//! (`u32`, `u32`).
+//! Interactions section: from format version 10 on, [`Interactions`]' serde form as JSON.
+//! Before, `degree u8`, `constant u8`, then the namespace crosses: in version 9, their count
+//! `u32`, then each cross's length `u32` and its namespaces (`u32` each); up to version 8
+//! (crosses of two namespaces only), the pair count `u32` then the pairs (`u32`, `u32`).
 //!
 //! The training state and weight encodings are those of format version 2, whose reader
 //! ([`crate::model::legacy`]) shares them.
@@ -48,7 +50,35 @@ const MAX_STORED_COUNT: u32 = 1 << 20;
 impl<E: Expansion> Learner<E> {
     /// Writes the learner's section (see the module docs; the current format version).
     pub fn write_section(&self, w: &mut ByteWriter) {
-        write_config(w, self.config());
+        w.options(self.config());
+        self.write_state_and_weights(w);
+    }
+
+    /// The section in the layout of format version 9 (positional options, the initial weight
+    /// last), to test the reader of older files.
+    #[cfg(test)]
+    pub(crate) fn write_section_v9(&self, w: &mut ByteWriter) {
+        let config = self.config();
+        w.u32(config.bits);
+        w.str(config.loss.name());
+        w.f64(config.loss.params().quantile_tau);
+        let rule = config.rule;
+        w.u8(u8::from(rule.adaptive)
+            | u8::from(rule.normalized) << 1
+            | u8::from(rule.invariant) << 2);
+        for v in [config.eta0, config.power_t, config.initial_t, config.l1, config.l2] {
+            w.f64(v);
+        }
+        w.u32(config.namespaces.len() as u32);
+        for name in &config.namespaces {
+            w.str(name);
+        }
+        self.write_state_and_weights(w);
+        w.f64(config.initial_weight);
+    }
+
+    /// Everything after the options (see the module docs).
+    fn write_state_and_weights(&self, w: &mut ByteWriter) {
         write_training(w, self);
         write_weights(w, self.weights());
         w.f64(self.state().gravity);
@@ -60,13 +90,18 @@ impl<E: Expansion> Learner<E> {
             }
             None => w.u8(0),
         }
-        w.f64(self.config().initial_weight);
     }
 
     /// Reads a learner's section of a file of format `version` (3 or later), with `expansion`
     /// as its feature enumerator.
     pub fn read_section(r: &mut ByteReader<'_>, expansion: E, version: u32) -> PolyResult<Self> {
-        let mut config = read_config(r)?;
+        let mut config = if version >= versions::SELF_DESCRIBING {
+            let config: LearnerConfig = r.options("learner options")?;
+            config.validate().map_err(|e| bad(e.to_string()))?;
+            config
+        } else {
+            read_config(r)?
+        };
         let (mut state, labels, progress) = read_training(r, config.initial_t)?;
         let table = read_weights(r, config.bits, config.rule)?;
         if version >= versions::LAZY_SCALES {
@@ -90,7 +125,7 @@ impl<E: Expansion> Learner<E> {
             None
         };
         config.field_scales = scales.is_some();
-        if version >= versions::CROSSES {
+        if (versions::CROSSES..versions::SELF_DESCRIBING).contains(&version) {
             config.initial_weight = r.f64("initial weight")?;
             config.validate().map_err(|e| bad(e.to_string()))?;
         }
@@ -103,20 +138,7 @@ impl<E: Expansion> Learner<E> {
     }
 }
 
-fn write_config(w: &mut ByteWriter, config: &LearnerConfig) {
-    w.u32(config.bits);
-    w.str(config.loss.name());
-    w.f64(config.loss.params().quantile_tau);
-    w.u8(config.rule.flags());
-    for v in [config.eta0, config.power_t, config.initial_t, config.l1, config.l2] {
-        w.f64(v);
-    }
-    w.u32(config.namespaces.len() as u32);
-    for name in &config.namespaces {
-        w.str(name);
-    }
-}
-
+/// The options of a file of format version 9 or older (see the module docs).
 fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let bits = r.u32("bits")?;
     let name = r.string("loss")?;
@@ -339,19 +361,34 @@ pub(crate) fn read_weights(
 impl Interactions {
     /// Writes this enumerator's section (see the module docs; the current format version).
     pub fn write_section(&self, w: &mut ByteWriter) {
+        w.options(self);
+    }
+
+    /// The section in the layout of format version 9, to test the reader of older files.
+    #[cfg(test)]
+    pub(crate) fn write_section_v9(&self, w: &mut ByteWriter) {
         w.u8(self.degree);
         w.flag(self.constant);
         w.u32(self.namespace_crosses.len() as u32);
         for cross in &self.namespace_crosses {
             w.u32(cross.len() as u32);
-            for &k in cross {
-                w.u32(k as u32);
-            }
+            cross.iter().for_each(|&k| w.u32(k as u32));
         }
     }
 
     /// Reads an enumerator's section from a file of format `version`.
     pub fn read_section(r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
+        if version >= versions::SELF_DESCRIBING {
+            let stored: Self = r.options("interactions options")?;
+            let longest = stored.namespace_crosses.iter().map(Vec::len).max().unwrap_or(2);
+            if stored.namespace_crosses.iter().any(|cross| cross.len() < 2) {
+                return Err(bad("a namespace cross of fewer than 2 namespaces"));
+            }
+            if longest > MAX_STORED_COUNT as usize {
+                return Err(bad(format!("a namespace cross of {longest} namespaces")));
+            }
+            return Ok(stored);
+        }
         let degree = r.u8("expansion degree")?;
         let constant = r.flag("constant flag")?;
         let n_crosses = r.u32("namespace cross count")?;

@@ -36,7 +36,8 @@ const X_MIN: f32 = 1.084_202e-19;
 const X2_MIN: f32 = X_MIN * X_MIN;
 
 /// Which of Vowpal Wabbit's update-rule switches are on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct UpdateRule {
     /// Per-coordinate AdaGrad rates (`--adaptive`).
     pub adaptive: bool,
@@ -65,11 +66,8 @@ impl UpdateRule {
         }
     }
 
-    /// Bit flags for the model file.
-    pub(crate) fn flags(&self) -> u8 {
-        u8::from(self.adaptive) | (u8::from(self.normalized) << 1) | (u8::from(self.invariant) << 2)
-    }
-
+    /// The rule of a format-9-or-older model file's flags byte (1 adaptive, 2 normalized, 4
+    /// invariant).
     pub(crate) fn from_flags(flags: u8) -> Option<Self> {
         (flags < 8).then_some(UpdateRule {
             adaptive: flags & 1 != 0,
@@ -311,9 +309,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn flags_round_trip() {
+    fn flags_name_each_switch() {
         for flags in 0u8..8 {
-            assert_eq!(UpdateRule::from_flags(flags).unwrap().flags(), flags);
+            let rule = UpdateRule::from_flags(flags).unwrap();
+            let bits = [rule.adaptive, rule.normalized, rule.invariant];
+            assert!(bits.iter().enumerate().all(|(k, &on)| on == (flags >> k & 1 == 1)));
         }
         assert!(UpdateRule::from_flags(8).is_none());
         assert_eq!(UpdateRule::SGD.stride(), 1);

@@ -249,11 +249,14 @@ fn summed_progress(start: &Progress, shards: &[&OnlineModel]) -> Progress {
 /// The shards' common feature set; for apple, the union of their parents, frozen.
 fn merged_features(start: Option<&OnlineModel>, shards: &[&OnlineModel]) -> PolyResult<FeatureSet> {
     match shards[0].expansion() {
-        FeatureSet::Fixed(fixed) => {
-            if shards.iter().any(|s| !matches!(s.expansion(), FeatureSet::Fixed(f) if f == fixed)) {
+        FeatureSet::Interactions(fixed) => {
+            if shards
+                .iter()
+                .any(|s| !matches!(s.expansion(), FeatureSet::Interactions(f) if f == fixed))
+            {
                 return Err(invalid("the shards' models have different feature sets"));
             }
-            Ok(FeatureSet::Fixed(fixed.clone()))
+            Ok(FeatureSet::Interactions(fixed.clone()))
         }
         FeatureSet::Apple(_) => {
             let apples = each_shard_part(shards, |set| match set {

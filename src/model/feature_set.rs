@@ -27,7 +27,7 @@ const CATEGORICAL_PARENTS_AND_FACTORS: u8 = 2;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum FeatureSet {
-    Fixed(Interactions),
+    Interactions(Interactions),
     Apple(Box<Apple>),
     FieldApple(Box<FieldApple>),
     /// apple (its linear features, monomials and constant) plus the field crosses a
@@ -36,14 +36,14 @@ pub enum FeatureSet {
 }
 
 /// How the Python layer (and any caller) describes a feature set: the serde form, tagged by
-/// `kind` (`{"kind": "polynomial", "degree": 2, "namespace_crosses": [[0, 1], [0, 1, 2]]}` or
+/// `kind` (`{"kind": "interactions", "degree": 2, "namespace_crosses": [[0, 1], [0, 1, 2]]}` or
 /// `{"kind": "apple", "alpha": 1.0, ...}`).
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum FeatureSetOptions {
     /// All monomials up to `degree` (1..=3) plus the namespace crosses (each of two or more
     /// namespaces, made canonical by Vowpal Wabbit's rules: [`vw_crosses`]).
-    Polynomial { degree: u8, namespace_crosses: Vec<Vec<usize>> },
+    Interactions { degree: u8, namespace_crosses: Vec<Vec<usize>> },
     /// apple's adaptive expansion.
     Apple(AppleConfig),
     /// field-level apple: crosses of fields found by screening.
@@ -56,9 +56,9 @@ impl FeatureSet {
     /// The enumerator these options describe; `constant` adds the constant feature.
     pub fn new(options: FeatureSetOptions, constant: bool) -> PolyResult<Self> {
         Ok(match options {
-            FeatureSetOptions::Polynomial { degree, namespace_crosses } => {
+            FeatureSetOptions::Interactions { degree, namespace_crosses } => {
                 let namespace_crosses = vw_crosses(namespace_crosses);
-                FeatureSet::Fixed(Interactions { degree, namespace_crosses, constant })
+                FeatureSet::Interactions(Interactions { degree, namespace_crosses, constant })
             }
             FeatureSetOptions::Apple(config) => {
                 FeatureSet::from(Apple::new(AppleConfig { constant, ..config })?)
@@ -84,8 +84,8 @@ impl FeatureSet {
     /// The options that rebuild this enumerator (untrained), and its constant flag.
     pub fn options(&self) -> (FeatureSetOptions, bool) {
         match self {
-            FeatureSet::Fixed(fixed) => (
-                FeatureSetOptions::Polynomial {
+            FeatureSet::Interactions(fixed) => (
+                FeatureSetOptions::Interactions {
                     degree: fixed.degree,
                     namespace_crosses: fixed.namespace_crosses.clone(),
                 },
@@ -111,7 +111,7 @@ impl FeatureSet {
     pub fn apple(&self) -> Option<&Apple> {
         match self {
             FeatureSet::Apple(apple) | FeatureSet::AppleFields(apple, _) => Some(apple),
-            FeatureSet::Fixed(_) | FeatureSet::FieldApple(_) => None,
+            FeatureSet::Interactions(_) | FeatureSet::FieldApple(_) => None,
         }
     }
 
@@ -119,7 +119,7 @@ impl FeatureSet {
     pub fn apple_mut(&mut self) -> Option<&mut Apple> {
         match self {
             FeatureSet::Apple(apple) | FeatureSet::AppleFields(apple, _) => Some(apple),
-            FeatureSet::Fixed(_) | FeatureSet::FieldApple(_) => None,
+            FeatureSet::Interactions(_) | FeatureSet::FieldApple(_) => None,
         }
     }
 
@@ -127,14 +127,14 @@ impl FeatureSet {
     pub fn field_apple(&self) -> Option<&FieldApple> {
         match self {
             FeatureSet::FieldApple(fields) | FeatureSet::AppleFields(_, fields) => Some(fields),
-            FeatureSet::Fixed(_) | FeatureSet::Apple(_) => None,
+            FeatureSet::Interactions(_) | FeatureSet::Apple(_) => None,
         }
     }
 
     /// The name of the enumerator's model-file section.
     pub fn kind(&self) -> &'static str {
         match self {
-            FeatureSet::Fixed(_) => "interactions",
+            FeatureSet::Interactions(_) => "interactions",
             FeatureSet::Apple(_) => "apple",
             FeatureSet::FieldApple(_) => "field_apple",
             FeatureSet::AppleFields(..) => "apple_fields",
@@ -144,7 +144,7 @@ impl FeatureSet {
     /// Writes the enumerator's own section.
     pub fn write_section(&self, w: &mut ByteWriter) {
         match self {
-            FeatureSet::Fixed(fixed) => fixed.write_section(w),
+            FeatureSet::Interactions(fixed) => fixed.write_section(w),
             FeatureSet::Apple(apple) => apple.write_section(w),
             FeatureSet::FieldApple(fields) => fields.write_section(w),
             // Each component's own bytes, apple's first, then (format 6 on) what apple leaves
@@ -171,7 +171,7 @@ impl FeatureSet {
     /// Reads the section of the enumerator called `kind` from a file of format `version`.
     pub fn read_section(kind: &str, r: &mut ByteReader<'_>, version: u32) -> PolyResult<Self> {
         match kind {
-            "interactions" => Ok(FeatureSet::Fixed(Interactions::read_section(r, version)?)),
+            "interactions" => Ok(FeatureSet::Interactions(Interactions::read_section(r, version)?)),
             "apple" => Ok(FeatureSet::from(Apple::read_section(r, version)?)),
             "field_apple" => {
                 Ok(FeatureSet::FieldApple(Box::new(FieldApple::read_section(r, version)?)))
@@ -206,7 +206,7 @@ impl FeatureSet {
 
 impl From<Interactions> for FeatureSet {
     fn from(fixed: Interactions) -> Self {
-        FeatureSet::Fixed(fixed)
+        FeatureSet::Interactions(fixed)
     }
 }
 
@@ -220,7 +220,7 @@ impl Expansion for FeatureSet {
     #[inline]
     fn expand(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         match self {
-            FeatureSet::Fixed(e) => e.expand(example, out),
+            FeatureSet::Interactions(e) => e.expand(example, out),
             FeatureSet::Apple(e) => e.expand(example, out),
             FeatureSet::FieldApple(e) => e.expand(example, out),
             FeatureSet::AppleFields(apple, fields) => {
@@ -236,7 +236,7 @@ impl Expansion for FeatureSet {
 
     fn uses_feature_set(&self) -> bool {
         match self {
-            FeatureSet::Fixed(e) => e.uses_feature_set(),
+            FeatureSet::Interactions(e) => e.uses_feature_set(),
             FeatureSet::Apple(e) => e.uses_feature_set(),
             FeatureSet::FieldApple(e) => e.uses_feature_set(),
             FeatureSet::AppleFields(apple, fields) => {
@@ -247,7 +247,7 @@ impl Expansion for FeatureSet {
 
     fn validate(&self, n_namespaces: usize) -> PolyResult<()> {
         match self {
-            FeatureSet::Fixed(e) => e.validate(n_namespaces),
+            FeatureSet::Interactions(e) => e.validate(n_namespaces),
             FeatureSet::Apple(e) => e.validate(n_namespaces),
             FeatureSet::FieldApple(e) => e.validate(n_namespaces),
             FeatureSet::AppleFields(apple, fields) => {
@@ -259,7 +259,7 @@ impl Expansion for FeatureSet {
 
     fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {
         match self {
-            FeatureSet::Fixed(e) => e.check(example, row),
+            FeatureSet::Interactions(e) => e.check(example, row),
             FeatureSet::Apple(e) => e.check(example, row),
             FeatureSet::FieldApple(e) => e.check(example, row),
             FeatureSet::AppleFields(apple, fields) => {
@@ -271,7 +271,7 @@ impl Expansion for FeatureSet {
 
     fn begin_run(&mut self, examples: u64) {
         match self {
-            FeatureSet::Fixed(e) => e.begin_run(examples),
+            FeatureSet::Interactions(e) => e.begin_run(examples),
             FeatureSet::Apple(e) => e.begin_run(examples),
             FeatureSet::FieldApple(e) => e.begin_run(examples),
             FeatureSet::AppleFields(apple, fields) => {
@@ -283,7 +283,7 @@ impl Expansion for FeatureSet {
 
     fn generation(&self) -> u64 {
         match self {
-            FeatureSet::Fixed(e) => e.generation(),
+            FeatureSet::Interactions(e) => e.generation(),
             FeatureSet::Apple(e) => e.generation(),
             FeatureSet::FieldApple(e) => e.generation(),
             // Both only grow, so their sum changes whenever either does.
@@ -293,7 +293,7 @@ impl Expansion for FeatureSet {
 
     fn learns_from_examples(&self) -> bool {
         match self {
-            FeatureSet::Fixed(e) => e.learns_from_examples(),
+            FeatureSet::Interactions(e) => e.learns_from_examples(),
             FeatureSet::Apple(e) => e.learns_from_examples(),
             FeatureSet::FieldApple(e) => e.learns_from_examples(),
             FeatureSet::AppleFields(apple, fields) => {
@@ -304,7 +304,7 @@ impl Expansion for FeatureSet {
 
     fn recent_examples_wanted(&self) -> usize {
         match self {
-            FeatureSet::Fixed(e) => e.recent_examples_wanted(),
+            FeatureSet::Interactions(e) => e.recent_examples_wanted(),
             FeatureSet::Apple(e) => e.recent_examples_wanted(),
             FeatureSet::FieldApple(e) => e.recent_examples_wanted(),
             FeatureSet::AppleFields(apple, fields) => {
@@ -315,7 +315,7 @@ impl Expansion for FeatureSet {
 
     fn catch_up_due(&self) -> bool {
         match self {
-            FeatureSet::Fixed(e) => e.catch_up_due(),
+            FeatureSet::Interactions(e) => e.catch_up_due(),
             FeatureSet::Apple(e) => e.catch_up_due(),
             FeatureSet::FieldApple(e) => e.catch_up_due(),
             // Each then gives its own additions, if any.
@@ -330,7 +330,7 @@ impl Expansion for FeatureSet {
         ends: &mut Vec<ExampleEnd>,
     ) {
         match self {
-            FeatureSet::Fixed(e) => e.expand_block(rows, out, ends),
+            FeatureSet::Interactions(e) => e.expand_block(rows, out, ends),
             FeatureSet::Apple(e) => e.expand_block(rows, out, ends),
             FeatureSet::FieldApple(e) => e.expand_block(rows, out, ends),
             FeatureSet::AppleFields(apple, fields) => {
@@ -343,7 +343,7 @@ impl Expansion for FeatureSet {
 
     fn block_expansion(&self) -> Option<Interactions> {
         match self {
-            FeatureSet::Fixed(e) => e.block_expansion(),
+            FeatureSet::Interactions(e) => e.block_expansion(),
             FeatureSet::Apple(e) => e.block_expansion(),
             FeatureSet::FieldApple(e) => e.block_expansion(),
             FeatureSet::AppleFields(apple, fields) => apple_fields_linear(apple, fields),
@@ -352,7 +352,7 @@ impl Expansion for FeatureSet {
 
     fn expand_added(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         match self {
-            FeatureSet::Fixed(e) => e.expand_added(example, out),
+            FeatureSet::Interactions(e) => e.expand_added(example, out),
             FeatureSet::Apple(e) => e.expand_added(example, out),
             FeatureSet::FieldApple(e) => e.expand_added(example, out),
             FeatureSet::AppleFields(apple, fields) => {
@@ -369,7 +369,7 @@ impl Expansion for FeatureSet {
         all: &mut ExpandedFeatures,
     ) {
         match self {
-            FeatureSet::Fixed(e) => e.expand_for_catch_up(example, added, all),
+            FeatureSet::Interactions(e) => e.expand_for_catch_up(example, added, all),
             FeatureSet::Apple(e) => e.expand_for_catch_up(example, added, all),
             FeatureSet::FieldApple(e) => e.expand_for_catch_up(example, added, all),
             FeatureSet::AppleFields(apple, fields) if apple.parents().is_empty() => {
@@ -387,7 +387,7 @@ impl Expansion for FeatureSet {
     #[inline]
     fn after_learn(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
         match self {
-            FeatureSet::Fixed(e) => e.after_learn(example, learned),
+            FeatureSet::Interactions(e) => e.after_learn(example, learned),
             FeatureSet::Apple(e) => e.after_learn(example, learned),
             FeatureSet::FieldApple(e) => e.after_learn(example, learned),
             FeatureSet::AppleFields(apple, fields) => {
@@ -399,7 +399,7 @@ impl Expansion for FeatureSet {
 
     fn reads_example(&self, shape: &ExampleShape) -> bool {
         match self {
-            FeatureSet::Fixed(e) => e.reads_example(shape),
+            FeatureSet::Interactions(e) => e.reads_example(shape),
             FeatureSet::Apple(e) => e.reads_example(shape),
             FeatureSet::FieldApple(e) => e.reads_example(shape),
             // Both learn of the example the same way: read if either reads it.
@@ -411,7 +411,7 @@ impl Expansion for FeatureSet {
 
     fn after_learn_unread(&mut self, shape: &ExampleShape, learned: &Learned<'_>) {
         match self {
-            FeatureSet::Fixed(e) => e.after_learn_unread(shape, learned),
+            FeatureSet::Interactions(e) => e.after_learn_unread(shape, learned),
             FeatureSet::Apple(e) => e.after_learn_unread(shape, learned),
             FeatureSet::FieldApple(e) => e.after_learn_unread(shape, learned),
             FeatureSet::AppleFields(apple, fields) => {

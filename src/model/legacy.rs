@@ -41,7 +41,9 @@ pub(crate) fn read(version: u32, payload: &[u8]) -> PolyResult<(Learner<FeatureS
     let mut r = ByteReader::new(payload, super::file::HEADER, "payload");
     let config = read_config(&mut r)?;
     let expansion = match r.u8("expansion kind")? {
-        EXPANSION_INTERACTIONS => FeatureSet::Fixed(Interactions::read_section(&mut r, version)?),
+        EXPANSION_INTERACTIONS => {
+            FeatureSet::Interactions(Interactions::read_section(&mut r, version)?)
+        }
         EXPANSION_APPLE => {
             let apple = read_apple(&mut r)?;
             if version == versions::CHAINED_SLOTS && has_degree_3_weights(&apple) {

@@ -4,7 +4,7 @@
 //!   apple) the online learner can train with; the learner itself knows only the
 //!   [`crate::learner::Expansion`] trait and never names apple.
 //! * [`options`]: [`LearnerOptions`], the typed options of an online model (a passive-aggressive
-//!   classifier's are [`crate::dos::PaOptions`]).
+//!   classifier's are [`crate::dos::PassiveAggressiveOptions`]).
 //! * [`file`]: the one model-file container (versioned, checksummed, one section per
 //!   component); [`legacy`]: the reader of the older flat format.
 //!
@@ -23,7 +23,7 @@ pub use feature_set::{FeatureSet, FeatureSetOptions};
 pub use options::LearnerOptions;
 
 use crate::codec::bad;
-use crate::dos::PaClassifier;
+use crate::dos::PassiveAggressive;
 use crate::error::PolyResult;
 use crate::learner::Learner;
 use crate::versions;
@@ -41,7 +41,7 @@ pub enum Model {
     /// A multiclass model: one online model per class, each learning "this class or not"
     /// (Vowpal Wabbit's `--oaa`, scikit-learn's one-vs-rest), in the order of the classes.
     OneAgainstAll(Vec<OnlineModel>),
-    PassiveAggressive(PaClassifier),
+    PassiveAggressive(PassiveAggressive),
 }
 
 const LEARNER: &str = "learner";
@@ -57,7 +57,7 @@ const ESTIMATOR: &str = "estimator";
 pub enum ModelRef<'a> {
     Online(&'a OnlineModel),
     OneAgainstAll(&'a [&'a OnlineModel]),
-    PassiveAggressive(&'a PaClassifier),
+    PassiveAggressive(&'a PassiveAggressive),
 }
 
 impl<'m> ModelRef<'m> {
@@ -152,7 +152,10 @@ impl Model {
                     .collect::<PolyResult<Vec<_>>>()
             })?)
         } else if sections.has(PASSIVE_AGGRESSIVE) {
-            Model::PassiveAggressive(sections.read(PASSIVE_AGGRESSIVE, PaClassifier::read_section)?)
+            Model::PassiveAggressive(
+                sections
+                    .read(PASSIVE_AGGRESSIVE, |r| PassiveAggressive::read_section(r, version))?,
+            )
         } else {
             return Err(bad("the file holds no model section this build knows"));
         };

@@ -39,7 +39,7 @@ impl LearnerOptions {
     /// The engine's defaults ([`LearnerConfig::default`], the inputs alone, the constant): what
     /// the Python layer's declared defaults are held to by a test.
     pub fn defaults() -> Self {
-        let linear = FeatureSetOptions::Polynomial { degree: 1, namespace_crosses: Vec::new() };
+        let linear = FeatureSetOptions::Interactions { degree: 1, namespace_crosses: Vec::new() };
         Self::from_config(&LearnerConfig::default(), linear, true)
     }
 

@@ -8,7 +8,7 @@ use super::*;
 use crate::apple::monomial::{key_of, Identity};
 use crate::apple::tests::{fit, learn_part, single_monomial, slice, squared_config, test_mse};
 use crate::apple::{Apple, AppleConfig, AppleProgress, Monomial, Parent, Ranking};
-use crate::dos::{PaClassifier, PaOptions};
+use crate::dos::{PassiveAggressive, PassiveAggressiveOptions};
 use crate::learner::loss::{Logistic, Squared};
 use crate::learner::tests::{config, rows_of, stream};
 use crate::learner::{
@@ -165,10 +165,9 @@ fn model_file_errors_say_what_is_wrong() {
     corrupted[30] ^= 1;
     let err = model_io::from_bytes(&corrupted).unwrap_err().to_string();
     assert!(err.contains("checksum mismatch"), "{err}");
-    let mut future = bytes.clone();
-    future[8] = 10;
+    let future = with_version(&bytes, versions::CURRENT + 1);
     let err = model_io::from_bytes(&future).unwrap_err().to_string();
-    assert!(err.contains("format version 10"), "{err}");
+    assert!(err.contains(&format!("format version {}", versions::CURRENT + 1)), "{err}");
     let dir = std::env::temp_dir().join(format!("pp-model-{}", std::process::id()));
     let err = model_io::load(&dir.join("missing.model")).unwrap_err().to_string();
     assert!(err.contains("missing.model"), "{err}");
@@ -393,7 +392,8 @@ fn unknown_component_names_are_refused_not_mapped() {
     let at = bytes.windows(9).position(|w| w == b"magnitude").unwrap();
     let mut renamed = bytes.clone();
     renamed[at..at + 9].copy_from_slice(b"magnetude");
-    let err = model_io::from_bytes(&with_version(&renamed, 3)).unwrap_err().to_string();
+    let err = model_io::from_bytes(&with_version(&renamed, versions::CURRENT));
+    let err = err.unwrap_err().to_string();
     assert!(err.contains("ranking") && err.contains("magnetude"), "{err}");
 }
 
@@ -413,7 +413,7 @@ fn options_build_the_model_and_round_trip() {
         l2: 1e-6,
         constant: false,
         namespaces: vec!["a".into(), "b".into()],
-        features: FeatureSetOptions::Polynomial {
+        features: FeatureSetOptions::Interactions {
             degree: 2,
             namespace_crosses: vec![vec![0, 1], vec![1, 0, 1], vec![0, 0, 0]],
         },
@@ -423,7 +423,7 @@ fn options_build_the_model_and_round_trip() {
     let learner = options.clone().build().unwrap();
     // Vowpal Wabbit's rules: a cross repeating a namespace beside another is sorted.
     let canonical = LearnerOptions {
-        features: FeatureSetOptions::Polynomial {
+        features: FeatureSetOptions::Interactions {
             degree: 2,
             namespace_crosses: vec![vec![0, 1], vec![0, 1, 1], vec![0, 0, 0]],
         },
@@ -452,8 +452,8 @@ fn options_build_the_model_and_round_trip() {
     assert!(bad.build().unwrap_err().to_string().contains("bits"));
 }
 
-fn pa_options(rank: usize, multiclass: &str, averaging: Option<u64>) -> PaOptions {
-    PaOptions {
+fn pa_options(rank: usize, multiclass: &str, averaging: Option<u64>) -> PassiveAggressiveOptions {
+    PassiveAggressiveOptions {
         n_classes: 3,
         n_features: 5,
         rank,
@@ -475,7 +475,7 @@ fn passive_aggressive_classifiers_round_trip_and_reject_damage() {
         [(0, "ovr", Some(4)), (2, "ovo", Some(5)), (3, "ovr", None)]
     {
         let options = pa_options(rank, multiclass, averaging);
-        let mut classifier = PaClassifier::new(&options).unwrap();
+        let mut classifier = PassiveAggressive::new(&options).unwrap();
         classifier.learn_batch(&batch, &classes).unwrap();
         let bytes = ModelRef::PassiveAggressive(&classifier).to_bytes("text");
         let (Model::PassiveAggressive(loaded), text) = Model::from_bytes(&bytes).unwrap() else {
@@ -503,10 +503,10 @@ fn passive_aggressive_classifiers_round_trip_and_reject_damage() {
             assert!(err.starts_with("invalid model file:"), "{err}");
         }
     }
-    let bad = PaOptions { variant: "pa3".into(), ..pa_options(1, "ovo", None) };
-    assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("pa3"));
-    let bad = PaOptions { multiclass: "all".into(), ..pa_options(1, "ovo", None) };
-    assert!(PaClassifier::new(&bad).unwrap_err().to_string().contains("multiclass"));
+    let bad = PassiveAggressiveOptions { variant: "pa3".into(), ..pa_options(1, "ovo", None) };
+    assert!(PassiveAggressive::new(&bad).unwrap_err().to_string().contains("pa3"));
+    let bad = PassiveAggressiveOptions { multiclass: "all".into(), ..pa_options(1, "ovo", None) };
+    assert!(PassiveAggressive::new(&bad).unwrap_err().to_string().contains("multiclass"));
 }
 
 #[test]
@@ -586,15 +586,19 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let marked = Apple::new(AppleConfig { catch_up: 0x0BAD_CAFE_F00D, ..apple.clone() }).unwrap();
     let marked = FeatureSet::AppleFields(Box::new(marked), Box::new(found.clone()));
     let mut w = ByteWriter::new();
-    marked.write_section(&mut w);
-    let bytes = w.into_bytes();
-    let apple_catch_up = bytes.windows(8).position(|b| b == distinct).unwrap();
+    marked.apple().unwrap().write_section_v9(&mut w);
+    let apple_bytes = w.into_bytes();
+    let apple_catch_up = apple_bytes.windows(8).position(|b| b == distinct).unwrap();
     let mut w = ByteWriter::new();
-    marked.apple().unwrap().write_section(&mut w);
-    let at = w.into_bytes().len() + 37;
-    let old =
-        [&bytes[..apple_catch_up], &bytes[apple_catch_up + 8..at], &bytes[at + 8..bytes.len() - 1]]
-            .concat();
+    marked.field_apple().unwrap().write_section_v9(&mut w);
+    let field_bytes = w.into_bytes();
+    let old = [
+        &apple_bytes[..apple_catch_up],
+        &apple_bytes[apple_catch_up + 8..],
+        &field_bytes[..37],
+        &field_bytes[45..],
+    ]
+    .concat();
     let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&old, 0, "f"), 5);
     let read = read.unwrap();
     assert_eq!(read.apple().unwrap().config(), &AppleConfig { catch_up: 0, ..apple.clone() });
@@ -626,8 +630,8 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     let read = FeatureSet::read_section("apple_fields", &mut reader, versions::CURRENT);
     assert_eq!(read.unwrap(), noting);
     // The byte before the flags tells whether the categorical features are factors of children
-    // too: a model of format 7 (byte 1) keeps multiplying them and is written back as it was
-    // read; a byte beyond 2 is refused.
+    // too: a model first saved by format 7 (byte 1) keeps multiplying them and is written back
+    // as it was read; a byte beyond 2 is refused.
     let mut w = ByteWriter::new();
     noting.apple().unwrap().categorical().unwrap().write(&mut w);
     let flag_at = bytes.len() - w.into_bytes().len() - 1;
@@ -635,14 +639,15 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
     assert!(noting.apple().unwrap().categorical().unwrap().not_factors());
     let mut older = bytes.clone();
     older[flag_at] = 1;
-    let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&older, 0, "f"), 7);
-    let read = read.unwrap();
+    let mut reader = ByteReader::new(&older, 0, "f");
+    let read = FeatureSet::read_section("apple_fields", &mut reader, versions::CURRENT).unwrap();
     assert!(!read.apple().unwrap().categorical().unwrap().not_factors());
     let mut w = ByteWriter::new();
     read.write_section(&mut w);
     assert_eq!(w.into_bytes(), older);
     older[flag_at] = 3;
-    let read = FeatureSet::read_section("apple_fields", &mut ByteReader::new(&older, 0, "f"), 8);
+    let mut reader = ByteReader::new(&older, 0, "f");
+    let read = FeatureSet::read_section("apple_fields", &mut reader, versions::CURRENT);
     assert!(read.unwrap_err().to_string().contains("apple categorical flag 3 is not 0, 1 or 2"));
 }
 
@@ -862,7 +867,7 @@ fn only_fixed_interactions_learn_without_their_examples() {
     use crate::field_apple::{FieldApple, FieldAppleConfig};
 
     let fixed = Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
-    assert!(!FeatureSet::Fixed(fixed).learns_from_examples());
+    assert!(!FeatureSet::Interactions(fixed).learns_from_examples());
     let apple = || Box::new(Apple::new(AppleConfig::default()).unwrap());
     let fields = || Box::new(FieldApple::new(FieldAppleConfig::default()).unwrap());
     assert!(FeatureSet::Apple(apple()).learns_from_examples());
@@ -903,6 +908,19 @@ fn crosses_of_any_order_and_the_initial_weight_round_trip() {
     loaded.learn_batch_recording(&batch, &mut theirs).unwrap();
     assert_eq!(ours, theirs);
 
+    // Format 9: positional options, the crosses with their lengths, the initial weight last.
+    let FeatureSet::Interactions(stored) = learner.expansion() else { unreachable!() };
+    let mut sections = file::Sections::new();
+    sections.add(FEATURES, |w| {
+        w.str("interactions");
+        stored.write_section_v9(w);
+    });
+    sections.add(LEARNER, |w| learner.write_section_v9(w));
+    sections.add(ESTIMATOR, |w| w.str("v9"));
+    let (read, _) = model_io::from_bytes(&with_version(&sections.to_bytes(), 9)).unwrap();
+    assert_eq!((read.config(), read.expansion()), (learner.config(), learner.expansion()));
+    assert!(same_kept_weights(&read, &learner));
+
     // Format 8: the learner section without the initial weight, the pairs without lengths.
     let pairs =
         Interactions { namespace_crosses: vec![vec![0, 1], vec![2, 2]], ..Interactions::linear() };
@@ -910,7 +928,7 @@ fn crosses_of_any_order_and_the_initial_weight_round_trip() {
     let mut old = Learner::new(config, FeatureSet::from(pairs.clone())).unwrap();
     old.learn_batch(&batch).unwrap();
     let mut learner_bytes = crate::codec::ByteWriter::new();
-    old.write_section(&mut learner_bytes);
+    old.write_section_v9(&mut learner_bytes);
     let mut learner_bytes = learner_bytes.into_bytes();
     learner_bytes.truncate(learner_bytes.len() - 8);
     let mut sections = file::Sections::new();
@@ -931,7 +949,7 @@ fn crosses_of_any_order_and_the_initial_weight_round_trip() {
     assert_eq!(read.config().initial_weight, 0.0);
     assert!(same_kept_weights(&read, &old));
     // The same bytes as format 9 are refused: the crosses need their lengths there.
-    assert!(model_io::from_bytes(&sections.to_bytes()).is_err());
+    assert!(model_io::from_bytes(&with_version(&sections.to_bytes(), 9)).is_err());
 }
 
 /// Whether two models' tables hold the same weights, sums and normalizers (the rate is scratch,
@@ -941,4 +959,91 @@ fn same_kept_weights(a: &OnlineModel, b: &OnlineModel) -> bool {
         m.weights().data().chunks_exact(4).flat_map(|s| s[..3].to_vec()).collect()
     };
     kept(a) == kept(b)
+}
+
+/// A section's leading options (JSON, `u32` length first) with `edit` applied, the rest as is.
+fn with_edited_options(section: &[u8], edit: impl Fn(&mut serde_json::Value)) -> Vec<u8> {
+    let n = u32::from_le_bytes(section[..4].try_into().unwrap()) as usize;
+    let mut options: serde_json::Value = serde_json::from_slice(&section[4..4 + n]).unwrap();
+    edit(&mut options);
+    let text = options.to_string();
+    [&(text.len() as u32).to_le_bytes()[..], text.as_bytes(), &section[4 + n..]].concat()
+}
+
+/// Options are stored by name: a file whose options lack a field (one added after the file was
+/// written) reads it as its default, with no new format version; a field this build does not
+/// know, or a value out of range, is refused naming the field. Format 9's positional options
+/// still read as the same model.
+#[test]
+fn options_are_stored_by_name_and_a_new_field_takes_its_default() {
+    let apple = AppleConfig { catch_up: 7, ranking: Ranking::Magnitude, ..AppleConfig::default() };
+    let data = single_monomial(400, 5, 0.1, 2);
+    let rows = SparseRows::new(&data.offsets, &data.indices, &data.values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &data.labels, None).unwrap();
+    let config = LearnerConfig { initial_weight: 0.25, ..squared_config() };
+    let mut learner =
+        Learner::new(config, FeatureSet::from(Apple::new(apple.clone()).unwrap())).unwrap();
+    learner.learn_batch(&batch).unwrap();
+    let sections_with = |learner_bytes: &[u8], features_bytes: &[u8], version: u32| {
+        let mut sections = file::Sections::new();
+        sections.add(FEATURES, |w| {
+            w.str("apple");
+            w.raw(features_bytes);
+        });
+        sections.add(LEARNER, |w| w.raw(learner_bytes));
+        sections.add(ESTIMATOR, |w| w.str(""));
+        with_version(&sections.to_bytes(), version)
+    };
+    let section = |write: &dyn Fn(&mut crate::codec::ByteWriter)| {
+        let mut w = crate::codec::ByteWriter::new();
+        write(&mut w);
+        w.into_bytes()
+    };
+    let learner_bytes = section(&|w| learner.write_section(w));
+    let apple_bytes = section(&|w| learner.expansion().write_section(w));
+    let text = String::from_utf8_lossy(&learner_bytes[4..]);
+    assert!(text.starts_with("{\"bits\":") && text.contains("\"initial_weight\":0.25"), "{text}");
+
+    // Without the fields added last (the learner's initial weight, apple's catch-up): defaults.
+    let older_learner = with_edited_options(&learner_bytes, |o| {
+        _ = o.as_object_mut().unwrap().remove("initial_weight")
+    });
+    let older_apple =
+        with_edited_options(&apple_bytes, |o| _ = o.as_object_mut().unwrap().remove("catch_up"));
+    let (read, _) =
+        model_io::from_bytes(&sections_with(&older_learner, &older_apple, versions::CURRENT))
+            .unwrap();
+    assert_eq!(read.config(), &LearnerConfig { initial_weight: 0.0, ..learner.config().clone() });
+    let expected = AppleConfig { catch_up: AppleConfig::default().catch_up, ..apple.clone() };
+    assert_eq!(read.expansion().apple().unwrap().config(), &expected);
+    assert!(same_kept_weights(&read, &learner));
+
+    // A field no build knows, a value out of range and a wrong type name the field.
+    for (edit, words) in [
+        (
+            Box::new(|o: &mut serde_json::Value| o["shiny"] = true.into())
+                as Box<dyn Fn(&mut serde_json::Value)>,
+            ["unknown field", "shiny"],
+        ),
+        (Box::new(|o: &mut serde_json::Value| o["bits"] = 99.into()), ["bits", "99"]),
+        (Box::new(|o: &mut serde_json::Value| o["eta0"] = "fast".into()), ["eta0", "fast"]),
+        (
+            Box::new(|o: &mut serde_json::Value| o["loss"]["name"] = "hinge2".into()),
+            ["loss", "hinge2"],
+        ),
+    ] {
+        let edited = with_edited_options(&learner_bytes, edit);
+        let err = model_io::from_bytes(&sections_with(&edited, &apple_bytes, versions::CURRENT));
+        let err = err.unwrap_err().to_string();
+        assert!(words.iter().all(|w| err.contains(w)), "{err}");
+    }
+
+    // The same model in format 9's layout reads as the same model.
+    let v9_learner = section(&|w| learner.write_section_v9(w));
+    let v9_apple = section(&|w| learner.expansion().apple().unwrap().write_section_v9(w));
+    let (read, _) = model_io::from_bytes(&sections_with(&v9_learner, &v9_apple, 9)).unwrap();
+    assert_eq!(read.config(), learner.config());
+    assert_eq!(read.expansion(), learner.expansion());
+    assert!(same_kept_weights(&read, &learner));
 }

@@ -6,11 +6,11 @@ use std::sync::{Arc, RwLock};
 
 use pyo3::prelude::*;
 
-use super::dos::PyPaCore;
+use super::dos::PyPassiveAggressive;
 use super::error::{poisoned, py_error};
 use super::guard::guarded;
 use super::learner::PyLearner;
-use crate::dos::PaClassifier;
+use crate::dos::PassiveAggressive;
 use crate::error::PolyResult;
 use crate::model::average::{average, Weighting};
 use crate::model::OnlineModel;
@@ -58,13 +58,13 @@ fn average_learners(
 #[pyo3(signature = (start, shards))]
 fn average_pa_cores(
     py: Python<'_>,
-    start: Option<PyRef<'_, PyPaCore>>,
-    shards: Vec<PyRef<'_, PyPaCore>>,
-) -> PyResult<PyPaCore> {
+    start: Option<PyRef<'_, PyPassiveAggressive>>,
+    shards: Vec<PyRef<'_, PyPassiveAggressive>>,
+) -> PyResult<PyPassiveAggressive> {
     let start = start.map(|s| s.shared());
     let shards = shards.iter().map(|s| s.shared()).collect();
-    let merged = averaged(py, start, shards, PaClassifier::average)?;
-    Ok(PyPaCore::wrap(merged))
+    let merged = averaged(py, start, shards, PassiveAggressive::average)?;
+    Ok(PyPassiveAggressive::wrap(merged))
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

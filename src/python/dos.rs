@@ -1,5 +1,5 @@
 //! Bindings of the difference-of-squares classifier and the linear PA baseline: a thin PyO3
-//! class over the engine's [`PaClassifier`]. Inputs arrive as one sparse feature column
+//! class over the engine's [`PassiveAggressive`]. Inputs arrive as one sparse feature column
 //! ([`super::input`], the same adapter as the online learner's); scoring in queries goes through
 //! [`super::scoring`]; the model file is the one container of [`crate::model`]. The GIL is
 //! released while the engine works.
@@ -20,7 +20,7 @@ use super::input::{feature_series_of, Columns};
 use super::model_bytes::model_bytes;
 use super::options::options_from;
 use super::scoring::class_ids;
-use crate::dos::{ExampleBatch, PaClassifier, PaOptions, TrainStats};
+use crate::dos::{ExampleBatch, PassiveAggressive, PassiveAggressiveOptions, TrainStats};
 use crate::model::ModelRef;
 
 fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
@@ -28,20 +28,23 @@ fn stats_tuple(stats: TrainStats) -> (u64, u64, u64, u64, u64) {
 }
 
 /// A multiclass DoS or linear PA classifier (classes are ids 0..C-1; Python maps labels).
-#[pyclass(module = "polars_poly._internal", name = "PaCore")]
-pub struct PyPaCore {
+#[pyclass(module = "polars_poly._internal", name = "PassiveAggressive")]
+pub struct PyPassiveAggressive {
     handle: Handle,
-    inner: Arc<RwLock<PaClassifier>>,
+    inner: Arc<RwLock<PassiveAggressive>>,
 }
 
-impl PyPaCore {
-    pub(super) fn wrap(classifier: PaClassifier) -> Self {
+impl PyPassiveAggressive {
+    pub(super) fn wrap(classifier: PassiveAggressive) -> Self {
         let inner = Arc::new(RwLock::new(classifier));
-        PyPaCore { handle: Handle::register(&Shared::PassiveAggressive(inner.clone())), inner }
+        PyPassiveAggressive {
+            handle: Handle::register(&Shared::PassiveAggressive(inner.clone())),
+            inner,
+        }
     }
 
     /// The classifier, shared (for calls that take several models, e.g. averaging).
-    pub(super) fn shared(&self) -> Arc<RwLock<PaClassifier>> {
+    pub(super) fn shared(&self) -> Arc<RwLock<PassiveAggressive>> {
         self.inner.clone()
     }
 
@@ -51,7 +54,7 @@ impl PyPaCore {
         py: Python<'_>,
         features: Features<'_>,
         first_row: usize,
-        f: impl FnOnce(&mut PaClassifier, &ExampleBatch) -> PyResult<T> + Send,
+        f: impl FnOnce(&mut PassiveAggressive, &ExampleBatch) -> PyResult<T> + Send,
     ) -> PyResult<T> {
         let input = features.input()?;
         py.detach(|| {
@@ -142,12 +145,12 @@ impl Input<'_> {
 }
 
 #[pymethods]
-impl PyPaCore {
-    /// A new classifier from its options (the dict form of [`PaOptions`]).
+impl PyPassiveAggressive {
+    /// A new classifier from its options (the dict form of [`PassiveAggressiveOptions`]).
     #[new]
     fn new(options: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let options: PaOptions = options_from(options, "classifier options")?;
-        Ok(PyPaCore::wrap(PaClassifier::new(&options).map_err(py_error)?))
+        let options: PassiveAggressiveOptions = options_from(options, "classifier options")?;
+        Ok(PyPassiveAggressive::wrap(PassiveAggressive::new(&options).map_err(py_error)?))
     }
 
     /// The options the classifier was built with.
@@ -161,18 +164,23 @@ impl PyPaCore {
         Ok(stats_tuple(self.inner.read().map_err(poisoned)?.stats()))
     }
 
-    /// Learns a batch (one sparse feature column) in stream order; returns the batch's stats.
-    /// `first_row` numbers the batch's rows in error messages.
+    /// Learns a batch (one sparse feature column) in stream order, each row weighted by
+    /// `weights` when given; returns the batch's stats. `first_row` numbers the batch's rows in
+    /// error messages.
+    #[pyo3(signature = (features, classes, first_row, weights=None))]
     fn learn(
         &self,
         py: Python<'_>,
         features: Features<'_>,
         classes: PyReadonlyArray1<'_, u32>,
         first_row: usize,
+        weights: Option<PyReadonlyArray1<'_, f64>>,
     ) -> PyResult<(u64, u64, u64, u64, u64)> {
         let classes = classes.as_slice()?.to_vec();
+        let weights = weights.map(|w| w.as_slice().map(<[f64]>::to_vec)).transpose()?;
         self.with_batch(py, features, first_row, move |classifier, batch| {
-            classifier.learn_batch(batch, &classes).map(stats_tuple).map_err(py_error)
+            let learned = classifier.learn_weighted(batch, &classes, weights.as_deref());
+            learned.map(stats_tuple).map_err(py_error)
         })
     }
 
@@ -253,7 +261,7 @@ impl PyPaCore {
     }
 
     fn __copy__(&self) -> PyResult<Self> {
-        Ok(PyPaCore::wrap(self.inner.read().map_err(poisoned)?.clone()))
+        Ok(PyPassiveAggressive::wrap(self.inner.read().map_err(poisoned)?.clone()))
     }
 
     /// Length of the model file without the estimator text (counted, not written).
@@ -270,6 +278,6 @@ impl PyPaCore {
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<PyPaCore>()?;
+    m.add_class::<PyPassiveAggressive>()?;
     Ok(())
 }

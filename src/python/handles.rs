@@ -10,7 +10,7 @@ use std::sync::{Arc, LazyLock, Mutex, RwLock, Weak};
 
 use std::path::Path;
 
-use crate::dos::PaClassifier;
+use crate::dos::PassiveAggressive;
 use crate::error::PolyResult;
 use crate::model::file::read_file;
 use crate::model::{Model, OnlineModel};
@@ -19,12 +19,12 @@ use crate::model::{Model, OnlineModel};
 #[derive(Clone)]
 pub enum Shared {
     Online(Arc<RwLock<OnlineModel>>),
-    PassiveAggressive(Arc<RwLock<PaClassifier>>),
+    PassiveAggressive(Arc<RwLock<PassiveAggressive>>),
 }
 
 enum Registered {
     Online(Weak<RwLock<OnlineModel>>),
-    PassiveAggressive(Weak<RwLock<PaClassifier>>),
+    PassiveAggressive(Weak<RwLock<PassiveAggressive>>),
 }
 
 static REGISTRY: LazyLock<Mutex<HashMap<u64, Registered>>> =

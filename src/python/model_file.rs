@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use super::dos::PyPaCore;
+use super::dos::PyPassiveAggressive;
 use super::error::poisoned;
 use super::error::py_error;
 use super::guard::guarded;
@@ -22,7 +22,9 @@ fn wrap(py: Python<'_>, (model, estimator): (Model, String)) -> PyResult<(Py<PyA
             let heads: Vec<PyLearner> = heads.into_iter().map(PyLearner::wrap).collect();
             PyList::new(py, heads)?.into_any().unbind()
         }
-        Model::PassiveAggressive(classifier) => Py::new(py, PyPaCore::wrap(classifier))?.into_any(),
+        Model::PassiveAggressive(classifier) => {
+            Py::new(py, PyPassiveAggressive::wrap(classifier))?.into_any()
+        }
     };
     Ok((object, estimator))
 }

@@ -14,7 +14,7 @@ use super::arrow_io::to_polars_error;
 use super::guard::guarded_expr;
 use super::handles::{embedded, lookup, reload, Shared};
 use super::input::{column_names, empty_rows, feature_series, with_nulls, Columns};
-use crate::dos::PaClassifier;
+use crate::dos::PassiveAggressive;
 use crate::learner::Batch;
 use crate::model::OnlineModel;
 
@@ -58,7 +58,7 @@ pub fn online_predict(
 /// Class ids of `series` (one sparse column), from the aligned averages where they exist when
 /// `use_average` (else from the last models).
 pub fn class_ids(
-    model: &RwLock<PaClassifier>,
+    model: &RwLock<PassiveAggressive>,
     series: &[Series],
     use_average: bool,
 ) -> PolarsResult<Series> {

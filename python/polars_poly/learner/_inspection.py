@@ -207,7 +207,7 @@ class _Inspection(_Scoring):
         features, names = options["features"], list(options["namespaces"])
         kind = str(features["kind"])
         monomials = 1 + max(len(names), 3)
-        if kind == "polynomial" and int(features["degree"]) >= 2:
+        if kind == "interactions" and int(features["degree"]) >= 2:
             fields = [(d, f"degree {d}") for d in range(1, int(features["degree"]) + 1)]
         else:
             fields = [(1 + k, name) for k, name in enumerate(names)]

@@ -255,7 +255,7 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
                 f"polars_poly.Apple or a polars_poly.FieldApple, got {self.expansion!r}"
             )
         degree = _DEGREE[self.expansion]
-        return {"kind": "polynomial", "degree": degree, "namespace_crosses": crosses}
+        return {"kind": "interactions", "degree": degree, "namespace_crosses": crosses}
 
     def _check_params(self) -> None:
         check_options(self)

@@ -2,7 +2,7 @@
 //! aligned average recovering a DoS classifier that naive averaging would break.
 
 use super::*;
-use crate::dos::{ExampleBatch, PaOptions};
+use crate::dos::{ExampleBatch, PassiveAggressiveOptions};
 
 /// Three Gaussian blobs in 6 dimensions (dense rows), their class ids.
 fn blobs(n: usize, seed: u64) -> (Vec<f64>, Vec<u32>) {
@@ -24,8 +24,8 @@ fn blobs(n: usize, seed: u64) -> (Vec<f64>, Vec<u32>) {
     (rows, classes)
 }
 
-fn options(rank: usize) -> PaOptions {
-    PaOptions {
+fn options(rank: usize) -> PassiveAggressiveOptions {
+    PassiveAggressiveOptions {
         n_classes: 3,
         n_features: 6,
         rank,
@@ -37,13 +37,13 @@ fn options(rank: usize) -> PaOptions {
     }
 }
 
-fn trained(mut classifier: PaClassifier, rows: &[f64], classes: &[u32]) -> PaClassifier {
+fn trained(mut classifier: PassiveAggressive, rows: &[f64], classes: &[u32]) -> PassiveAggressive {
     let batch = ExampleBatch::from_dense(rows, 6).unwrap();
     classifier.learn_batch(&batch, classes).unwrap();
     classifier
 }
 
-fn scores(classifier: &PaClassifier, rows: &[f64], use_average: bool) -> Vec<f64> {
+fn scores(classifier: &PassiveAggressive, rows: &[f64], use_average: bool) -> Vec<f64> {
     let batch = ExampleBatch::from_dense(rows, 6).unwrap();
     classifier.decision_scores(&batch, use_average).unwrap()
 }
@@ -58,8 +58,8 @@ fn close(a: &[f64], b: &[f64], tolerance: f64) {
 fn the_average_of_one_shard_is_that_shard() {
     let (rows, classes) = blobs(600, 1);
     for rank in [0, 2] {
-        let shard = trained(PaClassifier::new(&options(rank)).unwrap(), &rows, &classes);
-        let merged = PaClassifier::average(None, &[&shard]).unwrap();
+        let shard = trained(PassiveAggressive::new(&options(rank)).unwrap(), &rows, &classes);
+        let merged = PassiveAggressive::average(None, &[&shard]).unwrap();
         for use_average in [false, true] {
             close(&scores(&merged, &rows, use_average), &scores(&shard, &rows, use_average), 1e-5);
         }
@@ -71,10 +71,13 @@ fn the_average_of_one_shard_is_that_shard() {
 fn twins_average_to_the_same_classifier_and_counts_add_up() {
     let (rows, classes) = blobs(900, 2);
     for rank in [0, 3] {
-        let start =
-            trained(PaClassifier::new(&options(rank)).unwrap(), &rows[..1800], &classes[..300]);
+        let start = trained(
+            PassiveAggressive::new(&options(rank)).unwrap(),
+            &rows[..1800],
+            &classes[..300],
+        );
         let a = trained(start.clone(), &rows[1800..], &classes[300..]);
-        let merged = PaClassifier::average(Some(&start), &[&a, &a.clone()]).unwrap();
+        let merged = PassiveAggressive::average(Some(&start), &[&a, &a.clone()]).unwrap();
         close(&scores(&merged, &rows, false), &scores(&a, &rows, false), 1e-4);
         close(&scores(&merged, &rows, true), &scores(&a, &rows, true), 1e-4);
         let added = a.stats().examples - start.stats().examples;
@@ -85,9 +88,9 @@ fn twins_average_to_the_same_classifier_and_counts_add_up() {
 #[test]
 fn linear_models_are_averaged_by_the_examples_each_learned() {
     let (rows, classes) = blobs(900, 3);
-    let a = trained(PaClassifier::new(&options(0)).unwrap(), &rows[..600], &classes[..100]);
-    let b = trained(PaClassifier::new(&options(0)).unwrap(), &rows[600..], &classes[100..]);
-    let merged = PaClassifier::average(None, &[&a, &b]).unwrap();
+    let a = trained(PassiveAggressive::new(&options(0)).unwrap(), &rows[..600], &classes[..100]);
+    let b = trained(PassiveAggressive::new(&options(0)).unwrap(), &rows[600..], &classes[100..]);
+    let merged = PassiveAggressive::average(None, &[&a, &b]).unwrap();
     // Scores are linear in the weights: the merged score is the weighted mean of the scores.
     let (sa, sb) = (scores(&a, &rows, false), scores(&b, &rows, false));
     let expected: Vec<f64> =
@@ -98,7 +101,7 @@ fn linear_models_are_averaged_by_the_examples_each_learned() {
 #[test]
 fn a_dos_shard_and_its_rotated_copy_average_to_the_same_classifier() {
     let (rows, classes) = blobs(600, 4);
-    let shard = trained(PaClassifier::new(&options(2)).unwrap(), &rows, &classes);
+    let shard = trained(PassiveAggressive::new(&options(2)).unwrap(), &rows, &classes);
     let mut copy = shard.clone();
     if let Family::Dos(m) = &mut copy.family {
         for model in m.models_mut() {
@@ -109,16 +112,16 @@ fn a_dos_shard_and_its_rotated_copy_average_to_the_same_classifier() {
     // The copy is the same classifier...
     close(&scores(&copy, &rows, false), &scores(&shard, &rows, false), 1e-3);
     // ...and the aligned average of the two is too.
-    let merged = PaClassifier::average(None, &[&shard, &copy]).unwrap();
+    let merged = PassiveAggressive::average(None, &[&shard, &copy]).unwrap();
     close(&scores(&merged, &rows, false), &scores(&shard, &rows, false), 1e-3);
 }
 
 #[test]
 fn classifiers_of_other_options_are_refused() {
     let (rows, classes) = blobs(300, 5);
-    let a = trained(PaClassifier::new(&options(2)).unwrap(), &rows, &classes);
-    let b = trained(PaClassifier::new(&options(3)).unwrap(), &rows, &classes);
-    assert!(PaClassifier::average(None, &[&a, &b]).is_err());
+    let a = trained(PassiveAggressive::new(&options(2)).unwrap(), &rows, &classes);
+    let b = trained(PassiveAggressive::new(&options(3)).unwrap(), &rows, &classes);
+    assert!(PassiveAggressive::average(None, &[&a, &b]).is_err());
     // The multiclass layer checks the shapes itself (no Procrustes step on mismatched ranks).
     if let (Family::Dos(ma), Family::Dos(mb)) = (&a.family, &b.family) {
         let err = Multiclass::average(None, &[ma, mb]).unwrap_err().to_string();
@@ -126,7 +129,7 @@ fn classifiers_of_other_options_are_refused() {
     } else {
         panic!("rank 2 and 3 are DoS classifiers");
     }
-    let fresh = PaClassifier::new(&options(2)).unwrap();
-    let err = PaClassifier::average(None, &[&fresh]).unwrap_err().to_string();
+    let fresh = PassiveAggressive::new(&options(2)).unwrap();
+    let err = PassiveAggressive::average(None, &[&fresh]).unwrap_err().to_string();
     assert!(err.contains("no shard learned"), "{err}");
 }

@@ -6,8 +6,10 @@ use super::*;
 /// Largest supported `bits`: slots are u32.
 pub const MAX_BITS: u32 = 32;
 
-/// Everything that defines the learning algorithm (saved with the model).
-#[derive(Clone, Debug, PartialEq)]
+/// Everything that defines the learning algorithm (saved with the model as this struct's serde
+/// form; a field missing from a stored model takes its [`Default`] value).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LearnerConfig {
     /// The table has `2^bits` weights, `1..=MAX_BITS` (18 by default).
     pub bits: u32,

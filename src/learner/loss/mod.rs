@@ -43,7 +43,8 @@ use crate::error::PolyResult;
 const SMALL_STEP: f64 = 1e-12;
 
 /// The parameters any loss may take (one field per parameter; a loss reads the ones it needs).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct LossParams {
     /// The quantile of the quantile loss, in (0, 1).
     pub quantile_tau: f64,
@@ -52,6 +53,28 @@ pub struct LossParams {
 impl Default for LossParams {
     fn default() -> Self {
         LossParams { quantile_tau: 0.5 }
+    }
+}
+
+/// A loss as its options state it: a name of the registry ([`Loss::NAMES`]) and its parameters.
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LossSpec {
+    pub name: String,
+    #[serde(default)]
+    pub params: LossParams,
+}
+
+impl TryFrom<LossSpec> for Loss {
+    type Error = crate::error::PolyError;
+    fn try_from(spec: LossSpec) -> PolyResult<Self> {
+        Loss::new(&spec.name, &spec.params)
+    }
+}
+
+impl From<Loss> for LossSpec {
+    fn from(loss: Loss) -> Self {
+        LossSpec { name: loss.name().to_owned(), params: loss.params() }
     }
 }
 
@@ -103,8 +126,10 @@ pub trait LossFunction: Copy + std::fmt::Debug + PartialEq {
 /// Generates [`Loss`] and its dispatch from the registry lines (see the module docs).
 macro_rules! losses {
     ($($variant:ident),* $(,)?) => {
-        /// A loss function. Classification losses take labels in {-1, +1}.
-        #[derive(Clone, Copy, Debug, PartialEq)]
+        /// A loss function. Classification losses take labels in {-1, +1}. Its serde form is
+        /// its name and parameters ([`LossSpec`]).
+        #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(try_from = "LossSpec", into = "LossSpec")]
         pub enum Loss {
             $($variant($variant),)*
         }
