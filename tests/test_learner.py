@@ -1238,3 +1238,36 @@ def test_a_builder_thread_beside_the_learner_changes_no_result(tmp_path: Path) -
         scores.append(np.load(path))
     assert np.abs(scores[0]).max() > 0.1, "the model learned something"
     np.testing.assert_array_equal(scores[0], scores[1])
+
+
+def test_a_saturated_table_says_so_with_the_bits_that_would_hold_the_features() -> None:
+    """Pairs of two 300-value fields (about 44,000 crosses seen) in a table of 2**14 slots: most
+    every feature shares its slot, and the fit says so, naming the bits that would bring the
+    shared share under 5%. The same data at those bits fits without the warning and better;
+    `table_load_` is the share of slots in use (the warning's estimate, checked against the
+    count of distinct features)."""
+    import warnings
+
+    from polars_poly.learner._saturation import bits_for, features_in
+
+    rng = np.random.default_rng(8)
+    n = 60_000
+    a, b = rng.integers(0, 300, n), rng.integers(0, 300, n)
+    frame = pl.DataFrame({"a": [f"a{v}" for v in a], "b": [f"b{v}" for v in b]})
+    y = ((a * 7 + b * 13) % 5 < 2).astype(int)
+    crossed = {"loss": "logistic", "interactions": [("a", "b")], "shuffle": False}
+    with pytest.warns(pp.TableSaturationWarning, match=r"bits=14\) is 9\d% full") as caught:
+        small = pp.SGDClassifier(bits=14, **crossed).fit(frame, y)
+    message = str(caught[0].message)
+    distinct = len(set(zip(a, b, strict=True))) + 600 + 1  # crosses, each field's values, constant
+    assert small.table_load_ > 0.9
+    estimate = features_in(small.table_load_, 14)
+    assert 0.9 < estimate / distinct < 1.1, (estimate, distinct)
+    wanted = bits_for(estimate)
+    assert f"bits={wanted} would bring that under 5%" in message
+    assert caught[0].filename == __file__, "the warning points at the caller's fit"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pp.TableSaturationWarning)
+        roomy = pp.SGDClassifier(bits=wanted, **crossed).fit(frame, y)
+    assert roomy.table_load_ < 0.05 < 0.9 < small.table_load_
+    assert roomy.progressive_loss_ < small.progressive_loss_

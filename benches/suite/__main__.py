@@ -70,6 +70,7 @@ SUITE = (
             *("--shards", "2", "--passes", "1", "--repeats", "1"),
         ),
     ),
+    Bench("table_saturation", smoke=("--train", "30000", "--test", "3000")),
     Bench("apple_summary"),
     Bench("vw_suite"),
 )

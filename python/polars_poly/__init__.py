@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from polars_poly.apple import Apple
     from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
     from polars_poly.field_apple import FieldApple
-    from polars_poly.learner import SGDClassifier, SGDRegressor
+    from polars_poly.learner import SGDClassifier, SGDRegressor, TableSaturationWarning
     from polars_poly.polynomial import (
         column_of,
         expand,
@@ -77,6 +77,7 @@ __all__ = [
     "PolynomialExpander",
     "SGDClassifier",
     "SGDRegressor",
+    "TableSaturationWarning",
     "load_model",
     "column_of",
     "expand",
@@ -98,7 +99,7 @@ _HOMES = {
     "apple": ("Apple",),
     "field_apple": ("FieldApple",),
     "dos": ("DoSClassifier", "PassiveAggressiveClassifier"),
-    "learner": ("SGDClassifier", "SGDRegressor"),
+    "learner": ("SGDClassifier", "SGDRegressor", "TableSaturationWarning"),
     "transformers": ("PolynomialExpander",),
     "readers": ("iter_libsvm", "iter_vw", "read_libsvm", "read_vw", "scan_libsvm", "scan_vw"),
     "polynomial": ("column_of", "expand", "expand_csr", "feature_name", "monomial", "output_width"),

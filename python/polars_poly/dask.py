@@ -311,7 +311,7 @@ def _combine(start: Estimator | None, parts: list[Estimator], averaging: str) ->
     estimator sharing the first part's Python state."""
     merged: Any
     if isinstance(parts[0], _BasePA):
-        merged = _internal.average_pa_cores(
+        merged = _internal.average_passive_aggressive(
             None if start is None else start.core_, [p.core_ for p in parts]
         )
     elif isinstance(parts[0]._learner, OneAgainstAll):

@@ -122,6 +122,10 @@ class OneAgainstAll:
     def options(self) -> Any:
         return self.heads[0].options()
 
+    def table_load(self) -> float:
+        """The fullest class table's load (each class has its own table)."""
+        return max(head.table_load() for head in self.heads)
+
     def namespace_seed(self, k: int) -> int:
         return int(self.heads[0].namespace_seed(k))
 

@@ -180,6 +180,26 @@ impl WeightTable {
         !self.data.is_empty()
     }
 
+    /// The share of slots in use (a weight moved off its start, or an adaptive sum or normalizer
+    /// set), counted on `samples` slots spread evenly over the table (all of them when it has
+    /// no more). Features hash uniformly, so this is also about the share of the model's
+    /// features whose slot another feature shares: with n features in m slots, both are
+    /// 1 - e^(-n/m). 0 before anything is learned.
+    pub fn load(&self, samples: usize) -> f64 {
+        if !self.is_allocated() {
+            return 0.0;
+        }
+        let step = (self.n_slots() / samples.max(1)).max(1);
+        let kept = self.stride.min(RATE);
+        let in_use = |slot: &[f32]| {
+            slot[W] != self.initial_weight || slot[W + 1..kept].iter().any(|&x| x != 0.0)
+        };
+        let picked = self.data.chunks_exact(self.stride).step_by(step);
+        let (used, seen) =
+            picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(in_use(s)), n + 1));
+        used as f64 / seen as f64
+    }
+
     /// Bytes the table takes once allocated.
     pub fn size_bytes(&self) -> u128 {
         (self.stride as u128) << self.bits << 2
@@ -386,6 +406,35 @@ mod tests {
         assert_eq!(t.weight(7 + 1024), 2.5);
         assert_eq!(t.mask(), 1023u64);
         assert_eq!(t.size_bytes(), 16384);
+    }
+
+    /// The load counts slots in use, and is about the share of features whose slot another
+    /// feature shares: checked by brute force on uniformly hashed features.
+    #[test]
+    fn the_load_is_the_share_of_features_that_share_a_slot() {
+        use rand::{rngs::ChaCha8Rng, RngExt, SeedableRng};
+        let mut rng = ChaCha8Rng::seed_from_u64(3);
+        for (stride, initial, n) in [(4, 0.0, 3_000usize), (1, 0.25, 20_000), (4, 0.0, 60_000)] {
+            let mut t = WeightTable::new(14, stride);
+            assert_eq!(t.load(1 << 14), 0.0);
+            t.set_initial_weight(initial).unwrap();
+            t.ensure_allocated().unwrap();
+            let slots: Vec<usize> = (0..n).map(|_| rng.random_range(0..1usize << 14)).collect();
+            let mut count = vec![0usize; 1 << 14];
+            for &slot in &slots {
+                count[slot] += 1;
+                // Adaptive tables: the sum moves; plain ones: the weight.
+                let at = slot * stride + usize::from(stride > 1);
+                t.data_mut()[at] = 1.0;
+            }
+            let used = count.iter().filter(|&&c| c > 0).count() as f64 / (1 << 14) as f64;
+            assert_eq!(t.load(1 << 14), used);
+            assert_eq!(t.load(1 << 20), used, "more samples than slots: all of them");
+            assert!((t.load(4096) - used).abs() < 0.03, "{} vs {used}", t.load(4096));
+            let shared = slots.iter().filter(|&&s| count[s] > 1).count() as f64 / n as f64;
+            let expected = 1.0 - (-(n as f64) / (1 << 14) as f64).exp();
+            assert!((used - expected).abs() < 0.02 && (shared - used).abs() < 0.1 * used + 0.02);
+        }
     }
 
     #[test]

@@ -56,7 +56,7 @@ fn average_learners(
 /// round from `start` (`None`: from the same fresh classifier).
 #[pyfunction]
 #[pyo3(signature = (start, shards))]
-fn average_pa_cores(
+fn average_passive_aggressive(
     py: Python<'_>,
     start: Option<PyRef<'_, PyPassiveAggressive>>,
     shards: Vec<PyRef<'_, PyPassiveAggressive>>,
@@ -69,6 +69,6 @@ fn average_pa_cores(
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(average_learners, m)?)?;
-    m.add_function(wrap_pyfunction!(average_pa_cores, m)?)?;
+    m.add_function(wrap_pyfunction!(average_passive_aggressive, m)?)?;
     Ok(())
 }

@@ -326,6 +326,12 @@ impl PyLearner {
         self.handle.0
     }
 
+    /// The share of the weight table's slots in use, about the share of features whose slot
+    /// another feature shares ([`crate::learner::weights::WeightTable::load`], on 65,536 sampled slots).
+    fn table_load(&self) -> PyResult<f64> {
+        Ok(self.inner.read().map_err(poisoned)?.weights().load(1 << 16))
+    }
+
     /// (examples learned, Σ weight·loss, Σ weight, feature updates).
     #[getter]
     fn progress(&self) -> PyResult<(u64, f64, f64, u64)> {

@@ -16,6 +16,7 @@ With a DataFrame or LazyFrame, ``y`` (and ``sample_weight``) may be a column nam
 
 from polars_poly.learner._base import _BaseSGD
 from polars_poly.learner._data import _NAMES
+from polars_poly.learner._saturation import TableSaturationWarning
 from polars_poly.learner.estimators import SGDClassifier, SGDRegressor
 
-__all__ = ["_NAMES", "SGDClassifier", "SGDRegressor", "_BaseSGD"]
+__all__ = ["_NAMES", "SGDClassifier", "SGDRegressor", "TableSaturationWarning", "_BaseSGD"]

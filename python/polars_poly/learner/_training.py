@@ -38,6 +38,7 @@ from polars_poly.learner._data import (
     _weights,
 )
 from polars_poly.learner._inputs import _Inputs
+from polars_poly.learner._saturation import warn_if_saturated
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import LINEAR, RankingRace
 from polars_poly.readers import scan_vw, vw_scan_source
@@ -489,6 +490,11 @@ class _Training(_Inputs):
         if isinstance(learner, OneAgainstAll) and learner.errors[1] > 0:
             errors, weight = learner.errors
             self.progressive_error_ = errors / weight
+        self.table_load_ = float(learner.table_load())
+        options = learner.options()
+        bytes_per_slot = 16 if options["adaptive"] or options["normalized"] else 4
+        bits = int(options["bits"])
+        warn_if_saturated(type(self).__name__, self.table_load_, bits, bytes_per_slot)
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> Self:
         if isinstance(X, pl.LazyFrame):

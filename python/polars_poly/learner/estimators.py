@@ -63,6 +63,9 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         Per pass progressive and holdout losses.
     n_examples_, n_feature_updates_ : int
         Examples and expanded features learned.
+    table_load_ : float
+        The share of the weight table's slots in use, about the share of the model's features
+        that share a slot with another (above 0.1 the fit warns, ``TableSaturationWarning``).
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
     apple_ranking_ : str
@@ -145,6 +148,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     progressive_loss_ : float
         Average loss of every learned example before it was learned (multiclass: the sum of
         the classes' binary losses).
+    table_load_ : float
+        The share of the weight table's slots in use, about the share of the model's features
+        that share a slot with another (above 0.1 the fit warns, ``TableSaturationWarning``;
+        multiclass: the fullest class table).
     progressive_error_ : float
         Multiclass only: the fraction (by importance weight) of the examples learned one pass
         at a time (``passes=1``, ``partial_fit``, LazyFrames) whose class was mispredicted
