@@ -318,3 +318,91 @@ def test_click_truth_matches_the_planted_intercept() -> None:
 def test_bad_arguments_name_the_parameter(call: Callable[[], object], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_eat_rate_held_out_pairs_never_train_and_make_a_stated_share_of_test_rows() -> None:
+    """With ``held_out_pairs=h`` training rows never hold one of the held-out pairs (about h of
+    the 10,000 pairs of 100 x 100 types); test rows (``include_held_out``) hold them in about h
+    of the rows. The rows keep the offset property, and the label rule is the pair's."""
+    options = {"varieties": 100, "noise_fields": 1, "held_out_pairs": 0.3}
+    train = eat_rate(60_000, 2, **options)  # type: ignore[arg-type]
+    test = eat_rate(20_000, 2, include_held_out=True, offset=60_000, **options)  # type: ignore[arg-type]
+
+    def pairs(frame: pl.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        number = [frame[f].str.split("-").list.last().cast(pl.Int64).to_numpy() for f in "AB"]
+        return number[0], number[1]
+
+    every = np.arange(100)
+    grid_a, grid_b = np.repeat(every, 100), np.tile(every, 100)
+    held = synthetic.held_out_pair(2, 0.3, grid_a, grid_b)
+    assert 0.28 < held.mean() < 0.32
+    a, b = pairs(train)
+    assert not synthetic.held_out_pair(2, 0.3, a, b).any()
+    assert len(set(zip(a, b, strict=True))) > 0.99 * (~held).sum(), "the other pairs all occur"
+    ta, tb = pairs(test)
+    in_test_held = synthetic.held_out_pair(2, 0.3, ta, tb).mean()
+    assert abs(in_test_held - held.mean()) < 0.02
+    seen = set(zip(a, b, strict=True))
+    unseen = np.mean([pair not in seen for pair in zip(ta, tb, strict=True)])
+    assert abs(unseen - in_test_held) < 0.01
+    assert eat_rate(500, 2, offset=100, **options).equals(train.slice(100, 500))  # type: ignore[arg-type]
+    diet, kind = (train[f].str.split("-").list.first() for f in "AB")
+    match = (diet == "Herbivore") == (kind == "Plant")
+    assert (train["label"] == pl.Series(np.where(match.to_numpy(), 1.0, -1.0))).all()
+    assert eat_rate(300, 2, varieties=100, noise_fields=1).equals(
+        eat_rate(300, 2, varieties=100, noise_fields=1, held_out_pairs=0.0)
+    )
+    with pytest.raises(ValueError, match="held_out_pairs must be in"):
+        eat_rate(10, 0, held_out_pairs=1.0)
+    with pytest.raises(ValueError, match="needs sampling='types'"):
+        eat_rate(10, 0, sampling="fwumious", held_out_pairs=0.1)
+
+
+@pytest.mark.parametrize("pairs", [False, True])
+def test_click_triple_crosses_are_pure_or_made_of_pairs(pairs: bool) -> None:
+    """A pure cross of three fields carries nothing in any pair of them (its mean over the third
+    field is exactly 0 for every value pair, under the value frequencies); one with pairs is
+    mostly its pairs' crosses. Either way the labels follow it, and without triple crosses the
+    data is what it was."""
+    from polars_poly.synthetic._click import _rank_probabilities, _triple_margin
+
+    planted = synthetic.click_planted(0, n_triple_crosses=1, triple_pairs=pairs)
+    (cross,) = planted.triple_crosses
+    assert cross.pairs is pairs and 0.8 <= cross.scale <= 1.2
+    index = [planted.fields.index(name) for name in cross.fields]
+    sizes = [planted.cardinalities[f] for f in index]
+    assert max(sizes) <= 100
+    grid = np.stack(np.meshgrid(*(np.arange(k) for k in sizes), indexing="ij"), -1).reshape(-1, 3)
+    ranks = [np.zeros(len(grid), np.int64) for _ in planted.fields]
+    for j, f in enumerate(index):
+        ranks[f] = grid[:, j]
+    w = _triple_margin(0, 0, planted, ranks).reshape(sizes)
+    p = [_rank_probabilities(planted.cardinalities[f], planted.zipf[f]) for f in index]
+    assert all(abs(q.sum() - 1) < 1e-12 and (q > 0).all() for q in p)
+    joint = np.einsum("a,b,c->abc", *p)
+    total = float((joint * w * w).sum() - (joint * w).sum() ** 2)
+    explained = []
+    for axis in range(3):  # the pair of the two other fields, averaged over this one
+        mean = (w * joint).sum(axis) / joint.sum(axis)
+        weight = joint.sum(axis)
+        explained.append(float((weight * mean * mean).sum()) / total)
+    if pairs:
+        assert all(share > 0.15 for share in explained), explained
+    else:
+        assert max(explained) < 1e-20 and abs(total - cross.scale**2) < 1e-9, explained
+    frame = synthetic.click(100_000, 0, n_triple_crosses=1, triple_pairs=pairs)
+    rows = [frame[name].to_numpy() for name in planted.fields]
+    names = {
+        f: synthetic._click._click_value_name(0, f, np.arange(planted.cardinalities[f]))
+        for f in index
+    }
+    row_ranks = [np.zeros(len(frame), np.int64) for _ in planted.fields]
+    for f in index:
+        lookup = {name: r for r, name in enumerate(names[f].to_pylist())}
+        row_ranks[f] = np.array([lookup[v] for v in rows[f]])
+    margin = _triple_margin(0, 0, planted, row_ranks)
+    label = frame["label"].to_numpy() > 0
+    assert scipy.stats.spearmanr(margin, label).statistic > 0.05
+    assert synthetic.click(2000, 3).equals(synthetic.click(2000, 3, n_triple_crosses=0))
+    with pytest.raises(ValueError, match="n_triple_crosses 9 needs 27 fields"):
+        synthetic.click_planted(0, n_triple_crosses=9)

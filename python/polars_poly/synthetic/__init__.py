@@ -34,11 +34,12 @@ True
 from polars_poly.synthetic._click import (
     ClickPlanted,
     FieldCross,
+    TripleCross,
     ValueCross,
     click,
     click_planted,
 )
-from polars_poly.synthetic._eat_rate import eat_rate
+from polars_poly.synthetic._eat_rate import eat_rate, held_out_pair
 from polars_poly.synthetic._parquet import write_parquet
 from polars_poly.synthetic._text import TextPlanted, text, text_planted
 
@@ -46,10 +47,12 @@ __all__ = [
     "ClickPlanted",
     "FieldCross",
     "TextPlanted",
+    "TripleCross",
     "ValueCross",
     "click",
     "click_planted",
     "eat_rate",
+    "held_out_pair",
     "text",
     "text_planted",
     "write_parquet",

@@ -57,6 +57,21 @@ class ValueCross:
 
 
 @dataclass(frozen=True)
+class TripleCross:
+    """A planted cross of three fields: every triple of their values has its own weight. With
+    ``pairs=False`` the weight is ``scale * u_a * u_b * u_c``, each ``u`` a hashed sign of the
+    value centred and scaled to mean 0 and variance 1 under the field's value frequencies, so
+    that no pair of the three fields (and no field) carries anything of it: only the triple
+    does. With ``pairs=True`` it is ``scale * (n_ab + n_ac + n_bc + n_abc) / 2``, hashed
+    standard normals of each pair of values and of the triple: crosses of two of the fields
+    find most of it."""
+
+    fields: tuple[str, str, str]
+    scale: float
+    pairs: bool
+
+
+@dataclass(frozen=True)
 class ClickPlanted:
     """The planted logistic model of :func:`click` for one seed and parameters.
 
@@ -74,7 +89,7 @@ class ClickPlanted:
         Exponent of each field's value frequencies.
     main_scale
         Standard deviation of each field's main effects (0 for fields without them).
-    field_crosses, value_crosses
+    field_crosses, value_crosses, triple_crosses
         The planted crosses.
     intercept
         Calibrated so that the mean of ``P(label = +1)`` is ``positive_rate``.
@@ -90,6 +105,7 @@ class ClickPlanted:
     value_crosses: tuple[ValueCross, ...]
     intercept: float
     positive_rate: float
+    triple_crosses: tuple[TripleCross, ...] = ()
 
     @property
     def crossed_fields(self) -> list[tuple[str, str]]:
@@ -108,6 +124,7 @@ _HEX = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 _ZIPF = (0.9, 1.4)
 _MAIN_SCALE = (0.1, 0.3)
 _CROSS_SCALE = (0.5, 0.8)
+_TRIPLE_SCALE = (0.8, 1.2)
 _CARDINALITY_PATTERN = (10, 1_000, 100_000, 1_000_000, 100, 10_000)
 
 
@@ -149,6 +166,51 @@ def _click_ranks(seed: int, stream: str, planted: ClickPlanted, rows: U64) -> li
     return ranks
 
 
+def _rank_probabilities(cardinality: int, zipf: float) -> F64:
+    """``P(rank = r)`` of :func:`_click_ranks`' bounded power law, ``r = 0 .. cardinality-1``."""
+    edges = np.arange(1, cardinality + 2, dtype=np.float64)  # rank r is x in [r + 1, r + 2)
+    top = float(cardinality + 1)
+    if abs(zipf - 1.0) < 1e-9:
+        cdf = np.log(edges) / np.log(top)
+    else:
+        cdf = (edges ** (1.0 - zipf) - 1.0) / (top ** (1.0 - zipf) - 1.0)
+    probabilities: F64 = np.diff(np.minimum(cdf, 1.0))
+    probabilities[-1] += 1.0 - probabilities.sum()  # x = k + 1 exactly lands in the last rank
+    return probabilities
+
+
+def _centred_signs(seed: int, t: int, planted: ClickPlanted, field: int, ranks: I64) -> F64:
+    """The pure triple cross ``t``'s factor of ``field``: a hashed sign per value, centred and
+    scaled to mean 0 and variance 1 under the field's value frequencies."""
+    key = _key(seed, f"click/triple/{t}/{field}")
+    every = np.arange(planted.cardinalities[field], dtype=np.uint64)
+    signs = np.where(_hash(key, every) >> np.uint64(63) == 0, 1.0, -1.0)
+    p = _rank_probabilities(planted.cardinalities[field], planted.zipf[field])
+    mean = float(p @ signs)
+    spread = np.sqrt(max(1.0 - mean * mean, 1e-12))
+    centred: F64 = (signs[ranks] - mean) / spread
+    return centred
+
+
+def _triple_margin(seed: int, t: int, planted: ClickPlanted, ranks: list[I64]) -> F64:
+    """The margin triple cross ``t`` adds to rows of value ranks ``ranks`` (one per field)."""
+    cross = planted.triple_crosses[t]
+    index = {name: f for f, name in enumerate(planted.fields)}
+    a, b, c = (index[name] for name in cross.fields)
+    if not cross.pairs:
+        product = _centred_signs(seed, t, planted, a, ranks[a])
+        for f in (b, c):
+            product = product * _centred_signs(seed, t, planted, f, ranks[f])
+        return cross.scale * product
+    key = _key(seed, f"click/triple/{t}")
+    ra, rb, rc = (ranks[f].astype(np.uint64) for f in (a, b, c))
+    parts = [(ra, rb, 1), (ra, rc, 2), (rb, rc, 3)]
+    total = sum(_normal(_hash(key, x, y, np.full_like(x, k))) for x, y, k in parts)
+    total = total + _normal(_hash(key, ra, rb, rc + np.uint64(4)))
+    margin: F64 = cross.scale * total / 2.0
+    return margin
+
+
 def _click_margin(seed: int, planted: ClickPlanted, ranks: list[I64]) -> F64:
     """The planted margin (without intercept) of rows given their value ranks."""
     n = len(ranks[0]) if ranks else 0
@@ -167,6 +229,8 @@ def _click_margin(seed: int, planted: ClickPlanted, ranks: list[I64]) -> F64:
             ranks[index[value_cross.b]] == value_cross.rank_b
         )
         margin += value_cross.weight * hit
+    for t in range(len(planted.triple_crosses)):
+        margin += _triple_margin(seed, t, planted, ranks)
     return margin
 
 
@@ -178,6 +242,8 @@ def _click_model(
     positive_rate: float,
     n_field_crosses: int,
     n_value_crosses: int,
+    n_triple_crosses: int = 0,
+    triple_pairs: bool = False,
 ) -> ClickPlanted:
     if not 0 < positive_rate < 1:
         raise ValueError(f"positive_rate must be in (0, 1), got {positive_rate}")
@@ -233,6 +299,22 @@ def _click_model(
                 rb,
             )
         )
+    # Triple crosses among the other fields of at most 100 values (so that value triples
+    # recur). Drawn after everything else: without them the model is the one of before.
+    triple_crosses = []
+    if n_triple_crosses:
+        free = [int(f) for f in np.flatnonzero(cardinalities <= 100) if f not in crossed]
+        if 3 * n_triple_crosses > len(free):
+            raise ValueError(
+                f"n_triple_crosses {n_triple_crosses} needs {3 * n_triple_crosses} fields of "
+                f"at most 100 values outside the field crosses; there are {len(free)}"
+            )
+        chosen = rng.choice(free, size=3 * n_triple_crosses, replace=False).reshape(-1, 3)
+        for triple in chosen:
+            first, second, third = (fields[int(f)] for f in sorted(triple))
+            scale = float(rng.uniform(*_TRIPLE_SCALE))
+            names = (first, second, third)
+            triple_crosses.append(TripleCross(names, scale, pairs=triple_pairs))
     draft = ClickPlanted(
         fields,
         tuple(int(k) for k in cardinalities),
@@ -242,6 +324,7 @@ def _click_model(
         tuple(value_crosses),
         0.0,
         positive_rate,
+        tuple(triple_crosses),
     )
     # The intercept that gives the target positive rate on a calibration stream.
     calibration = _rows(0, 50_000)
@@ -257,12 +340,15 @@ def click_planted(
     positive_rate: float = 0.04,
     n_field_crosses: int = 4,
     n_value_crosses: int = 5,
+    n_triple_crosses: int = 0,
+    triple_pairs: bool = False,
 ) -> ClickPlanted:
     """The planted logistic model behind :func:`click` with the same arguments.
 
     Parameters
     ----------
     seed, n_fields, max_cardinality, positive_rate, n_field_crosses, n_value_crosses
+    n_triple_crosses, triple_pairs
         As for :func:`click`.
 
     Returns
@@ -283,6 +369,8 @@ def click_planted(
         float(positive_rate),
         n_field_crosses,
         n_value_crosses,
+        n_triple_crosses,
+        triple_pairs,
     )
 
 
@@ -295,6 +383,8 @@ def click(
     positive_rate: float = 0.04,
     n_field_crosses: int = 4,
     n_value_crosses: int = 5,
+    n_triple_crosses: int = 0,
+    triple_pairs: bool = False,
     offset: int = 0,
     with_truth: bool = False,
 ) -> pl.DataFrame:
@@ -309,8 +399,10 @@ def click(
     fields; ``n_field_crosses`` field crosses between fields of at most 1,000 values, each
     value pair with its own hashed weight, the first half between fields with no main effect
     (invisible to any model of single fields), the rest between fields that also matter
-    alone; ``n_value_crosses`` crosses of two common values of two fields; an intercept
-    calibrated for ``positive_rate``.
+    alone; ``n_value_crosses`` crosses of two common values of two fields;
+    ``n_triple_crosses`` crosses of three fields of at most 100 values (:class:`TripleCross`):
+    pure (no pair of the three carries anything of it), or with ``triple_pairs`` made mostly of
+    crosses of its pairs; an intercept calibrated for ``positive_rate``.
 
     At the defaults (seed 0, 500k rows) the true probabilities (``with_truth=True``) score
     logloss 0.128 and AUC 0.856 against the constant's 0.168; scikit-learn's logistic regression
@@ -332,6 +424,11 @@ def click(
         Number of planted field-level crosses.
     n_value_crosses
         Number of planted value-level crosses.
+    n_triple_crosses
+        Number of planted crosses of three fields (0: the data of before they existed; the
+        defaults leave fields for one).
+    triple_pairs
+        Whether the crosses of three fields are mostly crosses of their pairs.
     offset
         Index of the first row (see :func:`eat_rate`).
     with_truth
@@ -354,6 +451,8 @@ def click(
         positive_rate=positive_rate,
         n_field_crosses=n_field_crosses,
         n_value_crosses=n_value_crosses,
+        n_triple_crosses=n_triple_crosses,
+        triple_pairs=triple_pairs,
     )
     rows = _rows(offset, n_rows)
     ranks = _click_ranks(seed, "click/values", planted, rows)

@@ -29,6 +29,17 @@ def _eat_rate_kinds(seed: int, varieties: int) -> tuple[npt.NDArray[np.bool_], .
     return tuple(rng.permutation(varieties) < varieties // 2 for _ in range(2))
 
 
+def held_out_pair(seed: int, share: float, animal: I64, food: I64) -> npt.NDArray[np.bool_]:
+    """Whether each (animal, food) type pair is one of the ``share`` of pairs
+    :func:`eat_rate` keeps out of training rows (``held_out_pairs``); a fixed, seeded choice."""
+    if not 0.0 <= share < 1.0:
+        raise ValueError(f"held_out_pairs must be in [0, 1), got {share!r}")
+    key = _key(seed, "eat_rate/types/held_out")
+    bits = _hash(key, animal.astype(np.uint64), food.astype(np.uint64))
+    held: npt.NDArray[np.bool_] = bits < np.uint64(min(share * 2.0**64, 2.0**64 - 2**11))
+    return held
+
+
 def _half_and_half(
     seed: int, varieties: int, animal: I64, food: I64
 ) -> tuple[npt.NDArray[np.bool_], npt.NDArray[np.bool_]]:
@@ -45,6 +56,8 @@ def eat_rate(
     noise_fields: int = 10,
     noise_values: int = 10_000,
     unseen: bool = False,
+    held_out_pairs: float = 0.0,
+    include_held_out: bool = False,
     offset: int = 0,
 ) -> pl.DataFrame:
     """The "eat-rate" benchmark of Fwumious Wabbit (its ``BENCHMARK.md`` and ``generate.py``).
@@ -109,6 +122,16 @@ def eat_rate(
     unseen
         With ``sampling="fwumious"``: draw the original's "hard" rows, animal and food numbers
         both above ``varieties // 4``.
+    held_out_pairs
+        With ``sampling="types"``: this share of the ``varieties**2`` (animal, food) type pairs
+        (a seeded choice, :func:`held_out_pair`) never occurs in the rows, unless
+        ``include_held_out``: a row that drew one draws again. Training rows without them and
+        test rows with them give a test set whose pairs the training never saw in at least this
+        share of rows (other pairs may be missing from the training rows by chance), the case
+        where a cross of the two fields cannot help and a factorization can.
+    include_held_out
+        Draw rows from every pair (a test set; ``held_out_pairs`` then only names the pairs the
+        matching training rows lack).
     offset
         Index of the first row: ``eat_rate(n, s, offset=k)`` equals rows ``k .. k + n`` of
         ``eat_rate(k + n, s)``.
@@ -130,6 +153,9 @@ def eat_rate(
     _check_positive(varieties=varieties, noise_values=noise_values)
     if unseen and sampling != "fwumious":
         raise ValueError("unseen=True needs sampling='fwumious'")
+    if held_out_pairs and sampling != "types":
+        raise ValueError("held_out_pairs needs sampling='types'")
+    held_out_pair(seed, held_out_pairs, np.zeros(0, np.int64), np.zeros(0, np.int64))
     rows = _rows(offset, n_rows)
 
     def bits(stream: str, counter: U64 = rows) -> U64:
@@ -142,6 +168,17 @@ def eat_rate(
     if sampling == "types":
         animal = _below(bits("animal"), varieties)
         food = _below(bits("food"), varieties)
+        if held_out_pairs and not include_held_out:
+            # Draw again, from a stream of its own per attempt, until no row holds such a pair.
+            redraw = np.flatnonzero(held_out_pair(seed, held_out_pairs, animal, food))
+            attempt = 0
+            while redraw.size:
+                attempt += 1
+                again = rows[redraw]
+                animal[redraw] = _below(bits(f"animal/again/{attempt}", again), varieties)
+                food[redraw] = _below(bits(f"food/again/{attempt}", again), varieties)
+                held = held_out_pair(seed, held_out_pairs, animal[redraw], food[redraw])
+                redraw = redraw[held]
         herbivore, plant = _half_and_half(seed, varieties, animal, food)
         noise_range = noise_values
     else:
