@@ -52,7 +52,7 @@ SUITE = (
             full=(kind, "--train", "2000000", "--test", "200000"),
             smoke=(kind, "--train", "20000", "--test", "2000", "--bits", "18"),
         )
-        for kind in ("eat_rate", "click")
+        for kind in ("eat_rate", "eat_rate_unseen", "click", "click3", "click3_pairs")
     ),
     Bench("numeric_columns", smoke=("--rows", "20000", "--rounds", "1")),
     Bench("string_columns", smoke=("--rows", "20000", "--rounds", "1")),

@@ -1,8 +1,13 @@
 """Crosses of hashed categorical fields, side by side in one run: linear, the known cross given
 by hand (``interactions``), all field pairs, default apple and field-level apple (issue 20).
 
-eat-rate (``polars_poly.synthetic.eat_rate``): only the A x B cross predicts. click-like
-(``polars_poly.synthetic.click``): main effects plus planted field crosses. Each field is hashed
+eat-rate (``polars_poly.synthetic.eat_rate``): only the A x B cross predicts;
+``eat_rate_unseen``: the same with 20% of the (animal, food) pairs held out of training and
+present in the test rows (issue 58). click-like (``polars_poly.synthetic.click``): main effects
+plus planted field crosses; ``click3``: plus a pure cross of three fields (no pair of them
+carries anything), ``click3_pairs``: plus a cross of three fields made mostly of its pairs
+(issue 58); "given crosses" is then the planted pairs and the triple, and the generating
+model's own test logloss is printed. Each field is hashed
 into its own sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
 rate; fit time is the in-memory ``fit`` alone (hashing is timed once, apart). Prints test
 logloss, AUC, error, the median fit seconds over ``--rounds`` rounds (the models alternate
@@ -11,6 +16,7 @@ within each round) and that time over the hand-given cross's (eat-rate) or over 
 
     .venv/bin/python -m benches.suite.field_crosses eat_rate --train 2000000 --test 200000
     .venv/bin/python -m benches.suite.field_crosses click --train 2000000 --test 200000
+    .venv/bin/python -m benches.suite.field_crosses click3 --train 2000000 --test 200000
 """
 
 from __future__ import annotations
@@ -27,16 +33,43 @@ import polars_poly as pp
 from polars_poly import synthetic
 from sklearn.metrics import roc_auc_score
 
+KINDS = ("eat_rate", "eat_rate_unseen", "click", "click3", "click3_pairs")
+HELD_OUT = 0.2
+
+
+def click_options(kind: str) -> dict[str, Any]:
+    return {"n_triple_crosses": 1, "triple_pairs": kind == "click3_pairs"} if "3" in kind else {}
+
 
 def frames(kind: str, n_train: int, n_test: int, seed: int) -> tuple[pl.DataFrame, list[str]]:
-    generate = synthetic.eat_rate if kind == "eat_rate" else synthetic.click
-    data = generate(n_train + n_test, seed)
-    fields = [c for c in data.columns if c != "label"]
+    """Training rows then test rows (for click kinds, the test rows' true probability in
+    ``p_true``), and the fields."""
+    if kind == "eat_rate_unseen":
+        train = synthetic.eat_rate(n_train, seed, held_out_pairs=HELD_OUT)
+        test = synthetic.eat_rate(
+            n_test, seed, held_out_pairs=HELD_OUT, include_held_out=True, offset=n_train
+        )
+        data = pl.concat([train, test])
+    elif kind == "eat_rate":
+        data = synthetic.eat_rate(n_train + n_test, seed)
+    else:
+        data = synthetic.click(n_train + n_test, seed, with_truth=True, **click_options(kind))
+    fields = [c for c in data.columns if c not in ("label", "p_true")]
     return data, fields
 
 
 def hashed(data: pl.DataFrame, fields: list[str], bits: int) -> pl.DataFrame:
     return data.select("label", *(pp.hash_features(f, bits=bits).alias(f) for f in fields))
+
+
+def truth_logloss(data: pl.DataFrame, n_test: int) -> float | None:
+    """The generating model's test logloss (click kinds), else None."""
+    if "p_true" not in data.columns:
+        return None
+    test = data.tail(n_test)
+    p = test["p_true"].to_numpy()
+    y = test["label"].to_numpy() > 0
+    return float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
 
 
 def scores(model: Any, test: pl.DataFrame) -> dict[str, float]:
@@ -51,7 +84,7 @@ def scores(model: Any, test: pl.DataFrame) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=["eat_rate", "click"])
+    parser.add_argument("kind", choices=KINDS)
     parser.add_argument("--train", type=int, default=2_000_000)
     parser.add_argument("--test", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=0)
@@ -76,10 +109,11 @@ def main() -> None:
     )
 
     common = {"loss": "logistic", "bits": args.bits}
-    known = [("A", "B")] if args.kind == "eat_rate" else None
-    if args.kind == "click":
-        planted = synthetic.click_planted(args.seed)
+    known: list[tuple[str, ...]] = [("A", "B")]
+    if args.kind.startswith("click"):
+        planted = synthetic.click_planted(args.seed, **click_options(args.kind))
         known = [(c.a, c.b) for c in planted.field_crosses]
+        known += [c.fields for c in planted.triple_crosses]
     models: dict[str, dict[str, Any]] = {
         "linear": {},
         "given crosses": {"interactions": known},
@@ -92,7 +126,7 @@ def main() -> None:
     chosen = [m for m in args.models.split(",") if m] or list(models)
     if not args.models:
         chosen.remove("apple typical")  # the default's ranking alone: asked for by name
-    if args.kind == "eat_rate" and not args.models:
+    if args.kind.startswith("eat_rate") and not args.models:
         chosen.remove("all pairs")  # 66 crosses of mostly noise: slow and not the question here
     rows: dict[str, dict[str, Any]] = {}
     times: dict[str, list[float]] = {name: [] for name in chosen}
@@ -119,14 +153,15 @@ def main() -> None:
                 flush=True,
             )
     table = pl.DataFrame(list(rows.values()))
-    reference = "given crosses" if args.kind == "eat_rate" else "all pairs"
+    reference = "given crosses" if args.kind.startswith("eat_rate") else "all pairs"
     if reference in chosen:
         base = table.filter(pl.col("model") == reference)["fit_s"][0]
         table = table.with_columns(time_ratio=pl.col("fit_s") / base)
     with pl.Config(tbl_rows=20, tbl_width_chars=200, fmt_str_lengths=80):
         print(table)
-    if args.kind == "click":
+    if args.kind.startswith("click"):
         print("planted field crosses:", known)
+        print(f"the generating model's test logloss: {truth_logloss(data, args.test):.4f}")
 
 
 if __name__ == "__main__":
