@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -66,6 +67,10 @@ def main() -> None:
     fields = eat.select("label", *(pp.hash_features(f, bits=16).alias(f) for f in "AB"))
     crossed = pp.SGDClassifier(expansion=pp.FieldApple(), bits=16, progress=False)
     assert crossed.fit(fields, "label").n_examples_ == 2000
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        pp.SGDClassifier(bits=4, progress=False).fit(fields, "label")
+    assert any(issubclass(w.category, pp.TableSaturationWarning) for w in caught)
 
     # Readers.
     svm = work / "d.svm"
