@@ -20,7 +20,7 @@
 //!   several columns, as in the Python bench);
 //! * `score_from_columns` — the least a scorer of these columns can do: each row's slots hashed
 //!   straight from the columns' arrays (offsets, value ids, values) as the learner hashes them
-//!   (index plus the namespace's seed, the `A x B` cross, the constant), [`FUSED_AHEAD`] rows
+//!   (index plus the namespace's seed, the constant, the `A x B` cross), [`FUSED_AHEAD`] rows
 //!   ahead, prefetched, then summed; no blocks, no checks, no link function. Against
 //!   `floor_read_columns`, the columns' own arrays summed (the input's streams alone): the two
 //!   bound what any scorer of this layout can reach (issue 21's 10M rows/s per core is 100 ns
@@ -157,7 +157,7 @@ fn read(table: &[f32], slots: &[u32], per_example: usize) -> f32 {
 /// of 8, 2 was 10% slower and 1 60%).
 const FUSED_AHEAD: usize = 8;
 
-/// Features per example: the fields, their cross, the constant.
+/// Features per example: the fields, the constant, their cross.
 const PER_EXAMPLE: usize = FIELDS + 2;
 
 /// Row `row`'s slots, hashed from the columns' arrays as the learner hashes them.
@@ -170,8 +170,9 @@ fn slots_from_columns(columns: &Columns, seeds: &[u64], mask: u64, row: usize) -
         hashes[k] = u64::from(ids[offsets[row] as usize]).wrapping_add(seeds[k]);
         slots[k] = (hashes[k] & mask) as u32;
     }
-    slots[FIELDS] = ((hashes[0].wrapping_mul(INTERACTION_PRIME) ^ hashes[1]) & mask) as u32;
-    slots[FIELDS + 1] = (u64::from(CONSTANT_FEATURE) & mask) as u32;
+    // The learner's order: the namespaces, the constant, then the crosses.
+    slots[FIELDS] = (u64::from(CONSTANT_FEATURE) & mask) as u32;
+    slots[FIELDS + 1] = ((hashes[0].wrapping_mul(INTERACTION_PRIME) ^ hashes[1]) & mask) as u32;
     slots
 }
 
@@ -199,8 +200,8 @@ fn score_from_columns(table: &[f32], columns: &Columns, seeds: &[u64], mask: u64
         for (k, &slot) in staged.iter().enumerate() {
             let x = match k {
                 k if k < FIELDS => value(k),
-                FIELDS => value(0) * value(1),
-                _ => 1.0,
+                FIELDS => 1.0,
+                _ => value(0) * value(1),
             };
             sum += table[slot as usize * 4] * x;
         }
