@@ -79,6 +79,18 @@ def test_predict_and_inspect_read_the_model(vw_file, tmp_path, capsys) -> None:
     assert plot.read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.filterwarnings("always::polars_poly.TableSaturationWarning")
+def test_warnings_are_lines_of_the_program_and_quiet_silences_them(vw_file, capsys) -> None:
+    # -b 3: eight slots for some 20 features, a saturated table.
+    assert main(["train", "-d", str(vw_file), "-b", "3"]) == 0
+    warned = [line for line in capsys.readouterr().err.splitlines() if "warning" in line]
+    assert len(warned) == 1, warned
+    assert warned[0].startswith("polars-poly train: warning: SGDRegressor: the weight table")
+    assert "KiB)" in warned[0]  # a small table's size is not "0 MiB"
+    assert main(["train", "-d", str(vw_file), "-b", "3", "--quiet"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_continue_training_and_other_formats(vw_file, tmp_path, capsys) -> None:
     model = tmp_path / "m.bin"
     assert main(["train", "-d", str(vw_file), "--quiet", "-f", str(model)]) == 0

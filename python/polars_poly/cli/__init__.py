@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+import warnings
+from typing import Any
 
 import polars as pl
 
@@ -66,7 +68,13 @@ def run(args: argparse.Namespace) -> int:
     on stderr, as ``vw`` does, so that stdout stays free for predictions."""
     out = sys.stderr if args.command == "train" else sys.stdout
     try:
-        COMMANDS[args.command](args, out)
+        with warnings.catch_warnings():
+            # A program's warnings are lines of its own, not Python's source locations;
+            # --quiet prints nothing on stderr, warnings included.
+            if getattr(args, "quiet", False):
+                warnings.simplefilter("ignore")
+            warnings.showwarning = _warning_line(args.command)
+            COMMANDS[args.command](args, out)
     except KeyboardInterrupt:
         print("polars-poly: interrupted", file=sys.stderr)
         return 130
@@ -81,3 +89,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"polars-poly {args.command}: error: {err}", file=sys.stderr)
         return 1
     return 0
+
+
+def _warning_line(command: str) -> Any:
+    """A ``warnings.showwarning`` printing ``polars-poly COMMAND: warning: MESSAGE``."""
+
+    def show(message: Warning | str, *_: object, **__: object) -> None:
+        print(f"polars-poly {command}: warning: {message}", file=sys.stderr)
+
+    return show

@@ -45,12 +45,13 @@ def warn_if_saturated(estimator: str, load: float, bits: int, bytes_per_slot: in
         return
     features = features_in(load, bits)
     wanted = bits_for(features)
-    size = (2**wanted) * bytes_per_slot / 2**20
+    size = (2**wanted) * bytes_per_slot
+    table = f"{size / 2**20:,.0f} MiB" if size >= 2**20 else f"{size / 2**10:,.0f} KiB"
     warnings.warn(
         f"{estimator}: the weight table (bits={bits}) is {load:.0%} full: about {load:.0%} of "
         f"the model's ~{features:,.0f} features share a weight with another feature, which "
         f"blurs what they say. bits={wanted} would bring that under {COMFORTABLE:.0%} "
-        f"(a table of {size:,.0f} MiB).",
+        f"(a table of {table}).",
         TableSaturationWarning,
         stacklevel=_first_frame_outside_the_package(),
     )
