@@ -13,6 +13,7 @@
 //! * [`features`]: [`ExpandedFeatures`], the per-example buffer enumerators fill, and the
 //!   fields its features come from;
 //! * [`field_scales`]: a learned scale per field (opt-in; Vowpal Wabbit has none);
+//! * [`ffm`]: field-aware factorization, latent vectors per feature and other field;
 //! * [`expansion`]: the [`Expansion`] interface every feature enumerator implements, and the
 //!   fixed one (linear / quadratic / cubic / namespace crosses); further enumerators (apple)
 //!   live above this module and are named only by `crate::model`;
@@ -30,6 +31,7 @@ mod builder;
 pub mod example;
 pub mod expansion;
 pub mod features;
+pub mod ffm;
 pub mod field_scales;
 pub mod fit_options;
 pub mod in_order;

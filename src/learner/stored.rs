@@ -22,6 +22,8 @@
 //!   from training on without saving;
 //! * (format version 5 on) field scales: `u8` 1 when the model learns them
 //!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise;
+//! * (format version 10 on, when the options have `ffm`) the factorization's table
+//!   ([`Ffm::write`]);
 //! * (format version 9 only) the initial weight `f64` ([`LearnerConfig::initial_weight`]; 0 in
 //!   older files; in the options from version 10 on).
 //!
@@ -34,6 +36,7 @@
 //! ([`crate::model::legacy`]) shares them.
 
 use super::expansion::{Expansion, Interactions};
+use super::ffm::Ffm;
 use super::field_scales::FieldScales;
 use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::{Loss, LossParams};
@@ -90,6 +93,9 @@ impl<E: Expansion> Learner<E> {
             }
             None => w.u8(0),
         }
+        if let Some(ffm) = self.ffm() {
+            ffm.write(w);
+        }
     }
 
     /// Reads a learner's section of a file of format `version` (3 or later), with `expansion`
@@ -129,10 +135,19 @@ impl<E: Expansion> Learner<E> {
             config.initial_weight = r.f64("initial weight")?;
             config.validate().map_err(|e| bad(e.to_string()))?;
         }
+        let ffm = match &config.ffm {
+            Some(options) if version >= versions::SELF_DESCRIBING => {
+                Some(Ffm::read(r, options.clone())?)
+            }
+            _ => None,
+        };
         let mut learner = Learner::from_parts(config, expansion, table, state, labels, progress)
             .map_err(|e| bad(e.to_string()))?;
         if let Some(scales) = scales {
             learner.set_field_scales(scales);
+        }
+        if let Some(ffm) = ffm {
+            learner.set_ffm(ffm).map_err(|e| bad(e.to_string()))?;
         }
         Ok(learner)
     }
@@ -159,6 +174,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
         namespaces,
         field_scales: false,
         initial_weight: 0.0,
+        ffm: None,
     };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)

@@ -5,6 +5,8 @@ use std::collections::HashMap;
 
 use proptest::prelude::*;
 
+use super::features::namespace_field;
+use super::ffm::FfmOptions;
 use super::loss::{Hinge, Logistic, Quantile, Squared};
 use super::*;
 use crate::error::PolyResult;
@@ -1218,16 +1220,21 @@ fn assert_blocks_learn_and_score_as_examples(
     let batch = Batch::new(&ns, labels, Some(weights)).unwrap();
     let names: Vec<String> = (0..columns.len()).map(|k| format!("n{k}")).collect();
     let cases = [12, 22].into_iter().flat_map(|bits| {
-        [(false, 0.0), (true, 0.0), (false, 1e-4), (true, 1e-4)]
-            .map(|(scales, l1)| (bits, scales, l1))
+        [(false, 0.0, false), (true, 0.0, false), (false, 1e-4, false), (true, 1e-4, false)]
+            .into_iter()
+            .chain([(false, 0.0, true), (true, 1e-4, true)])
+            .map(move |(scales, l1, ffm)| (bits, scales, l1, ffm))
     });
-    for (bits, field_scales, l1) in cases {
+    for (bits, field_scales, l1, ffm) in cases {
+        // The factorization over every namespace (it reads each example's field runs).
+        let fields = (0..columns.len()).map(namespace_field).collect();
         let config = LearnerConfig {
             bits,
             loss: Loss::Logistic(Logistic),
             namespaces: names.clone(),
             field_scales,
             l1,
+            ffm: ffm.then(|| FfmOptions::new(3, 8, fields)),
             ..LearnerConfig::default()
         };
         let mut single = Learner::new(config.clone(), expansion.clone()).unwrap();
@@ -1241,10 +1248,15 @@ fn assert_blocks_learn_and_score_as_examples(
             let mut batched = Learner::new(config.clone(), expansion.clone()).unwrap();
             batched.set_builder_thread(builder);
             batched.learn_batch(&batch).unwrap();
-            let case = format!("bits {bits}, field scales {field_scales}, l1 {l1}, {builder:?}");
+            let case = format!(
+                "bits {bits}, field scales {field_scales}, l1 {l1}, ffm {ffm}, {builder:?}"
+            );
             assert_eq!(batched.progress(), single.progress(), "{case}");
             assert_eq!(batched.weights().data(), single.weights().data(), "{case}");
             assert_eq!(batched.field_scales(), single.field_scales(), "{case}");
+            let table = |l: &Learner<Interactions>| l.ffm().map(|f| f.table().to_vec());
+            assert_eq!(table(&batched), table(&single), "{case}");
+            assert_eq!(table(&batched).is_some(), ffm, "{case}");
             let mut features = ExpandedFeatures::new(bits);
             let expected: Vec<f64> = (0..n)
                 .map(|row| {
@@ -1644,4 +1656,48 @@ fn in_order_rows_learn_each_entry_in_file_order_as_the_reference() {
             );
         }
     }
+}
+
+/// Two one-hot fields whose label is the parity of the pair (a value's parity is a latent
+/// "kind"): no weight of a single value says anything, and without the cross a linear model
+/// stays at chance; the factorization learns each value's kind and scores the pairs.
+#[test]
+fn a_factorization_learns_what_the_fields_say_together() {
+    let progressive_tail = |ffm: Option<FfmOptions>| {
+        with_two_field_batch(20_000, |batch| {
+            let config = LearnerConfig {
+                bits: 16,
+                loss: Loss::Logistic(Logistic),
+                namespaces: vec!["a".into(), "b".into()],
+                ffm,
+                ..LearnerConfig::default()
+            };
+            let mut learner = Learner::new(config, Interactions::linear()).unwrap();
+            let mut recorded = Vec::new();
+            learner.learn_batch_recording(batch, &mut recorded).unwrap();
+            let tail = &recorded[15_000..];
+            let wrong = tail.iter().zip(&batch.labels[15_000..]).filter(|(p, y)| **p * **y <= 0.0);
+            wrong.count() as f64 / tail.len() as f64
+        })
+    };
+    let linear = progressive_tail(None);
+    let mut options = FfmOptions::new(4, 10, vec![namespace_field(0), namespace_field(1)]);
+    options.learning_rate = 0.2;
+    let factorized = progressive_tail(Some(options));
+    assert!(linear > 0.35, "linear progressive error {linear}");
+    assert!(factorized < 0.05, "factorized progressive error {factorized}");
+}
+
+#[test]
+fn ffm_fields_must_be_namespaces() {
+    let config = |fields: Vec<u32>| LearnerConfig {
+        namespaces: vec!["a".into(), "b".into()],
+        ffm: Some(FfmOptions::new(2, 4, fields)),
+        ..LearnerConfig::default()
+    };
+    assert!(config(vec![1, 2]).validate().is_ok());
+    let error = config(vec![1, 3]).validate().unwrap_err().to_string();
+    assert!(error.contains("ffm field 3 is not a namespace's field (1..=2"), "{error}");
+    let error = Learner::new(config(vec![0]), Interactions::linear()).err().unwrap().to_string();
+    assert!(error.contains("ffm field 0"), "{error}");
 }

@@ -93,6 +93,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
         namespaces,
         field_scales: false,
         initial_weight: 0.0,
+        ffm: None,
     };
     config.validate().map_err(|e| bad(e.to_string()))?;
     Ok(config)

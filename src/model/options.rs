@@ -5,6 +5,7 @@
 
 use super::feature_set::{FeatureSet, FeatureSetOptions};
 use crate::error::PolyResult;
+use crate::learner::ffm::FfmOptions;
 use crate::learner::{Learner, LearnerConfig, Loss, LossParams, UpdateRule};
 
 /// See the module docs. Field meanings: [`LearnerConfig`], [`UpdateRule`], [`FeatureSet`].
@@ -33,6 +34,10 @@ pub struct LearnerOptions {
     /// The weight every slot starts at ([`LearnerConfig::initial_weight`]; 0 when not given).
     #[serde(default)]
     pub initial_weight: f64,
+    /// A field-aware factorization beside the weights ([`LearnerConfig::ffm`]; none when not
+    /// given).
+    #[serde(default)]
+    pub ffm: Option<FfmOptions>,
 }
 
 impl LearnerOptions {
@@ -62,6 +67,7 @@ impl LearnerOptions {
             namespaces: self.namespaces,
             field_scales: self.field_scales,
             initial_weight: self.initial_weight,
+            ffm: self.ffm,
         };
         Learner::new(config, FeatureSet::new(self.features, self.constant)?)
     }
@@ -90,6 +96,7 @@ impl LearnerOptions {
             features,
             field_scales: config.field_scales,
             initial_weight: config.initial_weight,
+            ffm: config.ffm.clone(),
         }
     }
 }

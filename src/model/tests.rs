@@ -419,6 +419,7 @@ fn options_build_the_model_and_round_trip() {
         },
         field_scales: true,
         initial_weight: 0.25,
+        ffm: None,
     };
     let learner = options.clone().build().unwrap();
     // Vowpal Wabbit's rules: a cross repeating a namespace beside another is sorted.
@@ -1046,4 +1047,55 @@ fn options_are_stored_by_name_and_a_new_field_takes_its_default() {
     assert_eq!(read.config(), learner.config());
     assert_eq!(read.expansion(), learner.expansion());
     assert!(same_kept_weights(&read, &learner));
+}
+
+/// A model with a field-aware factorization saves its table and options: the loaded model
+/// predicts and trains on as the saved one, bit for bit; a table edited to hold a NaN or a
+/// non-positive AdaGrad sum is refused at load.
+#[test]
+fn a_factorization_round_trips_and_refuses_damage() {
+    let data = stream(200, 3, true);
+    let (offsets, indices, values, labels) = rows_of(&data);
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let config = LearnerConfig {
+        ffm: Some(crate::learner::ffm::FfmOptions::new(3, 6, vec![1])),
+        ..config(Loss::Logistic(Logistic), UpdateRule::VW_DEFAULT)
+    };
+    let mut a = Learner::new(config, FeatureSet::from(Interactions::linear())).unwrap();
+    a.learn_batch(&batch).unwrap();
+    let bytes = model_io::to_bytes(&a, "");
+    let (mut b, _) = model_io::from_bytes(&bytes).unwrap();
+    assert_eq!(b.config(), a.config());
+    assert_eq!(b.ffm().unwrap().table(), a.ffm().unwrap().table());
+    let (mut pa, mut pb) = (Vec::new(), Vec::new());
+    a.predict_batch(&batch, &mut pa).unwrap();
+    b.predict_batch(&batch, &mut pb).unwrap();
+    assert_eq!(pa, pb);
+    a.learn_batch(&batch).unwrap();
+    b.learn_batch(&batch).unwrap();
+    assert_eq!(b.ffm().unwrap().table(), a.ffm().unwrap().table());
+    let table = a.ffm().unwrap().table().to_vec();
+    let bytes = model_io::to_bytes(&a, "");
+    let find = |value: f32| {
+        let pattern = value.to_le_bytes();
+        bytes.windows(4).position(|w| w == pattern).expect("the table's bytes are in the file")
+    };
+    // A row a feature moved: its 3 latent values, then their 3 AdaGrad sums (above 1).
+    let row = (0..64).find(|r| table[r * 6 + 3] != 1.0).unwrap();
+    let (latent, sum) = (find(table[row * 6]), find(table[row * 6 + 3]));
+    for (at, hostile, message) in [
+        (latent, f32::NAN, format!("ffm row {row} holds the latent value NaN")),
+        (latent, f32::INFINITY, format!("ffm row {row} holds the latent value inf")),
+        (sum, 0.0, format!("ffm row {row} holds the AdaGrad sum 0")),
+    ] {
+        let mut damaged = bytes.clone();
+        damaged[at..at + 4].copy_from_slice(&hostile.to_le_bytes());
+        let Err(err) = model_io::from_bytes(&resealed(damaged)) else {
+            panic!("loaded with {message:?}");
+        };
+        let err = err.to_string();
+        assert!(err.contains(&message), "{err}");
+    }
 }

@@ -34,6 +34,9 @@ pub struct LearnerConfig {
     /// `2^bits` slots, the constant's too; the adaptive sums and normalizers start at 0 as
     /// always). 0 by default; a nonzero one allocates the table when the learner is made.
     pub initial_weight: f64,
+    /// A field-aware factorization learned beside the weights ([`crate::learner::ffm`]); its
+    /// fields are namespaces' fields ([`namespace_field`]). None by default.
+    pub ffm: Option<FfmOptions>,
 }
 
 impl Default for LearnerConfig {
@@ -50,6 +53,7 @@ impl Default for LearnerConfig {
             namespaces: vec!["features".to_owned()],
             field_scales: false,
             initial_weight: 0.0,
+            ffm: None,
         }
     }
 }
@@ -92,6 +96,15 @@ impl LearnerConfig {
         for (k, name) in self.namespaces.iter().enumerate() {
             if self.namespaces[..k].contains(name) {
                 return crate::invalid!("namespace {name:?} is given twice");
+            }
+        }
+        if let Some(ffm) = &self.ffm {
+            ffm.validate()?;
+            let n = self.namespaces.len();
+            if let Some(&field) = ffm.fields.iter().find(|&&f| !(1..=n as u32).contains(&f)) {
+                return crate::invalid!(
+                    "ffm field {field} is not a namespace's field (1..={n} for {n} namespaces)"
+                );
             }
         }
         Ok(())

@@ -20,6 +20,7 @@ use super::builder::{self, BuiltFor, FollowsExpansion, SlotAddresses};
 use super::example::{Example, ExampleBuffer, ExampleShape, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
 use super::features::{namespace_field, ExampleEnd};
+use super::ffm::{Ffm, FfmOptions, FfmScratch};
 use super::field_scales::FieldScales;
 use super::fit_options::FitOptions;
 use super::loss::{Loss, Squared};
@@ -113,6 +114,12 @@ enum Visit<'a> {
     Replay,
 }
 
+thread_local! {
+    /// Scoring's factorized features and sums ([`Learner::raw_score`] takes `&self`, and
+    /// scores batches on several threads).
+    static FFM_SCRATCH: std::cell::RefCell<FfmScratch> = std::cell::RefCell::default();
+}
+
 /// Rows staged ahead when scoring a table larger than the cache (1: the row being scored only).
 const SCORE_AHEAD: usize = 4;
 
@@ -147,6 +154,8 @@ struct Scratch {
     staged: Vec<Staged>,
     /// The rows [`Learner::learn_rows`] builds examples from.
     blocks: ExampleBlocks,
+    /// The factorized features and sums of the example being learned.
+    ffm: FfmScratch,
 }
 
 impl Scratch {
@@ -155,6 +164,7 @@ impl Scratch {
             features: ExpandedFeatures::new(bits),
             staged: Vec::new(),
             blocks: ExampleBlocks::default(),
+            ffm: FfmScratch::default(),
         }
     }
 }
@@ -211,6 +221,8 @@ pub struct Learner<E: Expansion = Interactions> {
     average: Option<TailAverage>,
     /// The fields' scales, when [`LearnerConfig::field_scales`].
     field_scales: Option<FieldScales>,
+    /// The field-aware factorization, when [`LearnerConfig::ffm`].
+    ffm: Option<Ffm>,
     /// The recent learned examples, while the enumerator wants them
     /// ([`Expansion::recent_examples_wanted`]).
     recent: RecentExamples,
@@ -236,6 +248,7 @@ impl<E: Expansion> Learner<E> {
             progress: Progress::default(),
             expansion,
             field_scales: config.field_scales.then(FieldScales::default),
+            ffm: config.ffm.clone().map(Ffm::new).transpose()?,
             config,
             average: None,
             recent: RecentExamples::default(),
@@ -274,6 +287,27 @@ impl<E: Expansion> Learner<E> {
         if self.config.field_scales {
             self.field_scales = Some(scales);
         }
+    }
+
+    /// The field-aware factorization, when the model has one ([`LearnerConfig::ffm`]).
+    pub fn ffm(&self) -> Option<&Ffm> {
+        self.ffm.as_ref()
+    }
+
+    /// Replaces the factorization (model loading); refused unless its options are the
+    /// config's.
+    pub(crate) fn set_ffm(&mut self, ffm: Ffm) -> PolyResult<()> {
+        if self.config.ffm.as_ref() != Some(ffm.options()) {
+            return crate::invalid!("the ffm table's options are not the model's");
+        }
+        self.ffm = Some(ffm);
+        Ok(())
+    }
+
+    /// Whether expanded features mark their fields: the field scales and the factorization
+    /// read them.
+    fn tracks_fields(&self) -> bool {
+        self.field_scales.is_some() || self.ffm.is_some()
     }
 
     /// The multiplier of `field`'s weights in the score: its scale, or 1 without field scales.
@@ -370,8 +404,21 @@ impl<E: Expansion> Learner<E> {
         Ok(())
     }
 
-    /// The raw score of the expanded features in `features` (before clipping).
+    /// The raw score of the expanded features in `features` (before clipping): the weights'
+    /// and, with a factorization, its part.
     fn raw_score(&self, features: &ExpandedFeatures) -> f64 {
+        let linear = self.linear_score(features);
+        match &self.ffm {
+            Some(ffm) => {
+                let factorized = FFM_SCRATCH.with(|s| ffm.score(features, &mut s.borrow_mut()));
+                linear + f64::from(factorized)
+            }
+            None => linear,
+        }
+    }
+
+    /// The weights' part of [`Learner::raw_score`].
+    fn linear_score(&self, features: &ExpandedFeatures) -> f64 {
         let data = self.weights.data();
         if data.is_empty() {
             return 0.0;
@@ -414,7 +461,7 @@ impl<E: Expansion> Learner<E> {
             *features = ExpandedFeatures::new(self.config.bits);
         }
         features.clear();
-        features.track_fields(self.field_scales.is_some());
+        features.track_fields(self.tracks_fields());
     }
 
     /// Folds the lazy L1/L2 state into the weights (done before saving).

@@ -106,7 +106,7 @@ impl<E: Expansion> Learner<E> {
         let seeds = self.seeds.clone();
         if self.builds_ahead(rows.size_hint().0) {
             let form = (self.expansion.generation(), self.expansion.block_expansion());
-            let (bits, track) = (self.config.bits, self.field_scales.is_some());
+            let (bits, track) = (self.config.bits, self.tracks_fields());
             let table = SlotAddresses::of(self.weights.data(), self.weights.stride())
                 .filter(|_| self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES);
             let built_for = BuiltFor { bits, track_fields: track, table };
@@ -256,7 +256,7 @@ impl<E: Expansion> Learner<E> {
         if !blocks.entered_unexpanded(generation) {
             return;
         }
-        let track = self.field_scales.is_some();
+        let track = self.tracks_fields();
         blocks.expand_block(generation, self.config.bits, track, |rows, out, ends| {
             self.expansion.expand_block(rows, out, ends)
         });

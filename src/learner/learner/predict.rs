@@ -64,6 +64,17 @@ impl<E: Expansion> Learner<E> {
         ends: &[ExampleEnd],
         scores: &mut [f64],
     ) {
+        if self.ffm.is_some() {
+            // The factorization reads an example's field runs: each example copied out.
+            let mut example = ExpandedFeatures::new(self.config.bits);
+            for (p, score) in scores.iter_mut().enumerate() {
+                let (from, to) = ExampleEnd::bounds(ends, p);
+                self.empty_features(&mut example);
+                example.extend_from_example(block, from, to);
+                *score = self.finalize(self.raw_score(&example));
+            }
+            return;
+        }
         let slots = block.slots();
         let ahead = if self.prefetches() { SCORE_AHEAD } else { 0 };
         let prefetch_example = |p: usize| {

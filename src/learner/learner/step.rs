@@ -79,7 +79,7 @@ impl<E: Expansion> Learner<E> {
     /// expand, a value or step that overflows) is skipped: it was learned without them.
     pub(super) fn catch_up(&mut self) -> PolyResult<()> {
         let recent = std::mem::take(&mut self.recent);
-        let track = self.field_scales.is_some();
+        let track = self.tracks_fields();
         // Examples are expanded CATCH_UP_AHEAD ahead of their replay, their slots prefetched
         // meanwhile (on a large table each replay otherwise waits on memory per feature). The
         // expansions do not change during the catch-up, and the replays keep their order.
@@ -197,9 +197,13 @@ impl<E: Expansion> Learner<E> {
             }
             Some(scales) => {
                 scales.forget_contributions();
-                self.raw_score(features)
+                self.linear_score(features)
             }
-            None => self.raw_score(features),
+            None => self.linear_score(features),
+        };
+        let raw = match &self.ffm {
+            Some(ffm) => raw + f64::from(ffm.score(features, &mut self.scratch.ffm)),
+            None => raw,
         };
         self.prefetch_slots(upcoming_now);
         let p = self.finalize(raw);
@@ -252,6 +256,14 @@ impl<E: Expansion> Learner<E> {
                 "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
                  features down"
             );
+        }
+        if let Some(ffm) = &mut self.ffm {
+            if let Err(step) = ffm.learn(&mut self.scratch.ffm, (weight * derivative) as f32) {
+                return crate::invalid!(
+                    "row {row}: the factorization's step overflows ({step:e}); scale the \
+                     labels, weights or features down"
+                );
+            }
         }
         Ok(p)
     }
