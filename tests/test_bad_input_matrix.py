@@ -182,6 +182,7 @@ OPTION_OWNERS: dict[str, tuple[type, Callable[[dict[str, Any]], Any], np.ndarray
     ),
     "Apple": (pp.Apple, lambda o: pp.SGDRegressor(expansion=pp.Apple(**o)), Y_REAL),
     "FieldApple": (pp.FieldApple, lambda o: pp.SGDClassifier(expansion=pp.FieldApple(**o)), Y_SIGN),
+    "FFM": (pp.FFM, lambda o: pp.SGDClassifier(ffm=pp.FFM(**o)), Y_SIGN),
 }
 _SGDS = ("SGDRegressor", "SGDClassifier")
 _SGD_ACCEPTED = [
@@ -190,7 +191,7 @@ _SGD_ACCEPTED = [
     "invariant=bool", "constant=bool", "shuffle=bool", "random_state=None", "average_tail=float",
     "features=string", "features=None", "categorical=None", "progress=None", "progress=bool",
     "quantile_tau=float", "field_scales=bool", "initial_weight=huge", "initial_weight=negative",
-    "initial_weight=float",
+    "initial_weight=float", "ffm=None",
 ]  # fmt: skip
 _PA_ACCEPTED = [
     "averaging=None", "C=huge", "C=float", "progress=None", "progress=bool", "n_features=None",
@@ -201,11 +202,16 @@ ACCEPTED = {
       for cell in _PA_ACCEPTED),
     "Apple.alpha=float", "Apple.fallback=bool", "Apple.field_crosses=None",
     "FieldApple.budget=huge", "FieldApple.budget=float", "FieldApple.z=huge", "FieldApple.z=float",
+    "FFM.fields=None", "FFM.learning_rate=float", "FFM.power_t=float",
+    "FFM.initial_accumulator=huge", "FFM.initial_accumulator=float", "FFM.init_scale=float",
 }  # fmt: skip
 # A rate exponent of 2**70 makes the first step infinite; l2 of 2**70 the first score NaN.
 OTHER = {
     **{f"{sgd}.power_t=huge": (ValueErr, r"row \d+: the update step overflows") for sgd in _SGDS},
     **{f"{sgd}.l2=huge": (ValueErr, r"row \d+: learning overflows") for sgd in _SGDS},
+    # Latent values of 2**70 (a rate or a start that large) overflow the first products.
+    "FFM.learning_rate=huge": (ValueErr, r"row \d+: the factorization's step overflows"),
+    "FFM.init_scale=huge": (ValueErr, r"row \d+: learning overflows"),
 }
 OPTION_CELLS = [
     (owner, field.name, kind)
@@ -254,6 +260,8 @@ def _fit_with(cls: type, name: str, value: Any) -> None:
     if cls is pp.FieldApple:
         fields = pl.DataFrame({"a": pp.from_numpy(X), "b": pp.from_numpy(X)})
         pp.SGDClassifier(expansion=cls(**{name: value}), progress=False).fit(fields, y)
+    elif cls is pp.FFM:
+        pp.SGDClassifier(ffm=cls(**{name: value}), progress=False).fit(X, y)
     elif cls is pp.Apple:
         pp.SGDRegressor(expansion=cls(**{name: value}), progress=False).fit(X, y)
     else:
@@ -262,7 +270,7 @@ def _fit_with(cls: type, name: str, value: Any) -> None:
 
 DOCUMENTED_RANGES = [
     (cls, f)
-    for cls in (pp.SGDRegressor, pp.Apple, pp.FieldApple, pp.DoSClassifier)
+    for cls in (pp.SGDRegressor, pp.Apple, pp.FieldApple, pp.FFM, pp.DoSClassifier)
     for f in dataclasses.fields(cls)
     if f.metadata.get("accepted")
 ]

@@ -696,3 +696,17 @@ def test_integer_codes_declared_categorical_train_as_categories_on_dask(client, 
     assert merged.namespaces_ == ["A", "B", "C"]
     streamed = X.lazy().select(merged.predict_proba_expr()).collect(engine="streaming")
     np.testing.assert_array_equal(streamed.to_series().to_numpy(), merged.predict_proba(X)[:, 1])
+
+
+def test_a_factorization_trains_on_dask_averaged_by_examples(client, eat_rate_shards) -> None:
+    """The factorization's tables are averaged as the shards' examples weigh: one shard is the
+    single machine's model, and four shards learn what the shard alone cannot (each value's
+    vectors from every shard's pairs)."""
+    shards, test = eat_rate_shards
+    options = {"loss": "logistic", "bits": 20, "ffm": pp.FFM(k=4, bits=14, fields=["A", "B"])}
+    local = pp.SGDClassifier(shuffle=False, **options).fit(pl.read_parquet(shards[0]), "label")
+    one = ppd.fit(pp.SGDClassifier(shuffle=False, **options), [shards[0]], "label", client=client)
+    np.testing.assert_array_equal(one.predict_proba(test), local.predict_proba(test))
+    assert one.get_params()["ffm"].get_params() == options["ffm"].get_params()
+    four = ppd.fit(pp.SGDClassifier(shuffle=False, **options), shards, "label", client=client)
+    assert logloss_on(four, test) < logloss_on(local, test)

@@ -225,6 +225,7 @@ def test_python_defaults_equal_the_engines() -> None:
         "fit": fit_options(pp.SGDRegressor()),
         "apple": engine_options(pp.Apple()),
         "field_apple": engine_options(pp.FieldApple()),
+        "ffm": engine_options(pp.FFM()),
     }
     compared = 0
     for owner, options in python.items():

@@ -7,7 +7,9 @@ present in the test rows (issue 58). click-like (``polars_poly.synthetic.click``
 plus planted field crosses; ``click3``: plus a pure cross of three fields (no pair of them
 carries anything), ``click3_pairs``: plus a cross of three fields made mostly of its pairs
 (issue 58); "given crosses" is then the planted pairs and the triple, and the generating
-model's own test logloss is printed. Each field is hashed
+model's own test logloss is printed. "ffm" adds a field-aware factorization over every field
+(``--ffm-k``, ``--ffm-rate``, ``--ffm-bits``); "ffm known fields" (by name in ``--models``)
+over the fields of the known crosses only. Each field is hashed
 into its own sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
 rate; fit time is the in-memory ``fit`` alone (hashing is timed once, apart). Prints test
 logloss, AUC, error, the median fit seconds over ``--rounds`` rounds (the models alternate
@@ -93,6 +95,9 @@ def main() -> None:
         "--models", default="", help="comma-separated subset of the models (default: all)"
     )
     parser.add_argument("--rounds", type=int, default=1, help="alternating rounds of fits")
+    parser.add_argument("--ffm-k", type=int, default=4, help="the factorization's k")
+    parser.add_argument("--ffm-rate", type=float, default=0.1, help="its learning_rate")
+    parser.add_argument("--ffm-bits", type=int, default=18, help="its table's bits")
     args = parser.parse_args()
 
     started = time.perf_counter()
@@ -122,12 +127,24 @@ def main() -> None:
         # One ranking, no race between rankings (which on all-categorical fields never forks).
         "apple typical": {"expansion": pp.Apple(ranking="typical")},
         "field apple": {"expansion": pp.FieldApple()},
+        # A field-aware factorization over every field, and over the known pairs' fields only.
+        "ffm": {"ffm": pp.FFM(k=args.ffm_k, learning_rate=args.ffm_rate, bits=args.ffm_bits)},
+        "ffm known fields": {
+            "ffm": pp.FFM(
+                k=args.ffm_k,
+                learning_rate=args.ffm_rate,
+                bits=args.ffm_bits,
+                fields=sorted({f for cross in known for f in cross}),
+            )
+        },
     }
     chosen = [m for m in args.models.split(",") if m] or list(models)
     if not args.models:
         chosen.remove("apple typical")  # the default's ranking alone: asked for by name
     if args.kind.startswith("eat_rate") and not args.models:
         chosen.remove("all pairs")  # 66 crosses of mostly noise: slow and not the question here
+    if not args.models:
+        chosen.remove("ffm known fields")  # the known fields given: asked for by name
     rows: dict[str, dict[str, Any]] = {}
     times: dict[str, list[float]] = {name: [] for name in chosen}
     for round_ in range(args.rounds):
@@ -157,6 +174,9 @@ def main() -> None:
     if reference in chosen:
         base = table.filter(pl.col("model") == reference)["fit_s"][0]
         table = table.with_columns(time_ratio=pl.col("fit_s") / base)
+    if "linear" in chosen:
+        base = table.filter(pl.col("model") == "linear")["fit_s"][0]
+        table = table.with_columns(over_linear=pl.col("fit_s") / base)
     with pl.Config(tbl_rows=20, tbl_width_chars=200, fmt_str_lengths=80):
         print(table)
     if args.kind.startswith("click"):

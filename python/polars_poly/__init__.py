@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from polars_poly._loading import load_model
     from polars_poly.apple import Apple
     from polars_poly.dos import DoSClassifier, PassiveAggressiveClassifier
+    from polars_poly.ffm import FFM
     from polars_poly.field_apple import FieldApple
     from polars_poly.learner import SGDClassifier, SGDRegressor, TableSaturationWarning
     from polars_poly.polynomial import (
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 __all__ = [
     "__version__",
     "Apple",
+    "FFM",
     "FieldApple",
     "IDENTITIES",
     "LOSSES",
@@ -97,6 +99,7 @@ _HOMES = {
     "_internal": ("__version__", "IDENTITIES", "LOSSES", "RANKINGS", "SCHEDULES"),
     "_loading": ("load_model",),
     "apple": ("Apple",),
+    "ffm": ("FFM",),
     "field_apple": ("FieldApple",),
     "dos": ("DoSClassifier", "PassiveAggressiveClassifier"),
     "learner": ("SGDClassifier", "SGDRegressor", "TableSaturationWarning"),

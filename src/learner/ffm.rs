@@ -33,6 +33,9 @@ pub const MAX_K: usize = 128;
 pub const MAX_FIELDS: usize = 256;
 /// Most rows: `2^MAX_FFM_BITS`.
 pub const MAX_FFM_BITS: u32 = 30;
+/// Above this size the rows of upcoming examples are prefetched (beyond a core's L2 cache, as
+/// the weight table's `PREFETCH_TABLE_BYTES`).
+const PREFETCH_TABLE_BYTES: usize = 2 << 20;
 
 /// What a field-aware factorization is (stored with the model by name).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -45,17 +48,26 @@ pub struct FfmOptions {
     /// The fields taking part ([`ExpandedFeatures`]' field ids), each once; features of other
     /// fields (the constant, crosses) are not factorized.
     pub fields: Vec<u32>,
-    pub learning_rate: f32,
-    pub power_t: f32,
-    pub initial_accumulator: f32,
+    pub learning_rate: f64,
+    pub power_t: f64,
+    pub initial_accumulator: f64,
     /// Latent values start uniform in `±init_scale / sqrt(k)`.
-    pub init_scale: f32,
+    pub init_scale: f64,
     pub seed: u64,
+}
+
+impl Default for FfmOptions {
+    /// `k` 4, `bits` 18, no fields (the Python layer names them), fwumious_wabbit's AdaGrad
+    /// rule with our rate 0.1.
+    fn default() -> Self {
+        FfmOptions::new(4, 18, Vec::new())
+    }
 }
 
 impl FfmOptions {
     /// Options with fwumious_wabbit's defaults for the rule (rate 0.1 is ours: measured on
-    /// eat-rate), `k` dimensions over `fields`.
+    /// eat-rate), `k` dimensions over `fields`. The rates are `f64` as the Python layer gives
+    /// them (a loaded model reports the numbers it was given); the table computes in `f32`.
     pub fn new(k: usize, bits: u32, fields: Vec<u32>) -> Self {
         FfmOptions {
             k,
@@ -69,13 +81,14 @@ impl FfmOptions {
         }
     }
 
+    /// Checks every option; errors say `ffm <option> must be <what it accepts>, got <value>`.
     pub fn validate(&self) -> PolyResult<()> {
         if !(1..=MAX_K).contains(&self.k) {
-            return crate::invalid!("ffm k is {}; it must be between 1 and {MAX_K}", self.k);
+            return crate::invalid!("ffm k must be an integer in 1..={MAX_K}, got {}", self.k);
         }
         if !(1..=MAX_FFM_BITS).contains(&self.bits) {
             return crate::invalid!(
-                "ffm bits is {}; it must be between 1 and {MAX_FFM_BITS}",
+                "ffm bits must be an integer in 1..={MAX_FFM_BITS}, got {}",
                 self.bits
             );
         }
@@ -90,21 +103,21 @@ impl FfmOptions {
         if let Some(pair) = sorted.windows(2).find(|pair| pair[0] == pair[1]) {
             return crate::invalid!("ffm field {} is listed twice", pair[0]);
         }
-        let positive = |name: &str, value: f32| -> PolyResult<()> {
+        let positive = |name: &str, value: f64| -> PolyResult<()> {
             if value.is_finite() && value > 0.0 {
                 Ok(())
             } else {
-                crate::invalid!("ffm {name} is {value}; it must be finite and > 0")
+                crate::invalid!("ffm {name} must be finite and > 0, got {value}")
             }
         };
         positive("learning_rate", self.learning_rate)?;
         positive("initial_accumulator", self.initial_accumulator)?;
         if !(self.power_t.is_finite() && (0.0..=1.0).contains(&self.power_t)) {
-            return crate::invalid!("ffm power_t is {}; it must be in [0, 1]", self.power_t);
+            return crate::invalid!("ffm power_t must be in [0, 1], got {}", self.power_t);
         }
         if !(self.init_scale.is_finite() && self.init_scale >= 0.0) {
             return crate::invalid!(
-                "ffm init_scale is {}; it must be finite and >= 0",
+                "ffm init_scale must be finite and >= 0, got {}",
                 self.init_scale
             );
         }
@@ -137,9 +150,12 @@ pub struct FfmScratch {
     entries: Vec<Entry>,
     /// `S[f][z][j]` at `(f F + z) k + j`.
     sums: Vec<f32>,
-    /// The update's (position, step, squared derivative) of each latent value, all computed
-    /// before any moves.
-    steps: Vec<(usize, f32, f32)>,
+    /// The update's step and squared derivative of each latent value of each factorized
+    /// feature (`F k` a feature, in its row's order), all computed before any moves.
+    steps: Vec<f32>,
+    squares: Vec<f32>,
+    /// The score's derivative in the latent values of the feature being stepped.
+    derivative: Vec<f32>,
 }
 
 /// The latent table and its rule (see the module docs).
@@ -162,7 +178,7 @@ impl Ffm {
         )?;
         let mut ffm = Ffm::with_table(options.clone(), Vec::new())?;
         let (fk, row_len) = (options.fields.len() * options.k, options.row_len());
-        let scale = options.init_scale / (options.k as f32).sqrt();
+        let scale = (options.init_scale / (options.k as f64).sqrt()) as f32;
         let mut table = vec![0.0f32; (1usize << options.bits) * row_len];
         crate::memory::advise_huge_pages(&mut table);
         for (r, row) in table.chunks_exact_mut(row_len).enumerate() {
@@ -170,7 +186,7 @@ impl Ffm {
             for (j, v) in latent.iter_mut().enumerate() {
                 *v = scale * uniform_sym(options.seed, (r * fk + j) as u64);
             }
-            sums.fill(options.initial_accumulator);
+            sums.fill(options.initial_accumulator as f32);
         }
         ffm.table = table;
         Ok(ffm)
@@ -208,6 +224,22 @@ impl Ffm {
         // Fibonacci hashing: the slot's bits spread over the row's.
         ((u64::from(slot) ^ self.options.seed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
             >> (64 - self.options.bits)) as u32
+    }
+
+    /// Prefetches the rows of the features in weight slots `slots` (an upcoming example's), on a
+    /// table larger than the caches: each row is read whole by the score and written by the
+    /// step, and a row a feature drew at random is in no cache.
+    pub fn prefetch(&self, slots: &[u32]) {
+        if self.table.len() * 4 <= PREFETCH_TABLE_BYTES {
+            return;
+        }
+        let row_len = self.options.row_len();
+        for &slot in slots {
+            let row = &self.table[self.row_of(slot) as usize * row_len..][..row_len];
+            for line in row.chunks(16) {
+                crate::memory::prefetch(line.as_ptr());
+            }
+        }
     }
 
     /// The factorized part of the score of `features` (whose fields must be tracked), leaving
@@ -264,35 +296,67 @@ impl Ffm {
         let (n_fields, k) = (self.options.fields.len(), self.options.k);
         let fk = n_fields * k;
         let row_len = self.options.row_len();
-        let (rate, power_t) = (self.options.learning_rate, self.options.power_t);
+        let (rate, power_t) = (self.options.learning_rate as f32, self.options.power_t as f32);
         // Every derivative from the values before the update (rows shared by two features of
-        // the example move twice, each time by its own derivative).
-        let steps = &mut scratch.steps;
+        // the example move twice, each time by its own derivative): all steps first, in runs
+        // of k the compiler vectorizes, then the moves.
+        let n = scratch.entries.len() * fk;
+        let (steps, squares) = (&mut scratch.steps, &mut scratch.squares);
         steps.clear();
-        for e in &scratch.entries {
-            let base = e.row as usize * row_len;
+        steps.resize(n, 0.0);
+        squares.clear();
+        squares.resize(n, 0.0);
+        let sqrt_rule = power_t == 0.5;
+        // Whether a step or square is infinite or NaN, as an OR of integers (which vectorizes).
+        let mut not_finite = 0u32;
+        for (p, e) in scratch.entries.iter().enumerate() {
+            let row = &self.table[e.row as usize * row_len..][..row_len];
+            let (latent, sums) = row.split_at(fk);
             let f = e.field as usize;
+            // The score's derivative in each of the feature's latent values, gathered into one
+            // run: S[z][f] for each field z, less the feature's pair with itself.
+            let derivative = &mut scratch.derivative;
+            derivative.clear();
             for z in 0..n_fields {
-                let other = &scratch.sums[(z * n_fields + f) * k..][..k];
-                for (j, &s) in other.iter().enumerate() {
-                    let at = base + z * k + j;
-                    let mut d = s;
-                    if z == f {
-                        d -= e.value * self.table[at];
-                    }
-                    let g = gradient * e.value * d;
-                    let sum = self.table[at + fk] + g * g;
-                    let step = rate * g * adagrad_scale(sum, power_t);
-                    if !(step.is_finite() && sum.is_finite()) {
-                        return Err(step);
-                    }
-                    steps.push((at, step, g * g));
+                derivative.extend_from_slice(&scratch.sums[(z * n_fields + f) * k..][..k]);
+            }
+            for (d, v) in derivative[f * k..][..k].iter_mut().zip(&latent[f * k..][..k]) {
+                *d -= e.value * v;
+            }
+            let xg = gradient * e.value;
+            let (out, out_squares) = (&mut steps[p * fk..][..fk], &mut squares[p * fk..][..fk]);
+            let terms = out.iter_mut().zip(out_squares.iter_mut()).zip(derivative.iter().zip(sums));
+            // Plain loops over the run, which the compiler vectorizes.
+            if sqrt_rule {
+                for ((step, square), (&d, &sum)) in terms {
+                    let g = xg * d;
+                    *square = g * g;
+                    *step = rate * g / (sum + g * g).sqrt();
+                    not_finite |= u32::from(non_finite(*step) | non_finite(*square));
+                }
+            } else {
+                for ((step, square), (&d, &sum)) in terms {
+                    let g = xg * d;
+                    *square = g * g;
+                    *step = rate * g * (sum + g * g).powf(-power_t);
+                    not_finite |= u32::from(non_finite(*step) | non_finite(*square));
                 }
             }
         }
-        for &(at, step, g2) in steps.iter() {
-            self.table[at] -= step;
-            self.table[at + fk] += g2;
+        if not_finite != 0 {
+            let bad = steps.iter().chain(squares.iter()).find(|v| !v.is_finite());
+            return Err(bad.copied().unwrap_or(f32::NAN));
+        }
+        for (p, e) in scratch.entries.iter().enumerate() {
+            let row = &mut self.table[e.row as usize * row_len..][..row_len];
+            let (latent, sums) = row.split_at_mut(fk);
+            let (moves, squares) = (&steps[p * fk..][..fk], &squares[p * fk..][..fk]);
+            for ((v, m), (g2_sum, g2)) in
+                latent.iter_mut().zip(moves).zip(sums.iter_mut().zip(squares))
+            {
+                *v -= m;
+                *g2_sum += g2;
+            }
         }
         Ok(())
     }
@@ -331,6 +395,26 @@ impl Ffm {
         Ffm::with_table(options, table).map_err(|e| bad(e.to_string()))
     }
 
+    /// The average of `parts` (factorizations of one model's options trained on separate shards
+    /// from one start, the all-reduce step of distributed training), part `p` weighted by
+    /// `shares[p]` (summing to 1): the latent values and the AdaGrad sums alike.
+    pub fn averaged(parts: &[&Ffm], shares: &[f64]) -> PolyResult<Ffm> {
+        let Some(first) = parts.first() else {
+            return crate::invalid!("no factorizations to average");
+        };
+        if parts.len() != shares.len() || parts.iter().any(|p| p.options != first.options) {
+            return crate::invalid!("the factorizations to average differ in their options");
+        }
+        let mut table = vec![0.0f64; first.table.len()];
+        for (part, &share) in parts.iter().zip(shares) {
+            for (sum, &v) in table.iter_mut().zip(&part.table) {
+                *sum += share * f64::from(v);
+            }
+        }
+        let table = table.into_iter().map(|v| v as f32).collect();
+        Ffm::with_table(first.options.clone(), table)
+    }
+
     /// The latent vector `v(feature in slot, field z)` (`z` a position in the options' fields).
     pub fn latent(&self, slot: u32, z: usize) -> &[f32] {
         let k = self.options.k;
@@ -344,14 +428,11 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// `sum^-power_t`, its square root's reciprocal when `power_t` is a half.
+/// Whether `v` is infinite or NaN, from its exponent bits (a test the compiler vectorizes).
 #[inline]
-fn adagrad_scale(sum: f32, power_t: f32) -> f32 {
-    if power_t == 0.5 {
-        1.0 / sum.sqrt()
-    } else {
-        sum.powf(-power_t)
-    }
+fn non_finite(v: f32) -> bool {
+    const EXPONENT: u32 = 0x7f80_0000;
+    v.to_bits() & EXPONENT == EXPONENT
 }
 
 /// A uniform draw in [-1, 1) from `(seed, index)` (splitmix64).

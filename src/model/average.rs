@@ -22,6 +22,8 @@
 //!   (the paper's protocol: apple runs locally in the first pass only). Field crosses likewise:
 //!   the union of the crosses the shards found, screening no more; beside apple, a field is
 //!   categorical where every shard saw it so.
+//! * a field-aware factorization's tables (latent values and AdaGrad sums) are averaged by the
+//!   examples each shard learned, whatever the weighting of the weights.
 //!
 //! The result is deterministic in the order of the shards, so a round that is recomputed (a
 //! worker lost) gives the same model. Averages compose: the average of partial averages (each
@@ -37,6 +39,7 @@ use crate::apple::{Apple, AppleConfig, Parent, ScheduleKind};
 use crate::error::{PolyError, PolyResult};
 use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
 use crate::learner::features::cross_field;
+use crate::learner::ffm::Ffm;
 use crate::learner::field_scales::FieldScales;
 use crate::learner::update::trunc_weight;
 use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
@@ -111,6 +114,10 @@ pub fn average(
         Learner::from_parts(config.clone(), expansion, weights, state, labels, progress)?;
     if let Some(scales) = scales {
         model.set_field_scales(scales);
+    }
+    // The factorization's tables, weighted by the examples each shard learned.
+    if let Some(parts) = shards.iter().map(|s| s.ffm()).collect::<Option<Vec<_>>>() {
+        model.set_ffm(Ffm::averaged(&parts, &shares)?)?;
     }
     Ok(model)
 }

@@ -25,6 +25,7 @@ use crate::apple::AppleConfig;
 use crate::apple::{Ranking, ScheduleKind};
 use crate::field_apple::FieldAppleConfig;
 use crate::learner::features::{monomial_field, namespace_field};
+use crate::learner::ffm::FfmOptions;
 use crate::learner::{shuffled_order, Batch, FitOptions, Loss, RowRecord};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
@@ -456,12 +457,14 @@ fn engine_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
         fit: FitOptions,
         apple: AppleConfig,
         field_apple: FieldAppleConfig,
+        ffm: FfmOptions,
     }
     let defaults = Defaults {
         learner: LearnerOptions::defaults(),
         fit: FitOptions::default(),
         apple: AppleConfig::default(),
         field_apple: FieldAppleConfig::default(),
+        ffm: FfmOptions::default(),
     };
     pythonize::pythonize(py, &defaults).map_err(|e| PyValueError::new_err(e.to_string()))
 }

@@ -33,6 +33,9 @@ from polars_poly.learner._inspection import _Inspection
 from polars_poly.learner._options import _engine_params
 from polars_poly.multiclass import OneAgainstAll
 
+# Options the engine's stored options give back (``_engine_params``), not the estimator text.
+_FROM_ENGINE = ("expansion", "interactions", "ffm")
+
 
 class _BaseSGD(_Inspection):
     """The estimators' shared base."""
@@ -43,7 +46,7 @@ class _BaseSGD(_Inspection):
         params = {
             f.name: getattr(self, f.name)
             for f in fields(self)
-            if not f.metadata.get("engine") and f.name not in ("expansion", "interactions")
+            if not f.metadata.get("engine") and f.name not in _FROM_ENGINE
         }
         for listed in ("features", "categorical"):
             if params.get(listed) is not None and not isinstance(params[listed], str):
@@ -134,9 +137,7 @@ class _BaseSGD(_Inspection):
     def _from_model(cls, model: Any, state: dict[str, Any]) -> Any:
         own = {f.name for f in fields(cls) if not f.metadata.get("engine")}
         stored = {_LEGACY_NAMES.get(k, k): v for k, v in state["params"].items()}
-        params = {
-            k: v for k, v in stored.items() if k in own and k not in ("expansion", "interactions")
-        }
+        params = {k: v for k, v in stored.items() if k in own and k not in _FROM_ENGINE}
         engine = _engine_params(model.options(), state.get("apple_race"))
         estimator = cls(**params, **engine)
         estimator._restore(model, state)

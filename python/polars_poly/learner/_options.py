@@ -24,6 +24,7 @@ from polars_poly._persist import (
     Persistent,
 )
 from polars_poly.apple import Apple
+from polars_poly.ffm import FFM
 from polars_poly.field_apple import FieldApple
 from polars_poly.learner._data import (
     _DEGREE,
@@ -68,6 +69,14 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "a cross repeating a column beside others is put in that order (``('a', 'b', 'a')`` is\n"
         "``('a', 'a', 'b')``), as a loaded model reports it. A cross of k columns of n\n"
         "features each has up to n**k features per example.",
+    )
+    ffm: FFM | None = option(
+        None,
+        "A field-aware factorization machine learned beside the weights (an :class:`FFM`,\n"
+        "whose settings are ``ffm__k`` etc.): a vector per feature value and other column,\n"
+        "so that pairs of values never seen together are scored from what each showed beside\n"
+        "others. Its model-file section, scoring expressions and pickling come with the model;\n"
+        "Dask training and the command line do not take it yet.",
     )
     bits: int = option(
         18,
@@ -274,7 +283,13 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
             "namespaces": namespaces,
             "features": self._feature_set(namespaces),
             "field_scales": len(namespaces) >= 2 if scales == "auto" else bool(scales),
+            "ffm": None if self.ffm is None else self._ffm()._engine(namespaces),
         }
+
+    def _ffm(self) -> FFM:
+        if not isinstance(self.ffm, FFM):
+            raise TypeError(f"ffm must be None or a polars_poly.FFM, got {self.ffm!r}")
+        return self.ffm
 
 
 def _engine_params(
@@ -295,4 +310,10 @@ def _engine_params(
         crosses = features["namespace_crosses"]
         if crosses:
             interactions = [tuple(namespaces[k] for k in cross) for cross in crosses]
-    return {**from_engine(_Options, options), "expansion": expansion, "interactions": interactions}
+    ffm = None if options.get("ffm") is None else FFM._from_engine(options["ffm"], namespaces)
+    return {
+        **from_engine(_Options, options),
+        "expansion": expansion,
+        "interactions": interactions,
+        "ffm": ffm,
+    }

@@ -106,7 +106,7 @@ fn the_initial_table_depends_on_the_seed_only() {
     assert_eq!(a.table(), b.table());
     let other = Ffm::new(FfmOptions { seed: 7, ..options.clone() }).unwrap();
     assert_ne!(a.table(), other.table());
-    let bound = options.init_scale / 2.0;
+    let bound = (options.init_scale / 2.0) as f32;
     let row_len = 2 * 2 * 4;
     for row in a.table().chunks_exact(row_len) {
         assert!(row[..8].iter().all(|v| v.abs() <= bound));
@@ -121,16 +121,25 @@ fn options_are_checked() {
     let good = FfmOptions::new(4, 10, vec![1, 2]);
     assert!(good.validate().is_ok());
     let bad = [
-        (FfmOptions { k: 0, ..good.clone() }, "ffm k is 0"),
-        (FfmOptions { k: MAX_K + 1, ..good.clone() }, "ffm k is 129"),
-        (FfmOptions { bits: 0, ..good.clone() }, "ffm bits is 0"),
-        (FfmOptions { bits: 31, ..good.clone() }, "ffm bits is 31"),
+        (FfmOptions { k: 0, ..good.clone() }, "ffm k must be an integer in 1..=128, got 0"),
+        (FfmOptions { k: MAX_K + 1, ..good.clone() }, "got 129"),
+        (FfmOptions { bits: 0, ..good.clone() }, "ffm bits must be an integer in 1..=30, got 0"),
+        (FfmOptions { bits: 31, ..good.clone() }, "got 31"),
         (FfmOptions { fields: vec![], ..good.clone() }, "it has 0"),
         (FfmOptions { fields: vec![1, 3, 1], ..good.clone() }, "field 1 is listed twice"),
-        (FfmOptions { learning_rate: f32::NAN, ..good.clone() }, "learning_rate is NaN"),
-        (FfmOptions { initial_accumulator: 0.0, ..good.clone() }, "initial_accumulator is 0"),
-        (FfmOptions { power_t: 2.0, ..good.clone() }, "power_t is 2"),
-        (FfmOptions { init_scale: -1.0, ..good.clone() }, "init_scale is -1"),
+        (
+            FfmOptions { learning_rate: f64::NAN, ..good.clone() },
+            "learning_rate must be finite and > 0, got NaN",
+        ),
+        (
+            FfmOptions { initial_accumulator: 0.0, ..good.clone() },
+            "initial_accumulator must be finite and > 0, got 0",
+        ),
+        (FfmOptions { power_t: 2.0, ..good.clone() }, "power_t must be in [0, 1], got 2"),
+        (
+            FfmOptions { init_scale: -1.0, ..good.clone() },
+            "init_scale must be finite and >= 0, got -1",
+        ),
     ];
     for (options, message) in bad {
         let error = Ffm::new(options).unwrap_err().to_string();
@@ -192,4 +201,18 @@ fn unseen_pairs_are_scored_from_each_values_latent_vector() {
     }
     assert!(total > 250);
     assert!(right as f64 >= 0.97 * total as f64, "{right} of {total} unseen pairs right");
+}
+
+#[test]
+fn averaged_tables_are_the_weighted_means() {
+    let a = small(2, vec![1, 2]);
+    let moved: Vec<f32> = a.table().iter().enumerate().map(|(i, v)| v + i as f32 * 0.01).collect();
+    let b = Ffm::with_table(a.options.clone(), moved).unwrap();
+    let mean = Ffm::averaged(&[&a, &b], &[0.25, 0.75]).unwrap();
+    for ((m, x), y) in mean.table().iter().zip(a.table()).zip(b.table()) {
+        assert!((m - (0.25 * x + 0.75 * y)).abs() <= 1e-6 * (1.0 + m.abs()));
+    }
+    let other = Ffm::new(FfmOptions { k: 3, ..a.options.clone() }).unwrap();
+    let error = Ffm::averaged(&[&a, &other], &[0.5, 0.5]).unwrap_err().to_string();
+    assert!(error.contains("differ in their options"), "{error}");
 }

@@ -202,7 +202,10 @@ impl<E: Expansion> Learner<E> {
             None => self.linear_score(features),
         };
         let raw = match &self.ffm {
-            Some(ffm) => raw + f64::from(ffm.score(features, &mut self.scratch.ffm)),
+            Some(ffm) => {
+                ffm.prefetch(upcoming);
+                raw + f64::from(ffm.score(features, &mut self.scratch.ffm))
+            }
             None => raw,
         };
         self.prefetch_slots(upcoming_now);

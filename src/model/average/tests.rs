@@ -344,3 +344,28 @@ fn field_scales_average_by_field_with_crosses_renumbered() {
     assert_eq!((merged.scales(), merged.sums()), (shard.scales(), shard.sums()));
     assert_eq!(predictions_of_fields(&alone, &data), predictions_of_fields(&a, &data));
 }
+
+/// A model with a factorization averages its tables by the examples each shard learned, under
+/// either weighting of the weights; one shard's average is that shard, table included.
+#[test]
+fn factorization_tables_average_by_examples() {
+    let data = single_monomial(3_000, 10, 0.1, 5);
+    let config = crate::learner::LearnerConfig {
+        ffm: Some(crate::learner::ffm::FfmOptions::new(2, 6, vec![1])),
+        ..squared_config()
+    };
+    let start = trained(linear(config), &slice(&data, 0, 1_000));
+    let a = trained(start.clone(), &slice(&data, 1_000, 1_500));
+    let b = trained(start.clone(), &slice(&data, 1_500, 3_000));
+    let table = |m: &OnlineModel| m.ffm().unwrap().table().to_vec();
+    for weighting in [Weighting::Examples, Weighting::Adaptive] {
+        let alone = average(Some(&start), &[&a], weighting).unwrap();
+        assert_eq!(table(&alone), table(&a));
+        let merged = average(Some(&start), &[&a, &b], weighting).unwrap();
+        for ((m, x), y) in table(&merged).iter().zip(table(&a)).zip(table(&b)) {
+            let expected = (500.0 * x + 1500.0 * y) / 2000.0;
+            assert!((m - expected).abs() <= 1e-6 * (1.0 + expected.abs()), "{m} {expected}");
+        }
+        assert_ne!(table(&merged), table(&start), "the shards learned");
+    }
+}
