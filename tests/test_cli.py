@@ -396,3 +396,37 @@ def test_help_shows_no_sphinx_markup(command: list[str], capsys: pytest.CaptureF
     assert "usage: polars-poly" in shown
     for markup in ("``", ":mod:`", ":class:`", ":meth:`", ":func:`"):
         assert markup not in shown, (command, markup)
+
+
+def test_ffm_flags_train_a_factorization(vw_file, tmp_path, capsys) -> None:
+    """fwumious_wabbit's --ffm_k / --ffm_field / --ffm_* train an FFM beside the weights (a
+    field is one namespace, by name or letter); -i keeps the model's; predict scores it."""
+    model = tmp_path / "ffm.bin"
+    # The reader names a namespace by its letter (|Animal is A); a field may be either.
+    flags = ["--ffm_k", "3", "--ffm_field", "A", "--ffm_field", "F", "--ffm_bit_precision", "8"]
+    rate = ["--ffm_learning_rate", "0.2", "--ffm_power_t", "0.4", "--ffm_init_acc_gradient", "2"]
+    args = ["-d", str(vw_file), "--loss_function", "logistic", *flags, *rate]
+    assert main(["train", *args, "--quiet", "-f", str(model)]) == 0
+    loaded = pp.load_model(model)
+    settings = loaded.get_params()["ffm"]
+    assert (
+        settings.get_params()
+        == pp.FFM(
+            k=3,
+            fields=None,  # both namespaces: every one
+            bits=8,
+            learning_rate=0.2,
+            power_t=0.4,
+            initial_accumulator=2.0,
+        ).get_params()
+    )
+    preds = tmp_path / "p.txt"
+    assert main(["predict", "-d", str(vw_file), "-i", str(model), "-p", str(preds)]) == 0
+    assert len(preds.read_text().splitlines()) == 3000
+    capsys.readouterr()
+    again = ["train", "-d", str(vw_file), "-i", str(model), "--ffm_k", "2"]
+    assert main(again) == 1
+    assert "--ffm_k would change the model's features" in capsys.readouterr().err
+    assert main(["train", "-d", str(vw_file), "--ffm_k", "2", "--ffm_field", "AF"]) == 2
+    err = capsys.readouterr().err
+    assert "--ffm_field AF: no namespace is named or starts with it" in err

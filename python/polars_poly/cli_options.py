@@ -242,6 +242,19 @@ def add_commands(commands: Any) -> None:
         action="store_true",
         help="learn a scale per namespace and cross (ours; off: Vowpal Wabbit's model)",
     )
+    # fwumious_wabbit's flags of its field-aware factorization (a field is one namespace here).
+    t.add_argument("--ffm_k", type=int, metavar="K", help="a field-aware factorization of K")
+    t.add_argument(
+        "--ffm_field",
+        action="append",
+        default=[],
+        metavar="NS",
+        help="a namespace it factorizes (repeat; none: every namespace)",
+    )
+    t.add_argument("--ffm_bit_precision", type=int, metavar="B", help="its table's rows: 2**B")
+    t.add_argument("--ffm_learning_rate", type=float, help="its AdaGrad rate (0.1)")
+    t.add_argument("--ffm_power_t", type=float, help="its AdaGrad exponent (0.5)")
+    t.add_argument("--ffm_init_acc_gradient", type=float, help="where its AdaGrad sums start (1)")
     t.add_argument("--quiet", action="store_true", help="print nothing on stderr")
     t.add_argument(
         "-P",

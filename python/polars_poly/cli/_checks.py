@@ -65,6 +65,7 @@ def _check_continuation(args: argparse.Namespace, model: Any) -> None:
         "--stage_poly": args.stage_poly,
         "--noconstant": args.noconstant,
         "--oaa": bool(args.oaa),
+        "--ffm_k": args.ffm_k is not None,
     }
     given = [flag for flag, on in changes.items() if on]
     if given:

@@ -13,6 +13,7 @@ import polars as pl
 
 import polars_poly as pp
 from polars_poly._input import frame_columns, namespace_names
+from polars_poly.cli._checks import UsageError
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
 
@@ -38,6 +39,32 @@ def _crosses(specs: list[str], namespaces: list[str]) -> list[tuple[str, ...]]:
             if cross not in crosses:
                 crosses.append(cross)
     return crosses
+
+
+def _ffm(args: argparse.Namespace, namespaces: list[str]) -> pp.FFM:
+    """fwumious_wabbit's ``--ffm_k``, ``--ffm_field`` (each one namespace here, by name or
+    letter; none: every namespace) and the rule's flags, as an :class:`FFM`."""
+    fields: list[str] = []
+    for given in args.ffm_field:
+        if given in namespaces:
+            fields.append(given)
+            continue
+        matching = [n for n in namespaces if len(given) == 1 and _letter(n) == given]
+        if not matching:
+            raise UsageError(
+                f"--ffm_field {given}: no namespace is named or starts with it (a field is one "
+                f"namespace here; fwumious_wabbit's fields of several are not supported); the "
+                f"namespaces are {namespaces}"
+            )
+        fields.append(matching[0])
+    rule = {
+        "bits": args.ffm_bit_precision,
+        "learning_rate": args.ffm_learning_rate,
+        "power_t": args.ffm_power_t,
+        "initial_accumulator": args.ffm_init_acc_gradient,
+    }
+    given_rule = {name: value for name, value in rule.items() if value is not None}
+    return pp.FFM(k=args.ffm_k, fields=fields or None, **given_rule)
 
 
 def _letter(namespace: str) -> str:
@@ -122,9 +149,12 @@ def _estimator(
         options["expansion"] = "cubic"
     elif args.quadratic is True:
         options["expansion"] = "quadratic"
-    if crosses:
+    if crosses or args.ffm_k is not None:
         namespaces = namespace_names(*frame_columns(schema, columns, set(), text=True))
+    if crosses:
         options["interactions"] = _crosses(crosses, namespaces)
+    if args.ffm_k is not None:
+        options["ffm"] = _ffm(args, namespaces)
     if args.oaa or (args.loss_function in CLASSIFICATION_LOSSES and not raw_labels):
         return pp.SGDClassifier(**options)
     return pp.SGDRegressor(**options)

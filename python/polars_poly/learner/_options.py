@@ -75,8 +75,8 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "A field-aware factorization machine learned beside the weights (an :class:`FFM`,\n"
         "whose settings are ``ffm__k`` etc.): a vector per feature value and other column,\n"
         "so that pairs of values never seen together are scored from what each showed beside\n"
-        "others. Its model-file section, scoring expressions and pickling come with the model;\n"
-        "Dask training and the command line do not take it yet.",
+        "others. It is saved, pickled, scored in expressions and averaged on Dask with the\n"
+        "model; the command line's ``--ffm_k`` / ``--ffm_field`` give it.",
     )
     bits: int = option(
         18,
