@@ -105,3 +105,18 @@ def test_errors_name_what_is_wrong(unseen) -> None:
         fit("yes")
     with pytest.raises(TypeError, match="k"):
         fit(pp.FFM(k="4"))  # type: ignore[arg-type]
+
+
+def test_ffm_pairs_names_the_pair_that_carries_the_score(unseen) -> None:
+    train, test = unseen
+    model = pp.SGDClassifier(loss="logistic", bits=20, ffm=pp.FFM(k=4)).fit(train, "label")
+    pairs = model.ffm_pairs(test.drop("label").head(5_000))
+    assert pairs.height == 4 * 5 // 2  # 4 columns: 6 pairs and 4 within (none, one-hot)
+    assert pairs["pair"][0] == "A*B" and pairs["fields"][0].to_list() == ["A", "B"]
+    # The animal and the food carry the score; the noise columns' pairs next to nothing.
+    assert pairs["mean_abs"][0] > 20 * pairs["mean_abs"][1]
+    within = pairs.filter(pl.col("pair").is_in(["A*A", "B*B", "C*C", "D*D"]))
+    assert (within["mean_abs"] == 0).all()
+    plain = pp.SGDClassifier(loss="logistic").fit(train.head(1_000), "label")
+    with pytest.raises(ValueError, match=r"ffm_pairs\(\) describes a model with"):
+        plain.ffm_pairs(test.head(10))

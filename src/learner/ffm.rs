@@ -286,6 +286,38 @@ impl Ffm {
         score
     }
 
+    /// Adds to `totals` (`F * F`, row-major) the magnitude of each pair of fields' term in the
+    /// factorized score of `features`: `|<S_ab, S_ba>|` at `(a, b)`, `a < b`, and at `(a, a)`
+    /// the term of the pairs within field `a`. What each pair of fields carries, for
+    /// inspection; the terms sum to the score.
+    pub fn add_pair_terms(
+        &self,
+        features: &ExpandedFeatures,
+        scratch: &mut FfmScratch,
+        totals: &mut [f64],
+    ) {
+        let (n_fields, k) = (self.options.fields.len(), self.options.k);
+        self.score(features, scratch);
+        // A field's own pairs: none with one feature (the formula's rounding is not a term).
+        let (mut within, mut count) = (vec![0.0f32; n_fields], vec![0usize; n_fields]);
+        for e in &scratch.entries {
+            let row = e.row as usize * self.options.row_len();
+            let own = &self.table[row + e.field as usize * k..][..k];
+            within[e.field as usize] += e.value * e.value * dot(own, own);
+            count[e.field as usize] += 1;
+        }
+        let sums = |a: usize, b: usize| &scratch.sums[(a * n_fields + b) * k..][..k];
+        for a in 0..n_fields {
+            if count[a] >= 2 {
+                let inside = 0.5 * (dot(sums(a, a), sums(a, a)) - within[a]);
+                totals[a * n_fields + a] += f64::from(inside.abs());
+            }
+            for b in a + 1..n_fields {
+                totals[a * n_fields + b] += f64::from(dot(sums(a, b), sums(b, a)).abs());
+            }
+        }
+    }
+
     /// Takes the step of the example [`Ffm::score`] last scored into `scratch`, whose loss has
     /// derivative `gradient` in the score (importance weight included). `Err` with the first
     /// value that would not be finite, nothing moved.

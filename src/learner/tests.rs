@@ -1701,3 +1701,29 @@ fn ffm_fields_must_be_namespaces() {
     let error = Learner::new(config(vec![0]), Interactions::linear()).err().unwrap().to_string();
     assert!(error.contains("ffm field 0"), "{error}");
 }
+
+/// What each pair of fields carries: on two one-hot fields, the pair only; a model without a
+/// factorization says it has none.
+#[test]
+fn ffm_pair_terms_name_the_pair_that_carries_the_score() {
+    with_two_field_batch(3_000, |batch| {
+        let fields = vec![namespace_field(0), namespace_field(1)];
+        let config = LearnerConfig {
+            bits: 14,
+            loss: Loss::Logistic(Logistic),
+            namespaces: vec!["a".into(), "b".into()],
+            ffm: Some(FfmOptions::new(4, 10, fields)),
+            ..LearnerConfig::default()
+        };
+        let mut learner = Learner::new(config.clone(), Interactions::linear()).unwrap();
+        learner.learn_batch(batch).unwrap();
+        let terms = learner.ffm_pair_terms(batch).unwrap();
+        assert_eq!(terms.len(), 4);
+        assert!(terms[1] > 0.05, "{terms:?}");
+        // Rows 1,000, 1,001 and 4,321 hold three features in field a: the only pairs within.
+        assert!(terms[0] < 0.01 * terms[1] && terms[3] == 0.0, "{terms:?}");
+        let plain = Learner::new(LearnerConfig { ffm: None, ..config }, Interactions::linear());
+        let error = plain.unwrap().ffm_pair_terms(batch).unwrap_err().to_string();
+        assert!(error.contains("no field-aware factorization"), "{error}");
+    });
+}

@@ -19,7 +19,7 @@ use super::input::{
 };
 use super::model_bytes::model_bytes;
 use super::options::options_from;
-use super::scoring::online_predict;
+use super::scoring::{online_ffm_pair_terms, online_predict};
 use crate::apple::monomial::Identity;
 use crate::apple::AppleConfig;
 use crate::apple::{Ranking, ScheduleKind};
@@ -237,6 +237,13 @@ impl PyLearner {
             guarded(|| online_predict(&self.inner, &series, output, true).map_err(polars_py))
         })?;
         Ok(PySeries(out))
+    }
+
+    /// The mean `|term|` of each pair of the factorization's fields over the rows of
+    /// `features` (`F * F`, row-major, pairs `a <= b`).
+    fn ffm_pair_terms(&self, py: Python<'_>, features: Vec<PySeries>) -> PyResult<Vec<f64>> {
+        let series = feature_series_of(features).map_err(polars_py)?;
+        py.detach(|| guarded(|| online_ffm_pair_terms(&self.inner, &series).map_err(polars_py)))
     }
 
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.

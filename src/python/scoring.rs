@@ -35,6 +35,35 @@ pub fn online_predict(
     parallel: bool,
 ) -> PolarsResult<Series> {
     let learner = model.read().map_err(poisoned)?;
+    let (columns, mut out) = over_rows(&learner, series, |batch| {
+        let mut out = Vec::new();
+        learner.predict_batch_with(batch, &mut out, parallel).map(|()| out)
+    })?;
+    if output == "probability" {
+        for p in &mut out {
+            *p = OnlineModel::probability(*p);
+        }
+    }
+    Ok(with_nulls::<Float64Type>(&columns, output_name(series), out))
+}
+
+/// What each pair of the factorization's fields carries over the rows of `series`
+/// ([`OnlineModel::ffm_pair_terms`]).
+pub fn online_ffm_pair_terms(
+    model: &RwLock<OnlineModel>,
+    series: &[Series],
+) -> PolarsResult<Vec<f64>> {
+    let learner = model.read().map_err(poisoned)?;
+    Ok(over_rows(&learner, series, |batch| learner.ffm_pair_terms(batch))?.1)
+}
+
+/// `run` on the batch of `series` (the model's feature columns, strings hashed with its bits);
+/// the columns read, for their nulls.
+fn over_rows<'s, T>(
+    learner: &OnlineModel,
+    series: &'s [Series],
+    run: impl FnOnce(&Batch<'_>) -> crate::error::PolyResult<T>,
+) -> PolarsResult<(Columns<'s>, T)> {
     let columns = Columns::hashing_text(series, 0, Some(learner.config().bits))?;
     let offsets = [0i64];
     let empty = empty_rows(&offsets)?;
@@ -45,14 +74,8 @@ pub fn online_predict(
     }
     let names = column_names(series);
     let batch = Batch::new(&namespaces, &[], None).map_err(to_polars_error)?.with_names(&names);
-    let mut out = Vec::new();
-    learner.predict_batch_with(&batch, &mut out, parallel).map_err(to_polars_error)?;
-    if output == "probability" {
-        for p in &mut out {
-            *p = OnlineModel::probability(*p);
-        }
-    }
-    Ok(with_nulls::<Float64Type>(&columns, output_name(series), out))
+    let result = run(&batch).map_err(to_polars_error)?;
+    Ok((columns, result))
 }
 
 /// Class ids of `series` (one sparse column), from the aligned averages where they exist when

@@ -72,6 +72,38 @@ class _Inspection(_Scoring):
             )
         return learner, list(self.namespaces_)
 
+    def ffm_pairs(self, X: Any) -> pl.DataFrame:
+        """What each pair of the factorized columns carries (a model with ``ffm``), largest
+        first: the mean over the rows of ``X`` of the magnitude of the pair's term in the score.
+
+        Columns: ``pair`` (``"animal*food"``; ``"text*text"`` the pairs of features within a
+        column, none in a one-hot column), ``fields`` (the two column names) and ``mean_abs``;
+        with a ``class`` column first for a multiclass model.
+        """
+        learner = self._check_fitted()
+        head = learner.heads[0] if isinstance(learner, OneAgainstAll) else learner
+        settings = head.options().get("ffm")
+        if settings is None:
+            raise ValueError("ffm_pairs() describes a model with a field-aware factorization (ffm)")
+        names = [self.namespaces_[field - 1] for field in settings["fields"]]
+        data = self._data(X, None, None, fitting=False, scoring=True)
+        return self._by_class(lambda one: self._ffm_pairs(one, data.features, names))
+
+    def _ffm_pairs(self, learner: Learner, features: Any, names: list[str]) -> pl.DataFrame:
+        terms = learner.ffm_pair_terms(features)
+        n = len(names)
+        rows = [
+            (f"{names[a]}*{names[b]}", [names[a], names[b]], terms[a * n + b])
+            for a in range(n)
+            for b in range(a, n)
+        ]
+        frame = pl.DataFrame(
+            rows,
+            schema={"pair": pl.String, "fields": pl.List(pl.String), "mean_abs": pl.Float64},
+            orient="row",
+        )
+        return frame.sort("mean_abs", descending=True, maintain_order=True)
+
     def crosses(self) -> pl.DataFrame:
         """The crosses of feature columns a :class:`FieldApple` expansion added, in order.
 

@@ -216,3 +216,28 @@ fn averaged_tables_are_the_weighted_means() {
     let error = Ffm::averaged(&[&a, &other], &[0.5, 0.5]).unwrap_err().to_string();
     assert!(error.contains("differ in their options"), "{error}");
 }
+
+proptest! {
+    /// The pairs' terms: at most the score's magnitude in total by the triangle inequality,
+    /// exactly it with one feature in each of two fields; nothing within a one-hot field.
+    #[test]
+    fn pair_terms_add_up_to_the_score(
+        entries in prop::collection::vec((1u32..4, 0u64..40, -2.0f32..2.0), 0..10),
+        a in 0u64..40,
+        b in 0u64..40,
+    ) {
+        let ffm = small(2, vec![1, 2, 3]);
+        let mut scratch = FfmScratch::default();
+        let out = features(10, &entries);
+        let mut totals = vec![0.0; 9];
+        ffm.add_pair_terms(&out, &mut scratch, &mut totals);
+        let score = f64::from(ffm.score(&out, &mut scratch));
+        prop_assert!(totals.iter().sum::<f64>() >= score.abs() - 1e-4 * (1.0 + score.abs()));
+        let pair = features(10, &[(1, a, 1.5), (3, 1000 + b, -0.5)]);
+        let mut totals = vec![0.0; 9];
+        ffm.add_pair_terms(&pair, &mut scratch, &mut totals);
+        let score = f64::from(ffm.score(&pair, &mut scratch)).abs();
+        prop_assert!((totals[2] - score).abs() <= 1e-6 * (1.0 + score));
+        prop_assert_eq!(totals.iter().filter(|&&t| t != 0.0).count(), usize::from(score != 0.0));
+    }
+}

@@ -217,6 +217,31 @@ impl<E: Expansion> Learner<E> {
         Ok(())
     }
 
+    /// What each pair of the factorization's fields carries over `batch`: the mean over its
+    /// rows of `|term|` by pair ([`Ffm::add_pair_terms`]; `F * F`, row-major, `a <= b`).
+    pub fn ffm_pair_terms(&self, batch: &Batch<'_>) -> PolyResult<Vec<f64>> {
+        let Some(ffm) = &self.ffm else {
+            return crate::invalid!("the model has no field-aware factorization (ffm)");
+        };
+        self.check_batch_namespaces(batch)?;
+        let n_fields = ffm.options().fields.len();
+        let mut totals = vec![0.0; n_fields * n_fields];
+        let (mut buffer, mut scratch) = (ExampleBuffer::new(), FfmScratch::default());
+        let mut features = ExpandedFeatures::new(self.config.bits);
+        for row in 0..batch.n_rows() {
+            if row % 4096 == 0 {
+                crate::interrupt::check()?;
+            }
+            let example = batch.example(row, &self.seeds, &mut buffer)?;
+            self.expansion.check(&example, row)?;
+            self.empty_features(&mut features);
+            self.expansion.expand(&example, &mut features);
+            ffm.add_pair_terms(&features, &mut scratch, &mut totals);
+        }
+        let rows = batch.n_rows().max(1) as f64;
+        Ok(totals.into_iter().map(|t| t / rows).collect())
+    }
+
     /// `P(y = +1)` for a logistic-loss margin.
     pub fn probability(margin: f64) -> f64 {
         crate::learner::loss::logistic(margin)
