@@ -68,7 +68,8 @@ def main() -> None:
     crossed = pp.SGDClassifier(expansion=pp.FieldApple(), bits=16, progress=False)
     assert crossed.fit(fields, "label").n_examples_ == 2000
     factorized = pp.SGDClassifier(ffm=pp.FFM(k=2, bits=10), bits=16, progress=False)
-    assert factorized.fit(fields, "label").get_params()["ffm__k"] == 2
+    # Two columns: the pair and each column's own (empty) pairs.
+    assert factorized.fit(fields, "label").ffm_pairs(fields.drop("label")).height == 3
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         pp.SGDClassifier(bits=4, progress=False).fit(fields, "label")
