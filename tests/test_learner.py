@@ -1271,3 +1271,31 @@ def test_a_saturated_table_says_so_with_the_bits_that_would_hold_the_features() 
         roomy = pp.SGDClassifier(bits=wanted, **crossed).fit(frame, y)
     assert roomy.table_load_ < 0.05 < 0.9 < small.table_load_
     assert roomy.progressive_loss_ < small.progressive_loss_
+
+
+def test_a_frame_of_many_chunks_shuffles_to_the_same_model_and_stays_as_given() -> None:
+    """A frame read in pieces (parquet row groups) is shuffled from contiguous copies of its
+    columns (gathering from many chunks cost 5-7x the fit): the same model as from the frame
+    made contiguous first; the frame given keeps its chunks."""
+    rng = np.random.default_rng(3)
+    parts = [
+        pl.DataFrame(
+            {
+                "a": rng.integers(0, 50, 500).astype(str),
+                "b": rng.integers(0, 50, 500).astype(str),
+                "y": rng.choice([-1.0, 1.0], 500),
+            }
+        )
+        for _ in range(6)
+    ]
+    chunked = pl.concat(parts, rechunk=False)
+    assert chunked["a"].n_chunks() == 6
+    options = {"loss": "logistic", "interactions": [("a", "b")], "random_state": 4}
+    from_chunks = pp.SGDClassifier(**options).fit(chunked, "y")
+    from_one = pp.SGDClassifier(**options).fit(chunked.rechunk(), "y")
+    features = chunked.drop("y")
+    np.testing.assert_array_equal(
+        from_chunks.decision_function(features), from_one.decision_function(features)
+    )
+    assert from_chunks.progressive_loss_ == from_one.progressive_loss_
+    assert chunked["a"].n_chunks() == 6

@@ -44,6 +44,11 @@ class _Data:
             None if self.weights is None else self.weights[start : start + length],
         )
 
+    def contiguous(self) -> _Data:
+        """The examples with every feature column in one chunk (a copy of those in several)."""
+        features = [s.rechunk() if s.n_chunks() > 1 else s for s in self.features]
+        return _Data(features, self.labels, self.weights)
+
     def take(self, rows: npt.NDArray[np.int64]) -> _Data:
         """The examples at ``rows``, in that order."""
         return _Data(

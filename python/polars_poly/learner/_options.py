@@ -148,7 +148,8 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "estimators do: data sorted by class or time otherwise teaches the last class last.\n"
         "``False`` learns the rows in their order, as Vowpal Wabbit does (the command line\n"
         "keeps the order). A LazyFrame, a VW file and ``partial_fit`` are learned in their\n"
-        "order whatever this says: a stream is not held in memory to be shuffled.",
+        "order whatever this says: a stream is not held in memory to be shuffled. Feature\n"
+        "columns of several chunks (a frame read from parquet) are copied into one first.",
         fit=True,
     )
     random_state: int | None = option(

@@ -256,8 +256,11 @@ class _Training(_Inputs):
                 pieces = [data]  # labels or weights of another length: the engine names it
             elif order is None:
                 pieces = (data.slice(s, n) for s, n in ranges)
-            else:  # one shuffled batch at a time: no copy of the whole data
-                pieces = (data.take(order[s : s + n]) for s, n in ranges)
+            else:  # one shuffled batch at a time
+                # Gathering from a column of many chunks (a frame read from parquet) costs
+                # several times the learning: such columns are made contiguous once.
+                shuffled = data.contiguous()
+                pieces = (shuffled.take(order[s : s + n]) for s, n in ranges)
             first = self._rows_seen
             try:
                 self._learn_stream(pieces, len(data))
