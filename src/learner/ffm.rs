@@ -322,6 +322,17 @@ impl Ffm {
     /// derivative `gradient` in the score (importance weight included). `Err` with the first
     /// value that would not be finite, nothing moved.
     pub fn learn(&mut self, scratch: &mut FfmScratch, gradient: f32) -> Result<(), f32> {
+        self.prepare_step(scratch, gradient)?;
+        self.apply_step(scratch);
+        Ok(())
+    }
+
+    /// The first half of [`Ffm::learn`]: computes the step of every latent value into
+    /// `scratch` and checks it, moving nothing (so that a learner can check every part's step
+    /// before any part moves). `Err` with the first value that would not be finite.
+    pub fn prepare_step(&self, scratch: &mut FfmScratch, gradient: f32) -> Result<(), f32> {
+        scratch.steps.clear();
+        scratch.squares.clear();
         if gradient == 0.0 || scratch.entries.is_empty() {
             return Ok(());
         }
@@ -334,9 +345,7 @@ impl Ffm {
         // of k the compiler vectorizes, then the moves.
         let n = scratch.entries.len() * fk;
         let (steps, squares) = (&mut scratch.steps, &mut scratch.squares);
-        steps.clear();
         steps.resize(n, 0.0);
-        squares.clear();
         squares.resize(n, 0.0);
         let sqrt_rule = power_t == 0.5;
         // Whether a step or square is infinite or NaN, as an OR of integers (which vectorizes).
@@ -377,8 +386,23 @@ impl Ffm {
         }
         if not_finite != 0 {
             let bad = steps.iter().chain(squares.iter()).find(|v| !v.is_finite());
-            return Err(bad.copied().unwrap_or(f32::NAN));
+            let bad = bad.copied().unwrap_or(f32::NAN);
+            steps.clear();
+            squares.clear();
+            return Err(bad);
         }
+        Ok(())
+    }
+
+    /// The second half of [`Ffm::learn`]: moves the latent values and their sums by the step
+    /// [`Ffm::prepare_step`] computed into `scratch` (nothing if it computed none).
+    pub fn apply_step(&mut self, scratch: &mut FfmScratch) {
+        let fk = self.options.fields.len() * self.options.k;
+        let row_len = self.options.row_len();
+        if scratch.steps.len() != scratch.entries.len() * fk {
+            return;
+        }
+        let (steps, squares) = (&scratch.steps, &scratch.squares);
         for (p, e) in scratch.entries.iter().enumerate() {
             let row = &mut self.table[e.row as usize * row_len..][..row_len];
             let (latent, sums) = row.split_at_mut(fk);
@@ -390,7 +414,8 @@ impl Ffm {
                 *g2_sum += g2;
             }
         }
-        Ok(())
+        scratch.steps.clear();
+        scratch.squares.clear();
     }
 
     /// Writes the table: `2^bits` rows of `F k` latent values then their `F k` AdaGrad sums,

@@ -141,13 +141,11 @@ impl<E: Expansion> Learner<E> {
             }
             _ => None,
         };
-        let mut learner = Learner::from_parts(config, expansion, table, state, labels, progress)
-            .map_err(|e| bad(e.to_string()))?;
+        let mut learner =
+            Learner::from_parts(config, expansion, table, state, labels, progress, ffm)
+                .map_err(|e| bad(e.to_string()))?;
         if let Some(scales) = scales {
             learner.set_field_scales(scales);
-        }
-        if let Some(ffm) = ffm {
-            learner.set_ffm(ffm).map_err(|e| bad(e.to_string()))?;
         }
         Ok(learner)
     }

@@ -1727,3 +1727,34 @@ fn ffm_pair_terms_name_the_pair_that_carries_the_score() {
         assert!(error.contains("no field-aware factorization"), "{error}");
     });
 }
+
+/// A row whose factorization step overflows (its score and the weights' step do not) is
+/// refused before anything moves: the weights and the latent table are as they were.
+#[test]
+fn a_factorization_step_that_overflows_moves_no_weight() {
+    let config = LearnerConfig {
+        bits: 12,
+        loss: Loss::Logistic(Logistic),
+        namespaces: vec!["a".into(), "b".into()],
+        ffm: Some(FfmOptions::new(4, 8, vec![namespace_field(0), namespace_field(1)])),
+        ..LearnerConfig::default()
+    };
+    let mut learner = Learner::new(config, Interactions::linear()).unwrap();
+    let mut buffer = ExampleBuffer::new();
+    let mut learn = |learner: &mut Learner<Interactions>, value: f64| {
+        buffer.clear();
+        for ns in 0..2 {
+            let seed = learner.config().namespace_seed(ns);
+            buffer.push_namespace(seed, &[3u32 + ns as u32], &[value], 0).unwrap();
+        }
+        let example = buffer.finish(1.0, 1.0, 0).unwrap();
+        learner.learn(&example, 0).map_err(|e| e.to_string())
+    };
+    learn(&mut learner, 1.0).unwrap();
+    let weights = learner.weights().data().to_vec();
+    let latent = learner.ffm().unwrap().table().to_vec();
+    let error = learn(&mut learner, 1e15).unwrap_err();
+    assert!(error.contains("the factorization's step overflows"), "{error}");
+    assert_eq!(learner.weights().data(), &weights[..]);
+    assert_eq!(learner.ffm().unwrap().table(), &latent[..]);
+}

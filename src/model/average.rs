@@ -110,14 +110,15 @@ pub fn average(
     );
     let expansion = merged_features(start, shards)?;
     let scales = merged_scales(shards, &shares, weighting, &expansion);
+    // The factorization's tables, weighted by the examples each shard learned.
+    let ffm = match shards.iter().map(|s| s.ffm()).collect::<Option<Vec<_>>>() {
+        Some(parts) if config.ffm.is_some() => Some(Ffm::averaged(&parts, &shares)?),
+        _ => None,
+    };
     let mut model =
-        Learner::from_parts(config.clone(), expansion, weights, state, labels, progress)?;
+        Learner::from_parts(config.clone(), expansion, weights, state, labels, progress, ffm)?;
     if let Some(scales) = scales {
         model.set_field_scales(scales);
-    }
-    // The factorization's tables, weighted by the examples each shard learned.
-    if let Some(parts) = shards.iter().map(|s| s.ffm()).collect::<Option<Vec<_>>>() {
-        model.set_ffm(Ffm::averaged(&parts, &shares)?)?;
     }
     Ok(model)
 }

@@ -62,7 +62,7 @@ pub(crate) fn read(version: u32, payload: &[u8]) -> PolyResult<(Learner<FeatureS
     let metadata = r.string("metadata")?;
     let table = read_weights(&mut r, config.bits, config.rule)?;
     r.finish()?;
-    let learner = Learner::from_parts(config, expansion, table, state, labels, progress)
+    let learner = Learner::from_parts(config, expansion, table, state, labels, progress, None)
         .map_err(|e| bad(e.to_string()))?;
     Ok((learner, metadata))
 }

@@ -233,6 +233,17 @@ impl<E: Expansion> Learner<E> {
     /// A fresh learner; the weight table is allocated on the first example.
     pub fn new(config: LearnerConfig, expansion: E) -> PolyResult<Self> {
         config.validate()?;
+        let ffm = config.ffm.clone().map(Ffm::new).transpose()?;
+        Self::with_ffm(config, expansion, ffm)
+    }
+
+    /// A fresh learner whose factorization is `ffm` (drawn afresh by [`Learner::new`], read
+    /// by model loading): refused unless its options are the config's.
+    fn with_ffm(config: LearnerConfig, expansion: E, ffm: Option<Ffm>) -> PolyResult<Self> {
+        config.validate()?;
+        if config.ffm.as_ref() != ffm.as_ref().map(Ffm::options) {
+            return crate::invalid!("the ffm table's options are not the model's");
+        }
         expansion.validate(config.namespaces.len())?;
         let mut weights = WeightTable::new(config.bits, config.rule.stride());
         weights.set_initial_weight(config.initial_weight as f32)?;
@@ -248,7 +259,7 @@ impl<E: Expansion> Learner<E> {
             progress: Progress::default(),
             expansion,
             field_scales: config.field_scales.then(FieldScales::default),
-            ffm: config.ffm.clone().map(Ffm::new).transpose()?,
+            ffm,
             config,
             average: None,
             recent: RecentExamples::default(),
@@ -256,7 +267,8 @@ impl<E: Expansion> Learner<E> {
         })
     }
 
-    /// Reassembles a learner from saved parts (model loading).
+    /// Reassembles a learner from saved parts (model loading, averaging): `ffm` must be
+    /// present exactly when the config has one.
     pub(crate) fn from_parts(
         config: LearnerConfig,
         expansion: E,
@@ -264,10 +276,12 @@ impl<E: Expansion> Learner<E> {
         state: GdState,
         labels: LabelRange,
         progress: Progress,
+        ffm: Option<Ffm>,
     ) -> PolyResult<Self> {
         // The table is the saved one (filled with the initial weight only if never trained).
         let initial_weight = config.initial_weight;
-        let mut learner = Learner::new(LearnerConfig { initial_weight: 0.0, ..config }, expansion)?;
+        let config = LearnerConfig { initial_weight: 0.0, ..config };
+        let mut learner = Learner::with_ffm(config, expansion, ffm)?;
         learner.config.initial_weight = initial_weight;
         learner.weights = weights;
         learner.weights.set_initial_weight(initial_weight as f32)?;
@@ -292,16 +306,6 @@ impl<E: Expansion> Learner<E> {
     /// The field-aware factorization, when the model has one ([`LearnerConfig::ffm`]).
     pub fn ffm(&self) -> Option<&Ffm> {
         self.ffm.as_ref()
-    }
-
-    /// Replaces the factorization (model loading); refused unless its options are the
-    /// config's.
-    pub(crate) fn set_ffm(&mut self, ffm: Ffm) -> PolyResult<()> {
-        if self.config.ffm.as_ref() != Some(ffm.options()) {
-            return crate::invalid!("the ffm table's options are not the model's");
-        }
-        self.ffm = Some(ffm);
-        Ok(())
     }
 
     /// Whether expanded features mark their fields: the field scales and the factorization

@@ -253,6 +253,17 @@ impl<E: Expansion> Learner<E> {
             self.prefetch_slots(upcoming_later);
             return Ok(p);
         }
+        // The factorization's step is computed and checked before the weights move, so that a
+        // row whose step overflows leaves the whole model as it was.
+        if let Some(ffm) = &self.ffm {
+            if let Err(step) = ffm.prepare_step(&mut self.scratch.ffm, (weight * derivative) as f32)
+            {
+                return crate::invalid!(
+                    "row {row}: the factorization's step overflows ({step:e}); scale the \
+                     labels, weights or features down"
+                );
+            }
+        }
         let visit = Visit::First { upcoming: upcoming_later };
         if let Err(step) = self.step(features, p, label, weight, derivative, visit) {
             return crate::invalid!(
@@ -261,12 +272,7 @@ impl<E: Expansion> Learner<E> {
             );
         }
         if let Some(ffm) = &mut self.ffm {
-            if let Err(step) = ffm.learn(&mut self.scratch.ffm, (weight * derivative) as f32) {
-                return crate::invalid!(
-                    "row {row}: the factorization's step overflows ({step:e}); scale the \
-                     labels, weights or features down"
-                );
-            }
+            ffm.apply_step(&mut self.scratch.ffm);
         }
         Ok(p)
     }
