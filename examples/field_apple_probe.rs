@@ -65,11 +65,11 @@ fn main() {
             .iter()
             .take(3)
             .map(|c| {
-                let (pair, n) = (c.fields, c.samples);
+                let (pair, n) = (&c.fields, c.samples);
                 format!("{pair:?} z={:.2}/{:.2} n={n}", c.z_factors, c.z_cells)
             })
             .collect();
-        let crosses: Vec<_> = screening.crosses().iter().map(|c| c.fields).collect();
+        let crosses: Vec<_> = screening.crosses().iter().map(|c| c.fields.clone()).collect();
         println!("{end:>8} crosses {crosses:?} best {best:?}");
         if !crosses.is_empty() {
             break;

@@ -4,7 +4,7 @@
 //! trained). A change to what a model file holds adds a version here, and nowhere else.
 
 /// The version `save` writes.
-pub const CURRENT: u32 = SELF_DESCRIBING;
+pub const CURRENT: u32 = LONGER_CROSSES;
 
 /// Version 1 chained apple's slots of degree >= 3 (`model::legacy` reads it, unless such slots
 /// moved; version 2 hashes a monomial's slot from its parent's).
@@ -29,6 +29,9 @@ pub const CROSSES: u32 = 9;
 /// option added later with a serde default (the value that behaves as before it existed) is
 /// read from older files as that default, and needs no version of its own.
 pub const SELF_DESCRIBING: u32 = 10;
+/// Field-level apple's crosses may join more than two fields: each stored cross lists its
+/// fields' count before them.
+pub const LONGER_CROSSES: u32 = 11;
 
 #[cfg(test)]
 mod tests {
@@ -46,6 +49,7 @@ mod tests {
             APPLE_CATCH_UP,
             CROSSES,
             SELF_DESCRIBING,
+            LONGER_CROSSES,
         ];
         assert!(changes.iter().all(|&v| (1..=CURRENT).contains(&v)));
         assert_eq!(CURRENT, *changes.iter().max().unwrap());

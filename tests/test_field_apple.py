@@ -39,10 +39,13 @@ def test_finds_the_cross_and_learns_like_the_given_one(data: pl.DataFrame) -> No
     assert crosses["fields"].to_list() == [["A", "B"]]
     assert 0 < crosses["added_at"][0] <= 30_000
     assert found.n_crosses_ == 1
-    # The crosses still judged: every other pair of the 6 columns, most promising first.
+    # The crosses still judged: every other pair of the 6 columns, and A*B with each other
+    # column (max_fields=3), most promising first.
     screening = found.screening()
-    assert screening.height == 15 - 1
+    assert screening.height == 15 - 1 + 4
     assert "A*B" not in screening["cross"].to_list()
+    assert {"A*B*C", "A*B*F"} <= set(screening["cross"].to_list())
+    assert ["A", "B", "D"] in screening["fields"].to_list()
     assert screening["z"].to_list() == sorted(screening["z"].to_list(), reverse=True)
     # The command line's inspect lists the crosses by field name.
     path = Path(tempfile.mkdtemp()) / "fields.bin"
@@ -98,6 +101,54 @@ def test_nested_parameters_and_streamed_training(data: pl.DataFrame, tmp_path: P
     assert streamed.crosses()["cross"].to_list()[:1] == ["A*B"]
 
 
+def _triple_data(n: int, seed: int) -> pl.DataFrame:
+    """Columns A, B, C of 10 values and D, E of 1000, hashed apart: the label's log-odds are a
+    random sign per (A, B) pair plus 1.5 times a random sign per (A, B, C) triple."""
+    rng = np.random.default_rng(seed)
+    a, b, c = (rng.integers(0, 10, n) for _ in range(3))
+    d, e = (rng.integers(0, 1000, n) for _ in range(2))
+    pair_sign = np.where(np.random.default_rng(99).random(100) < 0.5, -1.0, 1.0)
+    triple_sign = np.where(np.random.default_rng(98).random(1000) < 0.5, -1.0, 1.0)
+    margin = pair_sign[a * 10 + b] + 1.5 * triple_sign[a * 100 + b * 10 + c]
+    label = np.where(rng.random(n) < 1 / (1 + np.exp(-margin)), 1, -1)
+    fields = pl.DataFrame({"A": a, "B": b, "C": c, "D": d, "E": e}).cast(pl.String)
+    hashed = fields.select(pp.hash_features(f, bits=20).alias(f) for f in fields.columns)
+    return hashed.with_columns(label=pl.Series(label))
+
+
+def test_a_cross_of_three_columns_is_found_named_saved_and_scored(tmp_path: Path) -> None:
+    data = _triple_data(240_000, seed=3)
+    train, test = data.head(200_000), data.tail(40_000)
+    found = pp.SGDClassifier(loss="logistic", bits=20, expansion=pp.FieldApple()).fit(
+        train, "label"
+    )
+    crosses = found.crosses()
+    assert crosses["cross"].to_list()[:2] == ["A*B", "A*B*C"], crosses
+    assert crosses["fields"].to_list()[1] == ["A", "B", "C"]
+    # No noise column in any cross.
+    assert not {"D", "E"} & {f for fields in crosses["fields"].to_list() for f in fields}
+    given = pp.SGDClassifier(
+        loss="logistic", bits=20, interactions=[("A", "B"), ("A", "B", "C")]
+    ).fit(train, "label")
+    pairs_only = pp.SGDClassifier(
+        loss="logistic", bits=20, expansion=pp.FieldApple(max_fields=2)
+    ).fit(train, "label")
+    assert all(len(f) == 2 for f in pairs_only.crosses()["fields"].to_list())
+    assert logloss_on(found, test) < logloss_on(given, test) + 0.01
+    assert logloss_on(found, test) < logloss_on(pairs_only, test) - 0.05
+    # Saved, loaded and scored natively like any cross.
+    path = tmp_path / "triple.model"
+    found.save(path)
+    restored = pp.load_model(path)
+    assert isinstance(restored, pp.SGDClassifier)
+    assert restored.crosses().equals(crosses)
+    features = test.drop("label")
+    expected = found.decision_function(features)
+    assert np.array_equal(restored.decision_function(features), expected)
+    scored = features.lazy().select(found.decision_function_expr()).collect()
+    assert np.allclose(scored.to_series().to_numpy(), expected)
+
+
 def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
     small = data.head(100)
     with pytest.raises(ValueError, match="interactions cannot be combined"):
@@ -108,6 +159,10 @@ def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
         pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(z=-1.0)).fit(small, "label")
     with pytest.raises(ValueError, match=r"shadow_bits must be an integer in \[10, 26\]"):
         pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(shadow_bits=40)).fit(
+            small, "label"
+        )
+    with pytest.raises(ValueError, match=r"max_fields must be an integer in \[2, 8\]"):
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_fields=1)).fit(
             small, "label"
         )
     with pytest.raises(TypeError, match="max_crosses"):

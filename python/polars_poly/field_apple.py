@@ -29,8 +29,11 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     ``check_every`` examples the cross whose mean gain is most significant joins, if its z-score
     is at least ``z`` (on fewer than 5,000 gain samples, ``z * sqrt(5000 / samples)``, and none
     before 1,000); crosses whose gain stays negative are paused, leaving the budget to the
-    others. Screening costs about ``budget`` units per learned feature (a unit: a shadow vector
-    update, or four crosses judged). Needs two or more sparse feature columns.
+    others. A cross in the model is a column to the judges too (its values are the
+    combinations of its columns' values), so once ``a*b`` has joined, ``a*b*c`` is screened for
+    every other column ``c`` (up to ``max_fields`` columns in a cross). Screening costs about
+    ``budget`` units per learned feature (a unit: a shadow vector update, or four crosses
+    judged). Needs two or more sparse feature columns.
 
     [parameters]
 
@@ -85,6 +88,14 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
         "is when it joins; 0 keeps none.",
         engine=True,
         check=at_least(0),
+    )
+
+    max_fields: int = option(
+        3,
+        "Most feature columns in a cross (2..=8): with 3, a cross that has joined is screened\n"
+        "crossed with each other column (``a*b*c``), judged on the residual as pairs are.",
+        engine=True,
+        check=at_least(2, 8),
     )
 
     def _engine(self) -> dict[str, Any]:

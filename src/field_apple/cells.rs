@@ -26,9 +26,9 @@
 //! Measured on click (notes/benchmarks_log.md "Field crosses"): with `PRIOR` 5 only the two planted
 //! crosses with the fewest value pairs gain; at 200 all four do and every noise cross loses.
 
+use super::operands::Operands;
 use super::screen::Candidate;
 use super::Judge;
-use crate::learner::Example;
 use crate::memory::prefetch;
 
 /// The count a value pair's mean is shrunk by: a pair seen `PRIOR` times predicts half its mean.
@@ -44,6 +44,9 @@ pub struct PairCells {
     /// `2^bits` cells.
     cells: Vec<Cell>,
     shift: u32,
+    /// Per example: each baseline's joined field and its prediction, if it predicts better
+    /// than nothing so far, else 0 (see [`Judge::judge`]).
+    baselines: Vec<(usize, f32)>,
 }
 
 /// One value pair's residual sum and count (16 bytes, aligned: one cache line never splits a
@@ -98,21 +101,21 @@ impl PairCells {
         let mut cells = vec![Cell::default(); 1 << bits];
         // Random reads: on normal pages nearly each would miss the TLB too.
         crate::memory::advise_huge_pages(&mut cells);
-        PairCells { cells, shift: 64 - bits }
+        PairCells { cells, shift: 64 - bits, baselines: Vec::new() }
     }
 }
 
 impl Judge for PairCells {
     type Located = LocatedCells;
 
-    /// Locates the cells of every candidate's value pairs in `example` into `out`, asking for
+    /// Locates the cells of every candidate's value pairs in `operands` into `out`, asking for
     /// each ahead of its use: they are random reads in a large table.
-    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedCells) {
+    fn locate(&self, operands: &Operands<'_>, candidates: &[Candidate], out: &mut LocatedCells) {
         out.slots.clear();
         out.spans.clear();
         for candidate in candidates {
             let (a, b) = candidate.pair;
-            let (field_a, field_b) = (example.namespace(a), example.namespace(b));
+            let (field_a, field_b) = (operands.get(a), operands.get(b));
             let start = out.slots.len();
             let n_pairs = field_a.hashes.len() * field_b.hashes.len();
             if n_pairs > 0 && n_pairs <= MAX_PAIRS_PER_EXAMPLE {
@@ -130,6 +133,15 @@ impl Judge for PairCells {
 
     /// Records every candidate's progressive gain on the example `located` (for the same
     /// `candidates`) for residual `residual`, then adds the residual to its cells.
+    ///
+    /// A cross of a joined field with a further field is judged against the better of its
+    /// joined field's baseline (the baselines come first in `candidates`) and predicting
+    /// nothing, as the baseline's gain so far says: its cells split the baseline's by the
+    /// further field's values, and gain only if the split predicts better than both. Judged
+    /// against nothing alone, a split by a noise field gained what the cross's own weights had
+    /// not learned yet; against the baseline alone, once the cross had learned that, it gained
+    /// by predicting less noise than the baseline (its cells hold fewer samples, so they are
+    /// shrunk more).
     fn judge(
         &mut self,
         located: &LocatedCells,
@@ -138,11 +150,13 @@ impl Judge for PairCells {
         weight: f32,
     ) {
         let w = f64::from(weight);
-        let r = f64::from(residual);
+        self.baselines.clear();
         for (candidate, &(start, end)) in candidates.iter_mut().zip(&located.spans) {
             if start == end {
                 continue;
             }
+            let parent = self.baselines.iter().find(|(joined, _)| *joined == candidate.pair.0);
+            let before = f64::from(residual - parent.map_or(0.0, |&(_, p)| p));
             let slots = &located.slots[start..end];
             let prediction: f32 = slots
                 .iter()
@@ -159,7 +173,11 @@ impl Judge for PairCells {
             if !error.is_finite() {
                 continue;
             }
-            candidate.cells.record(w * (r * r - error * error), 1.0);
+            if candidate.is_baseline() {
+                let useful = candidate.cells.gain > 0.0;
+                self.baselines.push((candidate.pair.0, if useful { prediction } else { 0.0 }));
+            }
+            candidate.cells.record(w * (before * before - error * error), 1.0);
             for &(key, x) in slots {
                 let slot = self.slot(key);
                 let cell = &mut self.cells[slot];

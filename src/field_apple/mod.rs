@@ -26,10 +26,12 @@
 //!   training screens afresh.
 
 pub mod cells;
+pub mod operands;
 pub mod screen;
 pub mod stored;
 
 use cells::{LocatedCells, PairCells};
+use operands::{JoinedValues, Operands};
 use screen::{Candidate, LocatedVectors, Shadow};
 
 use crate::error::PolyResult;
@@ -65,7 +67,19 @@ pub struct FieldAppleConfig {
     /// [`crate::learner::recent`] for the memory bound).
     #[serde(default = "default_catch_up")]
     pub catch_up: usize,
+    /// Most fields in a cross, 2..=8: with 3 or more, a cross in the model is crossed further
+    /// with each field outside it (see [`operands`]). A file written before the option existed
+    /// screened pairs only, and continues so.
+    #[serde(default = "pairs_only")]
+    pub max_fields: usize,
 }
+
+fn pairs_only() -> usize {
+    2
+}
+
+/// Most fields a cross may have (the `max_fields` option's upper bound).
+pub const MAX_FIELDS: usize = 8;
 
 fn default_catch_up() -> usize {
     FieldAppleConfig::default().catch_up
@@ -85,6 +99,7 @@ impl Default for FieldAppleConfig {
             shadow_bits: 20,
             constant: true,
             catch_up: 131_072,
+            max_fields: 3,
         }
     }
 }
@@ -102,6 +117,12 @@ impl FieldAppleConfig {
         }
         if !(10..=26).contains(&self.shadow_bits) {
             return crate::invalid!("shadow_bits must be in 10..=26, got {}", self.shadow_bits);
+        }
+        if !(2..=MAX_FIELDS).contains(&self.max_fields) {
+            return crate::invalid!(
+                "max_fields must be in 2..={MAX_FIELDS}, got {}",
+                self.max_fields
+            );
         }
         Ok(())
     }
@@ -130,9 +151,10 @@ const IN_SIGHT: f64 = 0.5;
 const CELL_BITS_OVER_SHADOW: u32 = 1;
 
 /// A candidate's standing (see [`FieldApple::candidate_scores`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct CandidateScore {
-    pub fields: (usize, usize),
+    /// The fields the cross would have, in increasing order.
+    pub fields: Vec<usize>,
     pub z_factors: f64,
     pub z_cells: f64,
     pub samples: u64,
@@ -167,14 +189,15 @@ fn z_to_join(z: f64, samples: u64) -> f64 {
 }
 
 /// A judge of candidate crosses ([`screen`]'s shared factorization, [`cells`]' value-pair
-/// cells): an example is located in the judge's tables first (its memory asked for ahead), then
-/// judged: every candidate records its gain on it, and the judge learns from it.
+/// cells): an example's operands (its fields and joined fields, [`operands`]) are located in
+/// the judge's tables first (their memory asked for ahead), then judged: every candidate
+/// records its gain on it, and the judge learns from it.
 pub trait Judge {
     /// Where an example's data is in the judge's tables.
     type Located: Default;
 
-    /// Locates `example` for `candidates` into `out`.
-    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut Self::Located);
+    /// Locates the `operands` of an example for `candidates` into `out`.
+    fn locate(&self, operands: &Operands<'_>, candidates: &[Candidate], out: &mut Self::Located);
 
     /// Judges the example `located` (for the same `candidates`) with residual `residual` and
     /// importance weight `weight`.
@@ -202,7 +225,8 @@ pub(crate) fn screen_with<J: Judge>(
     weight: f32,
 ) -> J::Located {
     let mut located = J::Located::default();
-    judge.locate(example, candidates, &mut located);
+    let joined = JoinedValues::default();
+    judge.locate(&Operands::new(example, &joined), candidates, &mut located);
     judge.judge(&located, candidates, residual, weight);
     located
 }
@@ -244,17 +268,18 @@ impl Judges {
         }
     }
 
-    /// Locates `example` for both judges, then judges the example screened before.
+    /// Locates an example's `operands` for both judges, then judges the example screened
+    /// before.
     fn screen(
         &mut self,
-        example: &Example<'_>,
+        operands: &Operands<'_>,
         candidates: &mut [Candidate],
         residual: f32,
         weight: f32,
     ) {
         let mut next = std::mem::take(&mut self.spare);
-        self.shadow.locate(example, candidates, &mut next.vectors);
-        self.cells.locate(example, candidates, &mut next.cells);
+        self.shadow.locate(operands, candidates, &mut next.vectors);
+        self.cells.locate(operands, candidates, &mut next.cells);
         (next.residual, next.weight) = (residual, weight);
         self.judge_waiting(candidates);
         self.waiting = Some(next);
@@ -279,10 +304,11 @@ impl Judges {
     }
 }
 
-/// A cross in the model: its two fields and the learned-example count at which it joined.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A cross in the model: its fields (two or more, in increasing order) and the learned-example
+/// count at which it joined.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Cross {
-    pub fields: (usize, usize),
+    pub fields: Vec<usize>,
     pub added_at: u64,
 }
 
@@ -295,8 +321,16 @@ pub struct FieldApple {
     crosses: Vec<Cross>,
     learned: u64,
     /// Every cross not in the model and still in the race; built at the first learned example
-    /// (which names the fields), empty once screening is over.
+    /// (which names the fields), empty once screening is over. A candidate's pair is of
+    /// operands ([`operands`]): fields below `n_fields`, the constant at `n_fields`, the
+    /// model's crosses after it; the baselines of joined fields come first.
     candidates: Vec<Candidate>,
+    /// Fields of the examples screened (0 before the first).
+    n_fields: usize,
+    /// The joined fields' values of the example being screened.
+    joined: JoinedValues,
+    /// Per cross of the model: whether a racing candidate crosses it further.
+    extended: Vec<bool>,
     /// Crosses out of the race until it restarts (see [`SAMPLES_TO_DECIDE`]).
     paused: Vec<Candidate>,
     /// The two judges' tables while screening (none before the first example and after the
@@ -340,6 +374,9 @@ impl FieldApple {
             crosses: Vec::new(),
             learned: 0,
             candidates: Vec::new(),
+            n_fields: 0,
+            joined: JoinedValues::default(),
+            extended: Vec::new(),
             paused: Vec::new(),
             judges: None,
             allowance: 0.0,
@@ -358,9 +395,15 @@ impl FieldApple {
     ) -> PolyResult<Self> {
         let mut model = FieldApple::new(config)?;
         for cross in crosses {
-            let (a, b) = cross.fields;
-            if a >= b || model.crosses.iter().any(|c| c.fields == cross.fields) {
-                return crate::invalid!("field cross ({a}, {b}) is not an ordered new pair");
+            let fields = &cross.fields;
+            let ordered = fields.windows(2).all(|w| w[0] < w[1]);
+            let sized = (2..=model.config.max_fields).contains(&fields.len());
+            if !ordered || !sized || model.crosses.iter().any(|c| c.fields == *fields) {
+                return crate::invalid!(
+                    "field cross {fields:?} is not a new cross of 2..={} fields in increasing \
+                     order",
+                    model.config.max_fields
+                );
             }
             model.add(cross);
         }
@@ -385,14 +428,15 @@ impl FieldApple {
     /// (the example screened last is judged at the next screening or check, see `Judges`).
     pub fn candidate_scores(&self) -> Vec<CandidateScore> {
         let score = |c: &Candidate, active: bool| CandidateScore {
-            fields: c.pair,
+            fields: self.fields_of(c.pair),
             z_factors: c.factors.z_score(),
             z_cells: c.cells.z_score(),
             samples: c.count(),
             active,
         };
-        let active = self.candidates.iter().map(|c| score(c, true));
-        active.chain(self.paused.iter().map(|c| score(c, false))).collect()
+        let active = self.candidates.iter().map(|c| (c, true));
+        let all = active.chain(self.paused.iter().map(|c| (c, false)));
+        all.filter(|(c, _)| !c.is_baseline()).map(|(c, active)| score(c, active)).collect()
     }
 
     /// Only the features of the crosses added so far (for a model whose linear features and
@@ -425,21 +469,85 @@ impl FieldApple {
     }
 
     fn add(&mut self, cross: Cross) {
+        self.features.namespace_crosses.push(cross.fields.clone());
         self.crosses.push(cross);
-        self.features.namespace_crosses.push(vec![cross.fields.0, cross.fields.1]);
     }
 
     fn screening(&self) -> bool {
         self.crosses.len() < self.config.max_crosses
     }
 
+    /// The operand of the model's cross `j` (see [`operands`]).
+    fn joined_operand(&self, j: usize) -> usize {
+        self.n_fields + 1 + j
+    }
+
+    /// The model's cross an operand is, if it is one.
+    fn joined_cross(&self, operand: usize) -> Option<usize> {
+        operand.checked_sub(self.n_fields + 1)
+    }
+
+    /// The fields of the cross a candidate's pair of operands makes, in increasing order.
+    fn fields_of(&self, (left, right): (usize, usize)) -> Vec<usize> {
+        let mut fields = match self.joined_cross(left) {
+            None => vec![left],
+            Some(j) => self.crosses.get(j).map_or_else(Vec::new, |c| c.fields.clone()),
+        };
+        fields.push(right);
+        fields.sort_unstable();
+        fields
+    }
+
     fn start_screening(&mut self, n_fields: usize) {
+        self.n_fields = n_fields;
         self.candidates = (0..n_fields)
             .flat_map(|a| (a + 1..n_fields).map(move |b| (a, b)))
-            .filter(|pair| self.crosses.iter().all(|c| c.fields != *pair))
+            .filter(|&(a, b)| self.crosses.iter().all(|c| c.fields != [a, b]))
             .map(Candidate::new)
             .collect();
+        for j in 0..self.crosses.len() {
+            self.extend_cross(j);
+        }
         self.judges = Some(Judges::new(self.config.shadow_bits));
+    }
+
+    /// Candidates crossing the model's cross `j` with each field outside it, while its fields
+    /// number fewer than `max_fields` (a set of fields already in the model or racing is left
+    /// out), and the cross's baseline before every candidate.
+    fn extend_cross(&mut self, j: usize) {
+        let Some(cross) = self.crosses.get(j) else { return };
+        if cross.fields.len() >= self.config.max_fields {
+            return;
+        }
+        let joined = self.joined_operand(j);
+        let mut known: Vec<Vec<usize>> = self.crosses.iter().map(|c| c.fields.clone()).collect();
+        let racing = self.candidates.iter().chain(&self.paused).filter(|c| !c.is_baseline());
+        known.extend(racing.map(|c| self.fields_of(c.pair)));
+        let mut added = false;
+        for field in (0..self.n_fields).filter(|f| !cross.fields.contains(f)) {
+            let fields = self.fields_of((joined, field));
+            if !known.contains(&fields) {
+                self.candidates.push(Candidate::new((joined, field)));
+                added = true;
+            }
+        }
+        if added {
+            self.candidates.insert(0, Candidate::baseline(joined, self.n_fields));
+        }
+    }
+
+    /// Which crosses of the model a racing candidate crosses further (their joined values are
+    /// computed for the examples screened).
+    fn mark_extended(&mut self) {
+        self.extended.clear();
+        self.extended.resize(self.crosses.len(), false);
+        for candidate in self.candidates.iter().filter(|c| !c.is_baseline()) {
+            if let Some(j) = self.joined_cross(candidate.pair.0) {
+                if let Some(extended) = self.extended.get_mut(j) {
+                    *extended = true;
+                }
+            }
+        }
     }
 
     /// The allowance once an example of `n_features` features has added its share of the
@@ -451,8 +559,10 @@ impl FieldApple {
         let learned_features = n_features + usize::from(self.config.constant);
         // Each feature costs a shadow vector update; each candidate racing a factorization term
         // and a cell, together about a quarter of a learned feature's update (measured on
-        // eat-rate, notes/benchmarks_log.md).
-        let cost = (n_features as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
+        // eat-rate, notes/benchmarks_log.md); a joined field crossed further, about one
+        // feature's (one value combination on one-hot fields).
+        let joined = self.extended.iter().filter(|&&e| e).count();
+        let cost = ((n_features + joined) as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
         let allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
@@ -478,7 +588,9 @@ impl FieldApple {
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
         if residual != 0.0 && weight != 0.0 {
-            judges.screen(example, &mut self.candidates, residual, weight);
+            self.joined.compute(example, &self.crosses, &self.extended);
+            let operands = Operands::new(example, &self.joined);
+            judges.screen(&operands, &mut self.candidates, residual, weight);
         }
     }
 
@@ -492,6 +604,7 @@ impl FieldApple {
         }
         if self.judges.is_none() {
             self.start_screening(n_namespaces);
+            self.mark_extended();
         }
         self.budget_allows(n_features)
     }
@@ -510,11 +623,13 @@ impl FieldApple {
         }
         let sight = self.config.z * IN_SIGHT;
         let young = self.crosses.is_empty() && self.quiet_checks + 1 < PATIENT_CHECKS;
-        self.in_sight = young || self.candidates.iter().any(|c| c.z_score() >= sight);
+        self.in_sight =
+            young || self.candidates.iter().any(|c| !c.is_baseline() && c.z_score() >= sight);
         let best = self
             .candidates
             .iter()
             .enumerate()
+            .filter(|(_, c)| !c.is_baseline())
             .filter_map(|(i, c)| {
                 let z = c.z_score();
                 (z >= z_to_join(self.config.z, c.count())).then_some((i, z))
@@ -530,23 +645,27 @@ impl FieldApple {
             } else {
                 self.pause_losers();
             }
+            self.mark_extended();
             return;
         };
         self.budget_share = 1.0;
         self.quiet_checks = 0;
         let joined = self.candidates.remove(index);
-        self.add(Cross { fields: joined.pair, added_at: self.learned });
+        self.add(Cross { fields: self.fields_of(joined.pair), added_at: self.learned });
         self.catching_up = self.config.catch_up > 0;
         // The statistics start again: the next cross is out of sight until a check sees it.
         self.in_sight = false;
         if self.screening() {
             self.candidates.append(&mut self.paused);
+            self.extend_cross(self.crosses.len() - 1);
+            self.mark_extended();
             if let Some(judges) = self.judges.as_mut() {
                 judges.reset(&mut self.candidates);
             }
         } else {
             self.candidates = Vec::new();
             self.paused = Vec::new();
+            self.extended = Vec::new();
             self.judges = None;
         }
     }
@@ -567,9 +686,10 @@ impl FieldApple {
 
     /// Candidates with enough samples and no positive z-score leave the race.
     fn pause_losers(&mut self) {
-        let (losing, racing): (Vec<_>, Vec<_>) = std::mem::take(&mut self.candidates)
-            .into_iter()
-            .partition(|c| c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0);
+        let (losing, racing): (Vec<_>, Vec<_>) =
+            std::mem::take(&mut self.candidates).into_iter().partition(|c| {
+                !c.is_baseline() && c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0
+            });
         self.candidates = racing;
         self.paused.extend(losing);
     }

@@ -21,8 +21,8 @@
 //! thousand each), every pair is scored on every screened example, and the common crosses (a kind
 //! of animal with a kind of food, a user segment with an ad category) are of low rank.
 
+use super::operands::Operands;
 use super::Judge;
-use crate::learner::Example;
 use crate::memory::prefetch;
 
 /// Numbers per feature vector of the shadow.
@@ -85,14 +85,37 @@ impl Gains {
 /// cells ([`super::cells::PairCells`], every sample since the reset).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
+    /// Its two operands ([`super::operands`]).
     pub pair: (usize, usize),
+    pub role: Role,
     pub factors: Gains,
     pub cells: Gains,
 }
 
+/// What a candidate is to the race.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A cross that may join (of two fields, or of a joined field `pair.0` and a field).
+    Cross,
+    /// A joined field with the constant: never joins (the cross is in the model already), but
+    /// learns what the cross's own weights have not learned yet, so that crossing it further
+    /// is judged on what the further field adds (without it, every further cross of a young
+    /// cross gains that cross's own lag, and a noise field joins).
+    Baseline,
+}
+
 impl Candidate {
     pub fn new(pair: (usize, usize)) -> Self {
-        Candidate { pair, factors: Gains::default(), cells: Gains::default() }
+        Candidate { pair, role: Role::Cross, factors: Gains::default(), cells: Gains::default() }
+    }
+
+    /// The baseline of joined field `joined`, the constant being operand `constant`.
+    pub fn baseline(joined: usize, constant: usize) -> Self {
+        Candidate { role: Role::Baseline, ..Candidate::new((joined, constant)) }
+    }
+
+    pub fn is_baseline(&self) -> bool {
+        self.role == Role::Baseline
     }
 
     /// Adds one gain sample of the factorization judge (see [`MEMORY`]).
@@ -204,10 +227,10 @@ impl Shadow {
 impl Judge for Shadow {
     type Located = LocatedVectors;
 
-    /// Locates `example`'s vectors of the fields `candidates` cross into `out`, asking for each
+    /// Locates the vectors of the operands `candidates` cross into `out`, asking for each
     /// ahead of its use: they are random reads in a large table.
-    fn locate(&self, example: &Example<'_>, candidates: &[Candidate], out: &mut LocatedVectors) {
-        let n_fields = example.n_namespaces();
+    fn locate(&self, operands: &Operands<'_>, candidates: &[Candidate], out: &mut LocatedVectors) {
+        let n_fields = operands.len();
         out.slots.clear();
         out.values.clear();
         out.spans.clear();
@@ -220,7 +243,7 @@ impl Judge for Shadow {
         for field in 0..n_fields {
             let start = out.slots.len();
             if out.crossed[field] {
-                let features = example.namespace(field);
+                let features = operands.get(field);
                 for &h in features.hashes {
                     let slot = slot(h, field, self.shift);
                     prefetch(self.table.as_ptr().wrapping_add(slot * RANK));

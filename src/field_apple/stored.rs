@@ -1,11 +1,12 @@
 //! Field-level apple's section of the model file: its options (from format version 10 on,
 //! [`FieldAppleConfig`]'s serde form as JSON, [`ByteWriter::options`]; before, `max_crosses u64`,
 //! `budget f64`, `check_every u64`, `z f64`, `shadow_bits u32`, `constant u8`, from format
-//! version 6 on `catch_up u64`), then the crosses in the order they were added (two field numbers and the
-//! learned-example count at which each joined), then the learned-example count. Shadows are
+//! version 6 on `catch_up u64`), then the crosses in the order they were added (each its
+//! count of fields `u64` (from format version 11 on; two before), its field numbers and the
+//! learned-example count at which it joined), then the learned-example count. Shadows are
 //! not stored (see the module docs of [`super`]).
 
-use super::{Cross, FieldApple, FieldAppleConfig};
+use super::{Cross, FieldApple, FieldAppleConfig, MAX_FIELDS};
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 use crate::versions;
@@ -32,14 +33,29 @@ impl FieldApple {
         w.u32(c.shadow_bits);
         w.flag(c.constant);
         w.u64(c.catch_up as u64);
-        self.write_crosses(w);
+        self.write_pair_crosses(w);
     }
 
     fn write_crosses(&self, w: &mut ByteWriter) {
         w.len(self.crosses().len());
         for cross in self.crosses() {
-            w.u32(cross.fields.0 as u32);
-            w.u32(cross.fields.1 as u32);
+            w.len(cross.fields.len());
+            for &field in &cross.fields {
+                w.u32(field as u32);
+            }
+            w.u64(cross.added_at);
+        }
+        w.u64(self.learned());
+    }
+
+    /// The crosses in the layout before format version 11 (two fields each), to test the
+    /// reader of older files.
+    #[cfg(test)]
+    pub(crate) fn write_pair_crosses(&self, w: &mut ByteWriter) {
+        w.len(self.crosses().len());
+        for cross in self.crosses() {
+            w.u32(cross.fields[0] as u32);
+            w.u32(cross.fields[1] as u32);
             w.u64(cross.added_at);
         }
         w.u64(self.learned());
@@ -55,9 +71,15 @@ impl FieldApple {
         let n = r.len("field_apple cross count", MAX_STORED_CROSSES.min(r.remaining() / 16))?;
         let mut crosses = Vec::with_capacity(n);
         for _ in 0..n {
-            let a = r.u32("field_apple cross field")? as usize;
-            let b = r.u32("field_apple cross field")? as usize;
-            crosses.push(Cross { fields: (a, b), added_at: r.u64("field_apple cross time")? });
+            let n_fields = if version >= versions::LONGER_CROSSES {
+                r.len("field_apple cross length", MAX_FIELDS)?
+            } else {
+                2
+            };
+            let fields = (0..n_fields)
+                .map(|_| r.u32("field_apple cross field").map(|f| f as usize))
+                .collect::<PolyResult<Vec<_>>>()?;
+            crosses.push(Cross { fields, added_at: r.u64("field_apple cross time")? });
         }
         let learned = r.u64("field_apple learned count")?;
         FieldApple::from_parts(config, crosses, learned).map_err(|e| bad(e.to_string()))
@@ -82,5 +104,6 @@ fn read_config(r: &mut ByteReader<'_>, version: u32) -> PolyResult<FieldAppleCon
         } else {
             0
         },
+        max_fields: 2,
     })
 }

@@ -82,7 +82,7 @@ fn finds_the_planted_cross_whose_fields_say_nothing_alone() {
     let data = eat_rate(120_000, 100, 8, 0.0, 1);
     let learner = fit(&data, FieldAppleConfig::default());
     let crosses = learner.expansion().crosses();
-    assert_eq!(crosses.first().map(|c| c.fields), Some((0, 1)), "{crosses:?}");
+    assert_eq!(crosses.first().map(|c| c.fields.clone()), Some(vec![0, 1]), "{crosses:?}");
     // Found within a bounded number of examples, and no noise cross joined.
     assert!(crosses[0].added_at <= 40_000, "{crosses:?}");
     assert_eq!(crosses.len(), 1, "{crosses:?}");
@@ -108,7 +108,11 @@ fn finds_a_planted_cross_of_full_rank_by_its_cells() {
     let data = pair_effects(150_000, 20, 1.5, 5);
     let learner = fit(&data, FieldAppleConfig::default());
     let crosses = learner.expansion().crosses();
-    assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "{crosses:?}");
+    assert_eq!(
+        crosses.iter().map(|c| c.fields.clone()).collect::<Vec<_>>(),
+        [vec![0, 1]],
+        "{crosses:?}"
+    );
 }
 
 /// A candidate with `n` cell gain samples alternating around `mean`.
@@ -139,7 +143,7 @@ fn losing_candidates_pause_and_rejoin_when_a_cross_joins_or_the_race_restarts() 
     assert!(model.crosses().is_empty());
     model.candidates[0] = judged((0, 2), SAMPLES_TO_JOIN as usize, 1.0);
     model.judge();
-    assert_eq!(model.crosses().iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 2)]);
+    assert_eq!(model.crosses().iter().map(|c| c.fields.clone()).collect::<Vec<_>>(), [vec![0, 2]]);
     assert!(model.paused.is_empty());
     assert_eq!(active(&model).len(), 2);
 
@@ -223,7 +227,11 @@ fn rows_the_planted_cross_joins_at(
         let data = eat_rate(n, varieties, noise_fields, 0.0, seed);
         let learner = fit(&data, FieldAppleConfig::default());
         let crosses = learner.expansion().crosses();
-        assert_eq!(crosses.iter().map(|c| c.fields).collect::<Vec<_>>(), [(0, 1)], "seed {seed}");
+        assert_eq!(
+            crosses.iter().map(|c| c.fields.clone()).collect::<Vec<_>>(),
+            [vec![0, 1]],
+            "seed {seed}"
+        );
         crosses[0].added_at
     };
     seeds.map(joined).collect()
@@ -267,12 +275,17 @@ fn training_is_deterministic_and_the_section_round_trips() {
         FieldApple::read_section(&mut ByteReader::new(&bytes, 0, "features"), versions::CURRENT)
             .unwrap();
     assert_eq!(&read, first.expansion());
-    // The layout of format 9 (positional options) reads as the same model.
+    // The layout of format 9 (positional options, crosses of two fields) reads as the same
+    // model, screening pairs only as it did.
     let mut w = ByteWriter::new();
     first.expansion().write_section_v9(&mut w);
     let older = w.into_bytes();
     let read = FieldApple::read_section(&mut ByteReader::new(&older, 0, "features"), 9).unwrap();
-    assert_eq!(&read, first.expansion());
+    assert_eq!(
+        read.config(),
+        &FieldAppleConfig { max_fields: 2, ..first.expansion().config().clone() }
+    );
+    assert_eq!(read.crosses(), first.expansion().crosses());
     // A truncated section is refused, never misread.
     for cut in [0, 5, bytes.len() - 1] {
         assert!(FieldApple::read_section(
@@ -312,9 +325,9 @@ fn options_are_checked() {
     ] {
         assert!(FieldApple::new(bad).is_err());
     }
-    let crosses = vec![Cross { fields: (1, 0), added_at: 0 }];
+    let crosses = vec![Cross { fields: vec![1, 0], added_at: 0 }];
     assert!(FieldApple::from_parts(good.clone(), crosses, 0).is_err());
-    let twice = vec![Cross { fields: (0, 1), added_at: 0 }; 2];
+    let twice = vec![Cross { fields: vec![0, 1], added_at: 0 }; 2];
     assert!(FieldApple::from_parts(good, twice, 0).is_err());
 }
 
@@ -387,7 +400,7 @@ fn a_joining_cross_catches_up_on_the_examples_before_it() {
     let plain = fit(&data, FieldAppleConfig { catch_up: 0, ..FieldAppleConfig::default() });
     let crosses = caught_up.expansion().crosses();
     assert_eq!(crosses, plain.expansion().crosses());
-    assert_eq!(crosses.first().map(|c| c.fields), Some((0, 1)), "{crosses:?}");
+    assert_eq!(crosses.first().map(|c| c.fields.clone()), Some(vec![0, 1]), "{crosses:?}");
     let (with, without) = (test_logloss(&caught_up, &fresh), test_logloss(&plain, &fresh));
     assert!(with < without - 0.005, "caught up {with}, not {without}, cross {crosses:?}");
 }
@@ -400,7 +413,7 @@ fn the_budget_shrinks_after_as_many_quiet_checks_as_the_last_cross_took() {
     let quiet = || vec![judged((1, 2), 10, 0.0)];
     for (added_at, patience) in [(150_000, 15), (20_000, MIN_PATIENCE)] {
         let config = FieldAppleConfig { check_every: 10_000, ..FieldAppleConfig::default() };
-        let crosses = vec![Cross { fields: (0, 1), added_at }];
+        let crosses = vec![Cross { fields: vec![0, 1], added_at }];
         let mut model = FieldApple::from_parts(config, crosses, added_at).unwrap();
         assert_eq!(model.patience(), patience);
         for check in 1..=patience {
@@ -464,9 +477,74 @@ fn recent_examples_are_kept_while_a_join_is_in_sight() {
     // No longer screening (max_crosses reached): nothing kept.
     let full = FieldApple::from_parts(
         FieldAppleConfig { max_crosses: 1, ..config },
-        vec![Cross { fields: (0, 1), added_at: 0 }],
+        vec![Cross { fields: vec![0, 1], added_at: 0 }],
         0,
     )
     .unwrap();
     assert_eq!(kept(&full), 0);
+}
+
+/// Fields 0, 1 and 2 of 10 values, 4 noise fields of 1000: the label's log-odds are `pair` times
+/// a random sign per value pair of fields 0 and 1, plus `triple` times a random sign per value
+/// triple of fields 0, 1 and 2.
+fn triple_effects(n: usize, pair: f64, triple: f64, seed: u64) -> Fields {
+    let mut data = eat_rate(n, 10, 5, 0.0, seed);
+    let mut state = seed ^ 0x5EED;
+    let sign = |key: u32| if crate::hashing::fmix32(key) % 2 == 0 { 1.0 } else { -1.0 };
+    for (row, label) in data.labels.iter_mut().enumerate() {
+        let (a, b) = (data.columns[0].1[row], data.columns[1].1[row]);
+        let c = data.columns[2].1[row] % 10;
+        data.columns[2].1[row] = c;
+        let margin = pair * sign(a * 31 + b) + triple * sign(0x10000 + (a * 31 + b) * 37 + c);
+        let p = 1.0 / (1.0 + (-margin).exp());
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        *label = if ((state >> 11) as f64 / (1u64 << 53) as f64) < p { 1.0 } else { -1.0 };
+    }
+    data
+}
+
+#[test]
+fn a_cross_that_joined_is_crossed_with_a_third_field() {
+    let data = triple_effects(200_000, 1.0, 1.5, 8);
+    let learner = fit(&data, FieldAppleConfig::default());
+    let fields: Vec<_> = learner.expansion().crosses().iter().map(|c| c.fields.clone()).collect();
+    let crosses = learner.expansion().crosses();
+    assert_eq!(fields[..2], [vec![0, 1], vec![0, 1, 2]], "{crosses:?}");
+    // Later, only the triple's own pairs (which carry a little of it); no noise field.
+    assert!(fields.iter().flatten().all(|&f| f <= 2), "{crosses:?}");
+    // Within a bounded number of rows of the pair.
+    assert!(crosses[1].added_at - crosses[0].added_at <= 60_000, "{crosses:?}");
+    // Pairs only: the triple is never screened.
+    let pairs = fit(&data, FieldAppleConfig { max_fields: 2, ..FieldAppleConfig::default() });
+    assert!(pairs.expansion().crosses().iter().all(|c| c.fields.len() == 2));
+    // Without the triple's effect, no cross of three fields joins.
+    let data = triple_effects(200_000, 1.0, 0.0, 8);
+    let learner = fit(&data, FieldAppleConfig::default());
+    let crosses = learner.expansion().crosses();
+    assert!(crosses.iter().all(|c| c.fields.len() == 2), "{crosses:?}");
+}
+
+#[test]
+fn a_cross_of_three_fields_round_trips_and_a_malformed_one_is_refused() {
+    let crosses = vec![
+        Cross { fields: vec![0, 2], added_at: 10 },
+        Cross { fields: vec![0, 1, 2], added_at: 20 },
+    ];
+    let model = FieldApple::from_parts(FieldAppleConfig::default(), crosses.clone(), 30).unwrap();
+    let mut w = ByteWriter::new();
+    model.write_section(&mut w);
+    let bytes = w.into_bytes();
+    let read =
+        FieldApple::read_section(&mut ByteReader::new(&bytes, 0, "features"), versions::CURRENT);
+    assert_eq!(read.unwrap().crosses(), &crosses[..]);
+    for bad in [vec![2, 1, 3], vec![1, 1, 2], vec![4], vec![0, 1, 2, 3]] {
+        let crosses = vec![Cross { fields: bad.clone(), added_at: 0 }];
+        let error = FieldApple::from_parts(FieldAppleConfig::default(), crosses, 0).unwrap_err();
+        assert!(
+            error.to_string().contains("is not a new cross of 2..=3 fields"),
+            "{bad:?}: {error}"
+        );
+    }
+    // The cross's features are the fixed interaction of its three fields.
+    assert_eq!(model.linear_form(true).namespace_crosses, [vec![0, 2], vec![0, 1, 2]]);
 }

@@ -145,8 +145,8 @@ fn merged_scales(
     let renumber = |k: usize, field: u32| -> u32 {
         let Some(fields) = shards[k].expansion().field_apple() else { return field };
         let Some(p) = field.checked_sub(first_cross) else { return field };
-        let pair = fields.crosses().get(p as usize).map(|cross| cross.fields);
-        let q = merged_crosses.iter().position(|cross| Some(cross.fields) == pair);
+        let pair = fields.crosses().get(p as usize).map(|cross| &cross.fields);
+        let q = merged_crosses.iter().position(|cross| Some(&cross.fields) == pair);
         // Every shard's cross is in the union (`frozen_crosses`).
         q.map_or(field, |q| cross_field(n, q))
     };
@@ -341,8 +341,9 @@ fn frozen_crosses(start: Option<&FieldApple>, shards: &[&FieldApple]) -> PolyRes
         return Err(invalid("the shards' field cross options differ"));
     }
     let lists = shards.iter().map(|f| f.crosses());
-    let union = union_in_join_order(lists, |cross: &Cross| cross.added_at, |cross| cross.fields);
-    let crosses: Vec<Cross> = union.into_iter().copied().collect();
+    let union =
+        union_in_join_order(lists, |cross: &Cross| cross.added_at, |cross| cross.fields.clone());
+    let crosses: Vec<Cross> = union.into_iter().cloned().collect();
     let base = start.map_or(0, FieldApple::learned);
     let learned = base + shards.iter().map(|f| f.learned().saturating_sub(base)).sum::<u64>();
     let config = FieldAppleConfig { max_crosses: crosses.len(), ..config };

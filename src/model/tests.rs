@@ -530,7 +530,7 @@ fn apple_with_field_crosses_emits_each_feature_once_and_round_trips() {
 
     // With the cross (0, 1) found and no apple parent yet, the features are exactly those of
     // interactions=[(0, 1)]: linear, the cross, the constant, each once.
-    let crosses = vec![Cross { fields: (0, 1), added_at: 5 }];
+    let crosses = vec![Cross { fields: vec![0, 1], added_at: 5 }];
     let found = FieldApple::from_parts(fields, crosses, 9).unwrap();
     let set = FeatureSet::AppleFields(
         Box::new(Apple::new(apple.clone()).unwrap()),

@@ -33,9 +33,9 @@ use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 /// learning curve as (examples, Σ weight·loss, Σ weight, feature updates).
 type FitResult = (usize, Vec<f64>, Vec<f64>, bool, Vec<(u64, f64, f64, u64)>);
 
-/// A FieldApple candidate for Python: fields a and b, the factorization's and the cells'
-/// z-scores, gain samples, still racing.
-type CandidateRow = (usize, usize, f64, f64, u64, bool);
+/// A FieldApple candidate for Python: its fields (in increasing order), the factorization's
+/// and the cells' z-scores, gain samples, still racing.
+type CandidateRow = (Vec<usize>, f64, f64, u64, bool);
 
 /// A hashed online learner (the engine's `Learner` with its feature enumerator).
 #[pyclass(module = "polars_poly._internal", name = "Learner")]
@@ -415,12 +415,12 @@ impl PyLearner {
             .collect())
     }
 
-    /// field-level apple's crosses in the order they were added: (first field, second field,
+    /// field-level apple's crosses in the order they were added: (fields in increasing order,
     /// learned examples when it joined). Empty for other feature sets.
-    fn field_crosses(&self) -> PyResult<Vec<(usize, usize, u64)>> {
+    fn field_crosses(&self) -> PyResult<Vec<(Vec<usize>, u64)>> {
         let learner = self.inner.read().map_err(poisoned)?;
         let Some(fields) = learner.expansion().field_apple() else { return Ok(Vec::new()) };
-        Ok(fields.crosses().iter().map(|c| (c.fields.0, c.fields.1, c.added_at)).collect())
+        Ok(fields.crosses().iter().map(|c| (c.fields.clone(), c.added_at)).collect())
     }
 
     /// field-level apple's candidates, racing then paused (see [`CandidateRow`]). Empty for
@@ -431,7 +431,7 @@ impl PyLearner {
         Ok(fields
             .candidate_scores()
             .into_iter()
-            .map(|c| (c.fields.0, c.fields.1, c.z_factors, c.z_cells, c.samples, c.active))
+            .map(|c| (c.fields, c.z_factors, c.z_cells, c.samples, c.active))
             .collect())
     }
 

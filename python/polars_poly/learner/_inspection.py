@@ -107,16 +107,17 @@ class _Inspection(_Scoring):
     def crosses(self) -> pl.DataFrame:
         """The crosses of feature columns a :class:`FieldApple` expansion added, in order.
 
-        Columns: ``cross`` (``"animal*food"``), ``fields`` (the two column names) and
-        ``added_at`` (the number of learned examples when the cross joined).
+        Columns: ``cross`` (``"animal*food"``; ``"animal*food*hour"`` for a cross of three
+        columns, see ``FieldApple.max_fields``), ``fields`` (the column names) and ``added_at``
+        (the number of learned examples when the cross joined).
         """
         _, names = self._field_apple("crosses")
         return self._by_class(lambda learner: self._crosses(learner, names))
 
     def _crosses(self, learner: Learner, names: list[str]) -> pl.DataFrame:
         rows = [
-            (f"{names[a]}*{names[b]}", [names[a], names[b]], added)
-            for a, b, added in learner.field_crosses()
+            ("*".join(names[k] for k in fields), [names[k] for k in fields], added)
+            for fields, added in learner.field_crosses()
         ]
         return pl.DataFrame(
             rows,
@@ -143,8 +144,16 @@ class _Inspection(_Scoring):
 
     def _screening(self, learner: Learner, names: list[str]) -> pl.DataFrame:
         rows = [
-            (f"{names[a]}*{names[b]}", [names[a], names[b]], max(zf, zc), zf, zc, samples, active)
-            for a, b, zf, zc, samples, active in learner.field_candidates()
+            (
+                "*".join(names[k] for k in fields),
+                [names[k] for k in fields],
+                max(zf, zc),
+                zf,
+                zc,
+                samples,
+                active,
+            )
+            for fields, zf, zc, samples, active in learner.field_candidates()
         ]
         frame = pl.DataFrame(
             rows,
@@ -247,7 +256,7 @@ class _Inspection(_Scoring):
             fields.append((monomials, "monomials"))
         crosses: list[list[int]]
         if kind in ("field_apple", "apple_fields"):
-            crosses = [[a, b] for a, b, _ in learner.field_crosses()]
+            crosses = [list(fields) for fields, _ in learner.field_crosses()]
         else:
             crosses = [[int(k) for k in cross] for cross in features.get("namespace_crosses", [])]
         fields += [

@@ -232,7 +232,7 @@ fn field_crosses_are_the_union_and_stay_frozen() {
     // Fields 0 and 1 cross (eat-rate's planted pair); 2..6 are noise.
     let data = eat_rate(60_000, 100, 4, 0.0, 12);
     let shard = |crosses: &[(usize, usize, u64)], rows: (usize, usize)| {
-        let crosses = crosses.iter().map(|&(a, b, at)| Cross { fields: (a, b), added_at: at });
+        let crosses = crosses.iter().map(|&(a, b, at)| Cross { fields: vec![a, b], added_at: at });
         let fields =
             FieldApple::from_parts(FieldAppleConfig::default(), crosses.collect(), 0).unwrap();
         let mut model = Learner::new(config(6), FeatureSet::FieldApple(Box::new(fields))).unwrap();
@@ -240,7 +240,8 @@ fn field_crosses_are_the_union_and_stay_frozen() {
         model
     };
     let pairs = |m: &OnlineModel| -> Vec<(usize, usize)> {
-        m.expansion().field_apple().unwrap().crosses().iter().map(|c| c.fields).collect()
+        let crosses = m.expansion().field_apple().unwrap().crosses().iter();
+        crosses.map(|c| (c.fields[0], c.fields[1])).collect()
     };
     // Short shards: none finds a cross of its own in 200 rows.
     let a = shard(&[(2, 3, 50), (0, 1, 900)], (0, 200));
@@ -289,7 +290,7 @@ fn field_scales_average_by_field_with_crosses_renumbered() {
     let data = eat_rate(4_000, 100, 4, 0.0, 13);
     let scaled = crate::learner::LearnerConfig { field_scales: true, bits: 18, ..config(6) };
     let shard = |crosses: &[(usize, usize)], rows: (usize, usize)| {
-        let crosses = crosses.iter().map(|&(a, b)| Cross { fields: (a, b), added_at: 1 });
+        let crosses = crosses.iter().map(|&(a, b)| Cross { fields: vec![a, b], added_at: 1 });
         let fields =
             FieldApple::from_parts(FieldAppleConfig::default(), crosses.collect(), 0).unwrap();
         let mut model =
