@@ -527,7 +527,7 @@ impl FieldApple {
         for field in (0..self.n_fields).filter(|f| !cross.fields.contains(f)) {
             let fields = self.fields_of((joined, field));
             if !known.contains(&fields) {
-                self.candidates.push(Candidate::new((joined, field)));
+                self.candidates.push(Candidate::split(joined, field));
                 added = true;
             }
         }

@@ -95,12 +95,18 @@ pub struct Candidate {
 /// What a candidate is to the race.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {
-    /// A cross that may join (of two fields, or of a joined field `pair.0` and a field).
+    /// A cross of two fields that may join.
     Cross,
-    /// A joined field with the constant: never joins (the cross is in the model already), but
-    /// learns what the cross's own weights have not learned yet, so that crossing it further
-    /// is judged on what the further field adds (without it, every further cross of a young
-    /// cross gains that cross's own lag, and a noise field joins).
+    /// A cross of a joined field (`pair.0`) with a further field that may join. Judged by the
+    /// cells alone: in the factorization, a joined field crossed with a field of few values
+    /// has that many directions to fit the joined field's own values with, where its baseline
+    /// has one, so every such split of a young cross gained (click: a noise field of few
+    /// values joined a planted pair 60k rows after it).
+    Split,
+    /// A joined field with the constant, in the cells: never joins (the cross is in the model
+    /// already), but learns what the cross's own weights have not learned yet, so that a split
+    /// is judged on what its further field adds (see [`super::cells`]; without it, every split
+    /// of a young cross gains that cross's own lag, and a noise field joins).
     Baseline,
 }
 
@@ -112,6 +118,16 @@ impl Candidate {
     /// The baseline of joined field `joined`, the constant being operand `constant`.
     pub fn baseline(joined: usize, constant: usize) -> Self {
         Candidate { role: Role::Baseline, ..Candidate::new((joined, constant)) }
+    }
+
+    /// The cross of joined field `joined` with field `field`.
+    pub fn split(joined: usize, field: usize) -> Self {
+        Candidate { role: Role::Split, ..Candidate::new((joined, field)) }
+    }
+
+    /// Whether the factorization judges it (see [`Role`]).
+    pub fn factorized(&self) -> bool {
+        self.role == Role::Cross
     }
 
     pub fn is_baseline(&self) -> bool {
@@ -236,7 +252,7 @@ impl Judge for Shadow {
         out.spans.clear();
         out.crossed.clear();
         out.crossed.resize(n_fields, false);
-        for candidate in candidates {
+        for candidate in candidates.iter().filter(|c| c.factorized()) {
             out.crossed[candidate.pair.0] = true;
             out.crossed[candidate.pair.1] = true;
         }
@@ -280,20 +296,29 @@ impl Judge for Shadow {
         }
         let sums = &self.sums;
         self.contributions.clear();
-        self.contributions.extend(candidates.iter().map(|c| dot(&sums[c.pair.0], &sums[c.pair.1])));
+        self.contributions.extend(candidates.iter().map(|c| {
+            if c.factorized() {
+                dot(&sums[c.pair.0], &sums[c.pair.1])
+            } else {
+                0.0
+            }
+        }));
         let error = residual - self.contributions.iter().sum::<f32>();
         if !error.is_finite() {
             return;
         }
         let w = f64::from(weight);
         for (candidate, &c) in candidates.iter_mut().zip(&self.contributions) {
+            if !candidate.factorized() {
+                continue;
+            }
             let without = f64::from(error + c);
             candidate.record(w * (without * without - f64::from(error) * f64::from(error)));
         }
         // d s / d u_i = x_i · (Σ of the sums of the fields field(i) is crossed with).
         self.directions.clear();
         self.directions.resize(n_fields, [0.0; RANK]);
-        for candidate in candidates.iter() {
+        for candidate in candidates.iter().filter(|c| c.factorized()) {
             let (a, b) = candidate.pair;
             let (sum_a, sum_b) = (self.sums[a], self.sums[b]);
             self.directions[a].iter_mut().zip(&sum_b).for_each(|(d, v)| *d += v);
