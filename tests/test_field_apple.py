@@ -162,9 +162,7 @@ def test_errors_name_what_is_wrong(data: pl.DataFrame) -> None:
             small, "label"
         )
     with pytest.raises(ValueError, match=r"max_fields must be an integer in \[2, 8\]"):
-        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_fields=1)).fit(
-            small, "label"
-        )
+        pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_fields=1)).fit(small, "label")
     with pytest.raises(TypeError, match="max_crosses"):
         pp.SGDClassifier(loss="logistic", expansion=pp.FieldApple(max_crosses="8")).fit(  # type: ignore[arg-type]
             small, "label"

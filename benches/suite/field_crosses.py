@@ -14,7 +14,8 @@ factorization beside it. Each field is hashed
 into its own sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
 rate; fit time is the in-memory ``fit`` alone (hashing is timed once, apart). Prints test
 logloss, AUC, error, the median fit seconds over ``--rounds`` rounds (the models alternate
-within each round) and that time over the hand-given crosses' (over all pairs' on click). One process, one model at a time; the machine's load is printed.
+within each round) and that time over the hand-given crosses' (over all pairs' on click). One
+process, one model at a time; the machine's load is printed.
 
     .venv/bin/python -m benches.suite.field_crosses eat_rate --train 2000000 --test 200000
     .venv/bin/python -m benches.suite.field_crosses click --train 2000000 --test 200000
