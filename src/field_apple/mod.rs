@@ -3,7 +3,8 @@
 //! `interactions`. The model starts linear; every candidate cross of two fields is screened on
 //! the residual within a budget by two judges, a shared factorization ([`screen`], for crosses
 //! of low rank) and value-pair cells ([`cells`], for crosses of full rank), and at each check the
-//! most surely useful one joins the model (docs/algorithms.md §7).
+//! most surely useful one joins the model (docs/algorithms.md §7). A cross that has joined is
+//! then crossed with each further field, up to `max_fields` fields ([`operands`]).
 //!
 //! * Budget: screening an example (every racing candidate at once) costs one unit per feature
 //!   (a shadow vector update) and a quarter unit per racing candidate; `budget` units are
@@ -21,8 +22,8 @@
 //! * Catch-up: the last `catch_up` learned examples are kept while a join is in sight (during
 //!   the first 30 checks, and while a racing candidate has half the z-score to join), and a
 //!   cross that joins is stepped on them.
-//! * Stored: the options, the crosses in the order they were added (with the example count at
-//!   which each joined) and the count of learned examples. Shadows are not stored: continued
+//! * Stored: the options, the crosses in the order they were added (their fields, and the
+//!   example count at which each joined) and the count of learned examples. Shadows are not stored: continued
 //!   training screens afresh.
 
 pub mod cells;
