@@ -2,8 +2,9 @@
 item 5): the peer that splits on categories, with early stopping on a held-out tenth of the
 training rows (which is what makes it a batch learner, many passes over the data).
 
-    .venv/bin/python -m benches.experiments.lightgbm_fields eat_rate_unseen
-    .venv/bin/python -m benches.experiments.lightgbm_fields click3_pairs --train 2000000
+    .venv/bin/python -m benches.experiments.lightgbm_fields eat_rate_unseen \
+        --cat-smooth 1 --min-data-per-group 20 --max-cat-threshold 64
+    .venv/bin/python -m benches.experiments.lightgbm_fields click3_pairs
 
 The data are `benches.suite.field_crosses`' (the same seed, rows and test rows); each field's
 values become consecutive integer category codes over training and test rows together. Prints
@@ -36,6 +37,10 @@ def main() -> None:
     parser.add_argument("--rate", type=float, default=0.1)
     parser.add_argument("--max-trees", type=int, default=2000)
     parser.add_argument("--patience", type=int, default=50, help="early stopping rounds")
+    # LightGBM's own defaults; eat-rate's pure cross needs looser ones (see the module docs).
+    parser.add_argument("--cat-smooth", type=float, default=10.0)
+    parser.add_argument("--min-data-per-group", type=int, default=100)
+    parser.add_argument("--max-cat-threshold", type=int, default=32)
     args = parser.parse_args()
     try:
         import lightgbm as lgb
@@ -59,9 +64,9 @@ def main() -> None:
         "num_threads": 2,
         "verbose": -1,
         "max_cat_to_onehot": 4,
-        "max_cat_threshold": 64,
-        "min_data_per_group": 20,
-        "cat_smooth": 1.0,
+        "max_cat_threshold": args.max_cat_threshold,
+        "min_data_per_group": args.min_data_per_group,
+        "cat_smooth": args.cat_smooth,
     }
     started = time.perf_counter()
     train_set = lgb.Dataset(train_x, train_y, categorical_feature=list(range(len(fields))))
