@@ -24,15 +24,12 @@ import polars as pl
 import polars_poly as pp
 from sklearn.metrics import roc_auc_score
 
-from benches.suite.field_crosses import KINDS, frames, hashed, truth_logloss
+from benches.suite.field_crosses import data_arguments, frames, hashed, truth_logloss
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("kind", choices=KINDS)
-    parser.add_argument("--train", type=int, default=2_000_000)
-    parser.add_argument("--test", type=int, default=200_000)
-    parser.add_argument("--seed", type=int, default=0)
+    data_arguments(parser)
     parser.add_argument("--leaves", type=int, default=63)
     parser.add_argument("--rate", type=float, default=0.1)
     parser.add_argument("--max-trees", type=int, default=2000)

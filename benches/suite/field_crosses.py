@@ -85,12 +85,17 @@ def scores(model: Any, test: pl.DataFrame) -> dict[str, float]:
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def data_arguments(parser: argparse.ArgumentParser) -> None:
+    """The arguments naming the data (`frames`): kind, training and test rows, seed."""
     parser.add_argument("kind", choices=KINDS)
     parser.add_argument("--train", type=int, default=2_000_000)
     parser.add_argument("--test", type=int, default=200_000)
     parser.add_argument("--seed", type=int, default=0)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    data_arguments(parser)
     parser.add_argument("--bits", type=int, default=24)
     parser.add_argument(
         "--models", default="", help="comma-separated subset of the models (default: all)"

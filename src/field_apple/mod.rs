@@ -23,8 +23,8 @@
 //!   the first 30 checks, and while a racing candidate has half the z-score to join), and a
 //!   cross that joins is stepped on them.
 //! * Stored: the options, the crosses in the order they were added (their fields, and the
-//!   example count at which each joined) and the count of learned examples. Shadows are not stored: continued
-//!   training screens afresh.
+//!   example count at which each joined) and the count of learned examples. Shadows are not
+//!   stored: continued training screens afresh.
 
 pub mod cells;
 pub mod operands;
@@ -330,8 +330,10 @@ pub struct FieldApple {
     n_fields: usize,
     /// The joined fields' values of the example being screened.
     joined: JoinedValues,
-    /// Per cross of the model: whether a racing candidate crosses it further.
+    /// Per cross of the model: whether a racing candidate crosses it further; and how many do
+    /// (read for every learned example, by the budget).
     extended: Vec<bool>,
+    n_extended: usize,
     /// Crosses out of the race until it restarts (see [`SAMPLES_TO_DECIDE`]).
     paused: Vec<Candidate>,
     /// The two judges' tables while screening (none before the first example and after the
@@ -378,6 +380,7 @@ impl FieldApple {
             n_fields: 0,
             joined: JoinedValues::default(),
             extended: Vec::new(),
+            n_extended: 0,
             paused: Vec::new(),
             judges: None,
             allowance: 0.0,
@@ -509,6 +512,7 @@ impl FieldApple {
         for j in 0..self.crosses.len() {
             self.extend_cross(j);
         }
+        self.mark_extended();
         self.judges = Some(Judges::new(self.config.shadow_bits));
     }
 
@@ -549,6 +553,7 @@ impl FieldApple {
                 }
             }
         }
+        self.n_extended = self.extended.iter().filter(|&&e| e).count();
     }
 
     /// The allowance once an example of `n_features` features has added its share of the
@@ -562,8 +567,8 @@ impl FieldApple {
         // and a cell, together about a quarter of a learned feature's update (measured on
         // eat-rate, notes/benchmarks_log.md); a joined field crossed further, about one
         // feature's (one value combination on one-hot fields).
-        let joined = self.extended.iter().filter(|&&e| e).count();
-        let cost = ((n_features + joined) as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
+        let cost =
+            ((n_features + self.n_extended) as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
         let allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
@@ -605,7 +610,6 @@ impl FieldApple {
         }
         if self.judges.is_none() {
             self.start_screening(n_namespaces);
-            self.mark_extended();
         }
         self.budget_allows(n_features)
     }
@@ -667,6 +671,7 @@ impl FieldApple {
             self.candidates = Vec::new();
             self.paused = Vec::new();
             self.extended = Vec::new();
+            self.n_extended = 0;
             self.judges = None;
         }
     }

@@ -237,10 +237,9 @@ impl<E: Expansion> Learner<E> {
         Self::with_ffm(config, expansion, ffm)
     }
 
-    /// A fresh learner whose factorization is `ffm` (drawn afresh by [`Learner::new`], read
-    /// by model loading): refused unless its options are the config's.
+    /// A fresh learner of a validated `config` whose factorization is `ffm` (drawn afresh by
+    /// [`Learner::new`], read by model loading): refused unless its options are the config's.
     fn with_ffm(config: LearnerConfig, expansion: E, ffm: Option<Ffm>) -> PolyResult<Self> {
-        config.validate()?;
         if config.ffm.as_ref() != ffm.as_ref().map(Ffm::options) {
             return crate::invalid!("the ffm table's options are not the model's");
         }
@@ -281,6 +280,7 @@ impl<E: Expansion> Learner<E> {
         // The table is the saved one (filled with the initial weight only if never trained).
         let initial_weight = config.initial_weight;
         let config = LearnerConfig { initial_weight: 0.0, ..config };
+        config.validate()?;
         let mut learner = Learner::with_ffm(config, expansion, ffm)?;
         learner.config.initial_weight = initial_weight;
         learner.weights = weights;
