@@ -330,8 +330,7 @@ pub struct FieldApple {
     n_fields: usize,
     /// The joined fields' values of the example being screened.
     joined: JoinedValues,
-    /// Per cross of the model: whether a racing candidate crosses it further; and how many do
-    /// (read for every learned example, by the budget).
+    /// Per cross: whether a racing candidate crosses it further; how many do (for the budget).
     extended: Vec<bool>,
     n_extended: usize,
     /// Crosses out of the race until it restarts (see [`SAMPLES_TO_DECIDE`]).
