@@ -54,6 +54,7 @@ from polars_poly import _internal, readers
 from polars_poly._params import check_options, documented, one_of, option
 from polars_poly.dos import _BasePA
 from polars_poly.learner import _NAMES, SGDClassifier, SGDRegressor, _BaseSGD
+from polars_poly.learner._training import between_batches
 from polars_poly.multiclass import OneAgainstAll
 
 LOG = logging.getLogger("polars_poly.dask")
@@ -247,9 +248,29 @@ def _progress(estimator: Estimator) -> tuple[int, float, float]:
     return examples, loss, weight
 
 
+class _TaskCancelled(Exception):
+    """A training task stopped because the fit that wanted it was interrupted."""
+
+
+def _raise_if_cancelled() -> None:
+    """Raises :class:`_TaskCancelled` once the running task was cancelled (Ctrl-C in the fit):
+    the worker marks a running task ``cancelled`` and waits for the function to return."""
+    from distributed import get_worker
+
+    try:
+        worker = get_worker()
+        key = worker.get_current_task()
+    except (ValueError, AttributeError):  # not inside a task (a test calling _train directly)
+        return
+    task = worker.state.tasks.get(key)
+    if task is None or task.state == "cancelled":
+        raise _TaskCancelled(f"task {key} was cancelled")
+
+
 def _learn_pa(estimator: _BasePA, frame: pl.LazyFrame, y: str, classes: list[Any] | None) -> None:
     """One pass of a passive-aggressive classifier over a LazyFrame, in its batches."""
     for chunk in frame.collect_batches(chunk_size=int(estimator.batch_size)):
+        _raise_if_cancelled()
         if len(chunk):
             estimator.partial_fit(chunk, y, classes=classes)
 
@@ -273,6 +294,7 @@ def _train(
     ``template`` when None)."""
     began = time.perf_counter()
     frame = _group_frame(shards, partitions)
+    stop_when_cancelled = between_batches.set(_raise_if_cancelled)
     try:
         if isinstance(template, _BasePA):
             pa = copy.deepcopy(template) if start is None else _training_copy(start)
@@ -296,6 +318,8 @@ def _train(
             first += n
         err.add_note("in the shards (rows counted over them, in order) " + "; ".join(ranges))
         raise
+    finally:
+        between_batches.reset(stop_when_cancelled)
     estimator._task_seconds = [time.perf_counter() - began]
     return estimator
 
@@ -606,8 +630,11 @@ def fit(
         for r in range(n_passes):
             began = time.perf_counter()
             moved_before = sum(client.run(_outgoing_bytes).values())
-            trained = [
-                client.submit(
+            # Every future of the round is in `pending` from its submission: Ctrl-C at any
+            # point cancels all that was asked of the cluster.
+            trained = []
+            for group, home in zip(groups, homes, strict=True):
+                task = client.submit(
                     _train,
                     current,
                     template,
@@ -619,8 +646,8 @@ def fit(
                     pure=False,
                     **home,
                 )
-                for group, home in zip(groups, homes, strict=True)
-            ]
+                trained.append(task)
+                pending.append(task)
             # A tree of averages, fan_in at a time: no task holds more than fan_in + 1 models.
             level = trained
             while len(level) > fan_in:
@@ -628,9 +655,12 @@ def fit(
                     client.submit(_combine, current, level[i : i + fan_in], averaging, pure=False)
                     for i in range(0, len(level), fan_in)
                 ]
+                pending.extend(level)
             merged = client.submit(_average, current, level, averaging, r, pure=False)
-            pending = [*trained, merged]
-            record = client.submit(_round_record, merged, pure=False).result()
+            pending.append(merged)
+            summary = client.submit(_round_record, merged, pure=False)
+            pending.append(summary)
+            record = summary.result()
             pending = []
             seconds = time.perf_counter() - began
             record["seconds"] = seconds
@@ -660,6 +690,7 @@ def fit(
         # Interrupted (Ctrl-C) or failed: stop the round's work on the cluster too.
         if pending:
             client.cancel(pending)
+            pending.clear()
         if bar is not None:
             bar.close()
     assert current is not None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextvars import ContextVar
 from typing import Any, Literal, Self
 
 import numpy as np
@@ -42,6 +43,11 @@ from polars_poly.learner._saturation import warn_if_saturated
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import LINEAR, RankingRace
 from polars_poly.readers import scan_vw, vw_scan_source
+
+# Called between a stream's batches; raises to stop the pass. A distributed task sets it to
+# stop once its task is cancelled: Dask cannot stop a function that is running, and a pass over
+# a large shard would otherwise hold its worker long after the fit was interrupted.
+between_batches: ContextVar[Callable[[], None] | None] = ContextVar("between_batches", default=None)
 
 
 class _Training(_Inputs):
@@ -99,9 +105,12 @@ class _Training(_Inputs):
         self._learned()
         start_examples = self._learner.progress[0]
         row: int = self._rows_seen
+        check = between_batches.get()
         try:
             pieces = batches if whole_batches else _at_doublings(batches, start_examples)
             for batch in pieces:
+                if check is not None:
+                    check()
                 if len(batch) == 0:
                     continue
                 if batch.labels is None:
@@ -496,8 +505,17 @@ class _Training(_Inputs):
         self.table_load_ = float(learner.table_load())
         options = learner.options()
         bytes_per_slot = 16 if options["adaptive"] or options["normalized"] else 4
-        bits = int(options["bits"])
-        warn_if_saturated(type(self).__name__, self.table_load_, bits, bytes_per_slot)
+        self.bits_ = int(options["bits"])
+        max_bits = options.get("max_bits")
+        # A growing table below its largest size grows where it is crowded (at its next look).
+        if max_bits is None or self.bits_ >= int(max_bits):
+            warn_if_saturated(
+                type(self).__name__,
+                self.table_load_,
+                self.bits_,
+                bytes_per_slot,
+                growing=max_bits is not None,
+            )
 
     def _partial_fit(self, X: Any, y: Any, sample_weight: Any) -> Self:
         if isinstance(X, pl.LazyFrame):
