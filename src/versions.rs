@@ -4,7 +4,7 @@
 //! trained). A change to what a model file holds adds a version here, and nowhere else.
 
 /// The version `save` writes.
-pub const CURRENT: u32 = LONGER_CROSSES;
+pub const CURRENT: u32 = GROWING_TABLE;
 
 /// Version 1 chained apple's slots of degree >= 3 (`model::legacy` reads it, unless such slots
 /// moved; version 2 hashes a monomial's slot from its parent's).
@@ -32,6 +32,9 @@ pub const SELF_DESCRIBING: u32 = 10;
 /// Field-level apple's crosses may join more than two fields: each stored cross lists its
 /// fields' count before them.
 pub const LONGER_CROSSES: u32 = 11;
+/// The learner stores what its growing table keeps between looks (the share of slots in use
+/// at its last growth), after the factorization.
+pub const GROWING_TABLE: u32 = 12;
 
 #[cfg(test)]
 mod tests {
@@ -50,6 +53,7 @@ mod tests {
             CROSSES,
             SELF_DESCRIBING,
             LONGER_CROSSES,
+            GROWING_TABLE,
         ];
         assert!(changes.iter().all(|&v| (1..=CURRENT).contains(&v)));
         assert_eq!(CURRENT, *changes.iter().max().unwrap());

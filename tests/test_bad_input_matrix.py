@@ -191,7 +191,7 @@ _SGD_ACCEPTED = [
     "invariant=bool", "constant=bool", "shuffle=bool", "random_state=None", "average_tail=float",
     "features=string", "features=None", "categorical=None", "progress=None", "progress=bool",
     "quantile_tau=float", "field_scales=bool", "initial_weight=huge", "initial_weight=negative",
-    "initial_weight=float", "ffm=None",
+    "initial_weight=float", "ffm=None", "bits=None",
 ]  # fmt: skip
 _PA_ACCEPTED = [
     "averaging=None", "C=huge", "C=float", "progress=None", "progress=bool", "n_features=None",

@@ -120,7 +120,11 @@ class OneAgainstAll:
         return np.column_stack(columns)
 
     def options(self) -> Any:
-        return self.heads[0].options()
+        """The first class's options, with the largest table of the classes' (growing tables
+        grow apart)."""
+        options = self.heads[0].options()
+        options["bits"] = max(int(h.options()["bits"]) for h in self.heads)
+        return options
 
     def table_load(self) -> float:
         """The fullest class table's load (each class has its own table)."""

@@ -45,6 +45,17 @@ impl TailAverage {
         Ok(TailAverage { start, slots: zeroed(n_slots)?, touched: Vec::new() })
     }
 
+    /// Whether a slot has been touched in the window (its sums are then per slot of the table
+    /// they began on).
+    pub(crate) fn has_begun(&self) -> bool {
+        !self.touched.is_empty()
+    }
+
+    /// The same window, not begun, for a table of `n_slots` slots.
+    pub(crate) fn for_table(&self, n_slots: usize) -> PolyResult<Self> {
+        Self::new(self.start, n_slots)
+    }
+
     /// Called with the learner's example counter `example` before example `example` changes any
     /// weight of `slots`; `data` is the weight table (stored weights at offset [`W`]).
     #[inline]

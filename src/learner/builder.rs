@@ -15,6 +15,7 @@ use std::sync::{Mutex, PoisonError};
 
 use super::batch::{Batch, BlockSource, ExampleBlock, RowBlocks};
 use super::expansion::{Expansion, Interactions};
+use super::features::TableSlots;
 
 /// Blocks the builder may have out (built and not yet handed back by the learner, which holds
 /// two at a time): the builder sleeps when all are out and wakes when the learner hands back
@@ -62,7 +63,7 @@ impl SlotAddresses {
 /// its table's slots to prefetch, when it wants them prefetched ([`SlotAddresses`]).
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct BuiltFor {
-    pub bits: u32,
+    pub slots: TableSlots,
     pub track_fields: bool,
     pub table: Option<SlotAddresses>,
 }
@@ -98,18 +99,15 @@ pub(crate) struct BuiltBlocks<'s> {
 
 impl BlockSource for BuiltBlocks<'_> {
     fn fill(&mut self, block: &mut ExampleBlock) -> bool {
-        self.spent.push(std::mem::take(block));
+        // Without a next block, `block` stays as it is: the learner's staged examples may still
+        // be in it (the last block of the rows can be shorter than the look-ahead).
+        let Ok(next) = self.built.recv() else { return false };
+        self.spent.push(std::mem::replace(block, next));
         if self.spent.len() >= RETURN_GROUP {
             // The builder may have finished: then the blocks are simply dropped.
             let _ = self.returned.send(std::mem::take(&mut self.spent));
         }
-        match self.built.recv() {
-            Ok(next) => {
-                *block = next;
-                true
-            }
-            Err(_) => false,
-        }
+        true
     }
 }
 
@@ -174,8 +172,8 @@ pub(crate) fn with_builder<T>(
                     }
                 }
                 if let Some(expansion) = &form.1 {
-                    let BuiltFor { bits, track_fields, .. } = built_for;
-                    block.expand_whole(form.0, bits, track_fields, |rows, out, ends| {
+                    let BuiltFor { slots, track_fields, .. } = built_for;
+                    block.expand_whole(form.0, slots, track_fields, |rows, out, ends| {
                         expansion.expand_block(rows, out, ends)
                     });
                 }

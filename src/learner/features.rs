@@ -88,6 +88,28 @@ pub struct ExpandedFeatures {
     /// predictable branch per run instead of a push.
     fields: Vec<(u32, u32)>,
     tracks_fields: bool,
+    /// Per feature, the bits of its hash above the mask ([`ExpandedFeatures::owners`]); kept
+    /// only for a table that may grow, when `notes_owners`.
+    owners: Vec<u32>,
+    notes_owners: bool,
+}
+
+/// The table an expansion buffer is for: `2^bits` slots, and whether it notes the features'
+/// owners ([`ExpandedFeatures::owners`], for a table that may grow).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TableSlots {
+    pub bits: u32,
+    pub owners: bool,
+}
+
+/// The bits of a hash above a table's slot that [`ExpandedFeatures::owners`] keeps: enough for
+/// any growth (a table grows by at most `32 - 1` bits).
+pub const OWNER_BITS: u32 = 22;
+
+/// `hash`'s bits above the `shift` bits of a slot, as [`ExpandedFeatures::owners`] holds them.
+#[inline(always)]
+fn owner_of(hash: u64, shift: u32) -> u32 {
+    ((hash >> shift) as u32) & ((1 << OWNER_BITS) - 1)
 }
 
 impl ExpandedFeatures {
@@ -100,13 +122,37 @@ impl ExpandedFeatures {
             values: Vec::new(),
             fields: Vec::new(),
             tracks_fields: false,
+            owners: Vec::new(),
+            notes_owners: false,
         }
+    }
+
+    /// An empty buffer for `table`.
+    pub fn for_table(table: TableSlots) -> Self {
+        Self::new(table.bits).noting_owners(table.owners)
+    }
+
+    /// The buffer noting each feature's owner bits ([`ExpandedFeatures::owners`]) when `on`.
+    pub fn noting_owners(mut self, on: bool) -> Self {
+        self.notes_owners = on && self.mask < u64::from(u32::MAX);
+        self
+    }
+
+    /// Whether it notes owners (see [`ExpandedFeatures::noting_owners`]).
+    pub fn notes_owners(&self) -> bool {
+        self.notes_owners
+    }
+
+    /// The slots' bits (`self.mask.count_ones()`).
+    fn shift(&self) -> u32 {
+        self.mask.count_ones()
     }
 
     pub fn clear(&mut self) {
         self.slots.clear();
         self.values.clear();
         self.fields.clear();
+        self.owners.clear();
     }
 
     /// Whether [`ExpandedFeatures::begin_field`] records fields (off by default).
@@ -151,6 +197,9 @@ impl ExpandedFeatures {
     pub fn push(&mut self, hash: u64, value: f32) {
         self.slots.push((hash & self.mask) as u32);
         self.values.push(value);
+        if self.notes_owners {
+            self.owners.push(owner_of(hash, self.shift()));
+        }
     }
 
     /// Removes the features from index `from` on whose value's square single precision cannot
@@ -174,6 +223,9 @@ impl ExpandedFeatures {
             if fits(self.values[k]) {
                 self.slots[kept] = self.slots[k];
                 self.values[kept] = self.values[k];
+                if self.notes_owners {
+                    self.owners[kept] = self.owners[k];
+                }
                 kept += 1;
             }
         }
@@ -182,6 +234,7 @@ impl ExpandedFeatures {
         }
         self.slots.truncate(kept);
         self.values.truncate(kept);
+        self.owners.truncate(kept.min(self.owners.len()));
         before - kept
     }
 
@@ -203,10 +256,17 @@ impl ExpandedFeatures {
             // One feature (a one-hot field): two pushes cost less than two extends' set-up.
             self.slots.push(((first_hash ^ hash) & mask) as u32);
             self.values.push(first * value);
+            if self.notes_owners {
+                self.owners.push(owner_of(first_hash ^ hash, self.shift()));
+            }
             return;
         }
         self.slots.extend(hashes.iter().map(|&h| ((first_hash ^ h) & mask) as u32));
         self.values.extend(values.iter().map(|&x| first * x));
+        if self.notes_owners {
+            let shift = self.shift();
+            self.owners.extend(hashes.iter().map(|&h| owner_of(first_hash ^ h, shift)));
+        }
     }
 
     /// Where the features pushed so far end (see [`ExampleEnd`]).
@@ -246,6 +306,11 @@ impl ExpandedFeatures {
         self.slots.resize(end, 0);
         self.values.resize(end, 0.0);
         write(&mut self.slots[first.features..], &mut self.values[first.features..]);
+        if self.notes_owners {
+            let shift = self.shift();
+            let hashes = &self.slots[first.features..];
+            self.owners.extend(hashes.iter().map(|&h| owner_of(u64::from(h), shift)));
+        }
         // The mask is below 2^32: masking the low 32 bits is masking the hash.
         let mask = self.mask as u32;
         self.slots[first.features..].iter_mut().for_each(|slot| *slot &= mask);
@@ -270,6 +335,10 @@ impl ExpandedFeatures {
         // Masked again: the same size gives the same mask, and the invariant holds whatever.
         let range = from.features..to.features;
         self.slots.extend(other.slots[range.clone()].iter().map(|&slot| slot & mask));
+        if self.notes_owners {
+            // Both buffers are for one table; one that notes no owners gives none to copy.
+            self.owners.extend_from_slice(other.owners.get(range.clone()).unwrap_or_default());
+        }
         self.values.extend_from_slice(&other.values[range]);
     }
 
@@ -293,6 +362,14 @@ impl ExpandedFeatures {
     #[inline]
     pub fn slots(&self) -> &[u32] {
         &self.slots
+    }
+
+    /// Per feature, its hash's [`OWNER_BITS`] bits above the slot's (empty unless
+    /// [`ExpandedFeatures::noting_owners`]): which slot the feature will have in a table grown
+    /// from this one (see `crate::learner::learner::growth`).
+    #[inline]
+    pub fn owners(&self) -> &[u32] {
+        &self.owners
     }
 
     #[inline]

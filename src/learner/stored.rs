@@ -24,6 +24,8 @@
 //!   ([`LearnerConfig::field_scales`]), then their bytes ([`FieldScales::write`]); 0 otherwise;
 //! * (format version 10 on, when the options have `ffm`) the factorization's table
 //!   ([`Ffm::write`]);
+//! * (format version 12 on) the growing table's share of slots in use at its last growth
+//!   (`f64`; 0 when it never grew: [`super::learner`]'s `growth`);
 //! * (format version 9 only) the initial weight `f64` ([`LearnerConfig::initial_weight`]; 0 in
 //!   older files; in the options from version 10 on).
 //!
@@ -38,7 +40,7 @@
 use super::expansion::{Expansion, Interactions};
 use super::ffm::Ffm;
 use super::field_scales::FieldScales;
-use super::learner::{LabelRange, Learner, LearnerConfig, Progress};
+use super::learner::{Growth, LabelRange, Learner, LearnerConfig, Progress};
 use super::loss::{Loss, LossParams};
 use super::update::{GdState, UpdateRule};
 use super::weights::{WeightTable, G2, NORM, RATE};
@@ -55,6 +57,7 @@ impl<E: Expansion> Learner<E> {
     pub fn write_section(&self, w: &mut ByteWriter) {
         w.options(self.config());
         self.write_state_and_weights(w);
+        w.f64(self.growth().load_at_growth);
     }
 
     /// The section in the layout of format version 9 (positional options, the initial weight
@@ -80,7 +83,7 @@ impl<E: Expansion> Learner<E> {
         w.f64(config.initial_weight);
     }
 
-    /// Everything after the options (see the module docs).
+    /// Everything after the options up to the factorization (see the module docs).
     fn write_state_and_weights(&self, w: &mut ByteWriter) {
         write_training(w, self);
         write_weights(w, self.weights());
@@ -147,6 +150,15 @@ impl<E: Expansion> Learner<E> {
         if let Some(scales) = scales {
             learner.set_field_scales(scales);
         }
+        if version >= versions::GROWING_TABLE {
+            let load_at_growth = r.f64("load at growth")?;
+            if !(0.0..=1.0).contains(&load_at_growth) {
+                return Err(bad(format!(
+                    "load at growth is {load_at_growth}; it must be in [0, 1]"
+                )));
+            }
+            learner.set_growth(Growth { load_at_growth });
+        }
         Ok(learner)
     }
 }
@@ -162,6 +174,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let namespaces = read_names(r)?;
     let config = LearnerConfig {
         bits,
+        max_bits: None,
         loss,
         rule,
         eta0,

@@ -1510,6 +1510,62 @@ fn a_builder_prefetching_a_huge_table_learns_what_the_learner_alone_learns() {
     });
 }
 
+/// A batch whose last block holds fewer rows than the learner stages ahead (on a table large
+/// enough to look ahead) is learned whole, with the builder thread or without: the block after
+/// the last is not there, and the one before it, whose rows are still staged, stays as it was
+/// (it was emptied, and learning stopped at an "internal error").
+#[test]
+fn a_last_block_shorter_than_the_look_ahead_is_learned_whole() {
+    for n in [257, 258, 513, 700] {
+        with_two_field_batch(n, |batch| {
+            let run = |builder: BuilderThread| {
+                let mut learner = two_field_cross_learner(22);
+                assert!(learner.weights().is_large());
+                learner.set_builder_thread(builder);
+                let mut recorded = Vec::new();
+                learner.learn_batch_recording(batch, &mut recorded).unwrap();
+                assert_eq!(recorded.len(), n);
+                (learner.progress().clone(), recorded)
+            };
+            assert_eq!(run(BuilderThread::Always), run(BuilderThread::Never), "{n} rows");
+        });
+    }
+}
+
+/// A growing table learns in pieces between its looks (here it never grows: 2^20 slots hold
+/// the features): the same model as one fixed table, with the builder thread or without, for
+/// batches cut anywhere (the pieces' last blocks are partial).
+#[test]
+fn learning_between_looks_at_a_growing_table_is_learning_at_once() {
+    let n = 9_000;
+    with_two_field_batch(n, |batch| {
+        let run = |builder: BuilderThread, max_bits: Option<u32>| {
+            let config = LearnerConfig {
+                bits: 20,
+                max_bits,
+                loss: Loss::Logistic(Logistic),
+                namespaces: vec!["a".into(), "b".into()],
+                ..LearnerConfig::default()
+            };
+            let cross =
+                Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
+            let mut learner = Learner::new(config, cross).unwrap();
+            learner.set_builder_thread(builder);
+            let mut recorded = Vec::new();
+            learner.learn_batch_recording(batch, &mut recorded).unwrap();
+            learner.learn_batch_recording(batch, &mut recorded).unwrap();
+            let options = FitOptions { passes: 2, holdout: 10, ..FitOptions::default() };
+            learner.fit(batch, &options).unwrap();
+            assert_eq!(learner.config().bits, 20);
+            (learner.progress().clone(), recorded)
+        };
+        let fixed = run(BuilderThread::Never, None);
+        for builder in [BuilderThread::Never, BuilderThread::Always] {
+            assert_eq!(run(builder, Some(24)), fixed, "{builder:?}");
+        }
+    });
+}
+
 /// With a builder thread, an example refused at its turn still stops learning at its row, the
 /// rows before it learned, and the builder stops with the learner.
 #[test]

@@ -28,7 +28,7 @@
 //! reciprocal square root estimate); `G_s` is stored minus `initial_t` so a fresh slot is all zero.
 
 use super::features::ExpandedFeatures;
-use super::weights::{G2, NORM, RATE, W};
+use super::weights::{owner_tag, G2, NORM, RATE, W};
 
 /// Smallest |x| the sensitivity pass uses (Vowpal Wabbit's `X_MIN`): tinier values would make
 /// `x²` underflow.
@@ -259,7 +259,9 @@ pub(crate) fn apply_update(
     update: f32,
 ) {
     check_table(data, stride, features);
-    if stride == 4 {
+    if stride == 4 && !features.owners().is_empty() {
+        note_owners(data, features, |w, x| w[W] += update * w[RATE] * x);
+    } else if stride == 4 {
         for (&slot, &x) in features.slots().iter().zip(features.values()) {
             let base = slot as usize * 4;
             // SAFETY: as in `sensitivity`.
@@ -272,6 +274,33 @@ pub(crate) fn apply_update(
             let w = unsafe { data.get_unchecked_mut(slot as usize) };
             *w += update * x;
         }
+    }
+}
+
+/// Runs `step` on each feature's slot (stride 4) and its value, then leaves the feature's
+/// owner bits in the slot's rate ([`owner_tag`]): a growing table hands a slot's state to the
+/// slot of the feature that touched it last (`crate::learner::learner::growth`). The rate is
+/// scratch of one example's two passes; a tag is negative, which no rate is.
+#[inline]
+pub(crate) fn note_owners(
+    data: &mut [f32],
+    features: &ExpandedFeatures,
+    mut step: impl FnMut(&mut [f32; 4], f32),
+) {
+    check_table(data, 4, features);
+    let owners = features.owners();
+    assert_eq!(owners.len(), features.len(), "an owner per feature");
+    for (&slot, &x) in features.slots().iter().zip(features.values()) {
+        let base = slot as usize * 4;
+        // SAFETY: as in `sensitivity`.
+        let w = unsafe { &mut *(data.as_mut_ptr().add(base) as *mut [f32; 4]) };
+        step(w, x);
+    }
+    // After every step: a slot the example holds twice reads its rate again (the lines are in
+    // the cache now).
+    for (&slot, &owner) in features.slots().iter().zip(owners) {
+        // SAFETY: as in `sensitivity`.
+        unsafe { *data.as_mut_ptr().add(slot as usize * 4 + RATE) = owner_tag(owner) };
     }
 }
 

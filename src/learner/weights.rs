@@ -28,6 +28,8 @@
 
 use std::alloc::{alloc_zeroed, Layout};
 
+use rayon::prelude::*;
+
 use crate::error::{PolyError, PolyResult};
 
 /// Slot offsets inside a stride-4 slot.
@@ -43,6 +45,20 @@ const SLOTS_PER_PAGE_SHIFT: u32 = 8;
 /// Above this size a table outgrows the cache and the reach of the TLB's few thousand 4 KiB
 /// entries (`bits` 18 is 4 MiB at 16 bytes a slot): see [`WeightTable::is_large`].
 const LARGE_TABLE_BYTES: u128 = 16 << 20;
+
+/// The rate value that says "last touched by a feature of owner bits `owner`": `-(owner + 1)`,
+/// exact in single precision for owners of up to 23 bits (scoring kernels multiply whole slots,
+/// so the tag must be a finite number).
+#[inline(always)]
+pub(crate) fn owner_tag(owner: u32) -> f32 {
+    -((owner + 1) as f32)
+}
+
+/// The owner bits of a rate value [`owner_tag`] wrote (`None` for a rate or 0).
+#[inline]
+pub(crate) fn tagged_owner(rate: f32) -> Option<u32> {
+    (rate < 0.0).then(|| (-rate) as u32 - 1)
+}
 
 /// Plain data for which the all-zero bit pattern is a valid value (zero).
 ///
@@ -198,6 +214,73 @@ impl WeightTable {
         let (used, seen) =
             picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(in_use(s)), n + 1));
         used as f64 / seen as f64
+    }
+
+    /// The table grown to `2^bits` slots. Slot `s` of `2^b` becomes the `2^(bits - b)` slots
+    /// `s + j 2^b` of the new table, and a feature of hash `h` finds its state where `h`'s bits
+    /// `b..bits` say (`h & mask` keeps the low bits). A slot whose last feature is known (its
+    /// rate holds that feature's owner bits: [`super::update::note_owners`]) goes to that feature's
+    /// slot alone, the others start fresh: a feature that arrives later must not inherit
+    /// another's weight and AdaGrad sum (on eat-rate such copies cost 0.07 logloss). A slot of
+    /// unknown owner (stride 1, or untouched since the table was read) goes to every one of
+    /// its slots. An unallocated table stays unallocated.
+    pub(crate) fn replicated(&self, bits: u32) -> PolyResult<WeightTable> {
+        debug_assert!(bits >= self.bits);
+        let mut out = WeightTable::new(bits, self.stride);
+        out.initial_weight = self.initial_weight;
+        if !self.is_allocated() {
+            return Ok(out);
+        }
+        out.ensure_allocated()?;
+        // Every slot is written: huge pages from the start.
+        out.use_huge_pages();
+        let copy = self.data.len();
+        let (stride, shift) = (self.stride, bits - self.bits);
+        let replicas = (1u32 << shift) - 1;
+        let in_use = |slot: &[f32]| {
+            slot[W] != self.initial_weight
+                || slot[W + 1..stride.min(RATE)].iter().any(|&x| x != 0.0)
+        };
+        out.data.par_chunks_mut(copy).enumerate().for_each(|(j, replica)| {
+            if stride == 1 {
+                replica.copy_from_slice(&self.data);
+                return;
+            }
+            for (new, old) in replica.chunks_exact_mut(4).zip(self.data.chunks_exact(4)) {
+                match tagged_owner(old[RATE]) {
+                    Some(owner) if owner & replicas == j as u32 => {
+                        new[..RATE].copy_from_slice(&old[..RATE]);
+                        new[RATE] = owner_tag(owner >> shift);
+                    }
+                    Some(_) => {}
+                    None if in_use(old) => {
+                        new[..RATE].copy_from_slice(&old[..RATE]);
+                        // Scratch, 0: the slots touched since tell [`touched_share`].
+                        new[RATE] = 0.0;
+                    }
+                    None => {}
+                }
+            }
+        });
+        Ok(out)
+    }
+
+    /// The share of slots touched since the table was made or read, or holding the state of a
+    /// feature carried over a growth ([`WeightTable::replicated`]), counted on `samples` slots
+    /// spread evenly over it: the update writes a slot's rate (nonzero, or a feature's owner
+    /// tag), and nothing else does. `None` at stride 1 (no rate kept).
+    pub fn touched_share(&self, samples: usize) -> Option<f64> {
+        if self.stride != 4 {
+            return None;
+        }
+        if !self.is_allocated() {
+            return Some(0.0);
+        }
+        let step = (self.n_slots() / samples.max(1)).max(1);
+        let picked = self.data.chunks_exact(4).step_by(step);
+        let (used, seen) =
+            picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(s[RATE] != 0.0), n + 1));
+        Some(used as f64 / seen as f64)
     }
 
     /// Bytes the table takes once allocated.

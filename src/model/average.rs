@@ -41,9 +41,10 @@ use crate::field_apple::{Cross, FieldApple, FieldAppleConfig};
 use crate::learner::features::cross_field;
 use crate::learner::ffm::Ffm;
 use crate::learner::field_scales::FieldScales;
+use crate::learner::learner::Growth;
 use crate::learner::update::trunc_weight;
 use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
-use crate::learner::{GdState, LabelRange, Learner, Progress};
+use crate::learner::{GdState, LabelRange, Learner, LearnerConfig, Progress};
 
 /// How the shards' weights are weighted in the average (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -74,15 +75,19 @@ pub fn average(
     weighting: Weighting,
 ) -> PolyResult<OnlineModel> {
     let first = shards.first().ok_or_else(|| invalid("no shard models to average"))?;
-    let config = first.config();
+    // Growing tables may have grown apart: the average has the largest, the smaller ones read
+    // as their replicas (see `WeightTable::replicated`).
+    let bits = shards.iter().chain(start.iter()).map(|s| s.config().bits).max().unwrap_or(0);
+    let at_bits = |model: &OnlineModel| LearnerConfig { bits, ..model.config().clone() };
+    let config = &at_bits(first);
     for (k, shard) in shards.iter().enumerate() {
-        if shard.config() != config {
+        if &at_bits(shard) != config {
             return Err(invalid(&format!(
                 "shard {k}'s model was trained with other options than shard 0's"
             )));
         }
     }
-    if start.is_some_and(|s| s.config() != config) {
+    if start.is_some_and(|s| &at_bits(s) != config) {
         return Err(invalid("the shards were not trained from the starting model's options"));
     }
     if weighting == Weighting::Adaptive && !config.rule.adaptive {
@@ -100,7 +105,7 @@ pub fn average(
     }
     let shares: Vec<f64> = learned.iter().map(|w| w / total).collect();
 
-    let weights = averaged_table(shards, &shares, weighting)?;
+    let weights = averaged_table(shards, &shares, weighting, bits)?;
     let start_state = start.map_or_else(|| GdState::new(config.initial_t), |s| s.state().clone());
     let state = summed_state(&start_state, shards);
     let progress = summed_progress(&start_progress, shards);
@@ -120,6 +125,16 @@ pub fn average(
     if let Some(scales) = scales {
         model.set_field_scales(scales);
     }
+    // The share of slots that were in use when the average's table was last grown, as far as
+    // the shards tell: a shard of the same size knows its own, a smaller one is all replicas.
+    let load_at_growth = shards
+        .iter()
+        .map(|s| match s.config().bits == bits {
+            true => s.growth().load_at_growth,
+            false => s.weights().load(1 << 14),
+        })
+        .fold(0.0, f64::max);
+    model.set_growth(Growth { load_at_growth });
     Ok(model)
 }
 
@@ -157,14 +172,16 @@ fn invalid(message: &str) -> PolyError {
     PolyError::InvalidInput(message.to_owned())
 }
 
-/// The averaged weight table (see the module docs); unallocated when no shard trained.
+/// The averaged weight table of `2^bits` slots (see the module docs), a shard's smaller table
+/// grown to it first ([`WeightTable::replicated`]); unallocated when no shard trained.
 fn averaged_table(
     shards: &[&OnlineModel],
     shares: &[f64],
     weighting: Weighting,
+    bits: u32,
 ) -> PolyResult<WeightTable> {
     let first = shards[0].weights();
-    let mut out = WeightTable::new(first.bits(), first.stride());
+    let mut out = WeightTable::new(bits, first.stride());
     let trained: Vec<(&OnlineModel, f64)> = shards
         .iter()
         .zip(shares)
@@ -183,7 +200,16 @@ fn averaged_table(
         .iter()
         .map(|(s, _)| (s.state().gravity as f32, s.state().contraction as f32))
         .collect();
-    let tables: Vec<&[f32]> = trained.iter().map(|(s, _)| s.weights().data()).collect();
+    // A smaller table is read grown to this size, as the shard would have grown it.
+    let grown: Vec<Option<WeightTable>> = trained
+        .iter()
+        .map(|(s, _)| (s.weights().bits() < bits).then(|| s.weights().replicated(bits)).transpose())
+        .collect::<PolyResult<_>>()?;
+    let tables: Vec<&[f32]> = trained
+        .iter()
+        .zip(&grown)
+        .map(|((s, _), g)| g.as_ref().map_or(s.weights().data(), WeightTable::data))
+        .collect();
     // The weight, AdaGrad sum and normalizer (the rate is scratch).
     let kept = stride.min(RATE);
     let data = out.data_mut();
@@ -222,6 +248,10 @@ fn averaged_table(
         if stride > 1 {
             merged[G2] = g2 as f32;
             merged[NORM] = norm;
+            // The slot's owner, as one shard knows it (a growing table's: see
+            // `update::note_owners`); else 0, the rate being scratch.
+            let tag = tables.iter().map(|t| t[slot * stride + RATE]).find(|&r| r < 0.0);
+            merged[RATE] = tag.unwrap_or(0.0);
         }
     }
     Ok(out)

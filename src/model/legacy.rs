@@ -83,6 +83,7 @@ fn read_config(r: &mut ByteReader<'_>) -> PolyResult<LearnerConfig> {
     let namespaces = read_names(r)?;
     let config = LearnerConfig {
         bits,
+        max_bits: None,
         loss,
         rule,
         eta0,

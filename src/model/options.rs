@@ -13,6 +13,10 @@ use crate::learner::{Learner, LearnerConfig, Loss, LossParams, UpdateRule};
 #[serde(deny_unknown_fields)]
 pub struct LearnerOptions {
     pub bits: u32,
+    /// The table grows up to `2^max_bits` slots ([`LearnerConfig::max_bits`]; fixed when not
+    /// given).
+    #[serde(default)]
+    pub max_bits: Option<u32>,
     /// A name of the loss registry ([`Loss::NAMES`]).
     pub loss: String,
     pub quantile_tau: f64,
@@ -53,6 +57,7 @@ impl LearnerOptions {
         let loss = Loss::new(&self.loss, &LossParams { quantile_tau: self.quantile_tau })?;
         let config = LearnerConfig {
             bits: self.bits,
+            max_bits: self.max_bits,
             loss,
             rule: UpdateRule {
                 adaptive: self.adaptive,
@@ -81,6 +86,7 @@ impl LearnerOptions {
     fn from_config(config: &LearnerConfig, features: FeatureSetOptions, constant: bool) -> Self {
         LearnerOptions {
             bits: config.bits,
+            max_bits: config.max_bits,
             loss: config.loss.name().to_owned(),
             quantile_tau: config.loss.params().quantile_tau,
             adaptive: config.rule.adaptive,

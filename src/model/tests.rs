@@ -401,6 +401,7 @@ fn unknown_component_names_are_refused_not_mapped() {
 fn options_build_the_model_and_round_trip() {
     let options = LearnerOptions {
         bits: 10,
+        max_bits: Some(12),
         loss: "quantile".into(),
         quantile_tau: 0.2,
         adaptive: true,

@@ -73,7 +73,7 @@ impl PyLearner {
             weights.map(|w| labels_of(w, "sample_weight")).transpose().map_err(polars_py)?;
         py.detach(|| {
             guarded(|| {
-                let bits = self.inner.read().map_err(poisoned)?.config().bits;
+                let bits = self.inner.read().map_err(poisoned)?.config().string_bits();
                 let columns =
                     Columns::hashing_text(&series, first_row, Some(bits)).map_err(polars_py)?;
                 reject_null_rows(&columns, &series, first_row)?;
@@ -334,10 +334,10 @@ impl PyLearner {
         self.handle.0
     }
 
-    /// The share of the weight table's slots in use, about the share of features whose slot
-    /// another feature shares ([`crate::learner::weights::WeightTable::load`], on 65,536 sampled slots).
+    /// The share of the features whose weight slot another feature shares (those seen since
+    /// a growing table last grew): [`crate::learner::Learner::crowding`].
     fn table_load(&self) -> PyResult<f64> {
-        Ok(self.inner.read().map_err(poisoned)?.weights().load(1 << 16))
+        Ok(self.inner.read().map_err(poisoned)?.crowding())
     }
 
     /// (examples learned, Σ weight·loss, Σ weight, feature updates).

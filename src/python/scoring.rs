@@ -64,7 +64,7 @@ fn over_rows<'s, T>(
     series: &'s [Series],
     run: impl FnOnce(&Batch<'_>) -> crate::error::PolyResult<T>,
 ) -> PolarsResult<(Columns<'s>, T)> {
-    let columns = Columns::hashing_text(series, 0, Some(learner.config().bits))?;
+    let columns = Columns::hashing_text(series, 0, Some(learner.config().string_bits()))?;
     let offsets = [0i64];
     let empty = empty_rows(&offsets)?;
     let namespaces = columns.namespaces(&empty);

@@ -56,8 +56,8 @@ def _check_continuation(args: argparse.Namespace, model: Any) -> None:
     another size and lets ``-q`` replace the stored crosses."""
     if not isinstance(model, pp.SGDRegressor | pp.SGDClassifier):
         raise ValueError(f"-i: train continues SGD models, not a {type(model).__name__}")
-    if args.bits is not None and args.bits != model.bits:
-        raise ValueError(f"-i: the model has -b {model.bits}, the command line -b {args.bits}")
+    if args.bits is not None and args.bits != model.bits_:
+        raise ValueError(f"-i: the model has -b {model.bits_}, the command line -b {args.bits}")
     changes = {
         "-q/--interactions": bool(args.q or args.interactions or isinstance(args.quadratic, str)),
         "--quadratic/--cubic": bool(args.quadratic or args.cubic),

@@ -49,7 +49,7 @@ def write_readable_model(model: Any, out: TextIO) -> int:
     number of lines written."""
     if not isinstance(model, pp.SGDRegressor | pp.SGDClassifier):
         raise ValueError(f"--readable_model describes SGD models, not a {type(model).__name__}")
-    lines = [f"{type(model).__name__}", f"bits:{model.bits}", f"loss:{model.loss}"]
+    lines = [f"{type(model).__name__}", f"bits:{model.bits_}", f"loss:{model.loss}"]
     lines.append(f"expansion:{model.expansion!r}")
     if model.interactions:
         lines.append(f"interactions:{list(model.interactions)!r}")
@@ -68,7 +68,7 @@ def write_readable_model(model: Any, out: TextIO) -> int:
         for k, cls in enumerate(classes):
             rows = table if cls is None else table.filter(pl.col("class") == cls)
             named[k] = list(zip(rows["monomial"].to_list(), rows["weight"].to_list(), strict=True))
-    slots = list(range(2**model.bits))
+    slots = list(range(2**model.bits_))
     # Slot weights are before their field's scale; the scales (every class's) follow each head.
     all_scales = model.field_scales_ if heads[0].field_scales() is not None else None
     for k, head in enumerate(heads):

@@ -32,7 +32,7 @@ def predict(args: argparse.Namespace, out: TextIO) -> None:
     score = Score(classifier)
     written = 0
     with data_file(args.data, args.format) as (path, kind):
-        frame, _, label = scan_data(path, kind, args, getattr(model, "bits", 18), model)
+        frame, _, label = scan_data(path, kind, args, getattr(model, "bits_", 18), model)
         with contextlib.ExitStack() as stack:
             sink = stack.enter_context(open(args.predictions, "w")) if args.predictions else out
             for batch in batches(frame):

@@ -103,7 +103,7 @@ def _train_frames(
     predictions = open(args.predictions, "w") if args.predictions else None  # noqa: SIM115
     if predictions is not None:
         stack.enter_context(predictions)
-    bits = args.bits if model is None else model.bits
+    bits = args.bits if model is None else model.bits_
     frame, columns, label = scan_data(path, kind, args, bits or 18, model)
     weight = "weight" if "weight" in frame.collect_schema().names() else None
     if model is None:

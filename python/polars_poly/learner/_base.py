@@ -34,7 +34,7 @@ from polars_poly.learner._options import _engine_params
 from polars_poly.multiclass import OneAgainstAll
 
 # Options the engine's stored options give back (``_engine_params``), not the estimator text.
-_FROM_ENGINE = ("expansion", "interactions", "ffm")
+_FROM_ENGINE = ("expansion", "interactions", "ffm", "bits", "max_bits")
 
 
 class _BaseSGD(_Inspection):

@@ -35,6 +35,11 @@ from polars_poly.learner._data import (
     _name_crosses,
 )
 
+# A growing table's first size: Vowpal Wabbit's default table (4 MiB, in the cache); its
+# largest by default, 256 MiB: eat-rate's million value pairs need it.
+GROWING_FROM_BITS = 18
+MAX_BITS = 24
+
 
 @documented(_NAMES)
 class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: ignore[misc]
@@ -78,11 +83,20 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         "others. It is saved, pickled, scored in expressions and averaged on Dask with the\n"
         "model; the command line's ``--ffm_k`` / ``--ffm_field`` give it.",
     )
-    bits: int = option(
-        18,
-        "The weight table has ``2**bits`` entries.",
-        engine=True,
-        accepted="an integer in 1..=32",
+    bits: int | None = option(
+        None,
+        "The weight table has ``2**bits`` entries (Vowpal Wabbit's ``-b``). ``None`` (the\n"
+        "default): it starts at ``2**18`` and doubles, as often as the features seen need, up\n"
+        "to ``2**max_bits``; the model predicts the same across a growth, and features that\n"
+        "shared a weight get one each (``bits_`` is the size reached).",
+        check=at_least(1, 32, optional=True),
+    )
+    max_bits: int = option(
+        MAX_BITS,
+        "The largest table a growing one (``bits=None``) reaches: ``2**max_bits`` entries of\n"
+        "16 bytes (4 with ``adaptive`` and ``normalized`` off), 256 MiB at 24, per class\n"
+        "with more than two classes. Ignored when ``bits`` is given.",
+        check=at_least(1, 32),
     )
     eta0: float = option(
         0.5,
@@ -279,8 +293,11 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
 
     def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
         scales = self.field_scales
+        fixed = self.bits
         return {
             **engine_options(self),
+            "bits": min(GROWING_FROM_BITS, int(self.max_bits)) if fixed is None else int(fixed),
+            "max_bits": int(self.max_bits) if fixed is None else None,
             "namespaces": namespaces,
             "features": self._feature_set(namespaces),
             "field_scales": len(namespaces) >= 2 if scales == "auto" else bool(scales),
@@ -312,8 +329,11 @@ def _engine_params(
         if crosses:
             interactions = [tuple(namespaces[k] for k in cross) for cross in crosses]
     ffm = None if options.get("ffm") is None else FFM._from_engine(options["ffm"], namespaces)
+    growing = options.get("max_bits") is not None
     return {
         **from_engine(_Options, options),
+        "bits": None if growing else options["bits"],
+        "max_bits": options["max_bits"] if growing else MAX_BITS,
         "expansion": expansion,
         "interactions": interactions,
         "ffm": ffm,

@@ -1,12 +1,13 @@
 """Whether the weight table holds the model's features without many of them sharing a slot.
 
 A hashed model of ``2**bits`` slots and n features gives about ``1 - exp(-n / 2**bits)`` of its
-features a slot that another feature shares (the engine's ``table_load``, the share of slots in
-use, estimates it). A few percent costs nothing measurable; beyond that the shared weights blur
-what the features say: on eat-rate (about a million animal x food crosses) the default
-``bits=18`` reached test logloss 0.66 against 0.33 at ``bits=24``. A fit that ends with more
-than ``SATURATED`` of the features sharing slots says so, with the ``bits`` that would bring it
-under ``COMFORTABLE``.
+features a slot that another feature shares (the engine's ``table_load`` estimates it: the share
+of slots in use, or of a growing table's slots holding a feature's state). A few percent costs
+nothing measurable; beyond that the shared weights blur what the features say: on eat-rate
+(about a million animal x food crosses) a fixed ``bits=18`` reached test logloss 0.65 against
+0.17 at ``bits=24``. A growing table (``bits=None``, the default) grows before that; a fit that
+ends with more than ``SATURATED`` of the features sharing slots in a fixed table, or in a growing
+one at its ``max_bits``, says so, with the setting that would bring it under ``COMFORTABLE``.
 """
 
 from __future__ import annotations
@@ -39,18 +40,24 @@ def bits_for(features: float, share: float = COMFORTABLE) -> int:
     return max(1, math.ceil(math.log2(features / -math.log1p(-share))))
 
 
-def warn_if_saturated(estimator: str, load: float, bits: int, bytes_per_slot: int) -> None:
-    """Warns when more than ``SATURATED`` of the features share a slot (``load``)."""
+def warn_if_saturated(
+    estimator: str, load: float, bits: int, bytes_per_slot: int, growing: bool = False
+) -> None:
+    """Warns when more than ``SATURATED`` of the features share a slot (``load``: of those seen
+    since a growing table last grew). ``growing``: the table grew to its ``max_bits``, which
+    is then the setting to raise."""
     if load <= SATURATED:
         return
     features = features_in(load, bits)
     wanted = bits_for(features)
     size = (2**wanted) * bytes_per_slot
     table = f"{size / 2**20:,.0f} MiB" if size >= 2**20 else f"{size / 2**10:,.0f} KiB"
+    setting = "max_bits" if growing else "bits"
+    grew = f"grew to its largest size (max_bits={bits}) and " if growing else f"(bits={bits}) "
     warnings.warn(
-        f"{estimator}: the weight table (bits={bits}) is {load:.0%} full: about {load:.0%} of "
+        f"{estimator}: the weight table {grew}is {load:.0%} full: about {load:.0%} of "
         f"the model's ~{features:,.0f} features share a weight with another feature, which "
-        f"blurs what they say. bits={wanted} would bring that under {COMFORTABLE:.0%} "
+        f"blurs what they say. {setting}={wanted} would bring that under {COMFORTABLE:.0%} "
         f"(a table of {table}).",
         TableSaturationWarning,
         stacklevel=_first_frame_outside_the_package(),

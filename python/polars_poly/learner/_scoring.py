@@ -110,7 +110,7 @@ class _Scoring(_Training):
         if any(f is None for f in found):
             raise AttributeError(
                 f"coef_: two of the {n} features (or the constant) share a weight slot of "
-                f"2**{self.bits}; train with more bits"
+                f"2**{self.bits_}; train with more bits"
             )
         coef = np.array([f[0] for f in found if f is not None], dtype=np.float64)
         intercept = np.array([f[1] for f in found if f is not None], dtype=np.float64)

@@ -64,8 +64,12 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
     n_examples_, n_feature_updates_ : int
         Examples and expanded features learned.
     table_load_ : float
-        The share of the weight table's slots in use, about the share of the model's features
-        that share a slot with another (above 0.1 the fit warns, ``TableSaturationWarning``).
+        About the share of the model's features that share a weight slot with another (those
+        seen since a growing table last grew): above 0.1 in a fixed table, or in a growing one
+        at its ``max_bits``, the fit warns (``TableSaturationWarning``).
+    bits_ : int
+        The weight table's size after the fit (``2**bits_`` entries): ``bits``, or where a
+        growing table (``bits=None``) got to.
     n_expansions_, n_parents_ : int
         apple only: expansions done and monomials expanded so far.
     apple_ranking_ : str
@@ -149,9 +153,9 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
         Average loss of every learned example before it was learned (multiclass: the sum of
         the classes' binary losses).
     table_load_ : float
-        The share of the weight table's slots in use, about the share of the model's features
-        that share a slot with another (above 0.1 the fit warns, ``TableSaturationWarning``;
-        multiclass: the fullest class table).
+        As :class:`SGDRegressor`'s (multiclass: the fullest class table).
+    bits_ : int
+        As :class:`SGDRegressor`'s (multiclass: the largest class table).
     progressive_error_ : float
         Multiclass only: the fraction (by importance weight) of the examples learned one pass
         at a time (``passes=1``, ``partial_fit``, LazyFrames) whose class was mispredicted

@@ -219,15 +219,18 @@ impl ExampleBlock {
     pub(crate) fn expand_whole(
         &mut self,
         generation: u64,
-        bits: u32,
+        table: TableSlots,
         track_fields: bool,
         expand: impl FnOnce(&BlockRows<'_>, &mut ExpandedFeatures, &mut Vec<ExampleEnd>),
     ) {
         let (mut features, mut ends) = match self.expanded.take() {
-            Some(old) if old.features.mask() == ExpandedFeatures::new(bits).mask() => {
+            Some(old)
+                if old.features.mask() == ExpandedFeatures::new(table.bits).mask()
+                    && old.features.notes_owners() == table.owners =>
+            {
                 (old.features, old.ends)
             }
-            _ => (ExpandedFeatures::new(bits), Vec::new()),
+            _ => (ExpandedFeatures::for_table(table), Vec::new()),
         };
         if self.built == 0 {
             return;
@@ -274,7 +277,7 @@ impl ExampleBlock {
     /// per-example path stays small enough to inline).
     #[cold]
     pub(super) fn unbuilt_row_error(&self, position: usize, batch: &Batch<'_>) -> PolyError {
-        let row = batch.first_row + self.rows[position];
+        let row = self.rows.get(position).map_or(position, |&r| batch.first_row + r);
         self.error
             .clone()
             .unwrap_or_else(|| PolyError::InvalidInput(format!("row {row} was not built")))
@@ -304,7 +307,8 @@ pub(super) fn label_and_weight(batch: &Batch<'_>, row: usize) -> (f64, f64) {
 /// Where [`ExampleBlocks`] gets its blocks: built here from a batch's rows ([`RowBlocks`]), or
 /// built ahead by another thread ([`crate::learner::builder`]).
 pub(crate) trait BlockSource {
-    /// Fills `block` with the next rows (whatever it held before); false when there are none.
+    /// Fills `block` with the next rows (whatever it held before); false when there are none,
+    /// `block` then left as it was.
     fn fill(&mut self, block: &mut ExampleBlock) -> bool;
 }
 
@@ -317,7 +321,10 @@ pub(crate) struct RowBlocks<'s, 'a, R> {
 
 impl<R: Iterator<Item = usize>> BlockSource for RowBlocks<'_, '_, R> {
     fn fill(&mut self, block: &mut ExampleBlock) -> bool {
-        block.fill(self.batch, &mut self.rows, self.seeds)
+        // Without a next row, `block` stays as it is: the learner's staged examples may still be
+        // in it (the last block of the rows can be shorter than the look-ahead).
+        let Some(first) = self.rows.next() else { return false };
+        block.fill(self.batch, &mut std::iter::once(first).chain(&mut self.rows), self.seeds)
     }
 }
 
@@ -402,11 +409,11 @@ impl ExampleBlocks {
     pub(crate) fn expand_block(
         &mut self,
         generation: u64,
-        bits: u32,
+        table: TableSlots,
         track_fields: bool,
         expand: impl FnOnce(&BlockRows<'_>, &mut ExpandedFeatures, &mut Vec<ExampleEnd>),
     ) {
-        self.blocks[self.cursor.block].expand_whole(generation, bits, track_fields, expand);
+        self.blocks[self.cursor.block].expand_whole(generation, table, track_fields, expand);
     }
 
     /// The features of the example at `at` when its block was expanded whole by the enumerator

@@ -28,7 +28,7 @@ use super::example::{
     check_label_and_weight, push_canonical, push_in_order, Example, ExampleBuffer, ExampleShape,
     Union,
 };
-use super::features::{ExampleEnd, ExpandedFeatures};
+use super::features::{ExampleEnd, ExpandedFeatures, TableSlots};
 use crate::error::{PolyError, PolyResult};
 use crate::sparse::{SparseIndex, SparseRows, SparseValue};
 

@@ -36,7 +36,9 @@ fn a_block_of_wide_rows_is_expanded_up_to_its_budget() {
         Interactions { namespace_crosses: vec![vec![1, 1], vec![0, 1]], ..Interactions::linear() };
     let mut block = ExampleBlock::default();
     assert!(block.fill(&batch, &mut (0..60), &[11, 12]));
-    block.expand_whole(7, 20, true, |rows, out, ends| expansion.expand_block(rows, out, ends));
+    block.expand_whole(7, TableSlots { bits: 20, owners: false }, true, |rows, out, ends| {
+        expansion.expand_block(rows, out, ends)
+    });
     let expanded = block.expanded.as_ref().unwrap();
     let n = expanded.ends.len();
     assert!(n > 1 && n < 60, "{n} rows expanded");

@@ -11,8 +11,12 @@ pub const MAX_BITS: u32 = 32;
 #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LearnerConfig {
-    /// The table has `2^bits` weights, `1..=MAX_BITS` (18 by default).
+    /// The table has `2^bits` weights, `1..=MAX_BITS` (18 by default). A growing table's
+    /// `bits` is its size now.
     pub bits: u32,
+    /// The table grows as it fills, up to `2^max_bits` weights ([`super::growth`]); `None`
+    /// (the default, Vowpal Wabbit's model) keeps it at `2^bits`.
+    pub max_bits: Option<u32>,
     pub loss: Loss,
     pub rule: UpdateRule,
     /// η (0.5 by default, Vowpal Wabbit's default for its default rule).
@@ -43,6 +47,7 @@ impl Default for LearnerConfig {
     fn default() -> Self {
         LearnerConfig {
             bits: 18,
+            max_bits: None,
             loss: Loss::Squared(Squared),
             rule: UpdateRule::VW_DEFAULT,
             eta0: 0.5,
@@ -63,6 +68,14 @@ impl LearnerConfig {
     pub fn validate(&self) -> PolyResult<()> {
         if !(1..=MAX_BITS).contains(&self.bits) {
             return crate::invalid!("bits must be an integer in 1..={MAX_BITS}, got {}", self.bits);
+        }
+        if let Some(max_bits) = self.max_bits {
+            if !(self.bits..=MAX_BITS).contains(&max_bits) {
+                return crate::invalid!(
+                    "max_bits must be an integer in {}..={MAX_BITS} (at least bits), got {max_bits}",
+                    self.bits
+                );
+            }
         }
         self.loss.validate()?;
         let finite_nonneg = |name: &str, v: f64| -> PolyResult<()> {
@@ -108,6 +121,13 @@ impl LearnerConfig {
             }
         }
         Ok(())
+    }
+
+    /// The bits strings are hashed into ([`crate::learner::text`]): a growing table's
+    /// `max_bits`, which stays the same as the table grows (a string's feature must too), else
+    /// `bits`.
+    pub fn string_bits(&self) -> u32 {
+        self.max_bits.unwrap_or(self.bits)
     }
 
     /// The hash seed of namespace `k`.

@@ -19,7 +19,7 @@ use super::batch::{Batch, BlockPosition, ExampleBlocks, RowBlocks};
 use super::builder::{self, BuiltFor, FollowsExpansion, SlotAddresses};
 use super::example::{Example, ExampleBuffer, ExampleShape, FeatureUnion, Union};
 use super::expansion::{ExpandedFeatures, Expansion, Interactions, Learned};
-use super::features::{namespace_field, ExampleEnd};
+use super::features::{namespace_field, ExampleEnd, TableSlots};
 use super::ffm::{Ffm, FfmOptions, FfmScratch};
 use super::field_scales::FieldScales;
 use super::fit_options::FitOptions;
@@ -34,11 +34,13 @@ use crate::hashing::CONSTANT_FEATURE;
 mod checks;
 mod config;
 mod fit;
+mod growth;
 mod pipeline;
 mod predict;
 mod step;
 
 pub use config::{FitReport, LabelRange, LearnerConfig, Progress, RowRecord, MAX_BITS};
+pub(crate) use growth::Growth;
 
 /// The largest magnitude among `values` when its square overflows f32 (the learners' precision),
 /// else `None`. A max reduction, which vectorizes.
@@ -89,8 +91,8 @@ struct Replay {
 }
 
 impl Replay {
-    fn new(bits: u32) -> Self {
-        let empty = ExpandedFeatures::new(bits);
+    fn new(table: TableSlots) -> Self {
+        let empty = ExpandedFeatures::for_table(table);
         Replay { added: empty.clone(), full: empty, label: 0.0, weight: 0.0 }
     }
 
@@ -159,9 +161,9 @@ struct Scratch {
 }
 
 impl Scratch {
-    fn new(bits: u32) -> Self {
+    fn new(table: TableSlots) -> Self {
         Scratch {
-            features: ExpandedFeatures::new(bits),
+            features: ExpandedFeatures::for_table(table),
             staged: Vec::new(),
             blocks: ExampleBlocks::default(),
             ffm: FfmScratch::default(),
@@ -193,11 +195,11 @@ struct Staged {
 }
 
 impl Staged {
-    fn new(bits: u32) -> Self {
+    fn new(table: TableSlots) -> Self {
         Staged {
             at: BlockPosition::default(),
             union: FeatureUnion::default(),
-            features: ExpandedFeatures::new(bits),
+            features: ExpandedFeatures::for_table(table),
             generation: 0,
             error: None,
         }
@@ -227,6 +229,8 @@ pub struct Learner<E: Expansion = Interactions> {
     /// ([`Expansion::recent_examples_wanted`]).
     recent: RecentExamples,
     builder_thread: BuilderThread,
+    /// What the growing table ([`LearnerConfig::max_bits`]) keeps between looks.
+    growth: Growth,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -252,7 +256,11 @@ impl<E: Expansion> Learner<E> {
             powers: Powers::new(config.rule, config.power_t, config.initial_t),
             seeds: (0..config.namespaces.len()).map(|k| config.namespace_seed(k)).collect(),
             state: GdState::new(config.initial_t),
-            scratch: Scratch::new(config.bits),
+            scratch: Scratch::new(TableSlots {
+                bits: config.bits,
+                owners: config.max_bits.is_some_and(|max| max > config.bits)
+                    && config.rule.stride() == 4,
+            }),
             weights,
             labels,
             progress: Progress::default(),
@@ -263,6 +271,7 @@ impl<E: Expansion> Learner<E> {
             average: None,
             recent: RecentExamples::default(),
             builder_thread: BuilderThread::default(),
+            growth: Growth::default(),
         })
     }
 
@@ -281,6 +290,13 @@ impl<E: Expansion> Learner<E> {
         let initial_weight = config.initial_weight;
         let config = LearnerConfig { initial_weight: 0.0, ..config };
         config.validate()?;
+        if weights.bits() != config.bits {
+            return crate::invalid!(
+                "the weight table has {} bits, the model's options {}",
+                weights.bits(),
+                config.bits
+            );
+        }
         let mut learner = Learner::with_ffm(config, expansion, ffm)?;
         learner.config.initial_weight = initial_weight;
         learner.weights = weights;
@@ -289,6 +305,16 @@ impl<E: Expansion> Learner<E> {
         learner.labels = labels;
         learner.progress = progress;
         Ok(learner)
+    }
+
+    /// What the growing table keeps between looks (stored with the model).
+    pub(crate) fn growth(&self) -> Growth {
+        self.growth
+    }
+
+    /// Restores [`Learner::growth`] (model loading, averaging).
+    pub(crate) fn set_growth(&mut self, growth: Growth) {
+        self.growth = growth;
     }
 
     /// The fields' learned scales, when the model has them ([`LearnerConfig::field_scales`]).

@@ -96,7 +96,36 @@ impl<E: Expansion> Learner<E> {
     /// ([`Expansion::generation`]) expands an example again when its turn comes. There, too,
     /// the blocks of a long batch are built on a thread beside the learner
     /// ([`Learner::builds_ahead`], [`super::builder`]).
+    ///
+    /// A growing table ([`super::growth`]) looks at itself every 65,536 rows
+    /// (more often early in a run), and grows there, between blocks.
     pub(super) fn learn_rows(
+        &mut self,
+        batch: &Batch<'_>,
+        rows: impl Iterator<Item = usize> + Send,
+        is_holdout: impl Fn(usize) -> bool,
+        mut visited: impl FnMut(Visited<'_>),
+    ) -> PolyResult<(f64, f64)> {
+        if !self.grows() {
+            return self.learn_rows_on_table(batch, rows, is_holdout, visited);
+        }
+        let mut rows = rows.peekable();
+        let mut holdout = (0.0, 0.0);
+        while rows.peek().is_some() {
+            self.grow_if_crowded()?;
+            let part = if self.grows() {
+                let part = rows.by_ref().take(self.rows_to_next_look());
+                self.learn_rows_on_table(batch, part, &is_holdout, &mut visited)?
+            } else {
+                self.learn_rows_on_table(batch, rows.by_ref(), &is_holdout, &mut visited)?
+            };
+            holdout = (holdout.0 + part.0, holdout.1 + part.1);
+        }
+        Ok(holdout)
+    }
+
+    /// [`Learner::learn_rows`] on the table as it is.
+    fn learn_rows_on_table(
         &mut self,
         batch: &Batch<'_>,
         rows: impl Iterator<Item = usize> + Send,
@@ -106,10 +135,10 @@ impl<E: Expansion> Learner<E> {
         let seeds = self.seeds.clone();
         if self.builds_ahead(rows.size_hint().0) {
             let form = (self.expansion.generation(), self.expansion.block_expansion());
-            let (bits, track) = (self.config.bits, self.tracks_fields());
+            let (slots, track) = (self.table_slots(), self.tracks_fields());
             let table = SlotAddresses::of(self.weights.data(), self.weights.stride())
                 .filter(|_| self.weights.size_bytes() > BUILDER_PREFETCH_TABLE_BYTES);
-            let built_for = BuiltFor { bits, track_fields: track, table };
+            let built_for = BuiltFor { slots, track_fields: track, table };
             builder::with_builder(*batch, rows, &seeds, form, built_for, |source| {
                 self.learn_from(batch, source, is_holdout, visited)
             })
@@ -161,7 +190,7 @@ impl<E: Expansion> Learner<E> {
             self.expand_block(&mut blocks, source);
             // Without prefetching, looking ahead gains nothing and costs cache room.
             let depth = if self.prefetches() { LEARN_AHEAD + 1 } else { 1 };
-            ring.resize_with(depth, || Staged::new(self.config.bits));
+            ring.resize_with(depth, || Staged::new(self.table_slots()));
             // ring[(head + k) % depth] is the k-th example from the current one; `staged` of
             // them are; the blocks' cursor is on the row to stage next (if `more`).
             let (mut head, mut staged, mut more) = (0, 0, true);
@@ -257,7 +286,7 @@ impl<E: Expansion> Learner<E> {
             return;
         }
         let track = self.tracks_fields();
-        blocks.expand_block(generation, self.config.bits, track, |rows, out, ends| {
+        blocks.expand_block(generation, self.table_slots(), track, |rows, out, ends| {
             self.expansion.expand_block(rows, out, ends)
         });
         source.expansion_changed(generation, &|| self.expansion.block_expansion());

@@ -29,7 +29,7 @@ impl<E: Expansion> Learner<E> {
         let run = |(block, chunk): (usize, &mut [f64])| -> PolyResult<()> {
             crate::interrupt::check()?;
             let mut ring: Vec<Staged> =
-                (0..depth.min(chunk.len())).map(|_| Staged::new(self.config.bits)).collect();
+                (0..depth.min(chunk.len())).map(|_| Staged::new(self.table_slots())).collect();
             let rows = block * BLOCK..block * BLOCK + chunk.len();
             let mut source = RowBlocks { batch, rows, seeds: &self.seeds };
             let mut blocks = ExampleBlocks::default();

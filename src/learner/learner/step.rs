@@ -97,7 +97,7 @@ impl<E: Expansion> Learner<E> {
             if example.weight <= 0.0 || self.expansion.check(example, 0).is_err() {
                 return Ok(());
             }
-            let mut replay = spare.pop().unwrap_or_else(|| Replay::new(self.config.bits));
+            let mut replay = spare.pop().unwrap_or_else(|| Replay::new(self.table_slots()));
             replay.expand(&self.expansion, example, track);
             if replay.added.is_empty() {
                 spare.push(replay);
@@ -389,6 +389,9 @@ impl<E: Expansion> Learner<E> {
                 average.before_update(example, features.slots(), data, stride);
             }
             update::apply_update(data, stride, features, step);
+        } else if stride == 4 && !features.owners().is_empty() {
+            // No step, but the features touched their slots: a growing table's owners.
+            update::note_owners(data, features, |_, _| {});
         }
         if replay {
             return Ok(());

@@ -100,6 +100,28 @@ proptest! {
     }
 }
 
+#[test]
+fn shards_whose_tables_grew_apart_average_as_their_replicas() {
+    let data = single_monomial(2_000, 12, 0.2, 9);
+    let config = crate::learner::LearnerConfig { bits: 8, max_bits: Some(12), ..squared_config() };
+    let a = trained(linear(config.clone()), &slice(&data, 0, 1_000));
+    let b = trained(linear(config), &slice(&data, 1_000, 2_000));
+    let mut grown = a.clone();
+    grown.grow_to(10, grown.weights().load(1 << 8)).unwrap();
+    assert_eq!(predictions(&grown, &data), predictions(&a, &data));
+    for weighting in [Weighting::Examples, Weighting::Adaptive] {
+        let merged = average(None, &[&grown, &b], weighting).unwrap();
+        let mut lifted = b.clone();
+        lifted.grow_to(10, 0.0).unwrap();
+        let expected = average(None, &[&grown, &lifted], weighting).unwrap();
+        assert_eq!(merged.config().bits, 10);
+        assert_eq!(merged.weights().data(), expected.weights().data());
+        // And as the average of the tables before growing, replicated.
+        let small = average(None, &[&a, &b], weighting).unwrap();
+        assert_eq!(predictions(&merged, &data), predictions(&small, &data));
+    }
+}
+
 fn apple_model(epochs: u32) -> OnlineModel {
     let config = AppleConfig { epochs, ..AppleConfig::default() };
     Learner::new(squared_config(), FeatureSet::from(Apple::new(config).unwrap())).unwrap()
