@@ -61,6 +61,15 @@ def frames(kind: str, n_train: int, n_test: int, seed: int) -> tuple[pl.DataFram
     return data, fields
 
 
+def known_crosses(kind: str, seed: int) -> list[tuple[str, ...]]:
+    """The crosses that generated the data: eat-rate's A x B, click's planted pairs and triples."""
+    if not kind.startswith("click"):
+        return [("A", "B")]
+    planted = synthetic.click_planted(seed, **click_options(kind))
+    known: list[tuple[str, ...]] = [(c.a, c.b) for c in planted.field_crosses]
+    return known + [tuple(c.fields) for c in planted.triple_crosses]
+
+
 def hashed(data: pl.DataFrame, fields: list[str], bits: int) -> pl.DataFrame:
     return data.select("label", *(pp.hash_features(f, bits=bits).alias(f) for f in fields))
 
@@ -120,11 +129,7 @@ def main() -> None:
     )
 
     common = {"loss": "logistic", "bits": args.bits}
-    known: list[tuple[str, ...]] = [("A", "B")]
-    if args.kind.startswith("click"):
-        planted = synthetic.click_planted(args.seed, **click_options(args.kind))
-        known = [(c.a, c.b) for c in planted.field_crosses]
-        known += [c.fields for c in planted.triple_crosses]
+    known = known_crosses(args.kind, args.seed)
     models: dict[str, dict[str, Any]] = {
         "linear": {},
         "given crosses": {"interactions": known},
