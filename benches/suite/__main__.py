@@ -71,6 +71,14 @@ SUITE = (
         ),
     ),
     Bench("table_saturation", smoke=("--train", "30000", "--test", "3000")),
+    *(
+        Bench(
+            "categorical_peers",
+            full=(kind,),
+            smoke=(kind, "--train", "20000", "--test", "2000", "--bits", "18"),
+        )
+        for kind in ("eat_rate_unseen", "click3_pairs")
+    ),
     Bench("apple_summary"),
     Bench("vw_suite"),
 )
