@@ -43,7 +43,7 @@ import polars as pl
 
 try:
     from dask.sizeof import sizeof
-    from distributed import Client, Future, default_client, wait
+    from distributed import Client, Future, default_client, get_worker, wait
 except ImportError as missing:  # an optional extra: say how to get it
     raise ImportError(
         f"polars_poly.dask needs Dask ({missing}): pip install 'polars-poly[dask]'"
@@ -255,8 +255,6 @@ class _TaskCancelled(Exception):
 def _raise_if_cancelled() -> None:
     """Raises :class:`_TaskCancelled` once the running task was cancelled (Ctrl-C in the fit):
     the worker marks a running task ``cancelled`` and waits for the function to return."""
-    from distributed import get_worker
-
     try:
         worker = get_worker()
         key = worker.get_current_task()

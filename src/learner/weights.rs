@@ -202,17 +202,25 @@ impl WeightTable {
     /// features whose slot another feature shares: with n features in m slots, both are
     /// 1 - e^(-n/m). 0 before anything is learned.
     pub fn load(&self, samples: usize) -> f64 {
+        self.sampled_share(samples, |slot| self.in_use(slot))
+    }
+
+    /// Whether a slot's weight moved off its start or its adaptive sum or normalizer is set.
+    fn in_use(&self, slot: &[f32]) -> bool {
+        slot[W] != self.initial_weight
+            || slot[W + 1..self.stride.min(RATE)].iter().any(|&x| x != 0.0)
+    }
+
+    /// The share of `samples` slots spread evenly over the table (all of them when it has no
+    /// more) for which `holds`; 0 before the table is allocated.
+    fn sampled_share(&self, samples: usize, holds: impl Fn(&[f32]) -> bool) -> f64 {
         if !self.is_allocated() {
             return 0.0;
         }
         let step = (self.n_slots() / samples.max(1)).max(1);
-        let kept = self.stride.min(RATE);
-        let in_use = |slot: &[f32]| {
-            slot[W] != self.initial_weight || slot[W + 1..kept].iter().any(|&x| x != 0.0)
-        };
         let picked = self.data.chunks_exact(self.stride).step_by(step);
         let (used, seen) =
-            picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(in_use(s)), n + 1));
+            picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(holds(s)), n + 1));
         used as f64 / seen as f64
     }
 
@@ -237,10 +245,6 @@ impl WeightTable {
         let copy = self.data.len();
         let (stride, shift) = (self.stride, bits - self.bits);
         let replicas = (1u32 << shift) - 1;
-        let in_use = |slot: &[f32]| {
-            slot[W] != self.initial_weight
-                || slot[W + 1..stride.min(RATE)].iter().any(|&x| x != 0.0)
-        };
         out.data.par_chunks_mut(copy).enumerate().for_each(|(j, replica)| {
             if stride == 1 {
                 replica.copy_from_slice(&self.data);
@@ -253,7 +257,7 @@ impl WeightTable {
                         new[RATE] = owner_tag(owner >> shift);
                     }
                     Some(_) => {}
-                    None if in_use(old) => {
+                    None if self.in_use(old) => {
                         new[..RATE].copy_from_slice(&old[..RATE]);
                         // Scratch, 0: the slots touched since tell [`touched_share`].
                         new[RATE] = 0.0;
@@ -270,17 +274,7 @@ impl WeightTable {
     /// spread evenly over it: the update writes a slot's rate (nonzero, or a feature's owner
     /// tag), and nothing else does. `None` at stride 1 (no rate kept).
     pub fn touched_share(&self, samples: usize) -> Option<f64> {
-        if self.stride != 4 {
-            return None;
-        }
-        if !self.is_allocated() {
-            return Some(0.0);
-        }
-        let step = (self.n_slots() / samples.max(1)).max(1);
-        let picked = self.data.chunks_exact(4).step_by(step);
-        let (used, seen) =
-            picked.fold((0usize, 0usize), |(u, n), s| (u + usize::from(s[RATE] != 0.0), n + 1));
-        Some(used as f64 / seen as f64)
+        (self.stride == 4).then(|| self.sampled_share(samples, |slot| slot[RATE] != 0.0))
     }
 
     /// Bytes the table takes once allocated.

@@ -43,7 +43,7 @@ use crate::learner::ffm::Ffm;
 use crate::learner::field_scales::FieldScales;
 use crate::learner::learner::Growth;
 use crate::learner::update::trunc_weight;
-use crate::learner::weights::{WeightTable, G2, NORM, RATE, W};
+use crate::learner::weights::{tagged_owner, WeightTable, G2, NORM, RATE, W};
 use crate::learner::{GdState, LabelRange, Learner, LearnerConfig, Progress};
 
 /// How the shards' weights are weighted in the average (see the module docs).
@@ -129,9 +129,12 @@ pub fn average(
     // the shards tell: a shard of the same size knows its own, a smaller one is all replicas.
     let load_at_growth = shards
         .iter()
-        .map(|s| match s.config().bits == bits {
-            true => s.growth().load_at_growth,
-            false => s.weights().load(1 << 14),
+        .map(|s| {
+            if s.config().bits == bits {
+                s.growth().load_at_growth
+            } else {
+                s.weights().load(1 << 14)
+            }
         })
         .fold(0.0, f64::max);
     model.set_growth(Growth { load_at_growth });
@@ -250,7 +253,8 @@ fn averaged_table(
             merged[NORM] = norm;
             // The slot's owner, as one shard knows it (a growing table's: see
             // `update::note_owners`); else 0, the rate being scratch.
-            let tag = tables.iter().map(|t| t[slot * stride + RATE]).find(|&r| r < 0.0);
+            let mut rates = tables.iter().map(|t| t[slot * stride + RATE]);
+            let tag = rates.find(|&r| tagged_owner(r).is_some());
             merged[RATE] = tag.unwrap_or(0.0);
         }
     }
