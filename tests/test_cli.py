@@ -418,6 +418,7 @@ def test_ffm_flags_train_a_factorization(vw_file, tmp_path, capsys) -> None:
             learning_rate=0.2,
             power_t=0.4,
             initial_accumulator=2.0,
+            pairs="auto",  # every pair (fwumious_wabbit's), what auto takes without crosses
         ).get_params()
     )
     preds = tmp_path / "p.txt"
@@ -430,3 +431,8 @@ def test_ffm_flags_train_a_factorization(vw_file, tmp_path, capsys) -> None:
     assert main(["train", "-d", str(vw_file), "--ffm_k", "2", "--ffm_field", "AF"]) == 2
     err = capsys.readouterr().err
     assert "--ffm_field AF: no namespace is named or starts with it" in err
+    # Ours: --ffm_pairs crosses factorizes the pairs -q crosses alone.
+    crossed = tmp_path / "crossed.bin"
+    given = ["-q", "AF", "--ffm_k", "2", "--ffm_pairs", "crosses", "-f", str(crossed)]
+    assert main(["train", "-d", str(vw_file), "--loss_function", "logistic", *given]) == 0
+    assert pp.load_model(crossed).get_params()["ffm"].pairs == "auto"  # what auto chooses

@@ -4,9 +4,10 @@ The data are ``benches.suite.field_crosses``' (``eat_rate_unseen``: a fifth of t
 pairs never seen in training; ``click3`` / ``click3_pairs``: click-like with a planted cross of
 three fields). On the same training and test rows, one pass each unless said:
 
-* ours: linear, the generating crosses given (``interactions``), the default apple, and a
-  field-aware factorization over every field (``ffm=pp.FFM(k=4)``): each field hashed into its
-  own column (``hash_features``, ``--bits``), the fit timed alone;
+* ours: linear, the generating crosses given (``interactions``), the default apple, a
+  field-aware factorization over every pair of fields (``ffm=pp.FFM(k=4, pairs="all")``), and
+  apple with a factorization of the pairs it crosses (``expansion="apple", ffm=pp.FFM(k=4)``):
+  each field hashed into its own column (``hash_features``, ``--bits``), the fit timed alone;
 * Vowpal Wabbit (``pyvw``, one core): the generating crosses given (``-q`` for pairs,
   ``--cubic`` for triples) and ``--lrqfa`` over the fields of those crosses (``k=4``), ``-b 24``;
 * LightGBM with categorical features (consecutive codes per field, early stopping on a tenth of
@@ -66,7 +67,8 @@ def ours(
         "ours: linear": {},
         "ours: given crosses": {"interactions": known},
         "ours: default apple": {"expansion": "apple"},
-        "ours: ffm k=4": {"ffm": pp.FFM(k=4, learning_rate=0.1)},
+        "ours: ffm k=4": {"ffm": pp.FFM(k=4, pairs="all")},
+        "ours: apple + ffm k=4 over its crosses": {"expansion": "apple", "ffm": pp.FFM(k=4)},
     }
     # A first fit starts the thread pool and faults in the allocator: not any model's time.
     pp.SGDClassifier(loss="logistic", bits=args.bits).fit(train.head(10_000), "label")

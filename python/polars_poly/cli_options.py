@@ -251,6 +251,12 @@ def add_commands(commands: Any) -> None:
         metavar="NS",
         help="a namespace it factorizes (repeat; none: every namespace)",
     )
+    t.add_argument(
+        "--ffm_pairs",
+        choices=("all", "crosses"),
+        default="all",
+        help="its pairs of fields: all (fwumious_wabbit's) or those of -q / --stage_poly's crosses",
+    )
     t.add_argument("--ffm_bit_precision", type=int, metavar="B", help="its table's rows: 2**B")
     t.add_argument("--ffm_learning_rate", type=float, help="its AdaGrad rate (0.1)")
     t.add_argument("--ffm_power_t", type=float, help="its AdaGrad exponent (0.5)")

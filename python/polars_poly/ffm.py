@@ -21,6 +21,7 @@ from polars_poly._params import (
     documented,
     engine_options,
     from_engine,
+    one_of,
     option,
 )
 
@@ -69,6 +70,16 @@ class FFM(BaseEstimator):  # type: ignore[misc]
         "The feature columns factorized (default: every feature column of the model).",
         check=column_names,
     )
+    pairs: str = option(
+        "auto",
+        "Which pairs of the factorized columns have a term: ``'all'`` (every pair, and the pairs\n"
+        "within a column), ``'crosses'`` (only pairs of columns within a cross the model\n"
+        "computes: the ``interactions`` given, or the crosses apple's field screening finds,\n"
+        "each from when it joins), or ``'auto'``: ``'crosses'`` when the model crosses columns,\n"
+        "else ``'all'``. Over the crosses a feature reads a few vectors where ``'all'`` reads\n"
+        "one per factorized column, and no pair without a cross adds noise (docs/learners.md).",
+        check=one_of("auto", "all", "crosses"),
+    )
     bits: int = option(
         18,
         "The latent table has ``2**bits`` rows, one per feature value (values whose weight\n"
@@ -101,10 +112,17 @@ class FFM(BaseEstimator):  # type: ignore[misc]
         0, "The seed of the starting values and rows.", engine="seed", check=at_least(0)
     )
 
-    def _engine(self, namespaces: list[str]) -> dict[str, Any]:
+    def _engine(self, namespaces: list[str], crossing: bool) -> dict[str, Any]:
         """The engine's options for a model of feature columns ``namespaces`` (a column's
-        field is its position, from 1)."""
+        field is its position, from 1) that crosses columns or not (``crossing``)."""
         check_options(self)
+        if self.pairs == "crosses" and not crossing:
+            raise ValueError(
+                "ffm pairs='crosses' factorizes the pairs of columns the model crosses, and this "
+                "model crosses none: give interactions, or expansion='apple' with its field "
+                "crosses (or pairs='all')"
+            )
+        pairs = ("crosses" if crossing else "all") if self.pairs == "auto" else self.pairs
         if self.fields is None:
             chosen = list(namespaces)
         elif isinstance(self.fields, str):
@@ -117,14 +135,18 @@ class FFM(BaseEstimator):  # type: ignore[misc]
                     f"ffm fields: {name!r} is not a feature column; the feature columns are "
                     f"{namespaces}"
                 )
-        return {**engine_options(self), "fields": [1 + namespaces.index(n) for n in chosen]}
+        fields = [1 + namespaces.index(n) for n in chosen]
+        return {**engine_options(self), "fields": fields, "pairs": pairs}
 
     @classmethod
-    def _from_engine(cls, options: dict[str, Any], namespaces: list[str]) -> FFM:
-        """The parameter object of a loaded model's ``ffm`` options."""
+    def _from_engine(cls, options: dict[str, Any], namespaces: list[str], crossing: bool) -> FFM:
+        """The parameter object of a loaded model's ``ffm`` options (of a model crossing
+        columns or not): the pairs ``'auto'`` when they are what ``'auto'`` chooses."""
         fields = [namespaces[field - 1] for field in options["fields"]]
         every = fields == list(namespaces)
-        return cls(**from_engine(cls, options), fields=None if every else fields)
+        pairs = options.get("pairs", "all")
+        pairs = "auto" if pairs == ("crosses" if crossing else "all") else pairs
+        return cls(**from_engine(cls, options), fields=None if every else fields, pairs=pairs)
 
 
 __all__ = ["FFM"]

@@ -426,9 +426,8 @@ impl FieldApple {
         &self.crosses
     }
 
-    /// The candidates being screened, then the paused ones: fields, the z-scores of the
-    /// factorization's and the cells' judgement now, and gain samples since the last reset
-    /// (the example screened last is judged at the next screening or check, see `Judges`).
+    /// The candidates screened, then the paused ones: fields, both judges' z-scores and gain
+    /// samples since the last reset (the last screened is judged at the next, see `Judges`).
     pub fn candidate_scores(&self) -> Vec<CandidateScore> {
         let score = |c: &Candidate, active: bool| CandidateScore {
             fields: self.fields_of(c.pair),
@@ -442,15 +441,13 @@ impl FieldApple {
         all.filter(|(c, _)| !c.is_baseline()).map(|(c, active)| score(c, active)).collect()
     }
 
-    /// Only the features of the crosses added so far (for a model whose linear features and
-    /// constant another enumerator emits: apple with field crosses).
+    /// Only the crosses' features (apple with field crosses emits the linear ones, the constant).
     pub fn expand_crosses(&self, example: &Example<'_>, out: &mut ExpandedFeatures) {
         push_namespace_crosses(example, &self.features.namespace_crosses, out);
     }
 
-    /// The linear features, the crosses added so far and, with `constant`, the constant: the
-    /// features of apple with field crosses while apple has no parents (whose constant it is),
-    /// in the order of [`FieldApple::linear_form`]'s.
+    /// The linear features, the crosses and, with `constant`, the constant: apple with field
+    /// crosses while apple has no parents, in the order of [`FieldApple::linear_form`]'s.
     pub fn expand_linear(&self, example: &Example<'_>, out: &mut ExpandedFeatures, constant: bool) {
         if constant && !self.features.constant {
             push_linear(example, out);
@@ -731,8 +728,11 @@ impl Expansion for FieldApple {
         self.crosses.len() as u64
     }
 
-    /// While screening and a join is in sight, the last `catch_up` learned examples: a cross
-    /// that joins is stepped on them, against the model as it is when it joins.
+    fn crossed_namespaces(&self) -> Vec<Vec<usize>> {
+        self.features.crossed_namespaces()
+    }
+
+    /// While screening with a join in sight, the last `catch_up` examples (a new cross's steps).
     fn recent_examples_wanted(&self) -> usize {
         if self.screening() && self.in_sight {
             self.config.catch_up

@@ -107,6 +107,12 @@ pub trait Expansion: Debug + Send + Sync {
         0
     }
 
+    /// The crosses of namespaces the enumerator computes now (each two or more namespaces):
+    /// a factorization over crossed pairs alone follows them.
+    fn crossed_namespaces(&self) -> Vec<Vec<usize>> {
+        Vec::new()
+    }
+
     /// How many of the most recent learned examples the enumerator may ask the learner to
     /// replay for features it adds (0, the default: none). The learner keeps that many
     /// ([`super::recent`]) while this is above 0, and forgets them when it falls to 0.
@@ -424,6 +430,10 @@ impl Interactions {
 impl Expansion for Interactions {
     fn learns_from_examples(&self) -> bool {
         false
+    }
+
+    fn crossed_namespaces(&self) -> Vec<Vec<usize>> {
+        self.namespace_crosses.clone()
     }
 
     fn check(&self, example: &Example<'_>, row: usize) -> PolyResult<()> {

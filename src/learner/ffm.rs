@@ -26,6 +26,7 @@ use serde::{Deserialize, Serialize};
 use super::features::ExpandedFeatures;
 use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
+use crossed::{CrossedPairs, Link};
 
 /// Most latent dimensions.
 pub const MAX_K: usize = 128;
@@ -36,6 +37,19 @@ pub const MAX_FFM_BITS: u32 = 30;
 /// Above this size the rows of upcoming examples are prefetched (beyond a core's L2 cache, as
 /// the weight table's `PREFETCH_TABLE_BYTES`).
 const PREFETCH_TABLE_BYTES: usize = 2 << 20;
+
+/// Which pairs of the factorized fields have a term.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FfmPairs {
+    /// Every pair of fields, and the pairs of features within a field (fwumious_wabbit's).
+    #[default]
+    All,
+    /// Only the pairs of fields within a cross the model computes (given interactions, or the
+    /// crosses field screening finds, as they join): a factorization where screening found a
+    /// pair worth crossing, and no cost or noise elsewhere.
+    Crosses,
+}
 
 /// What a field-aware factorization is (stored with the model by name).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,6 +68,9 @@ pub struct FfmOptions {
     /// Latent values start uniform in `±init_scale / sqrt(k)`.
     pub init_scale: f64,
     pub seed: u64,
+    /// Which pairs of fields have a term (models before it have every pair).
+    #[serde(default)]
+    pub pairs: FfmPairs,
 }
 
 impl Default for FfmOptions {
@@ -78,6 +95,7 @@ impl FfmOptions {
             initial_accumulator: 1.0,
             init_scale: 0.1,
             seed: 0,
+            pairs: FfmPairs::All,
         }
     }
 
@@ -165,6 +183,8 @@ pub struct Ffm {
     /// Field id -> position in `options.fields` (`u32::MAX`: not taking part).
     position: Vec<u32>,
     table: Vec<f32>,
+    /// The pairs with a term under [`FfmPairs::Crosses`] (None: every pair, [`FfmPairs::All`]).
+    crossed: Option<CrossedPairs>,
 }
 
 impl Ffm {
@@ -207,7 +227,46 @@ impl Ffm {
         for (p, &field) in options.fields.iter().enumerate() {
             position[field as usize] = p as u32;
         }
-        Ok(Ffm { options, position, table })
+        let crossed = (options.pairs == FfmPairs::Crosses).then(|| CrossedPairs {
+            pairs: Vec::new(),
+            links: vec![Vec::new(); options.fields.len()],
+        });
+        Ok(Ffm { options, position, table, crossed })
+    }
+
+    /// Under [`FfmPairs::Crosses`], gives a term to every pair of distinct factorized fields
+    /// within one of `crosses` (each a list of field ids); pairs with a term keep it. Nothing
+    /// under [`FfmPairs::All`].
+    pub fn follow_crosses(&mut self, crosses: &[Vec<u32>]) {
+        let Some(crossed) = self.crossed.as_mut() else { return };
+        let position =
+            |field: u32| self.position.get(field as usize).copied().filter(|&p| p != u32::MAX);
+        for cross in crosses {
+            for (i, &a) in cross.iter().enumerate() {
+                for &b in &cross[i + 1..] {
+                    let (Some(pa), Some(pb)) = (position(a), position(b)) else { continue };
+                    let pair = (pa.min(pb), pa.max(pb));
+                    if pa == pb || crossed.pairs.contains(&pair) {
+                        continue;
+                    }
+                    let sum = 2 * crossed.pairs.len() as u32;
+                    crossed.pairs.push(pair);
+                    crossed.links[pair.0 as usize].push(Link { sum, other: pair.1 });
+                    crossed.links[pair.1 as usize].push(Link { sum: sum + 1, other: pair.0 });
+                }
+            }
+        }
+    }
+
+    /// The pairs of positions with a term (every pair `a <= b` under [`FfmPairs::All`]).
+    pub fn pairs(&self) -> Vec<(usize, usize)> {
+        match &self.crossed {
+            Some(crossed) => crossed.pairs.iter().map(|&(a, b)| (a as usize, b as usize)).collect(),
+            None => {
+                let n = self.options.fields.len();
+                (0..n).flat_map(|a| (a..n).map(move |b| (a, b))).collect()
+            }
+        }
     }
 
     pub fn options(&self) -> &FfmOptions {
@@ -245,22 +304,13 @@ impl Ffm {
     /// The factorized part of the score of `features` (whose fields must be tracked), leaving
     /// in `scratch` what [`Ffm::learn`] needs.
     pub fn score(&self, features: &ExpandedFeatures, scratch: &mut FfmScratch) -> f32 {
+        self.collect_entries(features, scratch);
+        if let Some(crossed) = &self.crossed {
+            return self.score_crossed(crossed, scratch);
+        }
         let (n_fields, k) = (self.options.fields.len(), self.options.k);
         let fk = n_fields * k;
         let row_len = self.options.row_len();
-        scratch.entries.clear();
-        let (slots, values) = (features.slots(), features.values());
-        for (field, range) in features.field_runs() {
-            let Some(&p) = self.position.get(field as usize).filter(|&&p| p != u32::MAX) else {
-                continue;
-            };
-            for at in range {
-                if values[at] != 0.0 {
-                    let row = self.row_of(slots[at]);
-                    scratch.entries.push(Entry { row, field: p, value: values[at] });
-                }
-            }
-        }
         scratch.sums.clear();
         scratch.sums.resize(n_fields * fk, 0.0);
         let mut within = 0.0f32;
@@ -286,6 +336,27 @@ impl Ffm {
         score
     }
 
+    /// The factorized features of `features` into `scratch.entries`: nonzero values of fields
+    /// taking part (under [`FfmPairs::Crosses`], of fields in a pair with a term).
+    fn collect_entries(&self, features: &ExpandedFeatures, scratch: &mut FfmScratch) {
+        scratch.entries.clear();
+        let (slots, values) = (features.slots(), features.values());
+        for (field, range) in features.field_runs() {
+            let Some(&p) = self.position.get(field as usize).filter(|&&p| p != u32::MAX) else {
+                continue;
+            };
+            if self.crossed.as_ref().is_some_and(|c| c.links[p as usize].is_empty()) {
+                continue;
+            }
+            for at in range {
+                if values[at] != 0.0 {
+                    let row = self.row_of(slots[at]);
+                    scratch.entries.push(Entry { row, field: p, value: values[at] });
+                }
+            }
+        }
+    }
+
     /// Adds to `totals` (`F * F`, row-major) the magnitude of each pair of fields' term in the
     /// factorized score of `features`: `|<S_ab, S_ba>|` at `(a, b)`, `a < b`, and at `(a, a)`
     /// the term of the pairs within field `a`. What each pair of fields carries, for
@@ -298,6 +369,9 @@ impl Ffm {
     ) {
         let (n_fields, k) = (self.options.fields.len(), self.options.k);
         self.score(features, scratch);
+        if let Some(crossed) = &self.crossed {
+            return crossed.add_pair_terms(scratch, k, n_fields, totals);
+        }
         // A field's own pairs: none with one feature (the formula's rounding is not a term).
         let (mut within, mut count) = (vec![0.0f32; n_fields], vec![0usize; n_fields]);
         for e in &scratch.entries {
@@ -335,6 +409,9 @@ impl Ffm {
         scratch.squares.clear();
         if gradient == 0.0 || scratch.entries.is_empty() {
             return Ok(());
+        }
+        if let Some(crossed) = &self.crossed {
+            return self.prepare_crossed(crossed, scratch, gradient);
         }
         let (n_fields, k) = (self.options.fields.len(), self.options.k);
         let fk = n_fields * k;
@@ -397,11 +474,16 @@ impl Ffm {
     /// The second half of [`Ffm::learn`]: moves the latent values and their sums by the step
     /// [`Ffm::prepare_step`] computed into `scratch` (nothing if it computed none).
     pub fn apply_step(&mut self, scratch: &mut FfmScratch) {
-        let fk = self.options.fields.len() * self.options.k;
-        let row_len = self.options.row_len();
-        if scratch.steps.len() != scratch.entries.len() * fk {
+        if scratch.steps.is_empty() {
             return;
         }
+        if let Some(crossed) = self.crossed.take() {
+            self.apply_crossed(&crossed, scratch);
+            self.crossed = Some(crossed);
+            return;
+        }
+        let fk = self.options.fields.len() * self.options.k;
+        let row_len = self.options.row_len();
         let (steps, squares) = (&scratch.steps, &scratch.squares);
         for (p, e) in scratch.entries.iter().enumerate() {
             let row = &mut self.table[e.row as usize * row_len..][..row_len];
@@ -501,5 +583,6 @@ fn uniform_sym(seed: u64, index: u64) -> f32 {
     ((z >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
 }
 
+mod crossed;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use proptest::prelude::*;
 
 use super::features::namespace_field;
-use super::ffm::FfmOptions;
+use super::ffm::{FfmOptions, FfmPairs};
 use super::loss::{Hinge, Logistic, Quantile, Squared};
 use super::*;
 use crate::error::PolyResult;
@@ -895,6 +895,10 @@ impl Expansion for CrossJoinsLate {
         u64::from(self.joined())
     }
 
+    fn crossed_namespaces(&self) -> Vec<Vec<usize>> {
+        self.now().namespace_crosses
+    }
+
     /// Like field-level apple's last cross: once it joined, no more examples are wanted.
     fn recent_examples_wanted(&self) -> usize {
         if self.joined() {
@@ -1781,6 +1785,49 @@ fn ffm_pair_terms_name_the_pair_that_carries_the_score() {
         let plain = Learner::new(LearnerConfig { ffm: None, ..config }, Interactions::linear());
         let error = plain.unwrap().ffm_pair_terms(batch).unwrap_err().to_string();
         assert!(error.contains("no field-aware factorization"), "{error}");
+    });
+}
+
+/// A factorization over crossed pairs alone follows the enumerator's crosses: without one it
+/// has no term (the model is the linear one, bit for bit); given the cross, its pair alone
+/// carries the score; a cross that joins late gives its pair a term from then on.
+#[test]
+fn a_crossed_factorization_follows_the_enumerators_crosses() {
+    with_two_field_batch(3_000, |batch| {
+        let mut ffm = FfmOptions::new(4, 10, vec![namespace_field(0), namespace_field(1)]);
+        ffm.pairs = FfmPairs::Crosses;
+        let config = LearnerConfig {
+            bits: 14,
+            loss: Loss::Logistic(Logistic),
+            namespaces: vec!["a".into(), "b".into()],
+            ffm: Some(ffm),
+            ..LearnerConfig::default()
+        };
+        let crossing =
+            Interactions { namespace_crosses: vec![vec![0, 1]], ..Interactions::linear() };
+        let mut given = Learner::new(config.clone(), crossing).unwrap();
+        assert_eq!(given.ffm().unwrap().pairs(), [(0, 1)]);
+        given.learn_batch(batch).unwrap();
+        let terms = given.ffm_pair_terms(batch).unwrap();
+        assert!(terms[1] > 0.05 && terms[0] == 0.0 && terms[3] == 0.0, "{terms:?}");
+
+        let mut alone = Learner::new(config.clone(), Interactions::linear()).unwrap();
+        let plain = LearnerConfig { ffm: None, ..config.clone() };
+        let mut plain = Learner::new(plain, Interactions::linear()).unwrap();
+        alone.learn_batch(batch).unwrap();
+        plain.learn_batch(batch).unwrap();
+        assert!(alone.ffm().unwrap().pairs().is_empty());
+        assert_eq!(alone.weights().data(), plain.weights().data());
+
+        let mut never = Learner::new(config.clone(), CrossJoinsLate::new(10_000, 0)).unwrap();
+        let start = never.ffm().unwrap().table().to_vec();
+        never.learn_batch(batch).unwrap();
+        assert!(never.ffm().unwrap().pairs().is_empty());
+        assert_eq!(never.ffm().unwrap().table(), &start[..], "no pair, no step");
+        let mut late = Learner::new(config, CrossJoinsLate::new(1_000, 0)).unwrap();
+        late.learn_batch(batch).unwrap();
+        assert_eq!(late.ffm().unwrap().pairs(), [(0, 1)]);
+        assert_ne!(late.ffm().unwrap().table(), &start[..]);
     });
 }
 

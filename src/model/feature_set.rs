@@ -291,6 +291,15 @@ impl Expansion for FeatureSet {
         }
     }
 
+    fn crossed_namespaces(&self) -> Vec<Vec<usize>> {
+        match self {
+            FeatureSet::Interactions(e) => e.crossed_namespaces(),
+            FeatureSet::Apple(e) => e.crossed_namespaces(),
+            FeatureSet::FieldApple(e) => e.crossed_namespaces(),
+            FeatureSet::AppleFields(_, fields) => fields.crossed_namespaces(),
+        }
+    }
+
     fn learns_from_examples(&self) -> bool {
         match self {
             FeatureSet::Interactions(e) => e.learns_from_examples(),

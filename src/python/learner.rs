@@ -246,6 +246,13 @@ impl PyLearner {
         py.detach(|| guarded(|| online_ffm_pair_terms(&self.inner, &series).map_err(polars_py)))
     }
 
+    /// The pairs of the factorization's fields (positions) that have a term: every `a <= b`, or
+    /// those of the crosses the model computes ([`crate::learner::ffm::FfmPairs`]).
+    fn ffm_term_pairs(&self) -> PyResult<Vec<(usize, usize)>> {
+        let learner = self.inner.read().map_err(poisoned)?;
+        Ok(learner.ffm().map(|ffm| ffm.pairs()).unwrap_or_default())
+    }
+
     /// The model file's bytes, with `estimator` (the Python layer's own state) stored beside.
     fn to_bytes<'py>(&self, py: Python<'py>, estimator: &str) -> PyResult<Bound<'py, PyBytes>> {
         // The lock is taken with the GIL held (a learning thread never waits for the GIL while

@@ -64,7 +64,7 @@ def _ffm(args: argparse.Namespace, namespaces: list[str]) -> pp.FFM:
         "initial_accumulator": args.ffm_init_acc_gradient,
     }
     given_rule = {name: value for name, value in rule.items() if value is not None}
-    return pp.FFM(k=args.ffm_k, fields=fields or None, **given_rule)
+    return pp.FFM(k=args.ffm_k, fields=fields or None, pairs=args.ffm_pairs, **given_rule)
 
 
 def _letter(namespace: str) -> str:

@@ -78,7 +78,8 @@ class _Inspection(_Scoring):
 
         Columns: ``pair`` (``"animal*food"``; ``"text*text"`` the pairs of features within a
         column, none in a one-hot column), ``fields`` (the two column names) and ``mean_abs``;
-        with a ``class`` column first for a multiclass model.
+        with a ``class`` column first for a multiclass model. Under ``FFM(pairs='crosses')``,
+        only the pairs of columns crossed so far.
         """
         learner = self._check_fitted()
         head = learner.heads[0] if isinstance(learner, OneAgainstAll) else learner
@@ -94,8 +95,7 @@ class _Inspection(_Scoring):
         n = len(names)
         rows = [
             (f"{names[a]}*{names[b]}", [names[a], names[b]], terms[a * n + b])
-            for a in range(n)
-            for b in range(a, n)
+            for a, b in learner.ffm_term_pairs()
         ]
         frame = pl.DataFrame(
             rows,

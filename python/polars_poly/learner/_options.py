@@ -294,20 +294,30 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
     def _engine_options(self, namespaces: list[str]) -> dict[str, Any]:
         scales = self.field_scales
         fixed = self.bits
+        features = self._feature_set(namespaces)
+        crossing = _crosses_columns(features)
         return {
             **engine_options(self),
             "bits": min(GROWING_FROM_BITS, int(self.max_bits)) if fixed is None else int(fixed),
             "max_bits": int(self.max_bits) if fixed is None else None,
             "namespaces": namespaces,
-            "features": self._feature_set(namespaces),
+            "features": features,
             "field_scales": len(namespaces) >= 2 if scales == "auto" else bool(scales),
-            "ffm": None if self.ffm is None else self._ffm()._engine(namespaces),
+            "ffm": None if self.ffm is None else self._ffm()._engine(namespaces, crossing),
         }
 
     def _ffm(self) -> FFM:
         if not isinstance(self.ffm, FFM):
             raise TypeError(f"ffm must be None or a polars_poly.FFM, got {self.ffm!r}")
         return self.ffm
+
+
+def _crosses_columns(features: dict[str, Any]) -> bool:
+    """Whether a model of these engine feature options crosses its columns (given interactions
+    or field screening's crosses): what ``FFM(pairs='auto')`` factorizes."""
+    return features["kind"] in ("field_apple", "apple_fields") or bool(
+        features.get("namespace_crosses")
+    )
 
 
 def _engine_params(
@@ -328,7 +338,9 @@ def _engine_params(
         crosses = features["namespace_crosses"]
         if crosses:
             interactions = [tuple(namespaces[k] for k in cross) for cross in crosses]
-    ffm = None if options.get("ffm") is None else FFM._from_engine(options["ffm"], namespaces)
+    ffm = options.get("ffm")
+    if ffm is not None:
+        ffm = FFM._from_engine(ffm, namespaces, _crosses_columns(features))
     growing = options.get("max_bits") is not None
     return {
         **from_engine(_Options, options),

@@ -13,8 +13,10 @@ fn features(bits: u32, entries: &[(u32, u64, f32)]) -> ExpandedFeatures {
     out
 }
 
-/// The score by its definition: every pair of factorized features, in f64.
+/// The score by its definition: every pair of factorized features whose fields have a term
+/// ([`Ffm::pairs`]), in f64.
 fn brute_force(ffm: &Ffm, out: &ExpandedFeatures) -> f64 {
+    let pairs = ffm.pairs();
     let mut factorized = Vec::new();
     for (field, range) in out.field_runs() {
         if let Some(z) = ffm.options.fields.iter().position(|&f| f == field) {
@@ -26,6 +28,9 @@ fn brute_force(ffm: &Ffm, out: &ExpandedFeatures) -> f64 {
     let mut score = 0.0;
     for (i, &(slot_i, f_i, x_i)) in factorized.iter().enumerate() {
         for &(slot_j, f_j, x_j) in &factorized[i + 1..] {
+            if !pairs.contains(&(f_i.min(f_j), f_i.max(f_j))) {
+                continue;
+            }
             let (a, b) = (ffm.latent(slot_i, f_j), ffm.latent(slot_j, f_i));
             let dot: f64 = a.iter().zip(b).map(|(x, y)| f64::from(*x) * f64::from(*y)).sum();
             score += dot * x_i * x_j;
@@ -40,6 +45,16 @@ fn small(k: usize, fields: Vec<u32>) -> Ffm {
     Ffm::new(options).unwrap()
 }
 
+/// [`small`] over the pairs of fields within `crosses` alone ([`FfmPairs::Crosses`]).
+fn crossed(k: usize, fields: Vec<u32>, crosses: &[Vec<u32>]) -> Ffm {
+    let mut options = FfmOptions::new(k, 6, fields);
+    options.init_scale = 1.0;
+    options.pairs = FfmPairs::Crosses;
+    let mut ffm = Ffm::new(options).unwrap();
+    ffm.follow_crosses(crosses);
+    ffm
+}
+
 proptest! {
     /// The O(n F k) score is the pairwise sum, with several features in a field, features of
     /// fields not taking part, zeros and features sharing a row.
@@ -47,8 +62,15 @@ proptest! {
     fn score_is_the_sum_over_pairs(
         entries in prop::collection::vec((0u32..5, 0u64..40, -2.0f32..2.0), 0..12),
         k in 1usize..5,
+        only_crossed in any::<bool>(),
     ) {
-        let ffm = small(k, vec![1, 2, 4]);
+        // Crosses name fields not taking part (9) and pairs twice.
+        let crosses = [vec![1, 2], vec![4, 2, 9], vec![2, 1]];
+        let ffm = if only_crossed {
+            crossed(k, vec![1, 2, 4], &crosses)
+        } else {
+            small(k, vec![1, 2, 4])
+        };
         let out = features(10, &entries);
         let mut scratch = FfmScratch::default();
         let score = f64::from(ffm.score(&out, &mut scratch));
@@ -62,9 +84,14 @@ proptest! {
     fn the_step_follows_the_scores_derivative(
         entries in prop::collection::vec((1u32..4, 0u64..12, -1.5f32..1.5), 2..8),
         gradient in -2.0f32..2.0,
+        only_crossed in any::<bool>(),
     ) {
         let k = 2;
-        let ffm = small(k, vec![1, 2, 3]);
+        let ffm = if only_crossed {
+            crossed(k, vec![1, 2, 3], &[vec![3, 1], vec![2, 3]])
+        } else {
+            small(k, vec![1, 2, 3])
+        };
         let out = features(10, &entries);
         let mut scratch = FfmScratch::default();
         ffm.score(&out, &mut scratch);
@@ -96,6 +123,22 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn crossed_pairs_follow_the_crosses_as_they_join() {
+    let mut ffm = crossed(2, vec![1, 2, 3, 4], &[]);
+    assert!(ffm.pairs().is_empty());
+    let out = features(10, &[(1, 3, 1.0), (2, 5, 1.0), (3, 7, 1.0), (4, 9, 1.0)]);
+    let mut scratch = FfmScratch::default();
+    assert_eq!(ffm.score(&out, &mut scratch), 0.0);
+    assert!(scratch.entries.is_empty(), "no field is in a pair yet");
+    ffm.follow_crosses(&[vec![1, 2]]);
+    ffm.follow_crosses(&[vec![1, 2], vec![2, 3, 4]]);
+    assert_eq!(ffm.pairs(), [(0, 1), (1, 2), (1, 3), (2, 3)]);
+    assert!(ffm.learn(&mut scratch, 1.0).is_ok());
+    let every = small(2, vec![1, 2, 3, 4]);
+    assert_eq!(every.pairs().len(), 10, "every pair, and each field with itself");
 }
 
 #[test]

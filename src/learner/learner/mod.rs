@@ -225,6 +225,9 @@ pub struct Learner<E: Expansion = Interactions> {
     field_scales: Option<FieldScales>,
     /// The field-aware factorization, when [`LearnerConfig::ffm`].
     ffm: Option<Ffm>,
+    /// The enumerator's generation whose crosses the factorization last followed
+    /// ([`Ffm::follow_crosses`]).
+    ffm_followed: u64,
     /// The recent learned examples, while the enumerator wants them
     /// ([`Expansion::recent_examples_wanted`]).
     recent: RecentExamples,
@@ -252,7 +255,7 @@ impl<E: Expansion> Learner<E> {
         weights.set_initial_weight(config.initial_weight as f32)?;
         let (min, max) = config.loss.fixed_range().unwrap_or((0.0, 0.0));
         let labels = LabelRange { min, max };
-        Ok(Learner {
+        let mut learner = Learner {
             powers: Powers::new(config.rule, config.power_t, config.initial_t),
             seeds: (0..config.namespaces.len()).map(|k| config.namespace_seed(k)).collect(),
             state: GdState::new(config.initial_t),
@@ -267,12 +270,29 @@ impl<E: Expansion> Learner<E> {
             expansion,
             field_scales: config.field_scales.then(FieldScales::default),
             ffm,
+            ffm_followed: 0,
             config,
             average: None,
             recent: RecentExamples::default(),
             builder_thread: BuilderThread::default(),
             growth: Growth::default(),
-        })
+        };
+        learner.ffm_follow_crosses();
+        Ok(learner)
+    }
+
+    /// Hands the factorization the crosses the enumerator computes now (it gives their pairs
+    /// of fields a term under [`super::ffm::FfmPairs::Crosses`]).
+    fn ffm_follow_crosses(&mut self) {
+        let Some(ffm) = &mut self.ffm else { return };
+        let crosses: Vec<Vec<u32>> = self
+            .expansion
+            .crossed_namespaces()
+            .iter()
+            .map(|cross| cross.iter().map(|&k| namespace_field(k)).collect())
+            .collect();
+        ffm.follow_crosses(&crosses);
+        self.ffm_followed = self.expansion.generation();
     }
 
     /// Reassembles a learner from saved parts (model loading, averaging): `ffm` must be

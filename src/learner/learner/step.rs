@@ -53,6 +53,9 @@ impl<E: Expansion> Learner<E> {
                 Some(example)
             }
         };
+        if self.ffm.is_some() && self.expansion.generation() != self.ffm_followed {
+            self.ffm_follow_crosses();
+        }
         let catching_up = self.expansion.catch_up_due();
         let wanted = self.expansion.recent_examples_wanted();
         if wanted > 0 || catching_up {
