@@ -15,8 +15,10 @@ three fields). On the same training and test rows, one pass each unless said:
   defaults, which stop at one tree: ``cat_smooth`` 1, ``min_data_per_group`` 20,
   ``max_cat_threshold`` 64; click-like uses the defaults, which the looser ones overfit). Not
   a dependency: skipped with a message when absent;
-* the batch FFM peers: pyFFM pins numpy 1.18 (no wheel for CPython 3.11) and xlearn is a source
-  package whose build needs cmake; each is tried and reported as skipped when it does not import.
+* the batch FFM peer pyFFM, in an interpreter of its own (it pins numpy 1.18; see
+  ``benches/tools/pyffm_peer.py``), given with ``--pyffm-python``: its defaults (k=4, rate 0.2,
+  lambda 0.002), early-stopped epochs on the last tenth of the training rows. xlearn, the other,
+  is a source package whose build needs cmake (not run).
 
 Prints test logloss, AUC and fit seconds of each, and the time over our linear fit's. One process,
 one model at a time; the machine's load is printed (Vowpal Wabbit's parser thread makes its time
@@ -24,14 +26,17 @@ depend on it).
 
     .venv/bin/python -m benches.suite.categorical_peers eat_rate_unseen
     .venv/bin/python -m benches.suite.categorical_peers click3_pairs
+    (add ``--pyffm-python /tmp/ffmenv/bin/python`` for pyFFM)
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import os
+import subprocess
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -40,6 +45,7 @@ import polars_poly as pp
 from sklearn.metrics import roc_auc_score
 
 from benches.suite.field_crosses import data_arguments, frames, hashed, known_crosses, scores
+from benches.tools import pyffm_peer
 
 # LightGBM's categorical settings per kind of data (see the module docs).
 LOOSE: dict[str, Any] = {"cat_smooth": 1.0, "min_data_per_group": 20, "max_cat_threshold": 64}
@@ -171,21 +177,39 @@ def lightgbm(
     return row
 
 
-def batch_ffm_peers() -> None:
-    for module in ("pyffm", "xlearn"):
-        try:
-            importlib.import_module(module)
-        except ImportError:
-            print(f"  {module}: does not import here, skipped (see the module docs)")
-        else:
-            print(f"  {module}: imports, but this script has no runner for it yet")
+def pyffm(
+    data: pl.DataFrame, fields: list[str], n_train: int, python: str | None
+) -> dict[str, Any] | None:
+    """pyFFM (batch, early-stopped epochs) in its own interpreter (``benches.tools.pyffm_peer``);
+    None with a message when no interpreter for it is given."""
+    if python is None:
+        print("  pyFFM: skipped (give --pyffm-python; see benches/tools/pyffm_peer.py)")
+        return None
+    # One global index per (field, value): consecutive codes per field, offset by the fields before.
+    codes = data.select((pl.col(f).cast(pl.String).rank("dense") - 1).alias(f) for f in fields)
+    offsets = np.cumsum([0] + [int(codes[f].max()) + 1 for f in fields[:-1]])
+    features = codes.to_numpy().astype(np.int64) + offsets[None, :]
+    labels = np.where(data["label"].to_numpy() > 0, 1.0, -1.0)
+    with tempfile.TemporaryDirectory() as folder:
+        given, out = Path(folder) / "input.npz", Path(folder) / "output.npz"
+        pyffm_peer.write_input(given, features, labels, n_train)
+        subprocess.run([python, pyffm_peer.__file__, str(given), str(out)], check=True)
+        result = np.load(out)
+        p, took, epochs = result["p"], float(result["fit_s"]), int(result["best_epoch"])
+    y = (labels[n_train:] > 0).astype(np.float64)
+    row = {"model": f"pyFFM k=4 (best epoch {epochs})", **measured(y, p), "fit_s": took}
+    print(f"  {row}", flush=True)
+    return row
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     data_arguments(parser)
     parser.add_argument("--bits", type=int, default=24)
-    parser.add_argument("--skip", default="", help="comma-separated: vw, lightgbm")
+    parser.add_argument("--skip", default="", help="comma-separated: vw, lightgbm, pyffm")
+    parser.add_argument(
+        "--pyffm-python", help="an interpreter with pyFFM (benches/tools/pyffm_peer.py)"
+    )
     args = parser.parse_args()
     skipped = set(args.skip.split(","))
     data, fields = frames(args.kind, args.train, args.test, args.seed)
@@ -201,7 +225,9 @@ def main() -> None:
         loose = args.kind.startswith("eat_rate")
         found = lightgbm(data, fields, args.train, LOOSE if loose else LIGHTGBM_DEFAULTS)
         rows += [found] if found is not None else []
-    batch_ffm_peers()
+    if "pyffm" not in skipped:
+        found = pyffm(data, fields, args.train, args.pyffm_python)
+        rows += [found] if found is not None else []
     table = pl.DataFrame(rows)
     linear = table.filter(pl.col("model") == "ours: linear")["fit_s"][0]
     table = table.with_columns(over_linear=pl.col("fit_s") / linear)
