@@ -728,3 +728,18 @@ def test_a_factorization_trains_on_dask_averaged_by_examples(client, eat_rate_sh
     assert one.get_params()["ffm"].get_params() == options["ffm"].get_params()
     four = ppd.fit(pp.SGDClassifier(shuffle=False, **options), shards, "label", client=client)
     assert logloss_on(four, test) < logloss_on(local, test)
+
+
+def test_a_factorization_over_apples_crosses_trains_on_dask(client, eat_rate_shards) -> None:
+    """apple with a factorization of the pairs it crosses: one shard is the single machine's
+    model; the shards' crosses are merged, and the factorization has a term for their pairs."""
+    shards, test = eat_rate_shards
+    options = {"loss": "logistic", "bits": 20, "expansion": "apple", "ffm": pp.FFM(k=4, bits=14)}
+    local = pp.SGDClassifier(shuffle=False, **options).fit(pl.read_parquet(shards[0]), "label")
+    one = ppd.fit(pp.SGDClassifier(shuffle=False, **options), [shards[0]], "label", client=client)
+    np.testing.assert_array_equal(one.predict_proba(test), local.predict_proba(test))
+    assert local.crosses()["cross"].to_list() == ["A*B"]
+    four = ppd.fit(pp.SGDClassifier(shuffle=False, **options), shards, "label", client=client)
+    assert four.crosses()["cross"].to_list() == ["A*B"]
+    assert four.ffm_pairs(test.drop("label"))["pair"].to_list() == ["A*B"]
+    assert four.get_params()["ffm"].get_params() == options["ffm"].get_params()

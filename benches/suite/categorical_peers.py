@@ -187,7 +187,8 @@ def pyffm(
         return None
     # One global index per (field, value): consecutive codes per field, offset by the fields before.
     codes = data.select((pl.col(f).cast(pl.String).rank("dense") - 1).alias(f) for f in fields)
-    offsets = np.cumsum([0] + [int(codes[f].max()) + 1 for f in fields[:-1]])
+    sizes = [codes[f].n_unique() for f in fields[:-1]]
+    offsets = np.cumsum(np.array([0, *sizes], dtype=np.int64))
     features = codes.to_numpy().astype(np.int64) + offsets[None, :]
     labels = np.where(data["label"].to_numpy() > 0, 1.0, -1.0)
     with tempfile.TemporaryDirectory() as folder:
