@@ -37,7 +37,8 @@ class FFM(BaseEstimator):  # type: ignore[misc]
     starting at ``initial_accumulator``. Vectors start uniform in
     ``±init_scale / sqrt(k)``, drawn from ``random_state``. A feature's vectors lie in row
     ``hash(its weight slot)`` of a table of ``2**bits`` rows, each ``2 * F * k`` floats for
-    ``F`` factorized columns (the vectors, then their AdaGrad sums).
+    ``F`` factorized columns (the vectors, then their AdaGrad sums); over crossed pairs alone,
+    each vector its own row of ``2 * k`` floats, hashed from the value and its partner column.
 
     [parameters]
 

@@ -142,9 +142,18 @@ impl FfmOptions {
         Ok(())
     }
 
+    /// Latent values per row: a vector per factorized field (every pair), or one (crossed
+    /// pairs: a row per feature and partner field).
+    fn latent_len(&self) -> usize {
+        match self.pairs {
+            FfmPairs::All => self.fields.len() * self.k,
+            FfmPairs::Crosses => self.k,
+        }
+    }
+
     /// Floats per row: the latent values, then their AdaGrad sums.
     fn row_len(&self) -> usize {
-        2 * self.fields.len() * self.k
+        2 * self.latent_len()
     }
 
     /// The table's size in bytes.
@@ -157,6 +166,8 @@ impl FfmOptions {
 /// value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Entry {
+    /// The feature's row (every pair), or its weight slot (crossed pairs: a row per partner,
+    /// [`Ffm::row_of_pair`]).
     row: u32,
     field: u32,
     value: f32,
@@ -197,7 +208,7 @@ impl Ffm {
             "lower its bits, k or its fields",
         )?;
         let mut ffm = Ffm::with_table(options.clone(), Vec::new())?;
-        let (fk, row_len) = (options.fields.len() * options.k, options.row_len());
+        let (fk, row_len) = (options.latent_len(), options.row_len());
         let scale = (options.init_scale / (options.k as f64).sqrt()) as f32;
         let mut table = vec![0.0f32; (1usize << options.bits) * row_len];
         crate::memory::advise_huge_pages(&mut table);
@@ -285,6 +296,16 @@ impl Ffm {
             >> (64 - self.options.bits)) as u32
     }
 
+    /// The row of the vector `v(feature in weight slot slot, partner field other)` over crossed
+    /// pairs: one row per (value, partner), so that a table of a few MiB serves any number of
+    /// fields, only the crossed ones taking rows.
+    #[inline]
+    fn row_of_pair(&self, slot: u32, other: u32) -> u32 {
+        let mixed = (u64::from(slot) ^ self.options.seed).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ (u64::from(other) + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
+        (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - self.options.bits)) as u32
+    }
+
     /// Prefetches the rows of the features in weight slots `slots` (an upcoming example's), on a
     /// table larger than the caches: each row is read whole by the score and written by the
     /// step, and a row a feature drew at random is in no cache. Not over crossed pairs alone.
@@ -356,7 +377,8 @@ impl Ffm {
             }
             for at in range {
                 if values[at] != 0.0 {
-                    let row = self.row_of(slots[at]);
+                    let row =
+                        if self.crossed.is_some() { slots[at] } else { self.row_of(slots[at]) };
                     scratch.entries.push(Entry { row, field: p, value: values[at] });
                 }
             }
@@ -527,7 +549,7 @@ impl Ffm {
             r.take(n.checked_mul(4).ok_or_else(|| bad("ffm table too large"))?, "ffm table")?;
         let table: Vec<f32> =
             bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect();
-        let fk = options.fields.len() * options.k;
+        let fk = options.latent_len();
         for (r, row) in table.chunks_exact(options.row_len()).enumerate() {
             let (latent, sums) = row.split_at(fk);
             if let Some(v) = latent.iter().find(|v| !v.is_finite()) {
@@ -563,6 +585,9 @@ impl Ffm {
     /// The latent vector `v(feature in slot, field z)` (`z` a position in the options' fields).
     pub fn latent(&self, slot: u32, z: usize) -> &[f32] {
         let k = self.options.k;
+        if self.crossed.is_some() {
+            return &self.table[self.row_of_pair(slot, z as u32) as usize * 2 * k..][..k];
+        }
         let base = self.row_of(slot) as usize * self.options.row_len();
         &self.table[base + z * k..][..k]
     }

@@ -1,5 +1,9 @@
 //! The factorization over the crossed pairs of fields alone ([`super::FfmPairs::Crosses`]).
 //!
+//! A feature's vector for a partner field lies in a row of its own, hashed from the feature's
+//! weight slot and the partner (`2 k` floats: the vector, then its AdaGrad sums): the table
+//! holds only the vectors crossed fields use, whatever the number of fields.
+//!
 //! Pair `p = (a, b)` has two sums, `S_ab = sum over i in a of x_i v(i, b)` at `2 p` and `S_ba`
 //! at `2 p + 1`; the score is `sum over pairs of <S_ab, S_ba>` and the derivative in `v(i, b)`
 //! of a feature of `a` is `x_i S_ba`. A feature reads and moves only the vectors of the fields
@@ -52,14 +56,13 @@ impl Ffm {
     /// [`Ffm::score`] over the crossed pairs (`scratch.entries` collected).
     pub(super) fn score_crossed(&self, crossed: &CrossedPairs, scratch: &mut FfmScratch) -> f32 {
         let k = self.options.k;
-        let row_len = self.options.row_len();
         scratch.sums.clear();
         scratch.sums.resize(2 * crossed.pairs.len() * k, 0.0);
         for e in &scratch.entries {
-            let latent = &self.table[e.row as usize * row_len..][..row_len];
             for link in &crossed.links[e.field as usize] {
+                let row = self.row_of_pair(e.row, link.other) as usize * 2 * k;
                 let sum = &mut scratch.sums[link.sum as usize * k..][..k];
-                for (s, v) in sum.iter_mut().zip(&latent[link.other as usize * k..][..k]) {
+                for (s, v) in sum.iter_mut().zip(&self.table[row..][..k]) {
                     *s += e.value * v;
                 }
             }
@@ -75,16 +78,15 @@ impl Ffm {
         scratch: &mut FfmScratch,
         gradient: f32,
     ) -> Result<(), f32> {
-        let (k, fk) = (self.options.k, self.options.fields.len() * self.options.k);
-        let row_len = self.options.row_len();
+        let k = self.options.k;
         let (rate, power_t) = (self.options.learning_rate as f32, self.options.power_t as f32);
         let mut not_finite = 0u32;
         for e in &scratch.entries {
-            let row = &self.table[e.row as usize * row_len..][..row_len];
             let xg = gradient * e.value;
             for link in &crossed.links[e.field as usize] {
                 let partner = &scratch.sums[link.partner_sum() * k..][..k];
-                let sums = &row[fk + link.other as usize * k..][..k];
+                let row = self.row_of_pair(e.row, link.other) as usize * 2 * k;
+                let sums = &self.table[row + k..][..k];
                 for (&d, &sum) in partner.iter().zip(sums) {
                     let g = xg * d;
                     let step = if power_t == 0.5 {
@@ -110,19 +112,17 @@ impl Ffm {
 
     /// [`Ffm::apply_step`] over the crossed pairs.
     pub(super) fn apply_crossed(&mut self, crossed: &CrossedPairs, scratch: &mut FfmScratch) {
-        let (k, fk) = (self.options.k, self.options.fields.len() * self.options.k);
-        let row_len = self.options.row_len();
+        let k = self.options.k;
         let mut at = 0;
         for e in &scratch.entries {
-            let row = &mut self.table[e.row as usize * row_len..][..row_len];
-            let (latent, sums) = row.split_at_mut(fk);
             for link in &crossed.links[e.field as usize] {
-                let other = link.other as usize * k;
+                let row = self.row_of_pair(e.row, link.other) as usize * 2 * k;
+                let (latent, sums) = self.table[row..][..2 * k].split_at_mut(k);
                 let (steps, squares) = (&scratch.steps[at..][..k], &scratch.squares[at..][..k]);
-                for (v, step) in latent[other..][..k].iter_mut().zip(steps) {
+                for (v, step) in latent.iter_mut().zip(steps) {
                     *v -= step;
                 }
-                for (g2_sum, g2) in sums[other..][..k].iter_mut().zip(squares) {
+                for (g2_sum, g2) in sums.iter_mut().zip(squares) {
                     *g2_sum += g2;
                 }
                 at += k;

@@ -97,7 +97,7 @@ proptest! {
         ffm.score(&out, &mut scratch);
         let mut learned = ffm.clone();
         learned.learn(&mut scratch.clone(), gradient).unwrap();
-        let fk = 3 * k;
+        let fk = ffm.options.latent_len();
         for row in 0..(1usize << ffm.options.bits) {
             for j in 0..fk {
                 let at = row * ffm.options.row_len() + j;
@@ -113,7 +113,16 @@ proptest! {
                 // total derivative; each its own AdaGrad sum), so compare only rows moved once.
                 let moved = f64::from(ffm.table[at] - learned.table[at]);
                 let expected = 0.1 * g / sum.sqrt();
-                let shared = scratch.entries.iter().filter(|e| e.row as usize == row).count() > 1;
+                let uses = match &ffm.crossed {
+                    Some(crossed) => scratch
+                        .entries
+                        .iter()
+                        .flat_map(|e| crossed.links[e.field as usize].iter().map(|l| ffm.row_of_pair(e.row, l.other)))
+                        .filter(|&r| r as usize == row)
+                        .count(),
+                    None => scratch.entries.iter().filter(|e| e.row as usize == row).count(),
+                };
+                let shared = uses > 1;
                 if !shared {
                     prop_assert!((moved - expected).abs() <= 2e-3 * (1.0 + expected.abs()),
                         "row {row} value {j}: moved {moved}, expected {expected}");
@@ -139,6 +148,17 @@ fn crossed_pairs_follow_the_crosses_as_they_join() {
     assert!(ffm.learn(&mut scratch, 1.0).is_ok());
     let every = small(2, vec![1, 2, 3, 4]);
     assert_eq!(every.pairs().len(), 10, "every pair, and each field with itself");
+}
+
+/// Over crossed pairs the table holds a row of `2 k` floats per (value, partner field): its
+/// size does not grow with the fields.
+#[test]
+fn a_crossed_table_has_a_row_per_value_and_partner() {
+    let few = crossed(4, vec![1, 2], &[vec![1, 2]]);
+    let many = crossed(4, (1..=30).collect(), &[vec![1, 2]]);
+    assert_eq!(few.table().len(), (1 << 6) * 8);
+    assert_eq!(many.table().len(), few.table().len());
+    assert_eq!(many.options().table_bytes(), (1 << 6) * 8 * 4);
 }
 
 #[test]
