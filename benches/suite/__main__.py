@@ -67,7 +67,7 @@ SUITE = (
         "dask_training",
         smoke=(
             *("--eat-rate-rows", "20000", "--dense-rows", "4000", "--apple-rows", "4000"),
-            *("--shards", "2", "--passes", "1", "--repeats", "1"),
+            *("--shards", "2", "--passes", "1", "--repeats", "1", "--ffm-rows", "20000"),
         ),
     ),
     Bench("table_saturation", smoke=("--train", "30000", "--test", "3000")),

@@ -15,6 +15,9 @@ round, and distributed apple's accuracy against the single machine, in one run.
 * **Control.** The eat-rate fits as plain processes without Dask, one shard each: one process
   alone, then two at once. On a machine whose cores share one memory system, two random-access
   learners slow each other down; this ratio bounds what two workers can gain there.
+* **Factorization.** ``ffm=pp.FFM(k=4)`` over every pair of eat-rate's 12 fields, and apple with
+  the factorization of the pairs it crosses, on eat-rate with a fifth of the pairs held out of
+  training (``--ffm-rows``): one machine against 4 shards on 2 workers, one pass.
 * **Accuracy.** apple (``field_crosses=None``) on a dense regression with a planted product
   (``y = x0·x1 + 0.5·x2 + noise``): test MSE of ``passes`` passes on one machine (in memory,
   ``holdout=0``) against 4 shards on Dask with the same passes, averaged by examples and by the
@@ -25,6 +28,7 @@ The machine's load average is printed with each measurement: compare on a quiet 
 
     .venv/bin/python -m benches.suite.dask_training                      # eat-rate 10M, 2 passes
     .venv/bin/python -m benches.suite.dask_training --eat-rate-rows 2000000 --repeats 3
+    .venv/bin/python -m benches.suite.dask_training --skip dense eat-rate apple   # FFM alone
 """
 
 from __future__ import annotations
@@ -207,6 +211,56 @@ def accuracy(work: Path, args: Any) -> None:
     print(load())
 
 
+def factorization(work: Path, args: Any) -> None:
+    """The field-aware factorization on eat-rate with a fifth of the pairs held out of training:
+    test logloss and AUC of one machine against 4 shards on Dask (one pass, averaged by
+    examples), over every pair and over the pairs apple crosses."""
+    from sklearn.base import clone
+    from sklearn.metrics import roc_auc_score
+
+    print(f"\n## factorization: 4 shards vs one machine, eat_rate_unseen {args.ffm_rows:,} rows")
+    held_out = 0.2
+    train = synthetic.eat_rate(args.ffm_rows, 0, held_out_pairs=held_out)
+    test = synthetic.eat_rate(
+        200_000, 0, held_out_pairs=held_out, include_held_out=True, offset=args.ffm_rows
+    )
+
+    def hashed(frame: pl.DataFrame) -> pl.DataFrame:
+        return frame.select("label", *(pp.hash_features(f, bits=24).alias(f) for f in FIELDS))
+
+    train, test = hashed(train), hashed(test)
+    paths = []
+    for k in range(4):
+        path = work / f"ffm-{k}.parquet"
+        train.slice(k * len(train) // 4, len(train) // 4).write_parquet(path)
+        paths.append(str(path))
+    settings: dict[str, dict[str, Any]] = {
+        "every pair": {"ffm": pp.FFM(k=4, pairs="all")},
+        "apple + its crosses' pairs": {"expansion": "apple", "ffm": pp.FFM(k=4)},
+    }
+    y = test["label"].to_numpy() > 0
+    with local_client(2) as client:
+        for name, options in settings.items():
+            estimator = pp.SGDClassifier(loss="logistic", bits=24, shuffle=False, **options)
+            began = time.perf_counter()
+            single = clone(estimator).fit(train, "label")
+            alone = time.perf_counter() - began
+            began = time.perf_counter()
+            shards = ppd.fit(estimator, paths, "label", client=client, progress=False)
+            spread = time.perf_counter() - began
+            for where, model, took in (
+                ("one machine", single, alone),
+                ("4 shards", shards, spread),
+            ):
+                p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
+                logloss = float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
+                print(
+                    f"{name}, {where}: test logloss {logloss:.4f}, AUC "
+                    f"{roc_auc_score(y, p):.5f}, {took:.1f} s"
+                )
+    print(load())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--eat-rate-rows", type=int, default=10_000_000)
@@ -215,7 +269,10 @@ def main() -> None:
     parser.add_argument("--shards", type=int, default=4)
     parser.add_argument("--passes", type=int, default=2)
     parser.add_argument("--repeats", type=int, default=2)
-    parser.add_argument("--skip", nargs="*", default=[], choices=["dense", "eat-rate", "apple"])
+    parser.add_argument("--ffm-rows", type=int, default=2_000_000)
+    parser.add_argument(
+        "--skip", nargs="*", default=[], choices=["dense", "eat-rate", "apple", "ffm"]
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pp-distributed-") as tmp:
         work = Path(tmp)
@@ -246,6 +303,8 @@ def main() -> None:
             machine_scaling(paths, args)
         if "apple" not in args.skip:
             accuracy(work, args)
+        if "ffm" not in args.skip:
+            factorization(work, args)
 
 
 if __name__ == "__main__":
