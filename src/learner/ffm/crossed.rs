@@ -80,6 +80,7 @@ impl Ffm {
     ) -> Result<(), f32> {
         let k = self.options.k;
         let (rate, power_t) = (self.options.learning_rate as f32, self.options.power_t as f32);
+        let sqrt_rule = power_t == 0.5;
         let mut not_finite = 0u32;
         for e in &scratch.entries {
             let xg = gradient * e.value;
@@ -89,7 +90,7 @@ impl Ffm {
                 let sums = &self.table[row + k..][..k];
                 for (&d, &sum) in partner.iter().zip(sums) {
                     let g = xg * d;
-                    let step = if power_t == 0.5 {
+                    let step = if sqrt_rule {
                         rate * g / (sum + g * g).sqrt()
                     } else {
                         rate * g * (sum + g * g).powf(-power_t)
