@@ -312,6 +312,49 @@ def test_a_namespace_first_seen_late_or_never_reads_as_vw_reads_it(tmp_path) -> 
     )
 
 
+def test_an_example_whose_features_overflow_is_predicted_0_and_not_learned_as_vw_does(
+    tmp_path,
+) -> None:
+    """A feature of 1e9 in a 5-way cross overflows single precision: vw predicts 0 for that
+    example, learns nothing from it and goes on; so does train, with a warning naming it. The
+    Python estimators refuse such a row instead (test_reliability)."""
+    rng = np.random.default_rng(5)
+    lines = ["1 |a b:1000000000", "1 |a b:1000000000 c", "-1 |a b:1", "2 |a d:1e20 c"]
+    lines += [f"{rng.normal():.3f} |a b:{rng.uniform(0.5, 1.5):.3f} c" for _ in range(40)]
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    for flags in ([], ["--interactions", "aaaaa", "--noconstant"], ["--interactions", "aaa"]):
+        compare(["-d", "../d.dat", "-p", "p.txt", *flags], tmp_path, ("p.txt",))
+    warnings = [
+        line
+        for line in run_ours(["-d", "d.dat", "--interactions", "aaaaa"], tmp_path).splitlines()
+        if line.startswith("[warning]")
+    ]
+    examples = [w.split(":")[0] for w in warnings]
+    assert examples == [f"[warning] example {n}" for n in (1, 2, 4)], warnings
+    assert all("predicted 0 and not learned" in w for w in warnings)
+
+
+def test_a_label_with_more_after_its_number_is_read_as_vw_reads_it(tmp_path) -> None:
+    """vw's simple label reads a label field up to its first ':' (``2:0``, a cost-sensitive
+    label's form, is label 2); train reads it so too and warns once, naming the first line."""
+    rng = np.random.default_rng(6)
+    draw = rng.integers
+    lines = [f"{draw(1, 3)}:{draw(0, 2)} |s w{draw(0, 9)} |t v{draw(0, 5)}" for _ in range(80)]
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    compare(["-d", "../d.dat", "-q", "st", "-p", "p.txt"], tmp_path, ("p.txt",))
+    warnings = [
+        line
+        for line in run_ours(["-d", "d.dat"], tmp_path).splitlines()
+        if line.startswith("[warning]")
+    ]
+    first = lines[0].split()[0]
+    expected = f'[warning] line 1 (and 79 other lines so far): header field "{first}" read as'
+    assert len(warnings) == 1 and warnings[0].startswith(expected), warnings
+    with pytest.warns(UserWarning, match=r"line 1 \(and 79 other lines so far\)"):
+        frame = pp.read_vw(tmp_path / "d.dat")
+    assert frame["label"].to_list() == [float(line.split(":")[0]) for line in lines]
+
+
 def test_the_cache_gives_the_run_of_the_text_and_is_read_without_it(data, tmp_path, capsys) -> None:
     """``-c`` writes ``DATA.cache`` while reading the text; a second run reads the cache (even
     with the text gone) and gives the same table, summary, predictions and model; passes after
@@ -460,6 +503,7 @@ def audit_lines(text: str) -> list[list[str]]:
         ["--noconstant", "--interactions", "abc", "-q", "aa"],
         ["--passes", "2", "-c", "-k", "--holdout_off", "--sgd"],
         ["--loss_function", "logistic", "--binary"],
+        ["-q", "ab", "--passes", "2", "-c", "-k", "--holdout_off"],
     ],
     ids=lambda flags: " ".join(flags) or "defaults",
 )

@@ -199,7 +199,9 @@ def read_vw(
     """Reads a Vowpal Wabbit text file (plain or gzip) into a DataFrame.
 
     Columns: ``label`` (Float64, null when absent), ``weight`` (importance, default 1.0),
-    ``base`` (default 0.0), ``tag`` (String, null when absent), then the features:
+    ``base`` (default 0.0), ``tag`` (String, null when absent), then the features. A label
+    written with more after its number (``1:1``, a cost-sensitive label's form) is read as
+    Vowpal Wabbit reads it, as the number, with a ``UserWarning`` naming the first such line.
 
     * ``namespaces=None``: ``features`` (sparse, indices hashed into ``2**bits`` with Vowpal
       Wabbit's hashing) and ``namespace`` (one namespace letter per stored feature, aligned with

@@ -52,7 +52,8 @@ pub use features::{ExampleEnd, ExpandedFeatures};
 pub use fit_options::{shuffled_order, FitOptions};
 pub use in_order::InOrderRows;
 pub use learner::{
-    BuilderThread, FitReport, LabelRange, Learner, LearnerConfig, Progress, RowRecord, MAX_BITS,
+    BuilderThread, FitReport, LabelRange, Learner, LearnerConfig, OverflowPolicy, OverflowedRow,
+    Progress, RowRecord, MAX_BITS,
 };
 pub use loss::{Loss, LossParams};
 pub use numbers::{NumberRows, Numbers};

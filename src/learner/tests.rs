@@ -1861,3 +1861,38 @@ fn a_factorization_step_that_overflows_moves_no_weight() {
     assert_eq!(learner.weights().data(), &weights[..]);
     assert_eq!(learner.ffm().unwrap().table(), &latent[..]);
 }
+
+/// Under Vowpal Wabbit's policy a row whose feature's square overflows is counted, predicted
+/// as vw predicts it, moves no weight (every weight stays finite) and is reported; the rows
+/// after it learn. The default policy refuses it, naming it.
+#[test]
+fn the_vw_overflow_policy_predicts_zero_and_learns_on() {
+    let offsets = [0i64, 2, 4, 6, 8];
+    let indices = [0u32, 1, 0, 2, 0, 1, 0, 1];
+    let values = [1.0f64, 0.5, 1.0, 1e30, 1.0, 0.5, 1.0, 0.5];
+    let rows = SparseRows::new(&offsets, &indices, &values).unwrap();
+    let ns: [&dyn NamespaceRows; 1] = [&rows];
+    let labels = [1.0, 2.0, 1.0, 1.0];
+    let batch = Batch::new(&ns, &labels, None).unwrap();
+    let config = config(Loss::Squared(Squared), UpdateRule::VW_DEFAULT);
+
+    let mut refusing = Learner::new(config.clone(), Interactions::linear()).unwrap();
+    let err = refusing.learn_batch(&batch).unwrap_err().to_string();
+    assert!(err.starts_with("row 1: a feature has value 1e30 in magnitude"), "{err}");
+
+    let mut learner = Learner::new(config, Interactions::linear()).unwrap();
+    assert_eq!(learner.set_overflow_policy(OverflowPolicy::PredictZero), OverflowPolicy::Refuse);
+    let mut records = Vec::new();
+    learner.learn_batch_scored(&batch, &[false; 4], &mut records).unwrap();
+    assert_eq!(learner.progress().examples, 4);
+    assert!(records.iter().all(|r| r.prediction.is_finite() && r.weighted_loss.is_finite()));
+    let skipped = learner.take_overflowed_rows();
+    assert_eq!(skipped.len(), 1);
+    assert_eq!(skipped[0].row, 1);
+    assert!(skipped[0].reason.contains("overflows single precision"), "{}", skipped[0].reason);
+    assert!(learner.take_overflowed_rows().is_empty());
+    let data = learner.weights().data();
+    assert!(data.iter().step_by(learner.weights().stride()).all(|w| w.is_finite()));
+    // Rows 2 and 3 (the same as row 0) are predicted with what rows 0 and 2 taught.
+    assert!(records[3].prediction > records[2].prediction && records[2].prediction > 0.0);
+}

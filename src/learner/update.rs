@@ -227,7 +227,9 @@ pub(crate) fn sensitivity<const ADAPTIVE: bool, const NORMALIZED: bool, const SQ
             // Categorical and binary features keep N = 1, and 1/1 needs no division: on hashed
             // categorical data this is a third of the pass's divider time (issue 21).
             let inv_norm = if w[NORM] == 1.0 { 1.0 } else { 1.0 / w[NORM] };
-            norm_x += x2 * inv_norm * inv_norm;
+            // Vowpal Wabbit counts a feature whose square overflows as 1 (inf/inf otherwise);
+            // only a row learned under `OverflowPolicy::PredictZero` gets here with one.
+            norm_x += if x2 == f32::INFINITY { 1.0 } else { x2 * inv_norm * inv_norm };
             rate *= if SQRT {
                 if ADAPTIVE {
                     inv_norm

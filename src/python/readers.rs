@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use polars::prelude::*;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyUserWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3_polars::PyDataFrame;
 
@@ -40,6 +40,15 @@ fn column_series(name: PlSmallStr, data: ColumnData) -> PolarsResult<Series> {
     })
 }
 
+/// Gives the table's notes as Python warnings.
+fn warn_notes(py: Python<'_>, table: &Table) -> PyResult<()> {
+    let category = py.get_type::<PyUserWarning>();
+    for note in &table.notes {
+        PyErr::warn(py, &category, &std::ffi::CString::new(note.replace('\0', " "))?, 1)?;
+    }
+    Ok(())
+}
+
 fn poisoned_reader() -> PolyError {
     PolyError::InvalidInput("the reader is unusable: a thread panicked while reading".into())
 }
@@ -65,6 +74,7 @@ fn read(
 ) -> PyResult<PyDataFrame> {
     let reader = open(format, &path, options)?;
     let table = py.detach(|| guarded(|| reader.read_rest().map_err(py_error)))?;
+    warn_notes(py, &table)?;
     Ok(PyDataFrame(table_frame(table).map_err(polars_py_error)?))
 }
 
@@ -82,6 +92,8 @@ fn reader_schema(format: &str, options: &Bound<'_, PyAny>) -> PyResult<PyDataFra
 struct Batches {
     reader: Mutex<Box<dyn TableSource>>,
     batch_rows: usize,
+    /// Whether a batch's notes were given as warnings (once per reader, not per batch).
+    warned: std::sync::atomic::AtomicBool,
 }
 
 #[pymethods]
@@ -97,7 +109,8 @@ impl Batches {
         if batch_rows == 0 {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
         }
-        Ok(Self { reader: Mutex::new(open(format, &path, options)?), batch_rows })
+        let reader = Mutex::new(open(format, &path, options)?);
+        Ok(Self { reader, batch_rows, warned: Default::default() })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -112,6 +125,12 @@ impl Batches {
                 reader.next_table(self.batch_rows).map_err(py_error)
             })
         })?;
+        if let Some(table) = &table {
+            use std::sync::atomic::Ordering;
+            if !table.notes.is_empty() && !self.warned.swap(true, Ordering::Relaxed) {
+                warn_notes(py, table)?;
+            }
+        }
         table.map(|table| table_frame(table).map(PyDataFrame).map_err(polars_py_error)).transpose()
     }
 

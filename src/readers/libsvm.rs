@@ -207,7 +207,7 @@ impl From<LibsvmBatch> for Table {
         let features =
             SparseMatrix { offsets: batch.offsets, indices: batch.indices, values: batch.values };
         columns.push(("features".to_owned(), ColumnData::Sparse(features)));
-        Table { columns }
+        Table { columns, notes: Vec::new() }
     }
 }
 

@@ -83,6 +83,8 @@ impl ColumnData {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Table {
     pub columns: Vec<(String, ColumnData)>,
+    /// What the reader accepted but the caller should be told of (a warning each).
+    pub notes: Vec<String>,
 }
 
 impl Table {
@@ -90,7 +92,7 @@ impl Table {
     pub fn empty(schema: &[(String, ColumnKind)]) -> Self {
         let columns =
             schema.iter().map(|(name, kind)| (name.clone(), ColumnData::empty(*kind))).collect();
-        Table { columns }
+        Table { columns, notes: Vec::new() }
     }
 
     /// The number of rows (0 for a table without columns).
@@ -127,7 +129,7 @@ mod tests {
         assert_eq!(table.schema(), schema);
         assert_eq!(table.n_rows(), 0);
         assert!(table.columns.iter().all(|(_, column)| column.is_empty()));
-        assert_eq!(Table { columns: Vec::new() }.n_rows(), 0);
+        assert_eq!(Table { columns: Vec::new(), notes: Vec::new() }.n_rows(), 0);
     }
 
     #[test]
@@ -140,7 +142,8 @@ mod tests {
         assert_eq!(sparse.len(), 3);
         let bytes = ColumnData::ByteList { offsets: vec![0, 1], values: vec![b'a'] };
         assert_eq!(bytes.len(), 1);
-        let table = Table { columns: vec![("s".into(), sparse), ("b".into(), bytes)] };
+        let table =
+            Table { columns: vec![("s".into(), sparse), ("b".into(), bytes)], notes: Vec::new() };
         assert!(table.column("s").is_some() && table.column("x").is_none());
     }
 }

@@ -11,8 +11,10 @@
 //!   `'text` (the apostrophe is stripped), any field that is not a number, or, as in Vowpal
 //!   Wabbit, any field that touches the `|` (`1 0.5|a` has the tag `0.5`). The label may be
 //!   missing (`labels` holds `None`). Only Vowpal Wabbit's simple label is supported: a field
-//!   with a `:` (as in multiclass, cost-sensitive or contextual-bandit labels) is an error unless
-//!   written as a `'`-quoted tag.
+//!   with a `:` (as in multiclass, cost-sensitive or contextual-bandit labels) is read as Vowpal
+//!   Wabbit reads it, as the number before the `:` (`1:1` is label 1; counted in
+//!   [`PartlyRead`] for the caller's warning), and is an error when no number comes before the
+//!   `:` (unless written as a `'`-quoted tag).
 //! * **Namespaces**: each `|` starts one. The text right after `|` up to whitespace is its name,
 //!   optionally `name:scale` (every value in the namespace is multiplied by `scale`). A `|`
 //!   followed by whitespace or the end of the line opens the default namespace, whose name is
@@ -202,6 +204,8 @@ pub struct VwBatch {
     pub names: Vec<String>,
     /// The 1-based line number of the first row (0 for a batch without rows).
     pub first_line: u64,
+    /// Its header fields read in part (`1:1`).
+    pub partly_read: PartlyRead,
     /// A reader feeding a learner ([`VwReader::for_learner`]) parses each feature straight into
     /// its namespace's column (as the table layout has them), leaving the entries above empty.
     columns: Option<Vec<SparseMatrix<u32, f64>>>,
@@ -222,6 +226,7 @@ impl VwBatch {
             namespaces: Vec::new(),
             names: Vec::new(),
             first_line: 0,
+            partly_read: PartlyRead::default(),
             columns: None,
             column_names: None,
         }
@@ -294,6 +299,49 @@ impl VwBatch {
         self.values.extend(other.values);
         self.namespaces.extend(other.namespaces);
         self.names.extend(other.names);
+        self.partly_read.add(&other.partly_read);
+    }
+}
+
+/// Header fields read up to their first ':' as Vowpal Wabbit reads them (`1:1`, a
+/// cost-sensitive label's form, is label 1): how many lines had one, and the first of them.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct PartlyRead {
+    pub lines: u64,
+    /// The first such line's number (1-based) and field.
+    pub first: Option<(u64, String)>,
+}
+
+impl PartlyRead {
+    pub(crate) fn note(&mut self, line: u64, field: &[u8]) {
+        self.lines += 1;
+        if self.first.is_none() {
+            self.first = Some((line, String::from_utf8_lossy(field).into_owned()));
+        }
+    }
+
+    /// Adds the fields of the lines that follow.
+    pub fn add(&mut self, later: &PartlyRead) {
+        self.lines += later.lines;
+        if self.first.is_none() {
+            self.first.clone_from(&later.first);
+        }
+    }
+
+    /// The warning to give, if any field was read in part.
+    pub fn warning(&self) -> Option<String> {
+        let (line, field) = self.first.as_ref()?;
+        let number = field.split(':').next().unwrap_or_default();
+        let others = match self.lines {
+            0 | 1 => String::new(),
+            2 => " (and 1 other line so far)".to_owned(),
+            n => format!(" (and {} other lines so far)", n - 1),
+        };
+        Some(format!(
+            "line {line}{others}: header field {field:?} read as {number}, as Vowpal Wabbit reads \
+             it (what follows the number is dropped; a label with ':' belongs to another label \
+             type than this simple one)"
+        ))
     }
 }
 
@@ -309,6 +357,8 @@ pub struct VwColumns {
     /// From a reader [`VwReader::with_names`]: each column's entries' names (as
     /// [`VwBatch::names`]), parallel to its entries; empty otherwise.
     pub names: Vec<Vec<String>>,
+    /// Its header fields read in part (`1:1`); not kept in a cache.
+    pub partly_read: PartlyRead,
 }
 
 impl VwColumns {
@@ -407,8 +457,10 @@ impl VwReader {
             tags: Vec::with_capacity(rows),
             columns: Vec::new(),
             names: Vec::new(),
+            partly_read: PartlyRead::default(),
         };
         for piece in &mut pieces {
+            batch.partly_read.add(&piece.partly_read);
             batch.labels.append(&mut piece.labels);
             batch.importance.append(&mut piece.importance);
             batch.tags.append(&mut piece.tags);

@@ -90,7 +90,9 @@ impl Auditor {
             let mut positions: Vec<f32> = Vec::new();
             let mut products: Vec<(u64, String)> = Vec::new();
             for_each_product(&kept, cross, &mut |hash, parts: &[&str]| {
-                products.push((hash, parts.join("*")));
+                // Read from a cache, features have no names, and vw's products none either.
+                let named = parts.iter().any(|part| !part.is_empty());
+                products.push((hash, if named { parts.join("*") } else { String::new() }));
             });
             // The products' values, in the same order (the same walk over positions).
             product_values(&kept_values, cross, 0, 0, 1.0, &mut positions);

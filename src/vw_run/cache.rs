@@ -417,7 +417,14 @@ impl<'a> Decoder<'a> {
         if self.pos != self.bytes.len() {
             return Err(format!("{} bytes after its last column", self.bytes.len() - self.pos));
         }
-        Ok(VwColumns { labels, importance, tags, columns, names: Vec::new() })
+        Ok(VwColumns {
+            labels,
+            importance,
+            tags,
+            columns,
+            names: Vec::new(),
+            ..VwColumns::default()
+        })
     }
 }
 
@@ -445,6 +452,7 @@ mod tests {
             tags: (0..rows).map(|r| (seed != 0 && r % 2 == 0).then(|| format!("t{r}é"))).collect(),
             columns: vec![one_hot, text, scaled],
             names: Vec::new(),
+            partly_read: Default::default(),
         }
     }
 

@@ -20,7 +20,9 @@ use std::path::PathBuf;
 use std::sync::mpsc::{sync_channel, Receiver};
 
 use crate::error::{PolyError, PolyResult};
-use crate::learner::{Batch, Expansion, InOrderRows, Learner, NamespaceRows, RowRecord};
+use crate::learner::{
+    Batch, Expansion, InOrderRows, Learner, NamespaceRows, OverflowPolicy, RowRecord,
+};
 use crate::readers::vw::{VwColumns, VwOptions, VwReader, VwScan};
 use crate::sparse::{SparseMatrix, SparseRows};
 use audit::Auditor;
@@ -81,13 +83,31 @@ pub fn run<E: Expansion>(
     source: &Source,
     options: &RunOptions,
     report: &mut VwReport,
-    mut predictions: Option<&mut dyn Write>,
-    mut audit: Option<&mut dyn Write>,
+    predictions: Option<&mut dyn Write>,
+    audit: Option<&mut dyn Write>,
     lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
 ) -> PolyResult<RunEnd> {
     if options.batch_rows == 0 {
         return crate::invalid!("batch_rows must be at least 1");
     }
+    // As vw: a row whose numbers overflow is predicted 0 and not learned, with a warning.
+    let policy = learner.set_overflow_policy(OverflowPolicy::PredictZero);
+    let result = run_passes(learner, source, options, report, predictions, audit, lines);
+    learner.set_overflow_policy(policy);
+    learner.take_overflowed_rows();
+    result
+}
+
+/// [`run`] under Vowpal Wabbit's overflow policy.
+fn run_passes<E: Expansion>(
+    learner: &mut Learner<E>,
+    source: &Source,
+    options: &RunOptions,
+    report: &mut VwReport,
+    mut predictions: Option<&mut dyn Write>,
+    mut audit: Option<&mut dyn Write>,
+    lines: &mut dyn FnMut(&[String]) -> PolyResult<()>,
+) -> PolyResult<RunEnd> {
     let auditor = audit.is_some().then(|| Auditor::new(learner)).transpose()?;
     let names = learner.config().namespaces.clone();
     let holdout = options.holdout_period > 0;
@@ -231,6 +251,8 @@ struct Scratch {
     records: Vec<RowRecord>,
     lines: Vec<String>,
     text: String,
+    /// Whether the run has warned of header fields read in part (once a run).
+    warned_partly_read: bool,
 }
 
 /// Learns the batches `receiver` delivers until it is closed.
@@ -252,6 +274,12 @@ fn learn_batches<E: Expansion>(
     for batch in receiver {
         let batch = batch?;
         crate::interrupt::check()?;
+        if !scratch.warned_partly_read {
+            if let Some(warning) = batch.partly_read.warning() {
+                lines(&[format!("[warning] {warning}")])?;
+                scratch.warned_partly_read = true;
+            }
+        }
         let n = batch.n_rows();
         let first_row = *rows_read as usize;
         scratch.labels.clear();
@@ -309,6 +337,13 @@ fn learn_batches<E: Expansion>(
         }
         *rows_read += n as u64;
         scratch.lines.clear();
+        for skipped in learner.take_overflowed_rows() {
+            scratch.lines.push(format!(
+                "[warning] example {}: {}: predicted 0 and not learned, as vw does",
+                skipped.row + 1,
+                skipped.reason
+            ));
+        }
         for (k, record) in scratch.records.iter_mut().enumerate() {
             let (label, weight) = (batch.labels[k], batch.importance[k]);
             *record = options.scorer.score(*record, label, weight);

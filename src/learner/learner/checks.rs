@@ -30,7 +30,9 @@ impl<E: Expansion> Learner<E> {
     /// beyond single precision, a negative index), so that a bad entry does not leave a
     /// half-learned batch; the error is the one learning would have met, naming the row.
     pub(super) fn check_batch_entries(&self, batch: &Batch<'_>) -> PolyResult<()> {
-        if batch.namespaces.iter().all(|ns| ns.entries_are_plain()) {
+        // Vowpal Wabbit's policy learns such a row as vw does (`learn_overflowed`).
+        let vw = self.overflow == OverflowPolicy::PredictZero;
+        if vw || batch.namespaces.iter().all(|ns| ns.entries_are_plain()) {
             return Ok(());
         }
         let mut buffer = ExampleBuffer::new();

@@ -192,3 +192,23 @@ pub struct RowRecord {
     /// Scored only, not learned.
     pub held_out: bool,
 }
+
+/// What learning does with a row whose numbers overflow (a feature whose square is beyond
+/// single precision, an infinite score, loss or step). Not stored: a run's choice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum OverflowPolicy {
+    /// The row is an error naming it, the model as it was before the row.
+    #[default]
+    Refuse,
+    /// Vowpal Wabbit's behaviour, for `polars-poly train`: the row is counted, predicted 0 when
+    /// its score is not finite, and no weight moves; each such row is kept for the caller to
+    /// warn of ([`super::Learner::take_overflowed_rows`]).
+    PredictZero,
+}
+
+/// A row learning skipped under [`OverflowPolicy::PredictZero`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct OverflowedRow {
+    pub row: usize,
+    pub reason: String,
+}

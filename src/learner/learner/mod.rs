@@ -39,7 +39,10 @@ mod pipeline;
 mod predict;
 mod step;
 
-pub use config::{FitReport, LabelRange, LearnerConfig, Progress, RowRecord, MAX_BITS};
+pub use config::{
+    FitReport, LabelRange, LearnerConfig, OverflowPolicy, OverflowedRow, Progress, RowRecord,
+    MAX_BITS,
+};
 pub(crate) use growth::Growth;
 
 /// The largest magnitude among `values` when its square overflows f32 (the learners' precision),
@@ -114,6 +117,9 @@ enum Visit<'a> {
     First { upcoming: &'a [u32] },
     /// A replay by the catch-up: only the weights move.
     Replay,
+    /// A row whose numbers overflow, under [`OverflowPolicy::PredictZero`]: as in Vowpal
+    /// Wabbit, the rule's state moves (pass 1) but no weight does.
+    Overflowed,
 }
 
 thread_local! {
@@ -234,6 +240,9 @@ pub struct Learner<E: Expansion = Interactions> {
     builder_thread: BuilderThread,
     /// What the growing table ([`LearnerConfig::max_bits`]) keeps between looks.
     growth: Growth,
+    overflow: OverflowPolicy,
+    /// The rows [`OverflowPolicy::PredictZero`] skipped since the caller last took them.
+    overflowed: Vec<OverflowedRow>,
 }
 
 impl<E: Expansion> Learner<E> {
@@ -276,6 +285,8 @@ impl<E: Expansion> Learner<E> {
             recent: RecentExamples::default(),
             builder_thread: BuilderThread::default(),
             growth: Growth::default(),
+            overflow: OverflowPolicy::default(),
+            overflowed: Vec::new(),
         };
         learner.ffm_follow_crosses();
         Ok(learner)
@@ -384,6 +395,16 @@ impl<E: Expansion> Learner<E> {
     pub fn begin_run(&mut self, examples: u64) -> PolyResult<()> {
         self.expansion.begin_run(examples);
         self.weights.prepare_for(examples)
+    }
+
+    /// Sets what learning does with a row whose numbers overflow; returns the policy before.
+    pub fn set_overflow_policy(&mut self, policy: OverflowPolicy) -> OverflowPolicy {
+        std::mem::replace(&mut self.overflow, policy)
+    }
+
+    /// The rows [`OverflowPolicy::PredictZero`] skipped since the last call, in order.
+    pub fn take_overflowed_rows(&mut self) -> Vec<OverflowedRow> {
+        std::mem::take(&mut self.overflowed)
     }
 
     pub fn weights(&self) -> &WeightTable {

@@ -230,6 +230,9 @@ impl<E: Expansion> Learner<E> {
             })
         };
         if let Some(reason) = overflow {
+            if self.overflow == OverflowPolicy::PredictZero {
+                return self.learn_overflowed(features, (raw, p), label, weight, row, reason);
+            }
             self.labels = labels_before;
             return crate::invalid!("row {row}: {reason}");
         }
@@ -244,13 +247,7 @@ impl<E: Expansion> Learner<E> {
                 stride,
             );
         }
-        self.progress.examples += 1;
-        self.progress.weighted_loss += loss * weight;
-        self.progress.weight += weight;
-        self.progress.feature_updates += features.len() as u64;
-        if weight > 0.0 {
-            self.state.t += weight;
-        }
+        self.count_example(loss, weight, features.len());
         if weight <= 0.0 || !positive || features.is_empty() {
             // No step to issue the second half's prefetches.
             self.prefetch_slots(upcoming_later);
@@ -261,23 +258,75 @@ impl<E: Expansion> Learner<E> {
         if let Some(ffm) = &self.ffm {
             if let Err(step) = ffm.prepare_step(&mut self.scratch.ffm, (weight * derivative) as f32)
             {
-                return crate::invalid!(
-                    "row {row}: the factorization's step overflows ({step:e}); scale the \
-                     labels, weights or features down"
+                let reason = format!(
+                    "the factorization's step overflows ({step:e}); scale the labels, weights \
+                     or features down"
                 );
+                return self.refuse_or_skip(row, reason, p);
             }
         }
         let visit = Visit::First { upcoming: upcoming_later };
         if let Err(step) = self.step(features, p, label, weight, derivative, visit) {
-            return crate::invalid!(
-                "row {row}: the update step overflows ({step:e}); scale the labels, weights or \
-                 features down"
+            let reason = format!(
+                "the update step overflows ({step:e}); scale the labels, weights or features down"
             );
+            return self.refuse_or_skip(row, reason, p);
         }
         if let Some(ffm) = &mut self.ffm {
             ffm.apply_step(&mut self.scratch.ffm);
         }
         Ok(p)
+    }
+
+    /// Counts a learned (or, under [`OverflowPolicy::PredictZero`], skipped) example.
+    fn count_example(&mut self, loss: f64, weight: f64, features: usize) {
+        self.progress.examples += 1;
+        self.progress.weighted_loss += loss * weight;
+        self.progress.weight += weight;
+        self.progress.feature_updates += features as u64;
+        if weight > 0.0 {
+            self.state.t += weight;
+        }
+    }
+
+    /// Row `row`, whose numbers overflow for `reason`, as Vowpal Wabbit learns it: a score
+    /// `raw` that is not finite is forced to 0 (the prediction `p` otherwise), the example is
+    /// counted with that prediction, the update rule's state moves (pass 1, where vw counts a
+    /// feature whose square overflows as 1 in the normalizer's sum) and no weight does (vw's
+    /// NaN update replaced by 0). Kept for the caller's warning.
+    fn learn_overflowed(
+        &mut self,
+        features: &ExpandedFeatures,
+        (raw, p): (f64, f64),
+        label: f64,
+        weight: f64,
+        row: usize,
+        reason: String,
+    ) -> PolyResult<f64> {
+        let p = if raw.is_finite() { p } else { self.finalize(0.0) };
+        let (loss, derivative, positive) = self.config.loss.evaluate(p, label);
+        self.weights.ensure_allocated()?;
+        self.weights.touch(features.slots());
+        self.count_example(loss, weight, features.len());
+        if weight > 0.0 && positive && !features.is_empty() {
+            let _ = self.step(features, p, label, weight, derivative, Visit::Overflowed);
+        }
+        Ok(self.overflowed(row, reason, p))
+    }
+
+    /// Keeps row `row`, skipped for `reason`, for the caller's warning; its prediction `p`.
+    fn overflowed(&mut self, row: usize, reason: String, p: f64) -> f64 {
+        self.overflowed.push(OverflowedRow { row, reason });
+        p
+    }
+
+    /// A step that overflowed after the row was counted: an error naming the row, or, under
+    /// [`OverflowPolicy::PredictZero`], the row's prediction `p` with no weight moved.
+    fn refuse_or_skip(&mut self, row: usize, reason: String, p: f64) -> PolyResult<f64> {
+        match self.overflow {
+            OverflowPolicy::Refuse => crate::invalid!("row {row}: {reason}"),
+            OverflowPolicy::PredictZero => Ok(self.overflowed(row, reason, p)),
+        }
     }
 
     /// The update step of an example of progressive prediction `p` on `features` (passes 1 and
@@ -299,6 +348,7 @@ impl<E: Expansion> Learner<E> {
         let (replay, upcoming) = match visit {
             Visit::First { upcoming } => (false, upcoming),
             Visit::Replay => (true, &[][..]),
+            Visit::Overflowed => (false, &[][..]),
         };
         let grad_squared = (weight * derivative * derivative) as f32;
         let config = &self.config;
@@ -382,7 +432,7 @@ impl<E: Expansion> Learner<E> {
             self.state.gravity += eta_bar * config.l1;
         }
         let step = (step as f32) * multiplier;
-        if !step.is_finite() {
+        if !step.is_finite() || matches!(visit, Visit::Overflowed) {
             return Err(step);
         }
         if step != 0.0 {

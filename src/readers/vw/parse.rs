@@ -10,6 +10,9 @@ impl ExampleParser {
     /// its final size; with `namespaces`, the pieces are split into their namespaces' columns on
     /// the thread pool, each piece dropped once split.
     pub(super) fn table(&self, mut pieces: Vec<VwBatch>) -> PolyResult<Table> {
+        let mut partly_read = PartlyRead::default();
+        pieces.iter().for_each(|piece| partly_read.add(&piece.partly_read));
+        let notes = partly_read.warning().into_iter().collect();
         let mut columns = VwBatch::header_columns(&mut pieces);
         let Some(names) = &self.options.namespaces else {
             let batch = VwBatch::concat(pieces)?;
@@ -21,11 +24,11 @@ impl ExampleParser {
                 ColumnData::Sparse(SparseMatrix { offsets, indices, values }),
             ));
             columns.push(("namespace".to_owned(), namespaces));
-            return Ok(Table { columns });
+            return Ok(Table { columns, notes });
         };
         let joined = self.namespace_columns(pieces, names)?;
         columns.extend(names.iter().cloned().zip(joined.into_iter().map(ColumnData::Sparse)));
-        Ok(Table { columns })
+        Ok(Table { columns, notes })
     }
 
     /// The pieces' features as one sparse column per listed namespace (`names`), split on the
@@ -182,6 +185,8 @@ pub(super) struct Header<'a> {
     pub(super) importance: f64,
     pub(super) base: f64,
     pub(super) tag: Option<&'a [u8]>,
+    /// A header number written with more after it (`1:1`), read as its number alone.
+    pub(super) partly_read: Option<&'a [u8]>,
 }
 
 #[derive(Clone)]
@@ -246,6 +251,9 @@ impl ExampleParser {
             None => (text, None),
         };
         let header = parse_header(header)?;
+        if let Some(field) = header.partly_read {
+            batch.partly_read.note(number, field);
+        }
         if self.refuse_base && header.base != 0.0 {
             return Err(format!(
                 "base (initial prediction) {} is not supported: a model learns from base 0",
@@ -416,6 +424,7 @@ pub(super) fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
     let mut numbers = [0.0; 3];
     let mut count = 0;
     let mut tag = None;
+    let mut partly_read = None;
     // Vowpal Wabbit's rule: a last field that touches the '|' is the tag, number or not
     // (`1 0.5|a x` is label 1, tag "0.5"; `1 0.5 |a x` is label 1, weight 0.5).
     let touches_bar = header.last().is_some_and(|&byte| !is_space(byte));
@@ -432,7 +441,7 @@ pub(super) fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
                 ));
             }
             tag = Some(quoted);
-        } else if let Some(number) = parse_f64(field) {
+        } else if let Some((number, whole)) = header_number(field) {
             if count == numbers.len() {
                 return Err("more than three numbers before the first '|' \
                             (expected [label [importance [base]]] ['tag])"
@@ -440,6 +449,9 @@ pub(super) fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
             }
             numbers[count] = number;
             count += 1;
+            if !whole {
+                partly_read = partly_read.or(Some(field));
+            }
         } else if field.contains(&b':') {
             return Err(format!(
                 "label {:?} is not a simple label: only [label [importance [base]]] is supported \
@@ -467,7 +479,18 @@ pub(super) fn parse_header(header: &[u8]) -> Result<Header<'_>, String> {
     if !base.is_finite() {
         return Err(format!("non-finite base {base}"));
     }
-    Ok(Header { label, importance, base, tag })
+    Ok(Header { label, importance, base, tag, partly_read })
+}
+
+/// A header field's number and whether it is the whole field. Vowpal Wabbit reads a field up
+/// to its first ':' (`1:1`, a cost-sensitive label's form, is label 1): such a field is read
+/// the same way, and the reader counts its lines so that callers can warn.
+fn header_number(field: &[u8]) -> Option<(f64, bool)> {
+    if let Some(number) = parse_f64(field) {
+        return Some((number, true));
+    }
+    let colon = memchr::memchr(b':', field)?;
+    parse_f64(&field[..colon]).map(|number| (number, false))
 }
 
 pub(super) fn parse_scale(text: &[u8]) -> Result<f64, String> {

@@ -371,8 +371,8 @@ fn malformed_lines_name_the_line_and_the_reason() {
         ("1 2 3 4 |a x", "more than three numbers"),
         ("1 'tag 2 |a x", "must be the last field"),
         ("word 2 |a x", "\"word\" before the first '|' is not a number"),
-        ("1:0.5 |a x", "not a simple label"),
-        ("1 2:3:0.5 |a x", "not a simple label"),
+        ("a:0.5 |a x", "not a simple label"),
+        ("1 :3 |a x", "not a simple label"),
     ];
     for (line, expected) in cases {
         let (number, reason, text) =
@@ -386,6 +386,28 @@ fn malformed_lines_name_the_line_and_the_reason() {
         parse_failure(reader_of(&bad_tag, VwOptions::default()).read_to_end());
     assert_eq!(number, 2);
     assert!(reason.contains("not valid UTF-8"), "{reason}");
+}
+
+#[test]
+fn header_fields_with_more_after_their_number_are_read_as_vw_reads_them_and_counted() {
+    // Vowpal Wabbit's simple label reads a field up to its first ':' (`1:1` is label 1).
+    let text = "1 |a x\n2:0 |a y\n1:1 0.5:7 |a z\n-1 |a w\n";
+    let batch = read(text, VwOptions::default()).unwrap();
+    assert_eq!(batch.labels, [Some(1.0), Some(2.0), Some(1.0), Some(-1.0)]);
+    assert_eq!(batch.importance, [1.0, 1.0, 0.5, 1.0]);
+    assert_eq!(batch.partly_read.lines, 2);
+    assert_eq!(batch.partly_read.first, Some((2, "2:0".to_owned())));
+    let warning = batch.partly_read.warning().unwrap();
+    assert!(warning.starts_with("line 2 (and 1 other line so far): header field \"2:0\" read as 2"));
+    // The same counts whatever the pieces, and in the table a binding turns into a frame.
+    let lines: String = (0..10_000).map(|i| format!("{}:1 |a x{i}\n", i % 2)).collect();
+    let mut reader = reader_of(lines.as_bytes(), VwOptions::default());
+    let table = TableSource::next_table(&mut reader, 20_000).unwrap().unwrap();
+    assert_eq!(table.notes.len(), 1);
+    assert!(
+        table.notes[0].starts_with("line 1 (and 9999 other lines so far): header field \"0:1\"")
+    );
+    assert!(read("1 |a x\n", VwOptions::default()).unwrap().partly_read.warning().is_none());
 }
 
 #[test]
