@@ -166,11 +166,12 @@ try:
     except KeyboardInterrupt:
         outcome.append("interrupted")
     finally:
-        time.sleep(0.3)
+        time.sleep(0.6)
 except KeyboardInterrupt:
     outcome.append("interrupted")
 print(outcome[0])
-# The stop the interrupt requested is forgotten: the next query scores every row.
+# The stop the interrupt requested is forgotten by a query started half a second or more after
+# it: the next query scores every row.
 scored = frame.lazy().select(expr).collect(engine="streaming").to_series().to_numpy()
 np.testing.assert_allclose(scored, m.predict_proba(frame)[:, 1], rtol=1e-6)
 print("next query ok")

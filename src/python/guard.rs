@@ -12,15 +12,16 @@
 //! own steps, but one of our calls in flight (scoring a batch with a large model) ran to its
 //! end, 0.9-4 s. So the first expression built installs [`chain_sigint`]'s handler for the
 //! process: on SIGINT it requests a stop, then runs the handler it replaced (Python's, which
-//! raises `KeyboardInterrupt` as ever). Our calls in flight stop at their next check; the
-//! request is forgotten when the next query's first call starts ([`guarded_expr`]).
+//! raises `KeyboardInterrupt` as ever). Our calls in flight stop at their next check, and calls
+//! the query starts before Polars has stopped it fail at once; the request is forgotten when
+//! the first call of a query starts half a second or more after it ([`guarded_expr`]).
 //!
 //! **Panics.** Bad input is an error, never a panic; a panic left is a bug. It becomes a
 //! `RuntimeError` that says so (not PyO3's `PanicException`, which `except Exception` misses, nor
 //! Polars' "the plugin panicked", which names nothing).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use polars::prelude::{polars_err, PolarsError, PolarsResult, Series};
 use pyo3::exceptions::{PyKeyboardInterrupt, PyRuntimeError};
@@ -78,14 +79,40 @@ static IN_FLIGHT: AtomicUsize = AtomicUsize::new(0);
 /// Whether a [`Watch`] is installed (a guarded call on the main thread owns the stop request).
 static WATCHING: AtomicBool = AtomicBool::new(false);
 
+/// When Ctrl-C last requested a stop for plugin expressions ([`monotonic_nanos`]; 0: never).
+static REQUESTED_AT: AtomicU64 = AtomicU64::new(0);
+
+/// How long a stop requested by Ctrl-C outlives the calls it stopped: Polars notices Ctrl-C
+/// between its own steps and may start more of the interrupted query's calls meanwhile (0.1-0.3
+/// s); each of them must fail at once rather than forget the stop and score its whole batch (a
+/// second or more). A query started within this time of Ctrl-C is interrupted too.
+const STOP_GRACE_NANOS: u64 = 500_000_000;
+
+/// CLOCK_MONOTONIC in nanoseconds (async-signal-safe: the SIGINT handler reads it).
+fn monotonic_nanos() -> u64 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: clock_gettime writes the timespec it is given, nothing else.
+    unsafe {
+        let mut now: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut now);
+        (now.tv_sec as u64).saturating_mul(1_000_000_000).saturating_add(now.tv_nsec as u64)
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
 /// One plugin call in flight; the first of a query forgets a stop requested by Ctrl-C during an
-/// earlier one (its calls all ended since), unless a watched call owns the request.
+/// earlier one (its calls all ended since, [`STOP_GRACE_NANOS`] ago or more), unless a watched
+/// call owns the request.
 struct InFlight;
 
 impl InFlight {
     fn enter() -> Self {
         if IN_FLIGHT.fetch_add(1, Ordering::AcqRel) == 0 && !WATCHING.load(Ordering::Acquire) {
-            interrupt::clear();
+            let at = REQUESTED_AT.load(Ordering::Acquire);
+            if at == 0 || monotonic_nanos().saturating_sub(at) >= STOP_GRACE_NANOS {
+                interrupt::clear();
+            }
         }
         InFlight
     }
@@ -108,7 +135,8 @@ extern "C" fn on_sigint_chained(
     info: *mut libc::siginfo_t,
     context: *mut libc::c_void,
 ) {
-    // Atomic operations and a call of the previous handler: async-signal-safe as it is.
+    // Atomic operations, clock_gettime and a call of the previous handler: async-signal-safe.
+    REQUESTED_AT.store(monotonic_nanos(), Ordering::Release);
     interrupt::request();
     let previous = CHAINED_HANDLER.load(Ordering::Relaxed);
     if previous == 0 || previous == libc::SIG_DFL || previous == libc::SIG_IGN {
