@@ -25,7 +25,11 @@ def call_plugin(
     # Ctrl-C then also stops our calls in flight in the query (see src/python/guard.rs): only
     # where Ctrl-C means KeyboardInterrupt (a program with a SIGINT handler of its own gets
     # Polars' behaviour as it was); a no-op after the first expression or off the main thread.
-    if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+    # A process started with SIGINT ignored (in the background, under nohup) has Python report
+    # it ignored while Polars, imported, handles it and interrupts its queries: chain_sigint
+    # then chains onto Polars' handler (and leaves a handler that is still SIG_IGN alone).
+    handler = signal.getsignal(signal.SIGINT)
+    if handler is signal.default_int_handler or handler in (signal.SIG_IGN, signal.SIG_DFL):
         _internal.chain_sigint()
     for arg in args:
         # Polars hands a plugin its inputs over the Arrow C interface, where a name is a C
