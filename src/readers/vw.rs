@@ -320,6 +320,13 @@ impl PartlyRead {
         }
     }
 
+    /// The fields of `pieces`, lines in order.
+    pub(crate) fn of(pieces: &[VwBatch]) -> Self {
+        let mut all = PartlyRead::default();
+        pieces.iter().for_each(|piece| all.add(&piece.partly_read));
+        all
+    }
+
     /// Adds the fields of the lines that follow.
     pub fn add(&mut self, later: &PartlyRead) {
         self.lines += later.lines;
@@ -457,10 +464,9 @@ impl VwReader {
             tags: Vec::with_capacity(rows),
             columns: Vec::new(),
             names: Vec::new(),
-            partly_read: PartlyRead::default(),
+            partly_read: PartlyRead::of(&pieces),
         };
         for piece in &mut pieces {
-            batch.partly_read.add(&piece.partly_read);
             batch.labels.append(&mut piece.labels);
             batch.importance.append(&mut piece.importance);
             batch.tags.append(&mut piece.tags);

@@ -311,13 +311,8 @@ impl<E: Expansion> Learner<E> {
         if weight > 0.0 && positive && !features.is_empty() {
             let _ = self.step(features, p, label, weight, derivative, Visit::Overflowed);
         }
-        Ok(self.overflowed(row, reason, p))
-    }
-
-    /// Keeps row `row`, skipped for `reason`, for the caller's warning; its prediction `p`.
-    fn overflowed(&mut self, row: usize, reason: String, p: f64) -> f64 {
         self.overflowed.push(OverflowedRow { row, reason });
-        p
+        Ok(p)
     }
 
     /// A step that overflowed after the row was counted: an error naming the row, or, under
@@ -325,7 +320,10 @@ impl<E: Expansion> Learner<E> {
     fn refuse_or_skip(&mut self, row: usize, reason: String, p: f64) -> PolyResult<f64> {
         match self.overflow {
             OverflowPolicy::Refuse => crate::invalid!("row {row}: {reason}"),
-            OverflowPolicy::PredictZero => Ok(self.overflowed(row, reason, p)),
+            OverflowPolicy::PredictZero => {
+                self.overflowed.push(OverflowedRow { row, reason });
+                Ok(p)
+            }
         }
     }
 

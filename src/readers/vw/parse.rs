@@ -10,9 +10,7 @@ impl ExampleParser {
     /// its final size; with `namespaces`, the pieces are split into their namespaces' columns on
     /// the thread pool, each piece dropped once split.
     pub(super) fn table(&self, mut pieces: Vec<VwBatch>) -> PolyResult<Table> {
-        let mut partly_read = PartlyRead::default();
-        pieces.iter().for_each(|piece| partly_read.add(&piece.partly_read));
-        let notes = partly_read.warning().into_iter().collect();
+        let notes = PartlyRead::of(&pieces).warning().into_iter().collect();
         let mut columns = VwBatch::header_columns(&mut pieces);
         let Some(names) = &self.options.namespaces else {
             let batch = VwBatch::concat(pieces)?;
