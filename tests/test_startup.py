@@ -1,9 +1,10 @@
 """Start-up imports what it needs and no more (the timings: ``benches/suite/cli_startup.py``).
 
-``polars-poly --help`` and ``train --help`` load neither the extension nor NumPy, SciPy,
+``polars-poly --help`` and ``train --help`` load neither the extension nor Polars, NumPy, SciPy,
 scikit-learn, matplotlib, Dask or tqdm; ``import polars_poly`` loads none of them either, yet
-registers ``pl.Expr.poly`` and gives every public name on first use. Each check runs in a fresh
-interpreter: this process has imported everything already."""
+registers ``pl.Expr.poly`` (with Polars imported before or after it) and gives every public name
+on first use; ``train`` on Vowpal Wabbit text never imports Polars or PyArrow. Each check runs
+in a fresh interpreter: this process has imported everything already."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from pathlib import Path
 import polars_poly
 import pytest
 
-# Polars stays: importing the package registers the .poly namespace on pl.Expr.
 HEAVY = (
     "polars_poly._internal",
+    "polars",
     "numpy",
     "pyarrow",
     "scipy",
@@ -84,13 +85,34 @@ def test_importing_the_package_imports_nothing_heavy(tmp_path: Path) -> None:
     code = """
 import atexit, json, sys
 atexit.register(lambda: json.dump(sorted(sys.modules), open({out!r}, "w")))
-import polars as pl
 import polars_poly
-assert "poly" in vars(pl.Expr)
 """
     done, modules = loaded_after(code, tmp_path)
     assert done.returncode == 0, done.stderr
     assert heavy(modules) == []
+
+
+@pytest.mark.parametrize("polars_first", [True, False])
+def test_the_poly_namespace_is_registered_whichever_is_imported_first(polars_first: bool) -> None:
+    """Polars imported before the package, or after it (the package then registers the
+    namespace as Polars' import ends): ``pl.Expr.poly`` works either way, and Polars itself
+    is unchanged (its loader, its resources)."""
+    first, second = (
+        ("polars as pl", "polars_poly") if polars_first else ("polars_poly", "polars as pl")
+    )
+    code = f"""
+import sys
+import {first}
+import {second}
+assert "poly" in vars(pl.Expr), "not registered"
+frame = pl.DataFrame({{"a": [3.0, 0.0], "b": [0.0, 2.0]}})
+out = frame.select(pl.col("a").poly.to_sparse("b"))
+assert [[e["index"] for e in row] for row in out["a"].to_list()] == [[0], [1]]
+assert type(sys.modules["polars"].__spec__.loader).__name__ == "SourceFileLoader"
+assert not any(type(f).__module__ == "polars_poly._with_polars" for f in sys.meta_path)
+"""
+    done = python(code)
+    assert done.returncode == 0, done.stderr
 
 
 def test_every_public_name_resolves_and_is_listed() -> None:
@@ -142,3 +164,38 @@ runpy.run_module("polars_poly", run_name="__main__")
     assert "sklearn" not in {m.split(".")[0] for m in modules}
     loaded = polars_poly.load_model(model)
     assert loaded.n_examples_ == 300 and loaded.get_params()["interactions"] == [("a", "b")]
+
+
+@pytest.mark.parametrize(
+    ("flags", "numpy"),
+    [
+        (["-q", "ab", "--readable_model", "{folder}/r.txt", "-p", "{folder}/p.txt"], False),
+        (["--loss_function", "logistic", "--cache_file", "{folder}/c.cache"], True),
+        (["--invert_hash", "{folder}/i.txt", "--passes", "2", "--holdout_off"], False),
+    ],
+)
+def test_the_program_trains_on_vw_text_without_polars(
+    flags: list[str], numpy: bool, tmp_path: Path
+) -> None:
+    """From Vowpal Wabbit text to the report, the predictions and the model file, the
+    engine does the work: neither Polars (0.13 s to import) nor PyArrow is imported, nor NumPy
+    but for a classifier's classes; the extension runs on the system's allocator. The model
+    loads and scores as any other."""
+    data, model = tmp_path / "d.vw", tmp_path / "m.bin"
+    data.write_text("".join(f"{k % 2 * 2 - 1} |a x{k % 7} |b y{k % 5}:0.5\n" for k in range(300)))
+    argv = [f.replace("{folder}", str(tmp_path)) for f in flags]
+    code = f"""
+import atexit, json, runpy, sys
+atexit.register(lambda: json.dump(sorted(sys.modules), open({{out!r}}, "w")))
+sys.argv = ["polars-poly", "train", "-d", {str(data)!r}, "-f", {str(model)!r}, *{argv!r}]
+runpy.run_module("polars_poly", run_name="__main__")
+"""
+    done, modules = loaded_after(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    roots = {m.split(".")[0] for m in modules}
+    assert "polars_poly" in roots and "polars" not in roots and "pyarrow" not in roots
+    assert ("numpy" in roots) == numpy
+    loaded = polars_poly.load_model(model)
+    assert loaded.n_examples_ == 300 * (2 if "--passes" in flags else 1)
+    scores = loaded.predict(polars_poly.read_vw(data, namespaces=["a", "b"]))
+    assert len(scores) == 300

@@ -1,7 +1,8 @@
 """polars-poly: sparse polynomial expansion and nonlinear online learning for Polars, in Rust.
 
 Sparse columns are ``List(Struct({"index": UInt32|UInt64, "value": Float32|Float64}))``; see
-:mod:`polars_poly.sparse`. Importing the package registers the ``.poly`` expression namespace.
+:mod:`polars_poly.sparse`. Importing the package registers the ``.poly`` expression namespace
+(with Polars imported before or after it).
 ``LOSSES``, ``RANKINGS``, ``SCHEDULES`` and ``IDENTITIES`` are the names the engine's registries
 offer (``SGDRegressor(loss=...)``, ``Apple(ranking=..., schedule=..., identity=...)``).
 """
@@ -11,7 +12,9 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from polars_poly import namespace as _namespace  # noqa: F401  (registers pl.Expr.poly)
+from polars_poly._with_polars import register_namespace
+
+register_namespace()
 
 if TYPE_CHECKING:
     from polars_poly import datasets, synthetic

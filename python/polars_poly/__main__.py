@@ -126,13 +126,17 @@ def main(argv: list[str] | None = None) -> int:
 def program() -> int:
     """The ``polars-poly`` program (the console script, ``python -m polars_poly``): ``main``,
     its model commands without scikit-learn, which they do not use and whose import would be
-    most of a short run's time (``polars_poly._estimator``). ``main`` itself, called in a
-    process that has other uses for the estimators, leaves them as they are."""
+    most of a short run's time (``polars_poly._estimator``), and on the system's allocator.
+    ``main`` itself, called in a process that has other uses for the estimators, leaves them
+    as they are."""
     if sys.argv[1:2] and sys.argv[1] in cli_options.COMMANDS:
         os.environ.setdefault(WITHOUT_SKLEARN, "1")
         # numpy's BLAS threads spin at import, taking a core from the reading thread; the
         # commands do no linear algebra.
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+        # Runs on Vowpal Wabbit text never import Polars; the extension would, for its
+        # allocator (src/python/allocator.rs).
+        os.environ.setdefault("POLARS_POLY_ALLOCATOR", "system")
     return main()
 
 

@@ -12,8 +12,7 @@ import inspect
 import os
 from typing import Any
 
-import numpy as np
-
+from polars_poly._lazy import np
 from polars_poly.cli_options import WITHOUT_SKLEARN
 
 try:  # pragma: no cover - which branch runs depends on the environment

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from polars_poly._lazy import np, pl
 
-from polars_poly.sparse import check_sparse, from_numpy, from_scipy, is_scipy_sparse
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 DEFAULT_NAMESPACE = "features"
 
@@ -152,14 +151,14 @@ def check_named_columns(schema: pl.Schema, **named: Any) -> None:
 
 # The columns read_vw puts before the features, with their types, and the columns of its output
 # that are never features.
-VW_LEADING = {"label": pl.Float64, "weight": pl.Float64, "base": pl.Float64, "tag": pl.String}
+VW_LEADING = {"label": "Float64", "weight": "Float64", "base": "Float64", "tag": "String"}
 VW_NOT_FEATURES = frozenset([*VW_LEADING, "namespace"])
 
 
 def is_vw_frame(schema: pl.Schema) -> bool:
     """Whether a frame is :func:`polars_poly.read_vw`'s output (its label, base and tag
     columns; the weight column may have been dropped)."""
-    return all(schema.get(n) == d for n, d in VW_LEADING.items() if n != "weight")
+    return all(schema.get(n) == getattr(pl, d) for n, d in VW_LEADING.items() if n != "weight")
 
 
 def is_numbers_dtype(dtype: pl.DataType) -> bool:
@@ -424,6 +423,9 @@ def matrix_series(X: Any, min_rows: int = 1) -> tuple[pl.Series, int | None]:
     """scipy / numpy input (or a sparse Series) as one sparse Series and its width (None for a
     Series, whose width is its indices'). Non-finite values are errors naming the row. Training
     needs a row (``min_rows=1``, as scikit-learn); scoring 0 rows gives 0 scores."""
+    # Imported here: sparse imports Polars, which the command line's VW runs never need.
+    from polars_poly.sparse import check_sparse, from_numpy, from_scipy, is_scipy_sparse
+
     if isinstance(X, pl.Series):
         check_sparse(X)
         return X, None
@@ -438,6 +440,8 @@ def matrix_rows(X: Any, min_rows: int = 1) -> tuple[pl.Series | npt.NDArray[Any]
     """:func:`matrix_series`, except that a dense matrix stays one: C-contiguous float32 (when
     given so) or float64, for an engine that reads dense rows in place (the classifiers: a
     digit stream of 784 dense values a row cost 3-4x its learning to make sparse)."""
+    from polars_poly.sparse import is_scipy_sparse
+
     if isinstance(X, pl.Series) or is_scipy_sparse(X):
         return matrix_series(X, min_rows)
     # The engine checks the values as it reads them (the error names the row and column).

@@ -20,11 +20,10 @@ from __future__ import annotations
 import dataclasses
 import numbers
 import re
+import sys
 import typing
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
-
-import numpy as np
 
 T = TypeVar("T")
 Check = Callable[[Any], str | None]
@@ -145,11 +144,17 @@ def boolean(name: str, value: Any) -> bool:
     return bool(_coerce(name, value, bool))
 
 
+def _is_numpy_bool(value: Any) -> bool:
+    """Whether ``value`` is a numpy bool, without importing numpy: none exists before it is."""
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(value, numpy.bool_)
+
+
 def _coerce(name: str, value: Any, kind: Any) -> Any:
     """``value`` as the plain Python type ``kind`` (int, float, bool, str); a ``TypeError``
     naming the option otherwise."""
     if kind is bool:
-        if isinstance(value, bool | np.bool_):
+        if isinstance(value, bool) or _is_numpy_bool(value):
             return bool(value)
         raise TypeError(f"{name} must be True or False, got {value!r}")
     if kind is int:

@@ -13,9 +13,8 @@ import stat
 from collections.abc import Callable
 from typing import Any, ClassVar
 
-import polars as pl
-
 from polars_poly import _internal
+from polars_poly._lazy import pl
 from polars_poly._params import check_options
 
 # Largest model file a scoring expression embeds when the model was never saved (bytes). Polars

@@ -6,10 +6,8 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-from polars.plugins import register_plugin_function
-
 from polars_poly import _internal
+from polars_poly._lazy import pl
 
 PLUGIN_PATH = Path(__file__).parent
 
@@ -40,6 +38,8 @@ def call_plugin(
                 f"column {name!r}: a NUL byte in a column name is not supported by Polars' "
                 "plugin interface; rename the column (or .alias the expression)"
             )
+    from polars.plugins import register_plugin_function
+
     return register_plugin_function(
         plugin_path=PLUGIN_PATH,
         function_name=function_name,

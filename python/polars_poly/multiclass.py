@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from polars_poly import _internal
 from polars_poly._internal import Learner
+from polars_poly._lazy import np, pl
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class OneAgainstAll:

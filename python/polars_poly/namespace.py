@@ -9,8 +9,9 @@ import polars as pl
 if TYPE_CHECKING:
     from polars_poly.polynomial import Degree
 
-# The namespace is registered when the package is imported; its functions import their
-# modules (the extension, NumPy, SciPy) when first called, so that the import stays light.
+# The namespace is registered once the package and Polars are both imported; its functions
+# import their modules (the extension, NumPy, SciPy) when first called, so that the import
+# stays light.
 
 
 @pl.api.register_expr_namespace("poly")

@@ -7,9 +7,8 @@ import weakref
 from collections.abc import Iterator, Sequence
 from typing import Any, Literal
 
-import polars as pl
-
 from polars_poly import _internal
+from polars_poly._lazy import pl
 from polars_poly._params import integer
 
 ZeroBased = bool | Literal["auto"]

@@ -1,6 +1,7 @@
 //! The Python extension module `polars_poly._internal`: plugin expressions ([`exprs`]) and plain
 //! functions/classes ([`readers`]). Thin layers over the engine; compiled with `--features python`.
 
+mod allocator;
 pub mod arrow_io;
 mod averaging;
 mod datasets;
@@ -20,11 +21,12 @@ mod scoring;
 mod vw_run;
 
 use pyo3::prelude::*;
-use pyo3_polars::PolarsAllocator;
 
-// Plugins must allocate with the host Polars' allocator so buffers can cross the FFI boundary.
+use allocator::ProcessAllocator;
+
+// Polars' allocator, one heap with the runtime, unless the process asks for the system's.
 #[global_allocator]
-static ALLOC: PolarsAllocator = PolarsAllocator::new();
+static ALLOC: ProcessAllocator = ProcessAllocator::new();
 
 #[pymodule]
 fn _internal(m: &Bound<'_, PyModule>) -> PyResult<()> {

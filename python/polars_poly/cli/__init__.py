@@ -18,12 +18,11 @@ import sys
 import warnings
 from typing import Any
 
-import polars as pl
-
 # Each concern has its module: _data (reading -d), _model (the estimator the flags ask for), _checks
 # (flags that do not go together), _train and its three runs (_vw_run: the engine end to end;
 # _scored: frames in one engine model; _progress: models learned in pieces, with the progressive
 # table), _outputs (the files train writes), _predict and _inspect.
+from polars_poly._lazy import pl
 from polars_poly.cli._checks import UsageError
 from polars_poly.cli._data import (
     BATCH_ROWS,

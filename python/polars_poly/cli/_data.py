@@ -15,9 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-import polars as pl
-
 import polars_poly as pp
+from polars_poly._lazy import pl
 
 STDIN = "-"
 

@@ -6,10 +6,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-import numpy as np
-import polars as pl
-
 import polars_poly as pp
+from polars_poly._lazy import np, pl
 
 
 def inspect(args: argparse.Namespace, out: TextIO) -> None:

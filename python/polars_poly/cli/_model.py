@@ -8,11 +8,9 @@ import argparse
 import itertools
 from typing import Any
 
-import numpy as np
-import polars as pl
-
 import polars_poly as pp
 from polars_poly._input import frame_columns, namespace_names
+from polars_poly._lazy import np, pl
 from polars_poly.cli._checks import UsageError
 
 CLASSIFICATION_LOSSES = ("logistic", "hinge")
@@ -99,14 +97,18 @@ def _distinct_labels(frame: pl.LazyFrame, label: str) -> pl.Series:
     return query.collect(engine="streaming")[label]
 
 
-def _raw_labels(labels: pl.Series, loss: str) -> bool:
+def _raw_labels(labels: pl.Series | list[float], loss: str) -> bool:
     """Whether a classification loss learns the file's ``labels`` as they are, as Vowpal
     Wabbit does, rather than as classes: a logistic loss on labels in [-1, +1] (a 0 is half
     positive, half negative), a hinge loss on labels that are not -1/+1 nor whole numbers
     beyond them (integer labels 1..K are classes: ours, one against all)."""
-    if loss not in CLASSIFICATION_LOSSES or not labels.dtype.is_numeric():
+    if loss not in CLASSIFICATION_LOSSES:
         return False
-    values = set(labels.to_list())
+    if not isinstance(labels, list):
+        if not labels.dtype.is_numeric():
+            return False
+        labels = labels.to_list()
+    values = set(labels)
     if not values or values <= {-1.0, 1.0}:
         return False
     within = all(-1 <= v <= 1 for v in values)
@@ -116,10 +118,14 @@ def _raw_labels(labels: pl.Series, loss: str) -> bool:
 
 
 def _estimator(
-    args: argparse.Namespace, columns: list[str], schema: pl.Schema, raw_labels: bool = False
+    args: argparse.Namespace,
+    columns: list[str],
+    schema: pl.Schema | None,
+    raw_labels: bool = False,
 ) -> Any:
     """The estimator the options ask for, on the feature ``columns`` of a frame of ``schema``
-    (its numeric columns one namespace, ``features``: ``-q`` names it by ``f``). A
+    (its numeric columns one namespace, ``features``: ``-q`` names it by ``f``), or with no
+    ``schema`` on the namespaces ``columns`` of Vowpal Wabbit text read by the engine. A
     classification loss on ``raw_labels`` learns them as they are (Vowpal Wabbit's reading), a
     regressor of margins; otherwise it trains a classifier of the labels."""
     options: dict[str, Any] = {
@@ -150,7 +156,11 @@ def _estimator(
     elif args.quadratic is True:
         options["expansion"] = "quadratic"
     if crosses or args.ffm_k is not None:
-        namespaces = namespace_names(*frame_columns(schema, columns, set(), text=True))
+        namespaces = (
+            columns
+            if schema is None
+            else namespace_names(*frame_columns(schema, columns, set(), text=True))
+        )
     if crosses:
         options["interactions"] = _crosses(crosses, namespaces)
     if args.ffm_k is not None:
@@ -160,7 +170,7 @@ def _estimator(
     return pp.SGDRegressor(**options)
 
 
-def _classes(args: argparse.Namespace, labels: pl.Series | None) -> list[Any]:
+def _classes(args: argparse.Namespace, labels: pl.Series | list[float] | None) -> list[Any]:
     """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels; a
     label outside them is an error naming its example), else the file's distinct ``labels``
     ({0, 1} or {-1, +1} when they are among those)."""
@@ -168,7 +178,8 @@ def _classes(args: argparse.Namespace, labels: pl.Series | None) -> list[Any]:
         return list(range(1, (args.oaa or 0) + 1))
     from polars_poly._input import classes_of
 
-    found: list[Any] = classes_of(labels.to_numpy()).tolist()
+    values = np.asarray(labels, dtype=np.float64) if isinstance(labels, list) else labels.to_numpy()
+    found: list[Any] = classes_of(values).tolist()
     return found
 
 

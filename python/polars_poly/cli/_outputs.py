@@ -7,8 +7,7 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-import polars as pl
-
+from polars_poly._lazy import pl
 from polars_poly.cli._inspect import _save_plot, write_readable_model
 from polars_poly.cli._model import _in_pieces
 

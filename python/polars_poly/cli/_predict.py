@@ -8,10 +8,8 @@ import contextlib
 import sys
 from typing import Any, TextIO
 
-import numpy as np
-import polars as pl
-
 import polars_poly as pp
+from polars_poly._lazy import np, pl
 from polars_poly.cli._data import batches, data_file, scan_data
 
 

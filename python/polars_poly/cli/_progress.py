@@ -7,9 +7,8 @@ from __future__ import annotations
 import argparse
 from typing import Any, TextIO
 
-import polars as pl
-
 import polars_poly as pp
+from polars_poly._lazy import pl
 from polars_poly.cli._data import batches
 from polars_poly.cli._model import _fitted
 

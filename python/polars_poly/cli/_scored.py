@@ -4,14 +4,14 @@ engine (``VwReport``): Vowpal Wabbit's table, summary, holdout and ``-p``."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-import numpy as np
-import numpy.typing as npt
-import polars as pl
-
+from polars_poly._lazy import np, pl
 from polars_poly.cli._data import batches
 from polars_poly.cli._outputs import _write_history
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 def _train_scored(

@@ -9,9 +9,8 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-import numpy as np
-
 import polars_poly as pp
+from polars_poly._lazy import np
 from polars_poly.cli._checks import _check_continuation, _check_frames_flags, _check_train_flags
 from polars_poly.cli._data import STDIN, _vw_reader_options, data_file, scan_data
 from polars_poly.cli._model import (

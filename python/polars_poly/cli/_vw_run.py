@@ -8,10 +8,8 @@ import argparse
 import sys
 from typing import Any, TextIO
 
-import numpy as np
-import polars as pl
-
 import polars_poly as pp
+from polars_poly._lazy import np
 from polars_poly.cli._data import ENGINE_BATCH_ROWS, _vw_reader_options
 from polars_poly.cli._model import (
     CLASSIFICATION_LOSSES,
@@ -51,17 +49,15 @@ def _train_vw(
         namespaces, labels, _ = scan
         # A file of no features (or none at all: --no_stdin) learns the constant alone, as vw.
         namespaces = namespaces or [DEFAULT_NAMESPACE]
-        schema = _internal.reader_schema("vw", read | {"namespaces": namespaces}).schema
-        found = pl.Series("label", labels, dtype=pl.Float64).sort()
+        found = sorted(labels)
         raw = args.loss_function in CLASSIFICATION_LOSSES and _raw_labels(found, args.loss_function)
-        model = _estimator(args, namespaces, schema, raw_labels=raw)
+        model = _estimator(args, namespaces, None, raw_labels=raw)
         if isinstance(model, pp.SGDClassifier):
             model.classes_ = np.unique(np.asarray(_classes(args, found)))
             if len(model.classes_) > 2:
                 return None
     else:
         namespaces = list(model.namespaces_)
-        schema = _internal.reader_schema("vw", read | {"namespaces": namespaces}).schema
         read["other_namespaces"] = "drop"
     classes = None
     if isinstance(model, pp.SGDClassifier):
@@ -99,7 +95,7 @@ def _train_vw(
             )
         )
 
-    _, _, summary, rows, report = model._learn_vw(schema, run)
+    _, _, summary, rows, report = model._learn_vw(namespaces, run)
     model._vw_reader = {k: v for k, v in read.items() if k != "other_namespaces"}
     if report_to is not None:
         print("\n".join(summary), file=report_to)

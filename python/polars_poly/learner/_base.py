@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-import numpy as np
-
 from polars_poly._estimator import (
     ClassifierMixin,
 )
 from polars_poly._internal import Learner
+from polars_poly._lazy import np
 from polars_poly._params import (
     fields,
 )

@@ -6,21 +6,20 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from typing import TYPE_CHECKING, Any, Literal
 
 from polars_poly import _internal
 from polars_poly._internal import Learner
+from polars_poly._lazy import np, pl
 from polars_poly.apple import Apple
 from polars_poly.field_apple import FieldApple
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import RankingRace
 
+if TYPE_CHECKING:
+    import numpy.typing as npt
+
 Expansion = Literal["linear", "quadratic", "cubic", "apple"] | Apple | FieldApple
-Frame = pl.DataFrame | pl.LazyFrame
 _DEGREE = {"linear": 1, "quadratic": 2, "cubic": 3}
 _POLYNOMIAL: dict[int, Expansion] = {1: "linear", 2: "quadratic", 3: "cubic"}
 _NAMES = {"losses": ", ".join(repr(n) for n in _internal.LOSSES)}

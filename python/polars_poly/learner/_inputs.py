@@ -3,12 +3,7 @@ batches of namespaces."""
 
 from __future__ import annotations
 
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
-import pyarrow as pa
+from typing import TYPE_CHECKING, Any
 
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
@@ -23,10 +18,14 @@ from polars_poly._input import (
     namespace_columns,
     namespace_names,
 )
+from polars_poly._lazy import np, pa, pl
 from polars_poly.learner._data import (
     _Data,
 )
 from polars_poly.learner._options import _Options
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class _Inputs(_Options):

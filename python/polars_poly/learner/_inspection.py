@@ -6,12 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-import polars as pl
-
 from polars_poly._input import (
     DEFAULT_NAMESPACE,
 )
 from polars_poly._internal import Learner
+from polars_poly._lazy import pl
 from polars_poly.learner._data import (
     _has_field_crosses,
 )

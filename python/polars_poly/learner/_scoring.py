@@ -3,11 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from polars_poly._estimator import (
     RegressorMixin,
@@ -19,10 +15,14 @@ from polars_poly._input import (
     scored_in_pieces,
 )
 from polars_poly._internal import Learner
+from polars_poly._lazy import np, pl
 from polars_poly._plugin import call_plugin
 from polars_poly.learner._training import _Training
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import RankingRace
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class _Scoring(_Training):

@@ -7,11 +7,7 @@ import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
 from contextvars import ContextVar
-from typing import Any, Literal, Self
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from typing import TYPE_CHECKING, Any, Literal, Self
 
 from polars_poly import _internal
 from polars_poly._estimator import (
@@ -29,6 +25,7 @@ from polars_poly._input import (
     namespace_columns,
 )
 from polars_poly._internal import Learner
+from polars_poly._lazy import np, pl
 from polars_poly._params import fit_options
 from polars_poly.learner._data import (
     _at_doublings,
@@ -43,6 +40,9 @@ from polars_poly.learner._saturation import warn_if_saturated
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import LINEAR, RankingRace
 from polars_poly.readers import scan_vw, vw_scan_source
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 # Called between a stream's batches; raises to stop the pass. A distributed task sets it to
 # stop once its task is cancelled: Dask cannot stop a function that is running, and a pass over
@@ -441,6 +441,7 @@ class _Training(_Inputs):
             self.classes_ = found
             classes = (float(found[0]), float(found[1]))
         schema = _internal.reader_schema("vw", options).schema
+        columns, _ = self._frame_columns(schema, {"label", "weight", "base", "tag"})
         if hasattr(self, "_learner"):
             del self._learner
 
@@ -467,7 +468,7 @@ class _Training(_Inputs):
 
         for _ in range(int(self.passes)):
             before = self._learner.progress if hasattr(self, "_learner") else (0, 0.0, 0.0, 0)
-            self._learn_vw(schema, run)
+            self._learn_vw(columns, run)
             after = self._learner.progress
             if after[0] == before[0]:
                 raise ValueError("cannot fit on 0 examples")
@@ -563,16 +564,16 @@ class _Training(_Inputs):
         return predictions, losses, features
 
     def _learn_vw(
-        self, schema: pl.Schema, run: Callable[[Learner], tuple[Any, ...]]
+        self, namespaces: list[str], run: Callable[[Learner], tuple[Any, ...]]
     ) -> tuple[Any, ...]:
         """The command line's run on Vowpal Wabbit text or its cache, in the engine end to end:
-        a new model takes its columns from ``schema`` (the reader's, of the file's namespaces);
-        ``run`` gets the one engine model and returns what the engine's run did, its second
-        item the rows read. Bookkeeping as ``partial_fit``'s."""
+        a new model's feature columns are the file's ``namespaces`` it learns (each a sparse
+        column of the reader's frame, none numeric); ``run`` gets the one engine model and
+        returns what the engine's run did, its second item the rows read. Bookkeeping as
+        ``partial_fit``'s."""
         first = not hasattr(self, "_learner")
         if first:
-            names, numeric = self._frame_columns(schema, {"label", "weight", "base", "tag"})
-            self._remember_columns(names, numeric, schema)
+            self._remember_columns(list(namespaces), [])
             self._new_learner(self._namespaces())
             self._rows_seen = 0
         learner = self._learner

@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import functools
 import operator
-from typing import Any
-
-import numpy as np
-import numpy.typing as npt
-import polars as pl
+from typing import TYPE_CHECKING, Any
 
 from polars_poly._estimator import (
     ClassifierMixin,
@@ -20,6 +16,7 @@ from polars_poly._input import (
     label_array,
 )
 from polars_poly._internal import Learner
+from polars_poly._lazy import np, pl
 from polars_poly._params import (
     documented,
     option,
@@ -29,6 +26,9 @@ from polars_poly.learner._data import (
     _NAMES,
 )
 from polars_poly.multiclass import OneAgainstAll
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class _ScoreColumns:
