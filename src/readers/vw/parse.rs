@@ -340,11 +340,20 @@ impl ExampleParser {
             hash.hash(name, self.options.seed)
         };
         let mut anonymous: u32 = 0;
-        for feature in tokens(features, is_space) {
-            let (feature_name, value, rest) = match feature.iter().position(|&b| b == b':') {
+        for (feature, colon) in FeatureTokens::new(features) {
+            let (feature_name, value, rest) = match colon {
                 Some(colon) => {
-                    let (text, rest) = cut_at_nul(&feature[colon + 1..]);
-                    (&feature[..colon], parse_value(feature, text)?, rest)
+                    let text = &feature[colon + 1..];
+                    match parse_f64(text) {
+                        // A NUL in the text is no number: only the other case looks for one.
+                        Some(value) if value.is_finite() => {
+                            (&feature[..colon], value, Rest::Continue)
+                        }
+                        _ => {
+                            let (text, rest) = cut_at_nul(text);
+                            (&feature[..colon], parse_value(feature, text)?, rest)
+                        }
+                    }
                 }
                 None => (feature, 1.0, Rest::Continue),
             };
@@ -390,6 +399,46 @@ impl ExampleParser {
             }
         }
         Ok(Rest::Continue)
+    }
+}
+
+/// The features of a namespace's text: each run of bytes between spaces or tabs, with the
+/// position of its first `:` (name before it, value after), found in one pass over the bytes.
+pub(super) struct FeatureTokens<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> FeatureTokens<'a> {
+    pub(super) fn new(text: &'a [u8]) -> Self {
+        FeatureTokens { text, at: 0 }
+    }
+}
+
+impl<'a> Iterator for FeatureTokens<'a> {
+    type Item = (&'a [u8], Option<usize>);
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        let text = self.text;
+        let mut at = self.at;
+        while at < text.len() && is_space(text[at]) {
+            at += 1;
+        }
+        if at == text.len() {
+            self.at = at;
+            return None;
+        }
+        let start = at;
+        let mut colon = None;
+        while at < text.len() && !is_space(text[at]) {
+            if text[at] == b':' && colon.is_none() {
+                colon = Some(at - start);
+            }
+            at += 1;
+        }
+        self.at = at;
+        Some((&text[start..at], colon))
     }
 }
 

@@ -628,3 +628,14 @@ fn gram_options_are_checked() {
         assert!(err.to_string().contains(message), "{err}");
     }
 }
+
+#[test]
+fn feature_tokens_split_at_runs_of_spaces_and_tabs_and_find_the_first_colon() {
+    let found: Vec<(&[u8], Option<usize>)> =
+        parse::FeatureTokens::new(b"  a:1 \t b\t:2  c:d:3 e ").collect();
+    let expected: Vec<(&[u8], Option<usize>)> =
+        vec![(b"a:1", Some(1)), (b"b", None), (b":2", Some(0)), (b"c:d:3", Some(1)), (b"e", None)];
+    assert_eq!(found, expected);
+    assert_eq!(parse::FeatureTokens::new(b" \t ").count(), 0);
+    assert_eq!(parse::FeatureTokens::new(b"").count(), 0);
+}
