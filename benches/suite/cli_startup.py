@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benches.common import load
+from benches.common import compile_package, load
 
 
 def write_vw(path: Path, rows: int, seed: int = 0) -> None:
@@ -67,6 +67,7 @@ def main() -> None:
     parser.add_argument("--module", action="store_true", help="run python -m polars_poly")
     args = parser.parse_args()
     cli = program(args.module)
+    compile_package()
     with tempfile.TemporaryDirectory(prefix="cli-startup-") as folder:
         data = Path(folder) / "small.vw"
         write_vw(data, args.rows)

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import polars as pl
 
-from benches.common import DATA
+from benches.common import DATA, compile_package
 
 HERE = Path(__file__).resolve().parent
 
@@ -120,6 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     if adult and not (DATA / "adult" / "adult.tsv.gz").exists():
         print(f"skipped: no shared data at {DATA}")
         return 0
+    compile_package()
     with tempfile.TemporaryDirectory(prefix="vw-text-speed-") as folder:
         path = args.file
         if args.eat_rate is not None:
