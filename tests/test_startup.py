@@ -179,7 +179,7 @@ def test_the_program_trains_on_vw_text_without_polars(
 ) -> None:
     """From Vowpal Wabbit text to the report, the predictions and the model file, the
     engine does the work: neither Polars (0.13 s to import) nor PyArrow is imported, nor NumPy
-    but for a classifier's classes; the extension runs on the system's allocator. The model
+    but for a classifier's classes; the extension runs on its own allocator. The model
     loads and scores as any other."""
     data, model = tmp_path / "d.vw", tmp_path / "m.bin"
     data.write_text("".join(f"{k % 2 * 2 - 1} |a x{k % 7} |b y{k % 5}:0.5\n" for k in range(300)))
