@@ -436,3 +436,38 @@ def test_ffm_flags_train_a_factorization(vw_file, tmp_path, capsys) -> None:
     given = ["-q", "AF", "--ffm_k", "2", "--ffm_pairs", "crosses", "-f", str(crossed)]
     assert main(["train", "-d", str(vw_file), "--loss_function", "logistic", *given]) == 0
     assert pp.load_model(crossed).get_params()["ffm"].pairs == "auto"  # what auto chooses
+
+
+def test_the_program_on_its_own_allocator_exchanges_frames_with_polars(
+    vw_file, multiclass_file, tmp_path, capsys
+) -> None:
+    """The ``polars-poly`` program runs the extension on its own allocator (mimalloc) while
+    Polars keeps its own: frames then cross between the two (parquet in, one-against-all from
+    VW text, predictions). Each run gives what the same command gives in this process, where
+    the extension shares Polars' allocator."""
+    parquet = tmp_path / "train.parquet"
+    pp.read_vw(vw_file, namespaces="auto").drop("base", "tag").write_parquet(parquet)
+    runs = {
+        "parquet": (parquet, ["-q", "AF"]),
+        "oaa": (multiclass_file, ["--oaa", "3"]),
+    }
+    program = [sys.executable, "-m", "polars_poly"]
+    for name, (data, flags) in runs.items():
+        mine, theirs = tmp_path / f"{name}-in.bin", tmp_path / f"{name}-program.bin"
+        assert main(["train", "-d", str(data), *flags, "--quiet", "-f", str(mine)]) == 0
+        trained = subprocess.run(
+            [*program, "train", "-d", str(data), *flags, "--quiet", "-f", str(theirs)],
+            capture_output=True,
+            text=True,
+        )
+        assert trained.returncode == 0, trained.stderr
+        capsys.readouterr()
+        assert main(["predict", "-d", str(data), "-i", str(mine)]) == 0
+        expected = capsys.readouterr().out
+        scored = subprocess.run(
+            [*program, "predict", "-d", str(data), "-i", str(theirs)],
+            capture_output=True,
+            text=True,
+        )
+        assert scored.returncode == 0, scored.stderr
+        assert scored.stdout == expected and expected.count("\n") >= 2000
