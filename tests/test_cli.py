@@ -471,3 +471,28 @@ def test_the_program_on_its_own_allocator_exchanges_frames_with_polars(
         )
         assert scored.returncode == 0, scored.stderr
         assert scored.stdout == expected and expected.count("\n") >= 2000
+
+
+@pytest.mark.parametrize("flags", [[], ["--passes", "2", "-c", "-k", "--holdout_off"]])
+def test_oaa_writes_vowpal_wabbits_predictions_while_training(
+    multiclass_file, tmp_path, flags
+) -> None:
+    """``--oaa 3 -p FILE`` while training: each example's class as predicted before it was
+    learned (every pass's), with its tag, the same lines as ``vw --oaa 3 -p``."""
+    pytest.importorskip("vowpalwabbit")
+    data = tmp_path / "tagged.vw"
+    lines = multiclass_file.read_text().splitlines()
+    # Every third example gets a tag (written before its first '|').
+    tagged = [
+        line.replace(" |a", f" 'r{k}|a", 1) if k % 3 == 0 else line for k, line in enumerate(lines)
+    ]
+    data.write_text("\n".join(tagged) + "\n")
+    ours, theirs = tmp_path / "ours.txt", tmp_path / "theirs.txt"
+    common = ["-d", str(data), "--oaa", "3", *flags, "--quiet"]
+    assert main(["train", *common, "-p", str(ours)]) == 0
+    Path(f"{data}.cache").unlink(missing_ok=True)
+    subprocess.run([sys.executable, "-m", "vowpalwabbit", *common, "-p", str(theirs)], check=True)
+    mine = ours.read_text().splitlines()
+    assert len(mine) == 2000 * (2 if flags else 1)
+    assert mine == theirs.read_text().splitlines()
+    assert any(line.endswith(" r3") for line in mine)

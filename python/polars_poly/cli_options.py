@@ -79,7 +79,12 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     _flag("--interactions", "same", "crosses of any number of namespaces: ab, abc, aaaaa"),
     _flag("--stage_poly", "different", "apple: our adaptive expansion (docs/apple.md)"),
     _flag("--cubic", "same", "`--cubic abc` as vw; alone (ours): all products up to degree 3"),
-    _flag("--oaa", "same", "K classes, labels 1..K (not with -t, -p, -P or a holdout)"),
+    _flag(
+        "--oaa",
+        "same",
+        "K classes, labels 1..K; with -p, each predicted class (and tag) before learning it "
+        "(not with -t, -P or a holdout)",
+    ),
     _flag("--quiet", "same", "prints nothing on stderr"),
     _flag("-P --progress", "same", "table rows every N examples (integer) or at a factor"),
     _flag("--random_seed", "same", "accepted: plain SGD draws no random numbers"),

@@ -5,12 +5,15 @@ progressive table printed here (:class:`ProgressTable`), then the summary."""
 from __future__ import annotations
 
 import argparse
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import polars_poly as pp
-from polars_poly._lazy import pl
+from polars_poly._lazy import np, pl
 from polars_poly.cli._data import batches
 from polars_poly.cli._model import _fitted
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 
 class ProgressTable:
@@ -49,24 +52,30 @@ def _train_in_pieces(
     label: str,
     weight: str | None,
     report_to: TextIO | None,
+    predictions: TextIO | None,
 ) -> None:
-    """One-against-all and apple's race: each table row's example scored, then learned."""
+    """One-against-all and apple's race: each table row's example scored, then learned; with
+    ``predictions`` (``-p``, one against all), each example's class as predicted before it was
+    learned, with its tag, as ``vw --oaa`` writes them."""
     holdout = args.passes > 1 and not args.holdout_off
-    if args.testonly or args.predictions or args.progress or holdout:
+    multiclass = len(getattr(model, "classes_", ())) > 2
+    if args.testonly or args.progress or holdout or (predictions and not multiclass):
         raise ValueError(
-            "-t, -p, -P and passes with a holdout need one engine model: not --oaa, and not "
-            "--stage_poly's race of rankings (give --holdout_off with --passes)"
+            "-t, -P and passes with a holdout need one engine model: not --oaa, and not "
+            "--stage_poly's race of rankings, which -p needs too (give --holdout_off with "
+            "--passes)"
         )
     classes = None
     if isinstance(model, pp.SGDClassifier) and not _fitted(model):
         classes = model.classes_.tolist()
     table = None if report_to is None else ProgressTable(report_to)
     start = model._learner.progress if _fitted(model) else (0, 0.0, 0.0, 0)
-    multiclass = len(getattr(model, "classes_", ())) > 2
     label_sum = 0.0
     for _ in range(args.passes):
         for batch in batches(frame):
-            learn_batch(model, batch, label, weight, classes, table)
+            predicted = learn_batch(model, batch, label, weight, classes, table)
+            if predictions is not None:
+                _write_classes(predictions, model.classes_[predicted], batch)
             if not multiclass:  # vw sums no multiclass labels
                 w = batch[weight] if weight else 1.0
                 label_sum += float((batch[label].cast(pl.Float32).cast(pl.Float64) * w).sum())
@@ -104,12 +113,22 @@ def learn_batch(
     weight: str | None,
     classes: list[Any] | None,
     table: ProgressTable | None,
-) -> None:
+) -> npt.NDArray[np.int64]:
     """Learns a batch of examples; with a table, the example that brings the count to a power
-    of two is scored first and gets its row (as ``vw`` prints them)."""
+    of two is scored first and gets its row (as ``vw`` prints them). Returns, for a model of
+    more than two classes, the class (its position) each row was predicted before it was
+    learned (else nothing)."""
     if batch[label].null_count():
         first = int(batch[label].is_null().arg_true()[0]) + _examples(model)
         raise ValueError(f"example {first + 1} has no label")
+    progressive: list[npt.NDArray[np.int64]] = []
+
+    def learn(rows: pl.DataFrame) -> None:
+        model.partial_fit(rows, label, weight, **_first(classes, model))
+        classes_predicted = getattr(model._learner, "predicted", None)
+        if classes_predicted is not None:
+            progressive.append(classes_predicted)
+
     start = 0
     while start < batch.height:
         seen = _examples(model)
@@ -119,9 +138,7 @@ def learn_batch(
             next_row = 1 << seen.bit_length()  # the next power of two above the count
             end = min(batch.height, start + next_row - seen - 1)
         if end > start:
-            model.partial_fit(
-                batch.slice(start, end - start), label, weight, **_first(classes, model)
-            )
+            learn(batch.slice(start, end - start))
             start = end
             continue
         # The example that brings the count to a power of two: scored first, then learned.
@@ -130,13 +147,24 @@ def learn_batch(
         if not _fitted(model) and classes is not None and len(classes) > 2:
             predicted = float(classes[0])  # all scores 0: the first class, as vw says
         before = model._learner.progress[3] if _fitted(model) else 0
-        model.partial_fit(example, label, weight, **_first(classes, model))
+        learn(example)
         if table is not None:
             # Features of the example (a multiclass model updates them once per class).
             heads = len(getattr(model._learner, "heads", [None]))
             features = (model._learner.progress[3] - before) // heads
             table.row(model, float(example[label][0]), predicted, int(features))
         start += 1
+    return np.concatenate(progressive) if progressive else np.zeros(0, dtype=np.int64)
+
+
+def _write_classes(out: TextIO, predicted: npt.NDArray[Any], batch: pl.DataFrame) -> None:
+    """``vw --oaa``'s ``-p`` lines of a batch: each row's predicted class, then its tag."""
+    tags = batch["tag"].to_list() if "tag" in batch.columns else [None] * batch.height
+    out.write(
+        "".join(
+            f"{c} {t}\n" if t else f"{c}\n" for c, t in zip(predicted.tolist(), tags, strict=True)
+        )
+    )
 
 
 def _examples(model: Any) -> int:

@@ -116,7 +116,7 @@ def _train_frames(
             # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
             model.classes_ = np.unique(np.asarray(_classes(args, labels)))
     if _in_pieces(model):
-        _train_in_pieces(args, model, frame, label, weight, report_to)
+        _train_in_pieces(args, model, frame, label, weight, report_to, predictions)
     else:
         _train_scored(args, model, frame, label, weight, report_to, predictions)
     if kind == "vw":
