@@ -440,7 +440,7 @@ def matrix_rows(X: Any, min_rows: int = 1) -> tuple[pl.Series | npt.NDArray[Any]
     """:func:`matrix_series`, except that a dense matrix stays one: C-contiguous float32 (when
     given so) or float64, for an engine that reads dense rows in place (the classifiers: a
     digit stream of 784 dense values a row cost 3-4x its learning to make sparse)."""
-    from polars_poly.sparse import is_scipy_sparse
+    from polars_poly.sparse import is_scipy_sparse  # here: as in matrix_series
 
     if isinstance(X, pl.Series) or is_scipy_sparse(X):
         return matrix_series(X, min_rows)
