@@ -73,11 +73,13 @@ m = pp.SGDClassifier(expansion="cubic", progress=False).fit(frame, rng.integers(
 query = pl.concat([frame] * 100).lazy().select(m.predict_proba_expr().sum())
 print("ready", flush=True); query.collect(engine="streaming")
 """,
+    # Each file read twice: alone, a read of one takes about a second, the interrupt comes
+    # at 0.4 s, and the run must be much longer than that to show it stopped early.
     "read_libsvm": """
-print("ready", flush=True); pp.read_libsvm(sys.argv[1])
+print("ready", flush=True); pp.read_libsvm(sys.argv[1]); pp.read_libsvm(sys.argv[1])
 """,
     "read_vw": """
-print("ready", flush=True); pp.read_vw(sys.argv[2])
+print("ready", flush=True); pp.read_vw(sys.argv[2]); pp.read_vw(sys.argv[2])
 """,
 }
 
