@@ -33,6 +33,16 @@ impl ProcessAllocator {
         ProcessAllocator { polars: PolarsAllocator::new(), choice: AtomicU8::new(UNDECIDED) }
     }
 
+    /// The allocator every call goes to.
+    #[inline]
+    fn chosen(&self) -> &dyn GlobalAlloc {
+        if self.own() {
+            &MiMalloc
+        } else {
+            &self.polars
+        }
+    }
+
     /// Whether allocations go to our own allocator. Deciding must not allocate (it runs inside
     /// the first allocation): the variable is read with libc's `getenv`. Threads racing at the
     /// first allocation read the same variable and decide alike.
@@ -66,37 +76,21 @@ impl Default for ProcessAllocator {
 unsafe impl GlobalAlloc for ProcessAllocator {
     #[inline]
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if self.own() {
-            unsafe { MiMalloc.alloc(layout) }
-        } else {
-            unsafe { self.polars.alloc(layout) }
-        }
+        unsafe { self.chosen().alloc(layout) }
     }
 
     #[inline]
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        if self.own() {
-            unsafe { MiMalloc.dealloc(ptr, layout) }
-        } else {
-            unsafe { self.polars.dealloc(ptr, layout) }
-        }
+        unsafe { self.chosen().dealloc(ptr, layout) }
     }
 
     #[inline]
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if self.own() {
-            unsafe { MiMalloc.alloc_zeroed(layout) }
-        } else {
-            unsafe { self.polars.alloc_zeroed(layout) }
-        }
+        unsafe { self.chosen().alloc_zeroed(layout) }
     }
 
     #[inline]
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if self.own() {
-            unsafe { MiMalloc.realloc(ptr, layout, new_size) }
-        } else {
-            unsafe { self.polars.realloc(ptr, layout, new_size) }
-        }
+        unsafe { self.chosen().realloc(ptr, layout, new_size) }
     }
 }

@@ -159,12 +159,10 @@ def learn_batch(
 
 def _write_classes(out: TextIO, predicted: npt.NDArray[Any], batch: pl.DataFrame) -> None:
     """``vw --oaa``'s ``-p`` lines of a batch: each row's predicted class, then its tag."""
-    tags = batch["tag"].to_list() if "tag" in batch.columns else [None] * batch.height
-    out.write(
-        "".join(
-            f"{c} {t}\n" if t else f"{c}\n" for c, t in zip(predicted.tolist(), tags, strict=True)
-        )
-    )
+    from polars_poly._internal import vw_prediction_lines
+
+    tags = batch["tag"].to_list() if "tag" in batch.columns else None
+    out.write(vw_prediction_lines(predicted.astype(float).tolist(), tags))
 
 
 def _examples(model: Any) -> int:

@@ -49,11 +49,12 @@ def _train_vw(
         namespaces, labels, _ = scan
         # A file of no features (or none at all: --no_stdin) learns the constant alone, as vw.
         namespaces = namespaces or [DEFAULT_NAMESPACE]
-        found = sorted(labels)
-        raw = args.loss_function in CLASSIFICATION_LOSSES and _raw_labels(found, args.loss_function)
+        raw = args.loss_function in CLASSIFICATION_LOSSES and _raw_labels(
+            labels, args.loss_function
+        )
         model = _estimator(args, namespaces, None, raw_labels=raw)
         if isinstance(model, pp.SGDClassifier):
-            model.classes_ = np.unique(np.asarray(_classes(args, found)))
+            model.classes_ = np.unique(np.asarray(_classes(args, labels)))
             if len(model.classes_) > 2:
                 return None
     else:
