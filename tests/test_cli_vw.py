@@ -315,11 +315,13 @@ def test_a_namespace_first_seen_late_or_never_reads_as_vw_reads_it(tmp_path) -> 
 def test_an_example_whose_features_overflow_is_predicted_0_and_not_learned_as_vw_does(
     tmp_path,
 ) -> None:
-    """A feature of 1e9 in a 5-way cross overflows single precision: vw predicts 0 for that
-    example, learns nothing from it and goes on; so does train, with a warning naming it. The
-    Python estimators refuse such a row instead (test_reliability)."""
+    """A feature of 1e9 in a 5-way cross overflows single precision, as does a value beyond it
+    (1e39, read as infinity): vw predicts 0 for that example, learns nothing from it and goes
+    on; so does train, with a warning naming it. The Python estimators refuse such a row instead
+    (test_reliability)."""
     rng = np.random.default_rng(5)
     lines = ["1 |a b:1000000000", "1 |a b:1000000000 c", "-1 |a b:1", "2 |a d:1e20 c"]
+    lines += ["1 |a e:1e39 c", "-1 |a e:-1e39"]
     lines += [f"{rng.normal():.3f} |a b:{rng.uniform(0.5, 1.5):.3f} c" for _ in range(40)]
     (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
     for flags in ([], ["--interactions", "aaaaa", "--noconstant"], ["--interactions", "aaa"]):
@@ -330,7 +332,7 @@ def test_an_example_whose_features_overflow_is_predicted_0_and_not_learned_as_vw
         if line.startswith("[warning]")
     ]
     examples = [w.split(":")[0] for w in warnings]
-    assert examples == [f"[warning] example {n}" for n in (1, 2, 4)], warnings
+    assert examples == [f"[warning] example {n}" for n in (1, 2, 4, 5, 6)], warnings
     assert all("predicted 0 and not learned" in w for w in warnings)
 
 

@@ -74,3 +74,22 @@ def test_a_bad_line_is_an_error_naming_it(tmp_path) -> None:
     path.write_text("1 |a x:1\n-1 |a y:oops\n")
     with pytest.raises(ValueError, match="line 2"):
         pp.SGDRegressor().fit(pp.scan_vw(path, namespaces="auto"))
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1e20", r"row 1: a feature has value 1e20 in magnitude, whose square overflows"),
+        ("-1e39", r"row 1: a feature has a value beyond single precision \(above 3.4"),
+    ],
+)
+def test_a_feature_that_overflows_is_an_error_naming_its_row(tmp_path, value, message) -> None:
+    """``train`` learns such a row as vw does (predicted 0, not learned, a warning:
+    test_cli_vw); a fit refuses it, as it refuses the same row of a frame, and the model is
+    left unfitted rather than fitted without it in silence."""
+    path = tmp_path / "big.vw"
+    path.write_text(f"1 |a x:1\n-1 |a y:{value} x\n1 |a x:2\n")
+    with pytest.raises(ValueError, match=message):
+        pp.SGDRegressor().fit(str(path))
+    with pytest.raises(ValueError, match=rf"row 1: .*{value}"):
+        pp.SGDRegressor().fit(pp.read_vw(path, namespaces="auto"))

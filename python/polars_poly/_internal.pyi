@@ -1,7 +1,7 @@
 """Type stubs for the compiled extension module (src/python/)."""
 
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -70,6 +70,7 @@ def vw_train(
     link: str = "identity",
     binary: bool = False,
     audit: Callable[[str], object] | None = None,
+    overflow: Literal["vw", "refuse"] = "vw",
 ) -> tuple[
     int,
     int,

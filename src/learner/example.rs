@@ -346,7 +346,10 @@ pub(crate) fn push_canonical<I: SparseIndex, V: SparseValue>(
 /// Appends one namespace's row with its entries in the order given, seeded (feature hash =
 /// `index + seed`): Vowpal Wabbit's rows ([`super::InOrderRows`]), where a repeated feature and
 /// two features on one slot are separate features, learned in file order. Zeros are dropped (as
-/// Vowpal Wabbit's parser drops them); a value beyond f32 is an error naming `row`.
+/// Vowpal Wabbit's parser drops them). A finite value beyond f32 is kept as an infinity of its
+/// sign, as Vowpal Wabbit's single-precision parser reads it: the learner's overflow policy
+/// then refuses the row or, under Vowpal Wabbit's, predicts it 0 and learns nothing from it
+/// (`crate::learner::OverflowPolicy`); NaN and infinite input are errors naming `row`.
 pub(crate) fn push_in_order<I: SparseIndex, V: SparseValue>(
     seed: u64,
     indices: &[I],
@@ -366,7 +369,7 @@ pub(crate) fn push_in_order<I: SparseIndex, V: SparseValue>(
             Some(index) if !value.is_finite() => {
                 crate::invalid!("row {row}: feature {index} has non-finite value {value}")
             }
-            Some(index) => to_f32(value, index, row).map(|value| (index, value)),
+            Some(index) => Ok((index, value as f32)),
         };
         match checked {
             Ok((index, value)) => {

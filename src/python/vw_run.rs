@@ -13,7 +13,7 @@ use super::error::{poisoned, py_error};
 use super::guard::guarded;
 use super::learner::PyLearner;
 use crate::error::PolyError;
-use crate::learner::{Loss, LossParams, RowRecord};
+use crate::learner::{Loss, LossParams, OverflowPolicy, RowRecord};
 use crate::readers::vw::{self, VwOptions, VwScan};
 use crate::vw_run::cache::CacheReader;
 use crate::vw_run::invert_hash::{feature_names, NamedModel};
@@ -66,7 +66,7 @@ type RunResult = (usize, u64, Vec<String>, Vec<HistoryRow>, PyVwReport);
 #[pyo3(signature = (
     learner, data, cache, options, *, write_cache, scan, passes, holdout_period, early_terminate,
     test_only, classes, batch_rows, progress, quiet, history, predictions, print,
-    link = "identity", binary = false, audit = None
+    link = "identity", binary = false, audit = None, overflow = "vw"
 ))]
 #[allow(clippy::too_many_arguments)]
 fn vw_train(
@@ -91,8 +91,18 @@ fn vw_train(
     link: &str,
     binary: bool,
     audit: Option<Py<PyAny>>,
+    overflow: &str,
 ) -> PyResult<RunResult> {
     let options = reader_options(options)?;
+    let overflow = match overflow {
+        "vw" => OverflowPolicy::PredictZero,
+        "refuse" => OverflowPolicy::Refuse,
+        other => {
+            return Err(py_error(PolyError::InvalidInput(format!(
+                "overflow={other:?} is not one of vw, refuse"
+            ))))
+        }
+    };
     let Some(link) = Link::parse(link) else {
         return Err(py_error(PolyError::InvalidInput(format!(
             "link={link:?} is not one of identity, logistic, glf1, poisson"
@@ -127,6 +137,7 @@ fn vw_train(
         batch_rows,
         scorer: Scorer { link, binary },
         write_cache,
+        overflow,
     };
     let progress =
         progress.as_deref().map(Progress::parse).transpose().map_err(py_error)?.unwrap_or_default();

@@ -61,6 +61,9 @@ pub struct RunOptions {
     /// With a text source: the cache to write while reading it (and the file's scan for its
     /// header); later passes then read the cache.
     pub write_cache: Option<(PathBuf, VwScan)>,
+    /// A row whose numbers overflow: predicted 0, not learned and warned of, as `vw` does
+    /// (`polars-poly train`), or an error naming it, as the estimators' other inputs give.
+    pub overflow: OverflowPolicy,
 }
 
 /// What a run did.
@@ -90,15 +93,14 @@ pub fn run<E: Expansion>(
     if options.batch_rows == 0 {
         return crate::invalid!("batch_rows must be at least 1");
     }
-    // As vw: a row whose numbers overflow is predicted 0 and not learned, with a warning.
-    let policy = learner.set_overflow_policy(OverflowPolicy::PredictZero);
+    let policy = learner.set_overflow_policy(options.overflow);
     let result = run_passes(learner, source, options, report, predictions, audit, lines);
     learner.set_overflow_policy(policy);
     learner.take_overflowed_rows();
     result
 }
 
-/// [`run`] under Vowpal Wabbit's overflow policy.
+/// [`run`] under the run's overflow policy.
 fn run_passes<E: Expansion>(
     learner: &mut Learner<E>,
     source: &Source,

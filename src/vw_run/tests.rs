@@ -41,6 +41,7 @@ fn options(passes: usize, holdout_period: u64, batch_rows: usize) -> RunOptions 
         batch_rows,
         scorer: Scorer::default(),
         write_cache: None,
+        overflow: OverflowPolicy::PredictZero,
     }
 }
 

@@ -464,6 +464,7 @@ class _Training(_Inputs):
                 history=False,
                 predictions=None,
                 print=lambda lines: None,
+                overflow="refuse",  # as the estimators' other inputs: an error naming the row
             )
 
         for _ in range(int(self.passes)):

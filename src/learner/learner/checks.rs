@@ -40,9 +40,9 @@ impl<E: Expansion> Learner<E> {
             let example = batch.example(row, &self.seeds, &mut buffer)?;
             if let Some(largest) = overflowing_square(example.features().1) {
                 let error = PolyError::InvalidInput(format!(
-                    "row {}: a feature has value {largest:e} in magnitude, whose square \
-                     overflows single precision; scale the features down",
-                    batch.first_row + row
+                    "row {}: a feature {}; scale the features down",
+                    batch.first_row + row,
+                    overflow_of(largest)
                 ));
                 // The namespace holding it, for the error to name its column.
                 let holds = |k: &usize| {

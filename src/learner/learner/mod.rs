@@ -52,6 +52,17 @@ fn overflowing_square(values: &[f32]) -> Option<f32> {
     (!(largest * largest).is_finite()).then_some(largest)
 }
 
+/// What is wrong with a feature of magnitude `largest` ([`overflowing_square`]), after "a
+/// feature" or "an expanded feature": an infinity is a value Vowpal Wabbit's text gave beyond
+/// single precision (`1e39`).
+fn overflow_of(largest: f32) -> String {
+    if largest.is_infinite() {
+        format!("has a value beyond single precision (above {:e} in magnitude)", f32::MAX)
+    } else {
+        format!("has value {largest:e} in magnitude, whose square overflows single precision")
+    }
+}
+
 /// Above this size the learner and the scorer prefetch slots ahead ([`Learner::prefetches`]): a
 /// table beyond a core's L2 cache (1 MiB on the benchmark machine) is read from L3 or memory.
 /// Hashed crosses spread their features over the whole table, and on eat-rate-like rows a 4 MiB

@@ -224,8 +224,8 @@ impl<E: Expansion> Learner<E> {
         } else {
             overflowing_square(features.values()).map(|largest| {
                 format!(
-                    "an expanded feature has value {largest:e} in magnitude, whose square \
-                     overflows single precision; scale the features down (or use a lower degree)"
+                    "an expanded feature {}; scale the features down (or use a lower degree)",
+                    overflow_of(largest)
                 )
             })
         };
