@@ -93,3 +93,40 @@ def test_a_feature_that_overflows_is_an_error_naming_its_row(tmp_path, value, me
         pp.SGDRegressor().fit(str(path))
     with pytest.raises(ValueError, match=rf"row 1: .*{value}"):
         pp.SGDRegressor().fit(pp.read_vw(path, namespaces="auto"))
+
+
+def test_a_path_is_scored_as_its_frames(tmp_path) -> None:
+    """``predict``, ``decision_function`` and ``predict_proba`` take a path, as ``fit`` does:
+    read as the model's namespaces, one the file lacks empty and one the model lacks left
+    out."""
+    path = write_file(tmp_path / "train.vw", 2000)
+    model = pp.SGDClassifier(loss="logistic", interactions=[("a", "b")])
+    model.fit(str(path))
+    same = pp.SGDClassifier(loss="logistic", interactions=[("a", "b")])
+    same.fit(pp.scan_vw(path, namespaces="auto"))
+    frame = pp.read_vw(path, namespaces="auto")
+    np.testing.assert_array_equal(model.decision_function(frame), same.decision_function(frame))
+    np.testing.assert_array_equal(model.decision_function(path), same.decision_function(frame))
+    np.testing.assert_array_equal(model.predict(str(path)), same.predict(frame))
+    np.testing.assert_array_equal(model.predict_proba(path), same.predict_proba(frame))
+    # A test file without namespace z and with a namespace q the model never saw.
+    test = tmp_path / "test.vw"
+    test.write_text("1 |a x1 |b y2 |q new\n-1 |b y3\n")
+    expected = pp.read_vw(test, namespaces=["a", "b", "z"], other_namespaces="drop")
+    np.testing.assert_array_equal(model.decision_function(test), model.decision_function(expected))
+    assert model.predict(test).shape == (2,)
+
+
+def test_a_path_is_scored_with_the_reader_flags_the_command_line_trained_with(tmp_path) -> None:
+    from polars_poly.__main__ import main
+
+    path = tmp_path / "train.vw"
+    path.write_text("1 |t a b c\n-1 |t b c d\n1 |t a b d\n-1 |t c d e\n" * 50)
+    assert (
+        main(["train", "-d", str(path), "--ngram", "t2", "-f", str(tmp_path / "m"), "--quiet"]) == 0
+    )
+    model = pp.load_model(tmp_path / "m")
+    frame = pp.read_vw(path, namespaces=["t"], ngram="t2")
+    np.testing.assert_array_equal(model.predict(path), model.predict(frame))
+    plain = pp.read_vw(path, namespaces=["t"])
+    assert not np.array_equal(model.predict(frame), model.predict(plain))

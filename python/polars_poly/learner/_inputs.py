@@ -3,6 +3,7 @@ batches of namespaces."""
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from polars_poly._input import (
@@ -23,6 +24,7 @@ from polars_poly.learner._data import (
     _Data,
 )
 from polars_poly.learner._options import _Options
+from polars_poly.readers import scan_vw
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -30,6 +32,17 @@ if TYPE_CHECKING:
 
 class _Inputs(_Options):
     """What the estimators read."""
+
+    def _vw_file(self, path: str | os.PathLike[str], *, scoring: bool) -> pl.LazyFrame:
+        """A Vowpal Wabbit file given by its path, as a :func:`scan_vw` frame. To fit: a column
+        per namespace of the file. To score: the model's namespaces (one the file lacks is
+        empty, one the model lacks is left out: it has no weights), read with the reader options
+        the command line trained it with (``--ngram``, ``--ignore``...)."""
+        if not scoring:
+            return scan_vw(path, namespaces="auto")
+        stored = getattr(self, "_vw_reader", None) or {}
+        namespaces = list(self.namespaces_)
+        return scan_vw(path, namespaces=namespaces, other_namespaces="drop", **stored)
 
     def _vw_defaults(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any]:
         """``y`` and ``sample_weight`` of a Vowpal Wabbit file's frame (``read_vw`` /

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +41,8 @@ class _Scoring(_Training):
         the engine as the scoring expressions compute it (one column per class for a
         multiclass model)."""
         learner = self._check_fitted()
+        if isinstance(X, str | os.PathLike):
+            X = self._vw_file(X, scoring=True)
         if isinstance(X, pl.LazyFrame):
             column = X.select(self._score_expr(None, output).alias("score")).collect(
                 engine="streaming"

@@ -39,7 +39,7 @@ from polars_poly.learner._inputs import _Inputs
 from polars_poly.learner._saturation import warn_if_saturated
 from polars_poly.multiclass import OneAgainstAll
 from polars_poly.ranking_race import LINEAR, RankingRace
-from polars_poly.readers import scan_vw, vw_scan_source
+from polars_poly.readers import vw_scan_source
 
 if TYPE_CHECKING:
     import numpy.typing as npt
@@ -407,7 +407,7 @@ class _Training(_Inputs):
     def _fit(self, X: Any, y: Any, sample_weight: Any) -> Self:
         self._check_params()
         if isinstance(X, str | os.PathLike):
-            X = scan_vw(X, namespaces="auto")
+            X = self._vw_file(X, scoring=False)
         source = vw_scan_source(X) if y is None and sample_weight is None else None
         if source is not None and self._fit_vw_file(*source):
             return self

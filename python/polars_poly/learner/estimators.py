@@ -110,7 +110,8 @@ class SGDRegressor(_ScoreColumns, RegressorMixin, _BaseSGD):  # type: ignore[mis
         return self
 
     def predict(self, X: Any) -> npt.NDArray[np.float64]:
-        """Predictions (clipped to the label range seen in training)."""
+        """Predictions (clipped to the label range seen in training). ``X``: a frame, an array,
+        or a Vowpal Wabbit file's path (read as the model's namespaces)."""
         return self._scores(X)
 
     def predict_expr(self, *features: str | pl.Expr) -> pl.Expr:
@@ -295,7 +296,8 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     def decision_function(self, X: Any) -> npt.NDArray[np.float64]:
         """Raw scores (margins for the logistic loss; clipped to the label range seen in
         training). Binary: shape ``(n,)``, positive means ``classes_[1]``. Multiclass: shape
-        ``(n, classes)``, each class's score."""
+        ``(n, classes)``, each class's score. ``X``: a frame, an array, or a Vowpal Wabbit
+        file's path (read as the model's namespaces)."""
         return self._scores(X)
 
     def predict(self, X: Any) -> npt.NDArray[Any]:
