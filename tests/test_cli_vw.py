@@ -105,6 +105,11 @@ def same(ours: str, theirs: str) -> bool:
         decimals = len(theirs.partition(".")[2])
         a, b = float(ours), float(theirs)
         return math.isclose(a, b, rel_tol=RTOL, abs_tol=max(1.5 * 10.0**-decimals, 5e-5))
+    # A class's probability, "2:0.446453" (--probabilities' -p): the name, then the number.
+    name, colon, value = ours.partition(":")
+    their_name, their_colon, their_value = theirs.partition(":")
+    if colon and their_colon and name == their_name:
+        return same(value, their_value)
     return ours == theirs
 
 
@@ -529,3 +534,56 @@ def test_audit_prints_each_example_as_vw_does(data, tmp_path, flags) -> None:
     ours, theirs = audit_lines(out.getvalue()), audit_lines(done.stdout)
     assert len(ours) == 2 * 60 * (2 if "--passes" in flags else 1)
     assert_same_lines(ours, theirs, "audit")
+
+
+def multiclass_lines(rng: np.random.Generator, rows: int, labels: list[int]) -> list[str]:
+    """Rows whose class depends on which of four words they hold, with noise words (none twice
+    in a row: --oaa learns a repeated feature as one, docs/cli.md)."""
+    lines = []
+    for _ in range(rows):
+        k = int(rng.integers(0, len(labels)))
+        noise = " ".join(f"n{n}" for n in rng.choice(30, size=3, replace=False))
+        lines.append(f"{labels[k]} |w c{k} {noise} |v x:{rng.normal():.3f}")
+    return lines
+
+
+@pytest.mark.parametrize(
+    ("labels", "flags"),
+    [
+        ([1, 2, 3, 4], ["--loss_function", "logistic"]),
+        ([1, 2, 3, 4], ["--loss_function", "logistic", "--link", "logistic"]),
+        ([0, 1, 2, 3], ["--loss_function", "logistic"]),
+        ([0, 1, 2, 3], ["--loss_function", "logistic", "--indexing", "0"]),
+    ],
+)
+def test_oaa_probabilities_give_vowpal_wabbits_output(tmp_path, labels, flags) -> None:
+    """``--oaa 4 --probabilities``: the table's predicted class with its probability
+    (``2(54%)``), each class's probability in ``-p``, the summary's average multiclass log
+    loss; labels 0..3 when the first example's is 0 (or with ``--indexing 0``)."""
+    rng = np.random.default_rng(11)
+    lines = multiclass_lines(rng, 300, labels)
+    lines[0] = f"{labels[0]} |w c0 n1"  # the first label decides the indexing
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    args = ["-d", "../d.dat", "--oaa", "4", "--probabilities", "-p", "p.txt", *flags]
+    compare(args, tmp_path, ("p.txt",))
+    written = (tmp_path / "ours" / "p.txt").read_text().splitlines()
+    assert written[0].split() == [f"{c}:0.25" for c in labels]
+
+
+def test_oaa_labels_that_switch_to_0_indexed_midway_are_refused_naming_the_row(tmp_path) -> None:
+    """vw, meeting its first label 0 after other labels, relabels its classes from there (the
+    rows before learned 1..K); train reads 1..K and names the row of the 0."""
+    (tmp_path / "d.dat").write_text("1 |w a\n2 |w b\n0 |w c\n")
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        assert main(["train", "-d", str(tmp_path / "d.dat"), "--oaa", "4"]) == 1
+    assert "row 2: label 0.0 is not one of the classes [1, 2, 3, 4]" in err.getvalue()
+
+
+def test_probabilities_and_indexing_need_oaa(tmp_path) -> None:
+    (tmp_path / "d.dat").write_text("1 |w a\n-1 |w b\n")
+    for flag in (["--probabilities"], ["--indexing", "0"]):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            assert main(["train", "-d", str(tmp_path / "d.dat"), *flag]) == 2
+        assert "give --oaa K" in err.getvalue()

@@ -82,8 +82,17 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     _flag(
         "--oaa",
         "same",
-        "K classes, labels 1..K; with -p, each predicted class (and tag) before learning it "
-        "(not with -t, -P or a holdout)",
+        "K classes, labels 1..K (0..K-1 when the first example's label is 0, as vw); with -p, "
+        "each predicted class (and tag) before learning it (not with -t, -P or a holdout); "
+        "a feature repeated in an example's namespace is one feature of the summed value "
+        "(vw: one per occurrence, learned in turn)",
+    ),
+    _flag(
+        "--indexing",
+        "different",
+        "--oaa's labels 0..K-1 or 1..K; a label outside them is an error naming its example "
+        "(vw warns and learns it as no class's)",
+        ("0", "1"),
     ),
     _flag("--quiet", "same", "prints nothing on stderr"),
     _flag("-P --progress", "same", "table rows every N examples (integer) or at a factor"),
@@ -136,7 +145,13 @@ VW_FLAGS: tuple[VwFlag, ...] = (
         "as vw, and kept in the model (with --ignore, --keep, --hash) for -t, -i and predict",
     ),
     _flag("--hash", "same", "strings or all", ("strings", "all")),
-    _flag("--probabilities", "refused", "use predict --probabilities"),
+    _flag(
+        "--probabilities",
+        "same",
+        "with --oaa: each class's probability (its logistic link, normalized) in the table, in "
+        "-p and as the summary's average multiclass log loss; a --link given is identity, as "
+        "in vw; without --oaa refused (predict --probabilities scores a binary model)",
+    ),
 )
 
 
@@ -273,6 +288,7 @@ def add_commands(commands: Any) -> None:
         help="table rows every N examples (an integer) or at N times the last (a decimal)",
     )
     t.add_argument("--oaa", type=int, metavar="K", help="K classes, labels 1..K (one against all)")
+    t.add_argument("--indexing", type=int, choices=(0, 1), help="--oaa's labels from 0 or 1")
     for flag in ("--random_seed",):
         t.add_argument(flag, type=int, help="accepted as in vw (plain SGD draws no numbers)")
     for flag in ("--sgd", "--adaptive", "--normalized", "--invariant"):
@@ -280,6 +296,9 @@ def add_commands(commands: Any) -> None:
     for flag in ("--save_resume", "--predict_only_model"):
         t.add_argument(flag, action="store_true", help="accepted as in vw (see docs/cli.md)")
     t.add_argument("--binary", action="store_true", help="predict the sign; report 0/1 loss")
+    t.add_argument(
+        "--probabilities", action="store_true", help="with --oaa: each class's probability"
+    )
     t.add_argument("--link", choices=list(LINKS), default="identity", help="of what is shown")
     t.add_argument("--no_stdin", action="store_true", help="no data (with -i: save it again)")
     t.add_argument("--readable_model", metavar="FILE", help="write the weights here (vw's layout)")

@@ -33,9 +33,9 @@ class OneAgainstAll:
         # Σ weight of the examples whose class was mispredicted before learning them, Σ weight:
         # the progressive multiclass error (Vowpal Wabbit's --oaa loss) of one-pass learning.
         self.errors = errors
-        # The class (its position) each row of the last batch learned was predicted before
-        # learning it (the command line's -p).
-        self.predicted: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        # Each class's score of each row of the last batch learned, before learning it (rows x
+        # classes): the command line's progressive -p and --probabilities.
+        self.progressive_scores: npt.NDArray[np.float64] = np.zeros((0, len(self.heads)))
 
     @classmethod
     def new(cls, options: dict[str, Any], n_classes: int) -> OneAgainstAll:
@@ -67,8 +67,8 @@ class OneAgainstAll:
             part, weight, progressive = head.learn_recording(features, signed, weights, first_row)
             loss += part
             scores.append(progressive.to_numpy())
-        self.predicted = np.argmax(np.column_stack(scores), axis=1)
-        wrong = self.predicted != classes
+        self.progressive_scores = np.column_stack(scores)
+        wrong = np.argmax(self.progressive_scores, axis=1) != classes
         importance = np.ones(len(wrong)) if weights is None else weights.to_numpy()
         errors, total = self.errors
         self.errors = (errors + float(importance[wrong].sum()), total + float(importance.sum()))

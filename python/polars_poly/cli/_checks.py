@@ -26,6 +26,16 @@ def _check_train_flags(args: argparse.Namespace) -> None:
         raise ValueError(f"--holdout_period must be at least 1, got {args.holdout_period}")
     if args.oaa is not None and args.oaa < 2:
         raise ValueError(f"--oaa takes the number of classes, 2 or more, got {args.oaa}")
+    if args.indexing is not None and not args.oaa:
+        raise UsageError("--indexing numbers --oaa's classes: give --oaa K")
+    if args.probabilities:
+        if not args.oaa:
+            raise UsageError(
+                "--probabilities is --oaa's (each class's probability): give --oaa K; "
+                "predict --probabilities scores a binary model"
+            )
+        # As vw: the link is applied to each class's score by hand, a --link given is identity.
+        args.link = "identity"
     if args.bits is not None and not 1 <= args.bits <= 32:
         raise ValueError(f"-b must be in 1..32, got {args.bits}")
 

@@ -170,12 +170,21 @@ def _estimator(
     return pp.SGDRegressor(**options)
 
 
-def _classes(args: argparse.Namespace, labels: pl.Series | list[float] | None) -> list[Any]:
-    """A new classifier's classes: 1..K with ``--oaa K`` (Vowpal Wabbit's multiclass labels; a
-    label outside them is an error naming its example), else the file's distinct ``labels``
-    ({0, 1} or {-1, +1} when they are among those)."""
+def _classes(
+    args: argparse.Namespace,
+    labels: pl.Series | list[float] | None,
+    first_label: float | None = None,
+) -> list[Any]:
+    """A new classifier's classes: with ``--oaa K`` Vowpal Wabbit's multiclass labels, 1..K, or
+    0..K-1 with ``--indexing 0`` or when the first example's label is 0 (vw's 0-indexing from
+    its first example; a label outside them is an error naming its example, where vw, finding
+    a first 0 later, would relabel its classes from there), else the file's distinct
+    ``labels`` ({0, 1} or {-1, +1} when they are among those)."""
     if args.oaa or labels is None:
-        return list(range(1, (args.oaa or 0) + 1))
+        indexing = getattr(args, "indexing", None)
+        if indexing is None:
+            indexing = 0 if first_label == 0 else 1
+        return list(range(indexing, indexing + (args.oaa or 0)))
     from polars_poly._input import classes_of
 
     values = np.asarray(labels, dtype=np.float64) if isinstance(labels, list) else labels.to_numpy()

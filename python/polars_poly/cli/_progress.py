@@ -31,16 +31,17 @@ class ProgressTable:
         self.last = (0.0, 0.0)
         print(self.HEADER, file=out)
 
-    def row(self, model: Any, label: float, predicted: float, features: int) -> None:
+    def row(self, model: Any, label: float, predicted: float | str, features: int) -> None:
         examples, loss, weight, _ = model._learner.progress
         errors = getattr(model._learner, "errors", None)
         if errors is not None:  # one against all: the multiclass error, as vw --oaa prints
             loss, weight = errors
         since = (loss - self.last[0]) / max(weight - self.last[1], 1e-300)
         self.last = (loss, weight)
+        shown = predicted if isinstance(predicted, str) else f"{predicted:.4f}"
         print(
             f"{loss / max(weight, 1e-300):>10.6f} {since:>10.6f} {examples:>12d} "
-            f"{weight:>10.1f} {label:>9.4f} {predicted:>9.4f} {features:>9d}",
+            f"{weight:>10.1f} {label:>9.4f} {shown:>9} {features:>9d}",
             file=self.out,
         )
 
@@ -56,7 +57,9 @@ def _train_in_pieces(
 ) -> None:
     """One-against-all and apple's race: each table row's example scored, then learned; with
     ``predictions`` (``-p``, one against all), each example's class as predicted before it was
-    learned, with its tag, as ``vw --oaa`` writes them."""
+    learned, with its tag, as ``vw --oaa`` writes them. With ``--probabilities`` (one against
+    all), each class's probability instead: in the table (``2(54%)``), in ``-p``
+    (``1:0.25 2:0.25 ...``) and as the summary's average multiclass log loss."""
     holdout = args.passes > 1 and not args.holdout_off
     multiclass = len(getattr(model, "classes_", ())) > 2
     if args.testonly or args.progress or holdout or (predictions and not multiclass):
@@ -68,14 +71,26 @@ def _train_in_pieces(
     classes = None
     if isinstance(model, pp.SGDClassifier) and not _fitted(model):
         classes = model.classes_.tolist()
+    probabilities = bool(getattr(args, "probabilities", False)) and multiclass
+    if probabilities and args.loss_function != "logistic" and report_to is not None:
+        print(
+            "[warning] --probabilities should be used only with --loss_function=logistic, "
+            f"currently using: {args.loss_function}",
+            file=report_to,
+        )
     table = None if report_to is None else ProgressTable(report_to)
     start = model._learner.progress if _fitted(model) else (0, 0.0, 0.0, 0)
-    label_sum = 0.0
+    label_sum = log_loss = 0.0
     for _ in range(args.passes):
         for batch in batches(frame):
-            predicted = learn_batch(model, batch, label, weight, classes, table)
-            if predictions is not None:
-                _write_classes(predictions, model.classes_[predicted], batch)
+            scores = learn_batch(model, batch, label, weight, classes, table, probabilities)
+            if probabilities:
+                shares = class_probabilities(scores)
+                log_loss += _log_loss(shares, model.classes_, batch, label, weight)
+                if predictions is not None:
+                    _write_probabilities(predictions, shares, model.classes_, batch)
+            elif predictions is not None:
+                _write_classes(predictions, model.classes_[np.argmax(scores, axis=1)], batch)
             if not multiclass:  # vw sums no multiclass labels
                 w = batch[weight] if weight else 1.0
                 label_sum += float((batch[label].cast(pl.Float32).cast(pl.Float64) * w).sum())
@@ -97,11 +112,15 @@ def _train_in_pieces(
     if args.passes > 1:
         counts = f"number of examples per pass = {examples // args.passes}\n"
         counts += f"passes used = {args.passes}"
+    multiclass_log_loss = ""
+    if probabilities:
+        average = log_loss / max(weight_sum, 1e-300)
+        multiclass_log_loss = f"average multiclass log loss = {average:.6f}\n"
     print(
         f"\nfinished run\n{counts}\nweighted example sum = {weight_sum:.6f}\n"
         f"weighted label sum = {label_sum:.6f}\n"
         f"average loss = {loss / max(weight_sum, 1e-300):.6f}\n"
-        f"total feature number = {updates}",
+        f"{multiclass_log_loss}total feature number = {updates}",
         file=report_to,
     )
 
@@ -113,21 +132,22 @@ def learn_batch(
     weight: str | None,
     classes: list[Any] | None,
     table: ProgressTable | None,
-) -> npt.NDArray[np.int64]:
+    probabilities: bool = False,
+) -> npt.NDArray[np.float64]:
     """Learns a batch of examples; with a table, the example that brings the count to a power
-    of two is scored first and gets its row (as ``vw`` prints them). Returns, for a model of
-    more than two classes, the class (its position) each row was predicted before it was
-    learned (else nothing)."""
+    of two is scored first and gets its row (as ``vw`` prints them; with ``probabilities``, its
+    class and that class's probability). Returns, for a model of more than two classes, each
+    class's score of each row before the row was learned (rows x classes; else nothing)."""
     if batch[label].null_count():
         first = int(batch[label].is_null().arg_true()[0]) + _examples(model)
         raise ValueError(f"example {first + 1} has no label")
-    progressive: list[npt.NDArray[np.int64]] = []
+    progressive: list[npt.NDArray[np.float64]] = []
 
     def learn(rows: pl.DataFrame) -> None:
         model.partial_fit(rows, label, weight, **_first(classes, model))
-        classes_predicted = getattr(model._learner, "predicted", None)
-        if classes_predicted is not None:
-            progressive.append(classes_predicted)
+        scores = getattr(model._learner, "progressive_scores", None)
+        if scores is not None:
+            progressive.append(scores)
 
     start = 0
     while start < batch.height:
@@ -143,18 +163,62 @@ def learn_batch(
             continue
         # The example that brings the count to a power of two: scored first, then learned.
         example = batch.slice(start, 1)
-        predicted = _score(model, example) if _fitted(model) else 0.0
+        predicted: float | str = _score(model, example) if _fitted(model) else 0.0
         if not _fitted(model) and classes is not None and len(classes) > 2:
             predicted = float(classes[0])  # all scores 0: the first class, as vw says
         before = model._learner.progress[3] if _fitted(model) else 0
         learn(example)
+        if probabilities:
+            shares = class_probabilities(progressive[-1])[-1]
+            best = int(np.argmax(progressive[-1][-1]))
+            # vw: the class, then its probability in percent, rounded (single precision).
+            predicted = f"{model.classes_[best]:g}({np.float32(100) * shares[best]:.0f}%)"
         if table is not None:
             # Features of the example (a multiclass model updates them once per class).
             heads = len(getattr(model._learner, "heads", [None]))
             features = (model._learner.progress[3] - before) // heads
             table.row(model, float(example[label][0]), predicted, int(features))
         start += 1
-    return np.concatenate(progressive) if progressive else np.zeros(0, dtype=np.int64)
+    return np.concatenate(progressive) if progressive else np.zeros((0, 0))
+
+
+def class_probabilities(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
+    """``vw --oaa --probabilities``'s: each class's logistic link of its score, normalized to
+    sum to 1 over the classes, in single precision as vw computes them."""
+    linked: npt.NDArray[np.float32] = np.float32(1) / (
+        np.float32(1) + np.exp(-scores.astype(np.float32))
+    )
+    shares: npt.NDArray[np.float32] = linked / linked.sum(axis=1, dtype=np.float32, keepdims=True)
+    return shares
+
+
+def _log_loss(
+    shares: npt.NDArray[np.float32],
+    classes: npt.NDArray[Any],
+    batch: pl.DataFrame,
+    label: str,
+    weight: str | None,
+) -> float:
+    """The batch's sum of importance x -log(probability of the true class), 999 for a
+    probability of 0 (vw's multiclass log loss)."""
+    positions = np.searchsorted(classes, batch[label].to_numpy())
+    true = shares[np.arange(len(positions)), positions]
+    importance = np.ones(len(true)) if weight is None else batch[weight].to_numpy()
+    with np.errstate(divide="ignore"):
+        losses = np.where(true > 0, -np.log(true).astype(np.float64) * importance, 999.0)
+    return float(losses.sum())
+
+
+def _write_probabilities(
+    out: TextIO, shares: npt.NDArray[np.float32], classes: npt.NDArray[Any], batch: pl.DataFrame
+) -> None:
+    """``vw --oaa --probabilities``'s ``-p`` lines: ``class:probability`` for every class
+    (6 significant digits), then the tag."""
+    tags = batch["tag"].to_list() if "tag" in batch.columns else [None] * len(shares)
+    names = [f"{c:g}" for c in classes]
+    for row, tag in zip(shares, tags, strict=True):
+        line = " ".join(f"{name}:{float(p):g}" for name, p in zip(names, row, strict=True))
+        out.write(f"{line} {tag}\n" if tag else f"{line}\n")
 
 
 def _write_classes(out: TextIO, predicted: npt.NDArray[Any], batch: pl.DataFrame) -> None:

@@ -113,8 +113,11 @@ def _train_frames(
         raw = labels is not None and _raw_labels(labels, args.loss_function)
         model = _estimator(args, columns, frame.collect_schema(), raw_labels=raw)
         if isinstance(model, pp.SGDClassifier):
-            # As partial_fit(classes=...) names them: --oaa's 1..K, else the file's labels.
-            model.classes_ = np.unique(np.asarray(_classes(args, labels)))
+            # As partial_fit(classes=...) names them: --oaa's 1..K (or 0..K-1), else the file's
+            # labels.
+            first = frame.select(label).head(1).collect()[label] if args.oaa else None
+            first_label = None if first is None or first.is_empty() else first[0]
+            model.classes_ = np.unique(np.asarray(_classes(args, labels, first_label)))
     if _in_pieces(model):
         _train_in_pieces(args, model, frame, label, weight, report_to, predictions)
     else:
