@@ -537,12 +537,12 @@ def test_audit_prints_each_example_as_vw_does(data, tmp_path, flags) -> None:
 
 
 def multiclass_lines(rng: np.random.Generator, rows: int, labels: list[int]) -> list[str]:
-    """Rows whose class depends on which of four words they hold, with noise words (none twice
-    in a row: --oaa learns a repeated feature as one, docs/cli.md)."""
+    """Rows whose class depends on which of four words they hold, with noise words (some
+    twice in a row: vw learns each occurrence, in turn)."""
     lines = []
     for _ in range(rows):
         k = int(rng.integers(0, len(labels)))
-        noise = " ".join(f"n{n}" for n in rng.choice(30, size=3, replace=False))
+        noise = " ".join(f"n{rng.integers(0, 30)}" for _ in range(3))
         lines.append(f"{labels[k]} |w c{k} {noise} |v x:{rng.normal():.3f}")
     return lines
 

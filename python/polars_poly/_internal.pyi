@@ -138,6 +138,7 @@ class Learner:
         labels: pl.Series,
         weights: pl.Series | None = None,
         first_row: int = 0,
+        in_order: bool = False,
     ) -> tuple[float, float, pl.Series]: ...
     def learn_scored(
         self,

@@ -83,9 +83,7 @@ VW_FLAGS: tuple[VwFlag, ...] = (
         "--oaa",
         "same",
         "K classes, labels 1..K (0..K-1 when the first example's label is 0, as vw); with -p, "
-        "each predicted class (and tag) before learning it (not with -t, -P or a holdout); "
-        "a feature repeated in an example's namespace is one feature of the summed value "
-        "(vw: one per occurrence, learned in turn)",
+        "each predicted class (and tag) before learning it (not with -t, -P or a holdout)",
     ),
     _flag(
         "--indexing",

@@ -30,6 +30,10 @@ class OneAgainstAll:
         if len(heads) < 3:
             raise ValueError(f"one-against-all needs 3 or more classes, got {len(heads)}")
         self.heads = list(heads)
+        # Learn a sparse column's entries as features in the order given, a repeated one twice
+        # (Vowpal Wabbit's text, as the command line learns it), not summed. Not stored: how
+        # the input is read.
+        self.in_order = False
         # Σ weight of the examples whose class was mispredicted before learning them, Σ weight:
         # the progressive multiclass error (Vowpal Wabbit's --oaa loss) of one-pass learning.
         self.errors = errors
@@ -64,7 +68,9 @@ class OneAgainstAll:
         classes = labels.to_numpy()
         for k, head in enumerate(self.heads):
             signed = self._signed(classes, k)
-            part, weight, progressive = head.learn_recording(features, signed, weights, first_row)
+            part, weight, progressive = head.learn_recording(
+                features, signed, weights, first_row, in_order=self.in_order
+            )
             loss += part
             scores.append(progressive.to_numpy())
         self.progressive_scores = np.column_stack(scores)

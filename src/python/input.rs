@@ -19,7 +19,7 @@ use pyo3_polars::PySeries;
 use super::arrow_io::{sparse_chunks_from, sparse_dtypes, to_polars_error, RowsChunk, SparseChunk};
 use crate::dos::ExampleBatch;
 use crate::error::PolyResult;
-use crate::learner::{HashedStrings, NamespaceRows, NumberRows, Numbers, Strings};
+use crate::learner::{HashedStrings, InOrderRows, NamespaceRows, NumberRows, Numbers, Strings};
 use crate::sparse::SparseRows;
 use crate::with_rows;
 
@@ -251,6 +251,28 @@ impl<'a> Columns<'a> {
             .collect()
     }
 
+    /// Each column's rows as [`Columns::namespaces`], a sparse column's entries kept as
+    /// features in the order given ([`InOrderRows`]: a repeated feature is two, learned in
+    /// turn), as Vowpal Wabbit learns its text (the command line's one-against-all).
+    pub fn namespaces_in_order<'b>(
+        &'b self,
+        empty: &'b SparseRows<'b, u32, f32>,
+    ) -> Vec<NamespaceView<'b>> {
+        self.namespaces(empty)
+            .into_iter()
+            .zip(&self.columns)
+            .map(|(rows, column)| match column {
+                ColumnRows::Sparse(chunks) => match chunks.first() {
+                    Some(chunk) => NamespaceView::InOrder(with_rows!(&chunk.rows, |r| {
+                        Box::new(InOrderRows(*r)) as Box<dyn NamespaceRows + 'b>
+                    })),
+                    None => NamespaceView::Own(rows),
+                },
+                _ => NamespaceView::Own(rows),
+            })
+            .collect()
+    }
+
     /// The one column's rows as a passive-aggressive batch of width `n_features`.
     pub fn example_batch(&self, n_features: usize) -> PolyResult<ExampleBatch> {
         match self.single_chunk()? {
@@ -278,6 +300,22 @@ impl<'a> Columns<'a> {
                 "the classifier takes one sparse feature column, got {} column(s)",
                 columns.len()
             ),
+        }
+    }
+}
+
+/// A namespace's rows as [`Columns::namespaces_in_order`] gives them: the column's own, or a
+/// sparse column's read in order.
+pub enum NamespaceView<'b> {
+    Own(&'b dyn NamespaceRows),
+    InOrder(Box<dyn NamespaceRows + 'b>),
+}
+
+impl NamespaceView<'_> {
+    pub fn rows(&self) -> &dyn NamespaceRows {
+        match self {
+            NamespaceView::Own(rows) => *rows,
+            NamespaceView::InOrder(rows) => rows.as_ref(),
         }
     }
 }

@@ -16,6 +16,7 @@ use super::guard::guarded;
 use super::handles::{Handle, Shared};
 use super::input::{
     column_names, empty_rows, feature_series_of, labels_of, reject_null_rows, Columns,
+    NamespaceView,
 };
 use super::model_bytes::model_bytes;
 use super::options::options_from;
@@ -26,7 +27,7 @@ use crate::apple::{Ranking, ScheduleKind};
 use crate::field_apple::FieldAppleConfig;
 use crate::learner::features::{monomial_field, namespace_field};
 use crate::learner::ffm::FfmOptions;
-use crate::learner::{shuffled_order, Batch, FitOptions, Loss, RowRecord};
+use crate::learner::{shuffled_order, Batch, FitOptions, Loss, NamespaceRows, RowRecord};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
@@ -55,18 +56,15 @@ impl PyLearner {
         self.inner.clone()
     }
 
-    /// Runs `train` on the model and the batch of the feature columns `features` with `labels`
-    /// and `weights` (rows numbered from `first_row`), without the GIL and guarded (Ctrl-C,
-    /// panics).
+    /// Runs `train` on the model and the batch of `input`, without the GIL and guarded
+    /// (Ctrl-C, panics).
     fn with_batch<T: Send>(
         &self,
         py: Python<'_>,
-        features: Vec<PySeries>,
-        labels: PySeries,
-        weights: Option<PySeries>,
-        first_row: usize,
+        input: BatchInput,
         train: impl FnOnce(&mut OnlineModel, &Batch<'_>) -> PyResult<T> + Send,
     ) -> PyResult<T> {
+        let BatchInput { features, labels, weights, first_row, in_order } = input;
         let series = feature_series_of(features).map_err(polars_py)?;
         let labels = labels_of(labels, "labels").map_err(polars_py)?;
         let weights =
@@ -79,7 +77,13 @@ impl PyLearner {
                 reject_null_rows(&columns, &series, first_row)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;
-                let namespaces = columns.namespaces(&empty);
+                let views = if in_order {
+                    columns.namespaces_in_order(&empty)
+                } else {
+                    columns.namespaces(&empty).into_iter().map(NamespaceView::Own).collect()
+                };
+                let namespaces: Vec<&dyn NamespaceRows> =
+                    views.iter().map(NamespaceView::rows).collect();
                 let labels = labels.cont_slice().map_err(polars_py)?;
                 let weights =
                     weights.as_ref().map(|w| w.cont_slice()).transpose().map_err(polars_py)?;
@@ -92,6 +96,28 @@ impl PyLearner {
                 train(&mut learner, &batch)
             })
         })
+    }
+}
+
+/// A batch as the Python layer hands it over: the feature columns, `labels` and `weights`, its
+/// rows numbered from `first_row`; `in_order`: a sparse column's entries are features in the
+/// order given (`crate::learner::InOrderRows`), not made canonical.
+struct BatchInput {
+    features: Vec<PySeries>,
+    labels: PySeries,
+    weights: Option<PySeries>,
+    first_row: usize,
+    in_order: bool,
+}
+
+impl BatchInput {
+    fn new(
+        features: Vec<PySeries>,
+        labels: PySeries,
+        weights: Option<PySeries>,
+        first_row: usize,
+    ) -> Self {
+        BatchInput { features, labels, weights, first_row, in_order: false }
     }
 }
 
@@ -124,9 +150,11 @@ impl PyLearner {
         weights: Option<PySeries>,
         first_row: usize,
     ) -> PyResult<(f64, f64)> {
-        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
-            learner.learn_batch(batch).map_err(py_error)
-        })
+        self.with_batch(
+            py,
+            BatchInput::new(features, labels, weights, first_row),
+            |learner, batch| learner.learn_batch(batch).map_err(py_error),
+        )
     }
 
     /// The checks `learn` makes before learning any row of a batch, alone: a batch learned in
@@ -140,13 +168,17 @@ impl PyLearner {
         weights: Option<PySeries>,
         first_row: usize,
     ) -> PyResult<()> {
-        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
-            learner.check_batch(batch).map_err(py_error)
-        })
+        self.with_batch(
+            py,
+            BatchInput::new(features, labels, weights, first_row),
+            |learner, batch| learner.check_batch(batch).map_err(py_error),
+        )
     }
 
     /// `learn`, also returning each row's progressive prediction (made before learning it).
-    #[pyo3(signature = (features, labels, weights=None, first_row=0))]
+    /// `in_order`: a sparse column's entries are features in the order given, as Vowpal
+    /// Wabbit learns its text (`crate::learner::InOrderRows`), not made canonical.
+    #[pyo3(signature = (features, labels, weights=None, first_row=0, in_order=false))]
     fn learn_recording(
         &self,
         py: Python<'_>,
@@ -154,12 +186,14 @@ impl PyLearner {
         labels: PySeries,
         weights: Option<PySeries>,
         first_row: usize,
+        in_order: bool,
     ) -> PyResult<(f64, f64, PySeries)> {
         let mut predictions = Vec::new();
-        let (loss, weight) =
-            self.with_batch(py, features, labels, weights, first_row, |l, b| {
-                l.learn_batch_recording(b, &mut predictions).map_err(py_error)
-            })?;
+        let (loss, weight) = self.with_batch(
+            py,
+            BatchInput { in_order, ..BatchInput::new(features, labels, weights, first_row) },
+            |l, b| l.learn_batch_recording(b, &mut predictions).map_err(py_error),
+        )?;
         let predictions = Float64Chunked::from_vec("progressive".into(), predictions);
         Ok((loss, weight, PySeries(predictions.into_series())))
     }
@@ -177,10 +211,14 @@ impl PyLearner {
         held_out: Option<Vec<bool>>,
     ) -> PyResult<(PySeries, PySeries, PySeries)> {
         let mut records = Vec::new();
-        self.with_batch(py, features, labels, weights, first_row, |learner, batch| {
-            let held_out = held_out.unwrap_or_else(|| vec![false; batch.n_rows()]);
-            learner.learn_batch_scored(batch, &held_out, &mut records).map_err(py_error)
-        })?;
+        self.with_batch(
+            py,
+            BatchInput::new(features, labels, weights, first_row),
+            |learner, batch| {
+                let held_out = held_out.unwrap_or_else(|| vec![false; batch.n_rows()]);
+                learner.learn_batch_scored(batch, &held_out, &mut records).map_err(py_error)
+            },
+        )?;
         let column = |name: &str, value: fn(&RowRecord) -> f64| {
             let values = records.iter().map(value).collect::<Vec<f64>>();
             PySeries(Float64Chunked::from_vec(name.into(), values).into_series())
@@ -205,7 +243,7 @@ impl PyLearner {
         options: &Bound<'_, PyAny>,
     ) -> PyResult<FitResult> {
         let options: FitOptions = options_from(options, "fit options")?;
-        self.with_batch(py, features, labels, weights, 0, |learner, batch| {
+        self.with_batch(py, BatchInput::new(features, labels, weights, 0), |learner, batch| {
             let report = learner.fit(batch, &options).map_err(py_error)?;
             let curve = report
                 .progress

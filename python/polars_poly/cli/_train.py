@@ -25,6 +25,7 @@ from polars_poly.cli._outputs import _save_and_describe
 from polars_poly.cli._progress import _train_in_pieces
 from polars_poly.cli._scored import _train_scored
 from polars_poly.cli._vw_run import _train_vw
+from polars_poly.multiclass import OneAgainstAll
 
 
 def train(args: argparse.Namespace, out: TextIO) -> None:
@@ -119,6 +120,8 @@ def _train_frames(
             first_label = None if first is None or first.is_empty() else first[0]
             model.classes_ = np.unique(np.asarray(_classes(args, labels, first_label)))
     if _in_pieces(model):
+        if kind == "vw":
+            _learn_in_file_order(model)
         _train_in_pieces(args, model, frame, label, weight, report_to, predictions)
     else:
         _train_scored(args, model, frame, label, weight, report_to, predictions)
@@ -126,6 +129,15 @@ def _train_frames(
         read = _vw_reader_options(args, model)
         model._vw_reader = {k: v for k, v in read.items() if v is not None}
     return model
+
+
+def _learn_in_file_order(model: Any) -> None:
+    """One-against-all learns Vowpal Wabbit text as vw does: a feature repeated in an
+    example's namespace is one feature per occurrence, learned in turn (not one of the summed
+    value, as a frame's rows are made canonical)."""
+    model._in_file_order = True
+    if isinstance(getattr(model, "_learner", None), OneAgainstAll):
+        model._learner.in_order = True  # a model -i continues
 
 
 def _rewrite_model(args: argparse.Namespace, report_to: TextIO | None) -> None:

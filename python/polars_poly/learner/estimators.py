@@ -208,7 +208,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
 
     def _make_learner(self, options: dict[str, Any]) -> Learner | OneAgainstAll:
         if self._multiclass():
-            return OneAgainstAll.new(options, len(self.classes_))
+            learner = OneAgainstAll.new(options, len(self.classes_))
+            # The command line learns Vowpal Wabbit text's features in file order, as vw.
+            learner.in_order = bool(self.__dict__.get("_in_file_order", False))
+            return learner
         return Learner(options)
 
     def _lazy_facts(self, y: str) -> list[pl.Expr]:
