@@ -7,11 +7,15 @@ present in the test rows (issue 58). click-like (``polars_poly.synthetic.click``
 plus planted field crosses; ``click3``: plus a pure cross of three fields (no pair of them
 carries anything), ``click3_pairs``: plus a cross of three fields made mostly of its pairs
 (issue 58); "given crosses" is then the planted pairs and the triple, and the generating
-model's own test logloss is printed. "ffm" adds a field-aware factorization over every field
-(``--ffm-k``, ``--ffm-rate``, ``--ffm-bits``); "ffm known fields" (by name in ``--models``)
-over the fields of the known crosses only; "apple + ffm" (by name) the default apple with the
-factorization beside it. Each field is hashed
-into its own sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
+model's own test logloss is printed. ``click_counts``: click with 5 count columns beside the
+fields (lognormal, read in place as one namespace, ``features``), the label redrawn with a
+main effect of one count and a slope per value of a planted field on another (a field x
+numeric cross, given as ``(field, "features")``). "apple crosses only" (by name) is apple's
+field crosses without its monomials or its race of rankings. "ffm" adds a field-aware
+factorization over every field (``--ffm-k``, ``--ffm-rate``, ``--ffm-bits``); "ffm known
+fields" (by name in ``--models``) over the fields of the known crosses only; "apple + ffm" (by
+name) the default apple with the factorization beside it. Each field is hashed into its own
+sparse column (``hash_features``, bits 24), one pass, logistic loss, the default
 rate; fit time is the in-memory ``fit`` alone (hashing is timed once, apart). Prints test
 logloss, AUC, error, the median fit seconds over ``--rounds`` rounds (the models alternate
 within each round) and that time over the hand-given crosses' (over all pairs' on click). One
@@ -20,6 +24,7 @@ process, one model at a time; the machine's load is printed.
     .venv/bin/python -m benches.suite.field_crosses eat_rate --train 2000000 --test 200000
     .venv/bin/python -m benches.suite.field_crosses click --train 2000000 --test 200000
     .venv/bin/python -m benches.suite.field_crosses click3 --train 2000000 --test 200000
+    .venv/bin/python -m benches.suite.field_crosses click_counts --models linear,apple
 """
 
 from __future__ import annotations
@@ -36,8 +41,12 @@ import polars_poly as pp
 from polars_poly import synthetic
 from sklearn.metrics import roc_auc_score
 
-KINDS = ("eat_rate", "eat_rate_unseen", "click", "click3", "click3_pairs")
+KINDS = ("eat_rate", "eat_rate_unseen", "click", "click3", "click3_pairs", "click_counts")
 HELD_OUT = 0.2
+# click_counts: numeric count columns beside the fields (lognormal, median e), read in place as
+# one namespace, "features"; the first drives a slope per value of a planted field.
+COUNTS = [f"n{k}" for k in range(5)]
+COUNT_SLOPE = 0.7
 
 
 def click_options(kind: str) -> dict[str, Any]:
@@ -57,8 +66,41 @@ def frames(kind: str, n_train: int, n_test: int, seed: int) -> tuple[pl.DataFram
         data = synthetic.eat_rate(n_train + n_test, seed)
     else:
         data = synthetic.click(n_train + n_test, seed, with_truth=True, **click_options(kind))
-    fields = [c for c in data.columns if c not in ("label", "p_true")]
+    if kind == "click_counts":
+        data = with_counts(data, seed)
+    fields = [c for c in data.columns if c not in ("label", "p_true", *COUNTS)]
     return data, fields
+
+
+def counted_field(seed: int) -> str:
+    """click_counts' field whose values each have their own slope on the first count: the
+    first field of at most 1,000 values outside the planted crosses."""
+    planted = synthetic.click_planted(seed)
+    crossed = {f for c in planted.field_crosses for f in (c.a, c.b)}
+    return next(
+        name
+        for name, size in zip(planted.fields, planted.cardinalities, strict=True)
+        if size <= 1000 and name not in crossed
+    )
+
+
+def with_counts(data: pl.DataFrame, seed: int) -> pl.DataFrame:
+    """click's rows with the count columns and their labels redrawn: the planted model's margin
+    plus a main effect of the second count and a cross of :func:`counted_field` with the first
+    (each of the field's values its own slope, ``COUNT_SLOPE`` times a standard normal, on
+    ``log1p`` of the count, centred)."""
+    rng = np.random.default_rng(seed + 1)
+    counts = rng.lognormal(1.0, 1.0, size=(data.height, len(COUNTS))).round()
+    logs = np.log1p(counts)
+    codes = data[counted_field(seed)].cast(pl.Categorical).to_physical().to_numpy()
+    slopes = COUNT_SLOPE * rng.standard_normal(int(codes.max()) + 1)
+    p = data["p_true"].to_numpy()
+    margin = np.log(p / (1 - p)) + 0.3 * (logs[:, 1] - logs[:, 1].mean())
+    margin += slopes[codes] * (logs[:, 0] - logs[:, 0].mean())
+    p_true = 1 / (1 + np.exp(-margin))
+    label = np.where(rng.uniform(size=data.height) < p_true, 1.0, -1.0)
+    columns = [pl.Series(name, counts[:, k]) for k, name in enumerate(COUNTS)]
+    return data.with_columns(pl.Series("label", label), pl.Series("p_true", p_true), *columns)
 
 
 def known_crosses(kind: str, seed: int) -> list[tuple[str, ...]]:
@@ -67,11 +109,16 @@ def known_crosses(kind: str, seed: int) -> list[tuple[str, ...]]:
         return [("A", "B")]
     planted = synthetic.click_planted(seed, **click_options(kind))
     known: list[tuple[str, ...]] = [(c.a, c.b) for c in planted.field_crosses]
+    if kind == "click_counts":
+        known.append((counted_field(seed), "features"))  # the counts' namespace
     return known + [tuple(c.fields) for c in planted.triple_crosses]
 
 
 def hashed(data: pl.DataFrame, fields: list[str], bits: int) -> pl.DataFrame:
-    return data.select("label", *(pp.hash_features(f, bits=bits).alias(f) for f in fields))
+    """Each field hashed into its own sparse column; count columns as they are."""
+    counts = [c for c in COUNTS if c in data.columns]
+    hashes = (pp.hash_features(f, bits=bits).alias(f) for f in fields)
+    return data.select("label", *hashes, *counts)
 
 
 def truth_logloss(data: pl.DataFrame, n_test: int) -> float | None:
@@ -138,6 +185,8 @@ def main() -> None:
         # One ranking, no race between rankings (which on all-categorical fields never forks).
         "apple typical": {"expansion": pp.Apple(ranking="typical")},
         "field apple": {"expansion": pp.FieldApple()},
+        # apple's field crosses without its monomials (of count columns, say) or its race.
+        "apple crosses only": {"expansion": pp.Apple(ranking="typical", max_degree=1)},
         # A field-aware factorization over every field, and over the known pairs' fields only.
         "ffm": {"ffm": pp.FFM(k=args.ffm_k, learning_rate=args.ffm_rate, bits=args.ffm_bits)},
         "ffm known fields": {
@@ -156,6 +205,7 @@ def main() -> None:
     chosen = [m for m in args.models.split(",") if m] or list(models)
     if not args.models:
         chosen.remove("apple typical")  # the default's ranking alone: asked for by name
+        chosen.remove("apple crosses only")
     if args.kind.startswith("eat_rate") and not args.models:
         chosen.remove("all pairs")  # 66 crosses of mostly noise: slow and not the question here
     if not args.models:
@@ -171,7 +221,7 @@ def main() -> None:
             model.fit(train, "label")
             times[name].append(time.perf_counter() - started)
             extra = ""
-            if name in ("field apple", "apple", "apple typical"):  # apple grows field crosses too
+            if name in ("field apple", "apple", "apple typical", "apple crosses only"):
                 extra = ", ".join(
                     f"{r['cross']}@{r['added_at']}" for r in model.crosses().iter_rows(named=True)
                 )
