@@ -4,11 +4,15 @@
 //! kind of food) from few rows, but not a cross whose every value pair has its own effect (an
 //! ad's placement with a site, in click data), which no few numbers per value describe. So every
 //! candidate cross (a, b) also keeps, for each value pair (i, j) of its fields, a hashed cell of
-//! the residual's sum `S` and its count `n`, and predicts the residual by the shrunk mean
+//! `S = sum w x r` (x = x_i x_j, r the residual), `Q = sum w x^2` and the samples `n = sum w`,
+//! and predicts the residual by the pair's least-squares slope, shrunk by its samples,
 //!
-//! `p_ab = x_i x_j S / (n + PRIOR)`,
+//! `p_ab = x S / Q · n / (n + PRIOR)`,
 //!
-//! a pair seen a few times predicting almost nothing. Before each update the cross records its
+//! a pair seen a few times predicting almost nothing. On one-hot fields (x = 1, Q = n) it is the
+//! shrunk mean `S / (n + PRIOR)`; unlike that mean, it does not depend on the scale of a numeric
+//! field's values (a count of hundreds made PRIOR vanish, one of 0.01 made it all: a field x
+//! count cross was found only with the counts divided by 100, notes/issue58_plan.md). Before each update the cross records its
 //! progressive gain `w (g² - (g - p_ab)²)`: a cross whose frequent value pairs carry residual
 //! gains; one that does not only adds the noise of its means and loses. Each cross is judged
 //! alone (not jointly, as in the factorization): a mean of one cell needs no others. Its
@@ -49,15 +53,38 @@ pub struct PairCells {
     baselines: Vec<(usize, f32)>,
 }
 
-/// One value pair's residual sum and count (16 bytes, aligned: one cache line never splits a
-/// cell).
+/// One value pair's sums (16 bytes, aligned: one cache line never splits a cell).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 #[repr(C, align(16))]
 struct Cell {
+    /// `sum w x r`.
     sum: f32,
-    count: f32,
-    /// The pair's key ([`key`]); 0 while empty (a pair keyed 0 finds the empty cell its own).
-    key: u64,
+    /// `sum w x^2`.
+    squares: f32,
+    /// `sum w`.
+    samples: f32,
+    /// The low 32 bits of the pair's key ([`key`]; its top bits are the cell); 0 while empty (a
+    /// pair tagged 0 finds the empty cell its own). Two pairs on one cell share a tag once in
+    /// 2^32.
+    tag: u32,
+}
+
+impl Cell {
+    /// The residual the cell's pair predicts at `x` (see the module docs).
+    #[inline]
+    fn predict(&self, x: f32) -> f32 {
+        if self.squares > 0.0 {
+            x * self.sum * self.samples / (self.squares * (self.samples + PRIOR))
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The tag of a pair's key in its cell.
+#[inline]
+fn tag(key: u64) -> u32 {
+    key as u32
 }
 
 /// The cells of an example's value pairs, located (and fetched ahead) before the example is
@@ -162,8 +189,8 @@ impl Judge for PairCells {
                 .iter()
                 .map(|&(key, x)| {
                     let cell = &self.cells[self.slot(key)];
-                    if cell.key == key {
-                        x * cell.sum / (cell.count + PRIOR)
+                    if cell.tag == tag(key) {
+                        cell.predict(x)
                     } else {
                         0.0
                     }
@@ -181,11 +208,12 @@ impl Judge for PairCells {
             for &(key, x) in slots {
                 let slot = self.slot(key);
                 let cell = &mut self.cells[slot];
-                if cell.key != key {
-                    *cell = Cell { key, ..Cell::default() };
+                if cell.tag != tag(key) {
+                    *cell = Cell { tag: tag(key), ..Cell::default() };
                 }
                 cell.sum += weight * x * residual;
-                cell.count += weight * x * x;
+                cell.squares += weight * x * x;
+                cell.samples += weight;
             }
         }
     }
@@ -248,6 +276,35 @@ mod tests {
     }
 
     #[test]
+    fn the_gains_do_not_depend_on_the_scale_of_a_fields_values() {
+        // Field 1's values scaled by 1, 100 and 0.01: each pair's slope scales inversely, its
+        // prediction and so the cross's gains stay the same.
+        let gains: Vec<f64> = [1.0f32, 100.0, 0.01]
+            .into_iter()
+            .map(|scale| {
+                let mut cells = PairCells::new(12);
+                let mut candidates = vec![Candidate::new((0, 1))];
+                let mut buffer = ExampleBuffer::new();
+                for n in 0..3_000u32 {
+                    let (a, b) = (n % 7, n % 5);
+                    let value = scale * (1.0 + (n % 3) as f32);
+                    let residual = if (a + b) % 2 == 0 { 0.3 } else { -0.2 } * value / scale;
+                    buffer.clear();
+                    buffer.push_namespace(0, &[a], &[1.0f32], 0).unwrap();
+                    buffer.push_namespace(0, &[b], &[value], 0).unwrap();
+                    let example = buffer.finish(0.0, 1.0, 0).unwrap();
+                    screen_with(&mut cells, &example, &mut candidates, residual, 1.0);
+                }
+                candidates[0].cells.gain
+            })
+            .collect();
+        assert!(gains[0] > 0.0, "{gains:?}");
+        for gain in &gains[1..] {
+            assert!((gain - gains[0]).abs() < 1e-4 * gains[0], "{gains:?}");
+        }
+    }
+
+    #[test]
     fn a_pair_seen_rarely_predicts_little() {
         // One cell, seen once with residual 1: its shrunk mean is 1 / (1 + PRIOR).
         let mut cells = PairCells::new(10);
@@ -299,7 +356,7 @@ mod tests {
             .unwrap();
         let (gain, _, key) = screen(&mut cells, other, &mut candidates);
         assert_eq!(gain, 0.0);
-        assert_eq!(cells.cells[slot], Cell { sum: 1.0, count: 1.0, key });
+        assert_eq!(cells.cells[slot], Cell { sum: 1.0, squares: 1.0, samples: 1.0, tag: tag(key) });
         assert_eq!(screen(&mut cells, 4, &mut candidates).0, 0.0);
     }
 
