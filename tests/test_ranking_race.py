@@ -274,3 +274,27 @@ def test_an_unknown_ranking_names_the_choices() -> None:
     X, y = heavy_tailed(0, True)
     with pytest.raises(ValueError, match=r"ranking must be one of 'auto', .*'max_magnitude'"):
         fitted(X, y, "largest")
+
+
+def test_a_race_learned_in_batches_is_decided_and_the_leader_trains_on_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """After ``DECIDE_AFTER`` examples since the fork the race keeps its leader alone: the
+    model is then that ranking's model trained alone, bit for bit, and the rivals are gone."""
+    monkeypatch.setattr(ranking_race, "DECIDE_AFTER", 1000)
+    X, y = heavy_tailed(0, True)
+    race = pp.SGDRegressor(expansion="apple", bits=18, shuffle=False, batch_size=250)
+    for start in range(0, len(X), 250):
+        race.partial_fit(X[start : start + 250], y[start : start + 250])
+        learner = race._learner
+        assert isinstance(learner, RankingRace)
+        forked = learner._forked_at
+        if forked is not None and learner.first.progress[0] - forked >= 1000:
+            assert learner.rival is None and learner.linear is None
+    assert race._learner.rival is None  # the fork came early enough for a decision
+    kept = race.apple_ranking_
+    alone = pp.SGDRegressor(expansion=pp.Apple(ranking=kept), bits=18, shuffle=False)
+    for start in range(0, len(X), 250):
+        alone.partial_fit(X[start : start + 250], y[start : start + 250])
+    assert np.array_equal(race.predict(X), alone.predict(X))
+    assert race.progressive_loss_ == alone.progressive_loss_
