@@ -554,6 +554,7 @@ def multiclass_lines(rng: np.random.Generator, rows: int, labels: list[int]) -> 
         ([1, 2, 3, 4], ["--loss_function", "logistic", "--link", "logistic"]),
         ([0, 1, 2, 3], ["--loss_function", "logistic"]),
         ([0, 1, 2, 3], ["--loss_function", "logistic", "--indexing", "0"]),
+        ([1, 2, 3, 4], []),  # squared loss: vw warns, and links the scores all the same
     ],
 )
 def test_oaa_probabilities_give_vowpal_wabbits_output(tmp_path, labels, flags) -> None:

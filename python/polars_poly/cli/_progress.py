@@ -185,9 +185,10 @@ def learn_batch(
 def class_probabilities(scores: npt.NDArray[np.float64]) -> npt.NDArray[np.float32]:
     """``vw --oaa --probabilities``'s: each class's logistic link of its score, normalized to
     sum to 1 over the classes, in single precision as vw computes them."""
-    linked: npt.NDArray[np.float32] = np.float32(1) / (
-        np.float32(1) + np.exp(-scores.astype(np.float32))
-    )
+    with np.errstate(over="ignore"):  # a score below -88 (not the logistic loss's): P 0
+        linked: npt.NDArray[np.float32] = np.float32(1) / (
+            np.float32(1) + np.exp(-scores.astype(np.float32))
+        )
     shares: npt.NDArray[np.float32] = linked / linked.sum(axis=1, dtype=np.float32, keepdims=True)
     return shares
 
