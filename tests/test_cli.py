@@ -4,6 +4,8 @@ line, usage errors 2."""
 
 from __future__ import annotations
 
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -77,6 +79,24 @@ def test_predict_and_inspect_read_the_model(vw_file, tmp_path, capsys) -> None:
     plot = tmp_path / "monomials.png"
     assert main(["inspect", "-i", str(model), "--top", "5", "--plot", str(plot)]) == 0
     assert plot.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_predict_reports_r2_and_says_when_the_labels_do_not_vary(tmp_path, capsys) -> None:
+    rng = np.random.default_rng(4)
+    train = tmp_path / "train.vw"
+    train.write_text("".join(f"{rng.normal():.3f} |a x:{rng.normal():.3f}\n" for _ in range(200)))
+    model = tmp_path / "m.bin"
+    assert main(["train", "-d", str(train), "--quiet", "-f", str(model)]) == 0
+    for lines, expected in (
+        (["0.5 |a x:1", "-0.5 |a x:2"], r"R² = -?\d+\.\d{6}\n"),  # labels that vary
+        (["0.5 |a x:1"], r"R² = n\.a\. \(the labels do not vary\)"),
+        (["0.5 |a x:1", "0.5 |a x:2", "0.5 |a x:3"], r"R² = n\.a\. \(the labels do not vary\)"),
+    ):
+        test = tmp_path / "test.vw"
+        test.write_text("\n".join(lines) + "\n")
+        capsys.readouterr()
+        assert main(["predict", "-d", str(test), "-i", str(model), "-p", os.devnull]) == 0
+        assert re.search(expected, capsys.readouterr().err)
 
 
 @pytest.mark.filterwarnings("always::polars_poly.TableSaturationWarning")

@@ -58,7 +58,9 @@ def predict(args: argparse.Namespace, out: TextIO) -> None:
     if args.predictions:
         print(f"{written} predictions written to {args.predictions}", file=out)
     if score.rows:
-        print(f"{score.name} = {score.value():.6f}", file=sys.stderr)
+        value = score.value()
+        shown = "n.a. (the labels do not vary)" if value is None else f"{value:.6f}"
+        print(f"{score.name} = {shown}", file=sys.stderr)
 
 
 class Score:
@@ -82,9 +84,14 @@ class Score:
             y = y.astype(np.float64)
             self.sums += [y.sum(), (y * y).sum(), ((y - p) ** 2).sum()]
 
-    def value(self) -> float:
+    def value(self) -> float | None:
+        """The accuracy, or R²; None for R² of labels that do not vary (one row, or all
+        equal), where it is undefined."""
         if self.classifier:
             return self.correct / self.rows
         total, squares, residual = self.sums
         spread = squares - total * total / self.rows
-        return float(1.0 - residual / spread) if spread > 0 else float("nan")
+        # The sums' rounding leaves a spread of about 1e-16 of the squares for equal labels.
+        if spread <= 1e-12 * squares:
+            return None
+        return float(1.0 - residual / spread)
