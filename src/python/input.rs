@@ -251,23 +251,23 @@ impl<'a> Columns<'a> {
             .collect()
     }
 
-    /// Each column's rows as [`Columns::namespaces`], a sparse column's entries kept as
-    /// features in the order given ([`InOrderRows`]: a repeated feature is two, learned in
-    /// turn), as Vowpal Wabbit learns its text (the command line's one-against-all).
-    pub fn namespaces_in_order<'b>(
+    /// Each column's rows as [`Columns::namespaces`]; with `in_order`, a sparse column's
+    /// entries kept as features in the order given ([`InOrderRows`]: a repeated feature is two,
+    /// learned in turn), as Vowpal Wabbit learns its text (the command line's one-against-all).
+    pub fn namespace_views<'b>(
         &'b self,
         empty: &'b SparseRows<'b, u32, f32>,
+        in_order: bool,
     ) -> Vec<NamespaceView<'b>> {
         self.namespaces(empty)
             .into_iter()
             .zip(&self.columns)
-            .map(|(rows, column)| match column {
-                ColumnRows::Sparse(chunks) => match chunks.first() {
-                    Some(chunk) => NamespaceView::InOrder(with_rows!(&chunk.rows, |r| {
+            .map(|(rows, column)| match (in_order, column) {
+                (true, ColumnRows::Sparse(chunks)) if !chunks.is_empty() => {
+                    NamespaceView::InOrder(with_rows!(&chunks[0].rows, |r| {
                         Box::new(InOrderRows(*r)) as Box<dyn NamespaceRows + 'b>
-                    })),
-                    None => NamespaceView::Own(rows),
-                },
+                    }))
+                }
                 _ => NamespaceView::Own(rows),
             })
             .collect()
@@ -304,7 +304,7 @@ impl<'a> Columns<'a> {
     }
 }
 
-/// A namespace's rows as [`Columns::namespaces_in_order`] gives them: the column's own, or a
+/// A namespace's rows as [`Columns::namespace_views`] gives them: the column's own, or a
 /// sparse column's read in order.
 pub enum NamespaceView<'b> {
     Own(&'b dyn NamespaceRows),

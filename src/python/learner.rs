@@ -77,11 +77,7 @@ impl PyLearner {
                 reject_null_rows(&columns, &series, first_row)?;
                 let offsets = [0i64];
                 let empty = empty_rows(&offsets).map_err(polars_py)?;
-                let views = if in_order {
-                    columns.namespaces_in_order(&empty)
-                } else {
-                    columns.namespaces(&empty).into_iter().map(NamespaceView::Own).collect()
-                };
+                let views = columns.namespace_views(&empty, in_order);
                 let namespaces: Vec<&dyn NamespaceRows> =
                     views.iter().map(NamespaceView::rows).collect();
                 let labels = labels.cont_slice().map_err(polars_py)?;

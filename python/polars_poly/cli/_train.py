@@ -116,8 +116,7 @@ def _train_frames(
         if isinstance(model, pp.SGDClassifier):
             # As partial_fit(classes=...) names them: --oaa's 1..K (or 0..K-1), else the file's
             # labels.
-            first = frame.select(label).head(1).collect()[label] if args.oaa else None
-            first_label = None if first is None or first.is_empty() else first[0]
+            first_label = _first_label(frame, label) if args.oaa and args.indexing is None else None
             model.classes_ = np.unique(np.asarray(_classes(args, labels, first_label)))
     if _in_pieces(model):
         if kind == "vw":
@@ -129,6 +128,12 @@ def _train_frames(
         read = _vw_reader_options(args, model)
         model._vw_reader = {k: v for k, v in read.items() if v is not None}
     return model
+
+
+def _first_label(frame: Any, label: str) -> float | None:
+    """The first example's label (it decides --oaa's indexing, as in vw), None for no rows."""
+    first = frame.select(label).head(1).collect()[label]
+    return None if first.is_empty() else first[0]
 
 
 def _learn_in_file_order(model: Any) -> None:
