@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import decimal
 import os
+import re
 import signal
 import stat
 import subprocess
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 import polars as pl
+import polars.selectors as cs
 import polars_poly as pp
 import pytest
 import scipy.sparse as sp
@@ -177,8 +179,16 @@ def test_sizes_beyond_the_machine_are_memory_errors_naming_the_size() -> None:
     one_long_row = sp.csr_matrix(np.ones((1, 3000)))
     with pytest.raises(MemoryError, match=r"row 0 \(3000 nonzeros, 4509005501 monomials"):
         pp.expand_csr(one_long_row, degree=3, bits=20)
-    with pytest.raises(MemoryError, match=r"expanded indices .* needs .* GiB"):
+    with pytest.raises(MemoryError, match=r"the expansion \(\d+ entries") as error:
         pp.expand_csr(sp.csr_matrix(np.ones((2000, 3000))), degree=3)
+    # The size asked for is both buffers', the indices' and the values' (each checked alone,
+    # the pair could pass at up to twice what is free).
+    found = re.search(
+        r"\((\d+) entries of indices and values\) needs ([\d.]+) GiB", str(error.value)
+    )
+    assert found, error.value
+    entries, gib = int(found[1]), float(found[2])
+    assert gib == pytest.approx(entries * (8 + 8) / 2**30, abs=0.05), error.value
 
 
 def test_a_save_that_fails_part_way_leaves_the_previous_file(tmp_path: Path) -> None:
@@ -436,6 +446,31 @@ def test_save_onto_a_fifo_or_directory_is_an_error_that_leaves_it(tmp_path) -> N
     assert stat.S_ISFIFO(os.stat(fifo).st_mode)
     with pytest.raises(ValueError, match="is a directory: save writes a regular file"):
         model.save(tmp_path)
+    # A device node, directly or through a link, stays the device (it used to be replaced by a
+    # regular file).
+    link = tmp_path / "null-link"
+    link.symlink_to("/dev/null")
+    for device in [Path("/dev/null"), link]:
+        with pytest.raises(ValueError, match="save writes a regular file"):
+            model.save(device)
+        assert stat.S_ISCHR(os.stat(device).st_mode)
+    assert link.is_symlink()
+
+
+def test_train_onto_a_full_device_is_an_error(tmp_path) -> None:
+    """``train -f /dev/full`` exits 1 naming the path, and the device stays a device."""
+    data = tmp_path / "train.vw"
+    data.write_text("1 | a:1\n-1 | b:1\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "polars_poly", "train", "-d", str(data), "-f", "/dev/full"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, (done.returncode, done.stderr[-2000:])
+    assert "/dev/full" in done.stderr
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
 
 
 @pytest.mark.parametrize(
@@ -505,6 +540,27 @@ def test_a_nul_byte_in_an_expression_input_name_is_refused_by_name(build) -> Non
         build(model, "s\x00t")
 
 
+@pytest.mark.parametrize(
+    "expression",
+    [
+        pp.hash_features(pl.all()),
+        pp.hash_features(pl.col("^s.*$")),
+        pp.hash_features(cs.string()),
+        pp.to_sparse(cs.numeric()),
+    ],
+    ids=["all", "regex", "string-selector", "numeric-selector"],
+)
+def test_a_nul_byte_in_a_name_known_only_at_planning_is_refused(expression: pl.Expr) -> None:
+    """A wildcard, regex or selector input names its columns only when the query is planned:
+    a NUL in one is refused then, by name (it panicked inside Polars)."""
+    frame = pl.LazyFrame({"s\x00t": ["a", "b"], "s\x00n": [1.0, 2.0]})
+    with pytest.raises(ValueError, match=r"^column 's\\x00[tn]': a NUL byte in a column name"):
+        frame.select(expression).collect()
+    # Clean names go through unchanged, output names included.
+    clean = pl.LazyFrame({"st": ["a", "b"], "sn": [1.0, 2.0]}).select(expression).collect()
+    assert clean.columns[0] in ("st", "sn")
+
+
 def _raw_csr(
     data: list[complex], indices: list[int], indptr: list[int], width: int
 ) -> sp.csr_matrix:
@@ -571,9 +627,11 @@ def test_a_hashed_expansion_beyond_memory_is_a_memory_error_before_it_is_built()
         X = sp.csr_matrix((np.ones(rows * nnz), indices, indptr), shape=(rows, 1000))
         frame = pl.DataFrame({"x": pp.from_scipy(X)})
         lengths = pp.expand("x", degree=3, bits=16).list.len().sum()
+        expander = pp.PolynomialExpander(degree=3, bits=16)
         for name, call in [
             ("expand_csr", lambda: pp.expand_csr(X, degree=3, bits=16)),
             ("expand", lambda: frame.select(lengths)),
+            ("PolynomialExpander", lambda: expander.fit_transform(X)),
         ]:
             try:
                 call()
@@ -588,8 +646,12 @@ def test_a_hashed_expansion_beyond_memory_is_a_memory_error_before_it_is_built()
     )
     assert done.returncode == 0, done.stderr[-2000:]
     # An expression's error reaches Python as Polars' ComputeError, with the message.
-    expected = ["expand_csr MemoryError True", "expand ComputeError True"]
-    assert done.stdout.split("\n")[:2] == expected
+    expected = [
+        "expand_csr MemoryError True",
+        "expand ComputeError True",
+        "PolynomialExpander MemoryError True",
+    ]
+    assert done.stdout.split("\n")[:3] == expected
 
 
 def test_ctrl_c_during_save_keeps_the_file_the_last_completed_save_wrote(tmp_path) -> None:

@@ -29,25 +29,38 @@ def call_plugin(
     handler = signal.getsignal(signal.SIGINT)
     if handler is signal.default_int_handler or handler in (signal.SIG_IGN, signal.SIG_DFL):
         _internal.chain_sigint()
+    checked = []
     for arg in args:
         # Polars hands a plugin its inputs over the Arrow C interface, where a name is a C
-        # string: a NUL byte in one panics inside Polars before our code runs.
+        # string: a NUL byte in one panics inside Polars before our code runs. A name known
+        # now is checked now; one known only when the query is planned (pl.all(), a regex, a
+        # selector) is checked then, by a name mapping that changes nothing else.
         name = arg.meta.output_name(raise_if_undetermined=False)
-        if name is not None and "\x00" in name:
-            raise ValueError(
-                f"column {name!r}: a NUL byte in a column name is not supported by Polars' "
-                "plugin interface; rename the column (or .alias the expression)"
-            )
+        if name is None:
+            arg = arg.name.map(_refuse_nul_name)
+        else:
+            _refuse_nul_name(name)
+        checked.append(arg)
     from polars.plugins import register_plugin_function
 
     return register_plugin_function(
         plugin_path=PLUGIN_PATH,
         function_name=function_name,
-        args=args,
+        args=checked,
         kwargs=kwargs,
         is_elementwise=True,
         input_wildcard_expansion=wildcard,
     )
+
+
+def _refuse_nul_name(name: str) -> str:
+    """``name`` itself, or a ValueError naming it if it holds a NUL byte."""
+    if "\x00" in name:
+        raise ValueError(
+            f"column {name!r}: a NUL byte in a column name is not supported by Polars' "
+            "plugin interface; rename the column (or .alias the expression)"
+        )
+    return name
 
 
 def as_exprs(columns: tuple[str | pl.Expr | list[str | pl.Expr], ...]) -> list[pl.Expr]:

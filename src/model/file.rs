@@ -260,7 +260,16 @@ pub fn write_file(
     };
     remove_stale_saves(folder);
     let prefix = format!("{SAVE_PREFIX}{}-", std::process::id());
-    let mut file = tempfile::Builder::new().prefix(&prefix).tempfile_in(folder).map_err(io)?;
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix);
+    // A new model file is made as any program makes one (read-write for all, less the umask),
+    // not owner-only like a temporary file; a replaced one keeps its permissions.
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    let mut file = builder.tempfile_in(folder).map_err(io)?;
+    if let Some(replaced) = std::fs::metadata(path).ok().filter(|meta| meta.is_file()) {
+        file.as_file().set_permissions(replaced.permissions()).map_err(io)?;
+    }
     write(file.as_file_mut()).map_err(io)?;
     file.as_file().sync_all().map_err(io)?;
     // Ctrl-C during the write: the new file is dropped (deleted), the old one stays.
@@ -414,6 +423,23 @@ mod tests {
     }
 
     #[cfg(unix)]
+    #[cfg(unix)]
+    #[test]
+    fn a_save_makes_a_file_as_other_programs_do_and_keeps_a_replaced_files_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let folder = tempfile::tempdir().unwrap();
+        let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        // What the umask lets any new file have.
+        let reference = folder.path().join("reference");
+        std::fs::File::create(&reference).unwrap();
+        let model = folder.path().join("model.pp");
+        write_file(&model, |f| f.write_all(b"one")).unwrap();
+        assert_eq!(mode(&model), mode(&reference));
+        std::fs::set_permissions(&model, std::fs::Permissions::from_mode(0o640)).unwrap();
+        write_file(&model, |f| f.write_all(b"two")).unwrap();
+        assert_eq!((mode(&model), std::fs::read(&model).unwrap()), (0o640, b"two".to_vec()));
+    }
+
     #[test]
     fn a_save_removes_the_idle_leftovers_of_dead_saves_only() {
         let folder = tempfile::tempdir().unwrap();

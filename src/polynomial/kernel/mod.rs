@@ -409,6 +409,13 @@ impl ExpansionPlan {
         let plan = self;
         plan.check_index_type::<O>(std::any::type_name::<O>())?;
         let total = plan.total();
+        // Both buffers at once: each checked alone, the pair could pass at up to twice what
+        // is free (a reserved buffer counts as used only once it is written).
+        crate::memory::check_fits(
+            total as u128 * (size_of::<O>() + size_of::<f64>()) as u128,
+            &format!("the expansion ({total} entries of indices and values)"),
+            "use a lower degree, fewer features or fewer rows at a time",
+        )?;
         let mut indices = output_buffer::<O>(total, "expanded indices")?;
         let mut values = output_buffer::<f64>(total, "expanded values")?;
         let filled = plan.fill_inner(
