@@ -201,7 +201,7 @@ def test_scikit_learn_conformance() -> None:
         (lambda: pp.DoSClassifier().predict(np.eye(2)), "not fitted"),
         (
             lambda: pp.DoSClassifier().fit(np.eye(2), [0, 1]).partial_fit(np.eye(2), [0, 2]),
-            "label 2 at row 1",
+            "row 1: label 2 is not one of the classes",
         ),
         (lambda: pp.DoSClassifier().fit(np.eye(2), [0.0, np.nan]), "row 1"),
         (

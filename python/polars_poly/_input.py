@@ -186,7 +186,11 @@ TEXT_HINT = (
 
 
 def frame_columns(
-    schema: pl.Schema, features: str | Sequence[str] | None, exclude: set[str], text: bool = False
+    schema: pl.Schema,
+    features: str | Sequence[str] | None,
+    exclude: set[str],
+    text: bool = False,
+    estimator: str | None = None,
 ) -> tuple[list[str], list[str]]:
     """(feature columns, the numeric ones among them) of a frame: ``features`` if given, else
     every sparse and numeric column (for an online learner, ``text``: also every string,
@@ -197,7 +201,7 @@ def frame_columns(
     ``"features"``, after them (as a Vowpal Wabbit file of click data keeps its counts in one
     namespace). Without ``text`` (the DoS classifier: one feature space, no ``features``) the
     choice is the sparse columns if any, else the numeric ones, and a column it leaves out is an
-    error."""
+    error (its hint names ``estimator``)."""
 
     def namespaced(dtype: pl.DataType) -> bool:
         return is_sparse_dtype(dtype) or (
@@ -216,6 +220,13 @@ def frame_columns(
 
     hint = TEXT_HINT if text else HASH_HINT
     kinds_listed = "sparse, string" if text else "sparse"  # "... or numeric", "... nor numeric"
+    # Only the online learners take ``features``; the DoS/PA classifiers read the frame whole.
+    choose = (
+        "pass features=[...] to choose the feature columns"
+        if text
+        else f"{estimator or 'this estimator'} takes no features=[...]: select the feature "
+        "columns before passing the frame (frame.select([...]))"
+    )
     if is_vw_frame(schema):
         exclude = exclude | VW_NOT_FEATURES
     if features is not None:
@@ -238,8 +249,7 @@ def frame_columns(
             described = ", ".join(f"{n!r} ({d})" for n, d in left_out.items())
             raise error(
                 f"the frame's {kinds} feature columns are {names}, but it also has {described}, "
-                f"which would be ignored: pass features=[...] to choose the feature columns "
-                f"({hint})"
+                f"which would be ignored: {choose} ({hint})"
             )
     if not names:
         others = {n: d for n, d in schema.items() if n not in exclude}

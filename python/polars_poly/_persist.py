@@ -64,8 +64,13 @@ NAMES = list_of(NAME, "a list of column names")
 _INTEGER = kind_of(int, what="")
 
 
+# Counts and labels the engine and numpy hold in 64 bits (signed: within both i64 and u64).
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def COUNT(value: Any) -> str | None:  # noqa: N802 - a check, named as the others
-    return None if _INTEGER(value) is None and value >= 0 else "a non-negative integer"
+    ok = _INTEGER(value) is None and 0 <= value <= _INT64[1]
+    return None if ok else "a non-negative integer below 2**63"
 
 
 NUMBER = kind_of(int, float, what="a finite number")
@@ -73,9 +78,24 @@ NUMBER = kind_of(int, float, what="a finite number")
 _LABELS = list_of(kind_of(str, int, float, bool, what=""), "", at_least=2)
 
 
+def _label_kind(label: Any) -> str:
+    """A stored label's kind: numpy holds classes of one kind in one array (an integer
+    beyond 64 bits, or a string beside a number, would make it an object array)."""
+    if isinstance(label, bool | str):
+        return type(label).__name__
+    return "number" if isinstance(label, float) or _INT64[0] <= label <= _INT64[1] else "big"
+
+
 def CLASSES(value: Any) -> str | None:  # noqa: N802 - a check, named as the others
-    distinct = _LABELS(value) is None and len(set(map(repr, value))) == len(value)
-    return None if distinct else "a list of two or more distinct labels"
+    # Labels are looked up in the classes by bisection: they are stored sorted, as a fit
+    # leaves them, so that each compares greater than the one before.
+    ok = (
+        _LABELS(value) is None
+        and len({_label_kind(label) for label in value}) == 1
+        and _label_kind(value[0]) != "big"
+        and all(a < b for a, b in zip(value, value[1:], strict=False))
+    )
+    return None if ok else "a sorted list of two or more distinct labels of one type within 64 bits"
 
 
 def check_state(name: str, state: dict[str, Any], schema: dict[str, StateCheck]) -> None:

@@ -85,6 +85,35 @@ def _n_features_check(value: Any) -> str | None:
     return "an integer >= 1 or None"
 
 
+def _unseen_label(classes: npt.NDArray[Any], label: Any, row: int, note: str = "") -> ValueError:
+    """The error for a label that is none of the fitted classes, in SGDClassifier's words."""
+    value = label.item() if isinstance(label, np.generic) else label
+    return ValueError(
+        f"y: row {row}: label {value!r} is not one of the classes {classes.tolist()!r}{note} "
+        "(the classes are fixed by fit's labels or partial_fit's first call)"
+    )
+
+
+def _labels_of_another_type(classes: npt.NDArray[Any], labels: npt.NDArray[Any]) -> ValueError:
+    """The error for labels that cannot be compared with the fitted classes (strings, or an
+    object array or a categorical Series, against integer classes): the first label that is
+    no class, with its type and the classes'."""
+    fitted = classes.tolist()
+    kinds = "/".join(sorted({type(c).__name__ for c in fitted}))
+    for row, label in enumerate(labels.tolist()):
+        try:
+            known = label in fitted
+        except (TypeError, ValueError):
+            known = False
+        if not known:
+            note = f": a {type(label).__name__} label against {kinds} classes"
+            return _unseen_label(classes, label, row, note)
+    return ValueError(
+        f"y: labels of dtype {labels.dtype} cannot be compared with the classes {fitted!r} "
+        f"({kinds} classes)"
+    )
+
+
 @documented({})
 class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # type: ignore[misc]
     """Shared fit/predict logic; the model family is the engine option ``rank`` (0: linear)."""
@@ -146,7 +175,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             if fitted is not None:
                 names, numeric = self._fitted_frame_columns(X, fitted)
             else:
-                names, numeric = frame_columns(X.schema, None, set())
+                names, numeric = frame_columns(X.schema, None, set(), estimator=type(self).__name__)
             sparse = not numeric
             if sparse and len(names) != 1:
                 raise ValueError(
@@ -255,15 +284,14 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         if labels.dtype.kind == "f" and not np.isfinite(labels).all():
             row = int(np.flatnonzero(~np.isfinite(labels))[0])
             raise ValueError(f"label at row {row} is {labels[row]}")
-        ids = np.searchsorted(self.classes_, labels)
-        ids = np.minimum(ids, len(self.classes_) - 1)
-        unseen = self.classes_[ids] != labels
+        try:
+            ids = np.minimum(np.searchsorted(self.classes_, labels), len(self.classes_) - 1)
+            unseen = self.classes_[ids] != labels
+        except TypeError:  # labels numpy cannot order against the classes (str against int)
+            raise _labels_of_another_type(self.classes_, labels) from None
         if unseen.any():
             row = int(np.flatnonzero(unseen)[0])
-            raise ValueError(
-                f"label {labels[row].item()!r} at row {row} is not one of the classes "
-                f"{self.classes_.tolist()!r}"
-            )
+            raise _unseen_label(self.classes_, labels[row], row)
         return ids.astype(np.uint32)
 
     def _batches(self, n_rows: int) -> Iterator[tuple[int, int]]:

@@ -12,6 +12,8 @@ With ``bits=b`` the same monomials are hashed into ``2**b`` columns instead
 
 from __future__ import annotations
 
+import numbers
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -21,9 +23,9 @@ import scipy.sparse as sp
 
 from polars_poly import _internal
 from polars_poly._input import numeric_objects
-from polars_poly._params import boolean, integer
+from polars_poly._params import INT_MAX, boolean, integer
 from polars_poly._plugin import call_plugin
-from polars_poly.sparse import from_numpy, from_scipy
+from polars_poly.sparse import from_numpy, from_scipy, width_option
 
 Degree = int | tuple[int, int]
 
@@ -71,15 +73,6 @@ def _options(
     }
 
 
-def _n_features(n_features: Any) -> int:
-    """The input width as the engine takes it: a non-negative integer (a TypeError or
-    ValueError naming it otherwise)."""
-    width = integer("n_features", n_features)
-    if width < 0:
-        raise ValueError(f"n_features must be >= 0, got {width}")
-    return width
-
-
 def output_width(
     n_features: int,
     degree: Degree = 2,
@@ -99,7 +92,7 @@ def output_width(
     options = _options(degree, interaction_only, include_bias, bits, 0)
     if bits is not None:
         return 1 << bits
-    return int(_internal.expansion_width(_n_features(n_features), options))
+    return int(_internal.expansion_width(width_option(n_features), options))
 
 
 def expand(
@@ -132,7 +125,7 @@ def expand(
         output_width(
             n_features, degree, interaction_only=interaction_only, include_bias=include_bias
         )
-    options["n_features"] = None if n_features is None else _n_features(n_features)
+    options["n_features"] = None if n_features is None else width_option(n_features)
     expr = pl.col(column) if isinstance(column, str) else column
     return call_plugin("expand", [expr], options)
 
@@ -163,6 +156,7 @@ def expand_csr(
     [[1.0, 2.0, 2.0]]
     """
     options = _options(degree, interaction_only, include_bias, bits, seed)
+    parallel = boolean("parallel", parallel)
     if sp.issparse(X):
         matrix: Any = X if X.format == "csr" else X.tocsr()  # type: ignore[union-attr]
         series = from_scipy(matrix)
@@ -237,7 +231,7 @@ def monomial(
     ([(0, 1), (1, 1)], [])
     """
     options = _options(degree, interaction_only, include_bias, None, 0)
-    options["n_features"] = _n_features(n_features)
+    options["n_features"] = width_option(n_features)
     column = integer("column", column)
     if column < 0:
         raise ValueError(f"column must be >= 0, got {column}")
@@ -261,6 +255,42 @@ def column_of(
     (5, 9)
     """
     options = _options(degree, interaction_only, include_bias, None, 0)
-    options["n_features"] = _n_features(n_features)
-    pairs = sorted(dict(exponents).items()) if isinstance(exponents, dict) else sorted(exponents)
+    options["n_features"] = width_option(n_features)
+    pairs = _exponents(exponents)
+    total = sum(power for _, power in pairs)
+    if total > options["max_degree"]:
+        # Refused before the engine spells the monomial out, one entry per unit of its degree.
+        raise ValueError(
+            f"exponents {exponents!r}: degree {total} is not part of this expansion "
+            f"(degrees {options['min_degree']} to {options['max_degree']})"
+        )
     return int(_internal.expansion_column(pairs, options))
+
+
+# The engine takes a monomial's powers as 32-bit integers.
+_POWER_MAX = 2**32 - 1
+
+
+def _exponents(exponents: Any) -> list[tuple[int, int]]:
+    """:func:`column_of`'s monomial as sorted ``(index, power)`` pairs; a ``TypeError`` or
+    ``ValueError`` naming ``exponents`` and the value at fault otherwise."""
+    wanted = "a {index: power} dict or a list of (index, power) pairs"
+    if isinstance(exponents, Mapping):
+        pairs = list(exponents.items())
+    elif isinstance(exponents, Iterable) and not isinstance(exponents, str | bytes):
+        pairs = list(exponents)
+        if not all(isinstance(pair, tuple | list) and len(pair) == 2 for pair in pairs):
+            raise TypeError(f"exponents must be {wanted}, got {exponents!r}")
+    else:
+        raise TypeError(f"exponents must be {wanted}, got {exponents!r}")
+    checked = []
+    for index, power in pairs:
+        for what, value, high in (("index", index, INT_MAX), ("power", power, _POWER_MAX)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+                raise TypeError(f"exponents: {what} {value!r} is not an integer (in {exponents!r})")
+            if not 0 <= int(value) <= high:
+                raise ValueError(
+                    f"exponents: {what} {value} is out of range [0, {high}] (in {exponents!r})"
+                )
+        checked.append((int(index), int(power)))
+    return sorted(checked)

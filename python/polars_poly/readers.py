@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from polars_poly import _internal
@@ -66,6 +67,16 @@ def _scan(format: str, path: PathLike, batch_size: int, options: dict[str, Any])
     return register_io_source(source, schema=schema)
 
 
+def _libsvm_options(zero_based: Any, n_features: Any) -> dict[str, Any]:
+    """The LIBSVM reader's options, ``n_features`` checked here (a ``TypeError`` or
+    ``ValueError`` naming it); the engine checks ``zero_based``."""
+    if n_features is not None:
+        n_features = integer("n_features", n_features)
+        if n_features < 0:
+            raise ValueError(f"n_features must be >= 0 or None, got {n_features}")
+    return {"zero_based": zero_based, "n_features": n_features}
+
+
 def read_libsvm(
     path: PathLike, *, zero_based: ZeroBased = "auto", n_features: int | None = None
 ) -> pl.DataFrame:
@@ -79,7 +90,7 @@ def read_libsvm(
     unless an index 0 occurs in the file. ``n_features``, when given, is checked against every
     index. A malformed line raises ``ValueError`` with the line number and its text.
     """
-    return _read("libsvm", path, {"zero_based": zero_based, "n_features": n_features})
+    return _read("libsvm", path, _libsvm_options(zero_based, n_features))
 
 
 def iter_libsvm(
@@ -95,7 +106,7 @@ def iter_libsvm(
     a later index 0 then raises instead of silently shifting: pass ``zero_based`` explicitly for
     files whose first batch is not representative.
     """
-    options = {"zero_based": zero_based, "n_features": n_features}
+    options = _libsvm_options(zero_based, n_features)
     return _iter("libsvm", path, batch_size, options)
 
 
@@ -111,7 +122,7 @@ def scan_libsvm(
     The ``qid`` column is not part of the scanned schema; use :func:`read_libsvm` for ranking
     files.
     """
-    options = {"zero_based": zero_based, "n_features": n_features}
+    options = _libsvm_options(zero_based, n_features)
     return _scan("libsvm", path, batch_size, options)
 
 
@@ -125,19 +136,48 @@ OtherNamespaces = Literal["error", "drop"]
 HashMode = Literal["strings", "all"]
 
 
-def _names(value: str | Sequence[str]) -> list[str]:
-    """Namespace names: a string is its letters, except ``"default"``."""
+_LETTERS = "a string of namespace letters, a list of namespace names"
+
+
+def _names(option: str, value: Any, wanted: str = f"{_LETTERS} or None") -> list[str]:
+    """Namespace names: a string is its letters, except ``"default"``; a list (or any iterable)
+    holds names. Anything else is a ``TypeError`` naming ``option`` and saying what it takes."""
     if isinstance(value, str):
         return [value] if value == DEFAULT_NAMESPACE else list(value)
-    return [str(name) for name in value]
+    if isinstance(value, Iterable) and not isinstance(value, bytes | Mapping):
+        names = list(value)
+        if all(isinstance(name, str) for name in names):
+            return [str(name) for name in names]
+    raise TypeError(f"{option} must be {wanted}, got {value!r}")
 
 
-def _gram_specs(value: GramSpec) -> list[str]:
+def _gram_specs(option: str, value: GramSpec) -> list[str]:
+    """``--ngram``/``--skips`` specs as the engine reads them: ``2``, ``"a2"`` or a list of them
+    (a ``TypeError`` naming ``option`` otherwise)."""
     if value is None:
         return []
-    if isinstance(value, str | int):
-        value = [value]
-    return [str(spec) for spec in value]
+
+    def spec(item: Any) -> bool:
+        return isinstance(item, str | numbers.Integral) and not isinstance(item, bool)
+
+    specs = [value] if isinstance(value, str | numbers.Integral) else value
+    if isinstance(specs, Iterable) and not isinstance(specs, bytes | Mapping):
+        specs = list(specs)
+        if all(spec(item) for item in specs):
+            return [item if isinstance(item, str) else str(int(item)) for item in specs]
+    raise TypeError(
+        f"{option} must be an integer (2), a namespace and an integer ('a2'), a list of them "
+        f"or None, got {value!r}"
+    )
+
+
+def _choice(option: str, value: Any, allowed: tuple[str, ...]) -> Any:
+    """A string option the engine checks against its names; any other type is a ``TypeError``
+    here, naming the option and its values."""
+    if not isinstance(value, str):
+        listed = " or ".join(repr(a) for a in allowed)
+        raise TypeError(f"{option} must be {listed}, got {value!r}")
+    return value
 
 
 def _vw_options(
@@ -158,12 +198,12 @@ def _vw_options(
     options: dict[str, Any] = {
         "bits": integer("bits", bits),
         "seed": integer("seed", seed),
-        "other_namespaces": other_namespaces,
-        "ignore": [] if ignore is None else _names(ignore),
-        "keep": None if keep is None else _names(keep),
-        "hash": hash,
-        "ngram": _gram_specs(ngram),
-        "skips": _gram_specs(skips),
+        "other_namespaces": _choice("other_namespaces", other_namespaces, ("error", "drop")),
+        "ignore": [] if ignore is None else _names("ignore", ignore),
+        "keep": None if keep is None else _names("keep", keep),
+        "hash": _choice("hash", hash, ("strings", "all")),
+        "ngram": _gram_specs("ngram", ngram),
+        "skips": _gram_specs("skips", skips),
     }
     if namespaces is None:
         return options
@@ -173,7 +213,7 @@ def _vw_options(
             left = " left by ignore/keep" if ignore is not None or keep is not None else ""
             raise ValueError(f"{os.fspath(path)!r}: no features: no namespace in the file{left}")
     else:
-        names = _names(namespaces)
+        names = _names("namespaces", namespaces, f"{_LETTERS}, 'auto' or None")
     options["namespaces"] = names
     return options
 

@@ -46,6 +46,15 @@ def is_scipy_sparse(matrix: Any) -> bool:
     return scipy_sparse is not None and bool(scipy_sparse.issparse(matrix))
 
 
+def width_option(n_features: Any) -> int:
+    """The width option ``n_features``: a non-negative integer (a ``TypeError`` or
+    ``ValueError`` naming it otherwise)."""
+    width = integer("n_features", n_features)
+    if width < 0:
+        raise ValueError(f"n_features must be >= 0, got {width}")
+    return width
+
+
 def _check_csr(matrix: Any) -> sp.csr_array | sp.csr_matrix:
     if is_scipy_sparse(matrix) and matrix.format == "csr":
         return matrix
@@ -147,6 +156,12 @@ def _flat_buffers(series: pl.Series) -> tuple[npt.NDArray[np.int64], np.ndarray,
 
 def check_sparse(series: pl.Series) -> None:
     """Raises a ``TypeError`` naming the column unless ``series`` is a sparse column."""
+    if not isinstance(series, pl.Series):
+        shown = repr(series)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise TypeError(
+            f"series must be a sparse polars Series, got {type(series).__name__} {shown}"
+        )
     dtype = series.dtype
     ok = False
     if isinstance(dtype, pl.List) and isinstance(dtype.inner, pl.Struct):
@@ -180,8 +195,7 @@ def to_scipy(series: pl.Series, n_features: int) -> sp.csr_array:
     >>> X.toarray().tolist()
     [[0.0, 0.0, 1.5], [0.0, 0.0, 0.0]]
     """
-    if n_features < 0:
-        raise ValueError(f"n_features must be >= 0, got {n_features}")
+    n_features = width_option(n_features)
     offsets, indices, values = _flat_buffers(series)
     if indices.size:
         if indices.dtype.kind == "i" and int(indices.min()) < 0:

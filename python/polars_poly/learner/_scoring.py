@@ -68,6 +68,9 @@ class _Scoring(_Training):
         model)."""
         learner = self._check_fitted()
         fitted = getattr(self, "feature_columns_", None)
+        # ``pl.col("a")`` is the column "a", read as its name is (numeric columns into their
+        # namespace), so that both forms score alike.
+        features = [_plain_name(f) for f in features] if features else features
         named = features and all(isinstance(f, str) for f in features)
         if not features or (fitted is not None and named and sorted(features) == sorted(fitted)):
             # The fitted columns (by name, in any order: by position they would feed each column
@@ -75,6 +78,15 @@ class _Scoring(_Training):
             read_as = categorical_exprs(getattr(self, "_categorical_columns", {}))
             exprs = feature_exprs(*self._fitted_columns(), given=read_as)
         else:
+            numeric_columns = getattr(self, "_numeric_columns", []) if fitted else []
+            numeric = [f for f in features if isinstance(f, str) and f in numeric_columns]
+            if numeric:
+                # A numeric column alone is no namespace: the fitted ones are read together.
+                raise ValueError(
+                    f"numeric feature column(s) {numeric} are read together with the model's "
+                    f"other fitted columns: pass all of {fitted} (by name or pl.col, in any "
+                    "order) or none"
+                )
             exprs = [pl.col(f) if isinstance(f, str) else f for f in features]
         if len(exprs) != len(self.namespaces_):
             raise ValueError(
@@ -134,3 +146,11 @@ class _Scoring(_Training):
         """The constant feature's weight (0 with ``constant=False``), one per row of
         ``coef_``."""
         return self._linear_weights()[1]
+
+
+def _plain_name(feature: str | pl.Expr) -> str | pl.Expr:
+    """The column name an expression that only refers to one column stands for (``pl.col("a")``,
+    not aliased, not a regex or a selection of several); anything else as it is."""
+    if isinstance(feature, pl.Expr) and feature.meta.is_column():
+        return feature.meta.output_name()
+    return feature
