@@ -7,11 +7,15 @@ they import this as ``benches.common``.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import statistics
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
 
 REPO = Path(__file__).resolve().parent.parent
 # The shared benchmark data (``../shared/data`` beside the clone unless $POLARS_POLY_DATA says).
@@ -29,6 +33,14 @@ def data_or_exit(*names: str) -> Path:
     return DATA
 
 
+def module_or_exit(name: str, install: str) -> None:
+    """Exit visibly (status 0: a skip, not a failure) when the peer tool ``name`` (a Python
+    module, ``vowpalwabbit`` say) is not installed; ``install`` says how to get it."""
+    if importlib.util.find_spec(name) is None:
+        print(f"SKIPPED: needs {name} ({install})")
+        raise SystemExit(0)
+
+
 def load() -> str:
     """The 1, 5 and 15 minute load averages, to print beside every timing (shared machines)."""
     return "load " + " ".join(f"{x:.2f}" for x in os.getloadavg())
@@ -39,6 +51,14 @@ def seconds(run: Callable[[], object]) -> float:
     began = time.perf_counter()
     run()
     return time.perf_counter() - began
+
+
+def timed(run: Callable[[], T]) -> tuple[T, float]:
+    """``run()``'s result and the wall seconds the call took (dropping the result is not
+    timed)."""
+    began = time.perf_counter()
+    result = run()
+    return result, time.perf_counter() - began
 
 
 def best_of(run: Callable[[], object], repeats: int) -> float:

@@ -197,3 +197,36 @@ def test_catch_up_helps_a_short_run_and_is_kept_with_the_model(tmp_path: Path) -
     assert loaded.get_params()["expansion__catch_up"] == 1000
     with pytest.raises(ValueError, match="catch_up"):
         pp.SGDRegressor(expansion=pp.Apple(catch_up=-1)).fit(train, "y")
+
+
+@pytest.mark.parametrize("expansion", ["apple", "object"])
+def test_nested_field_cross_settings_of_auto_make_it_the_object(expansion: str) -> None:
+    """``field_crosses="auto"`` is a string, which has no settings: a nested setting
+    (``expansion__field_crosses__max_fields``, as ``GridSearchCV`` sets it through a
+    ``Pipeline``) first makes it the ``FieldApple()`` it stands for."""
+    from sklearn.model_selection import GridSearchCV
+    from sklearn.pipeline import Pipeline
+
+    def settings() -> pp.Apple | str:
+        return "apple" if expansion == "apple" else pp.Apple()
+
+    model = pp.SGDClassifier(expansion=settings())
+    assert model.set_params(expansion__field_crosses__max_fields=2) is model
+    assert repr(model.expansion) == repr(pp.Apple(field_crosses=pp.FieldApple(max_fields=2)))
+    both = pp.Apple().set_params(field_crosses="auto", field_crosses__z=4.0)
+    assert repr(both) == repr(pp.Apple(field_crosses=pp.FieldApple(z=4.0)))
+    assert pp.Apple().get_params()["field_crosses"] == "auto", "no nested setting: unchanged"
+
+    # A tiny frame of three categorical columns (three namespaces); label = A xor B.
+    rng = np.random.default_rng(3)
+    a, b, c = (rng.integers(0, 2, 400) for _ in range(3))
+    frame = pl.DataFrame({"A": a.astype(str), "B": b.astype(str), "C": c.astype(str)})
+    labels = a ^ b
+    clf = pp.SGDClassifier(loss="logistic", bits=12, expansion=settings(), progress=False)
+    pipeline = Pipeline([("clf", clf)])
+    grid = {"clf__expansion__field_crosses__max_fields": [2, 3]}
+    search = GridSearchCV(pipeline, grid, cv=2).fit(frame, labels)
+    best = search.best_params_["clf__expansion__field_crosses__max_fields"]
+    fields = search.best_estimator_["clf"].expansion.field_crosses
+    assert isinstance(fields, pp.FieldApple) and fields.max_fields == best
+    assert repr(clf.expansion) == repr(settings()), "the search leaves the original alone"

@@ -1,4 +1,4 @@
-"""What apple's catch-up costs: training time of ``pp.Apple()`` (catch_up 4096) against
+"""What apple's catch-up costs: training time of ``pp.Apple()`` (catch_up 2048, the default) against
 ``pp.Apple(catch_up=0)`` (the paper's apple, no catch-up), alternating A/B fits in one process.
 
 Per data set: the comparison's 80/20 split (seed 0), squared loss, one pass, ``bits=24``, the

@@ -32,10 +32,9 @@ depend on it).
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -44,6 +43,7 @@ import polars as pl
 import polars_poly as pp
 from sklearn.metrics import roc_auc_score
 
+from benches.common import load, seconds, timed
 from benches.suite.field_crosses import data_arguments, frames, hashed, known_crosses, scores
 from benches.tools import pyffm_peer
 
@@ -81,9 +81,7 @@ def ours(
     rows = []
     for name, options in models.items():
         model = pp.SGDClassifier(loss="logistic", bits=args.bits, **options)
-        began = time.perf_counter()
-        model.fit(train, "label")
-        took = time.perf_counter() - began
+        took = seconds(partial(model.fit, train, "label"))
         result = scores(model, test)
         rows.append(
             {"model": name, "logloss": result["logloss"], "auc": result["auc"], "fit_s": took}
@@ -116,15 +114,18 @@ def vowpal_wabbit(
     y_test = (labels[args.train :] > 0).astype(np.float64)
     for name, flags in runs.items():
         vw = pyvw.Workspace(f"--loss_function logistic -b 24 --quiet {flags}")
-        began = time.perf_counter()
-        for r in range(args.train):
-            vw.learn(f"{int(labels[r])} {lines[r]}")
-        took = time.perf_counter() - began
+        took = seconds(partial(learn_vw, vw, labels, lines, args.train))
         margins = np.array([vw.predict(lines[r]) for r in range(args.train, len(lines))])
         vw.finish()
         rows.append({"model": name, **measured(y_test, 1 / (1 + np.exp(-margins))), "fit_s": took})
         print(f"  {rows[-1]} ({flags})", flush=True)
     return rows
+
+
+def learn_vw(vw: Any, labels: np.ndarray, lines: list[str], n_train: int) -> None:
+    """One pass of Vowpal Wabbit over the first ``n_train`` lines."""
+    for r in range(n_train):
+        vw.learn(f"{int(labels[r])} {lines[r]}")
 
 
 def lightgbm(
@@ -159,17 +160,21 @@ def lightgbm(
         "max_cat_to_onehot": 4,
         **categories,
     }
-    began = time.perf_counter()
-    train_set = lgb.Dataset(x[:n_fit], y[:n_fit], categorical_feature=list(range(len(fields))))
-    valid_set = lgb.Dataset(x[n_fit:n_train], y[n_fit:n_train], reference=train_set)
-    booster = lgb.train(
-        params,
-        train_set,
-        num_boost_round=max_trees,
-        valid_sets=[valid_set],
-        callbacks=[lgb.early_stopping(patience, verbose=False)],
-    )
-    took = time.perf_counter() - began
+
+    def train() -> tuple[Any, Any, Any]:
+        """The booster and its data sets (returned, so that freeing them is not timed)."""
+        train_set = lgb.Dataset(x[:n_fit], y[:n_fit], categorical_feature=list(range(len(fields))))
+        valid_set = lgb.Dataset(x[n_fit:n_train], y[n_fit:n_train], reference=train_set)
+        booster = lgb.train(
+            params,
+            train_set,
+            num_boost_round=max_trees,
+            valid_sets=[valid_set],
+            callbacks=[lgb.early_stopping(patience, verbose=False)],
+        )
+        return booster, train_set, valid_set
+
+    (booster, *_data_sets), took = timed(train)
     p = booster.predict(x[n_train:], num_iteration=booster.best_iteration)
     name = f"LightGBM {lgb.__version__} ({booster.best_iteration} trees)"
     row = {"model": name, **measured(y[n_train:], np.asarray(p)), "fit_s": took}
@@ -217,7 +222,7 @@ def main() -> None:
     known = known_crosses(args.kind, args.seed)
     print(
         f"{args.kind}: {args.train:,} train + {args.test:,} test rows, {len(fields)} fields, "
-        f"generating crosses {known}; load {os.getloadavg()[0]:.2f}"
+        f"generating crosses {known}; {load()}"
     )
     rows = ours(data, fields, known, args)
     if "vw" not in skipped:
@@ -234,7 +239,7 @@ def main() -> None:
     table = table.with_columns(over_linear=pl.col("fit_s") / linear)
     with pl.Config(tbl_rows=20, tbl_width_chars=200, fmt_str_lengths=60, float_precision=4):
         print(table)
-    print(f"load {os.getloadavg()[0]:.2f}")
+    print(load())
 
 
 if __name__ == "__main__":

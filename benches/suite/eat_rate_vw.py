@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import argparse
 import math
-import time
 from collections.abc import Iterator
 from typing import Literal
 
 import numpy as np
 import polars as pl
 from polars_poly.synthetic import eat_rate
-from vowpalwabbit import pyvw
+
+from benches.common import load, module_or_exit, seconds
 
 CHUNK = 200_000
 Sampling = Literal["types", "fwumious"]
@@ -39,20 +39,25 @@ def run(
     options: str, train: int, test: int, seed: int, sampling: Sampling
 ) -> tuple[float, float, float]:
     """(test logloss, test error, seconds) of one pass of VW with ``options``."""
+    from vowpalwabbit import pyvw
+
     vw = pyvw.Workspace(options)
-    began = time.perf_counter()
-    for line in vw_lines(0, train, seed, sampling):
-        vw.learn(line)
-    labels, margins = [], []
-    for line in vw_lines(train, train + test, seed, sampling):
-        labels.append(1.0 if line.startswith("1 ") else -1.0)
-        margins.append(vw.predict(line))
-    seconds = time.perf_counter() - began
+    labels: list[float] = []
+    margins: list[float] = []
+
+    def learn_and_score() -> None:
+        for line in vw_lines(0, train, seed, sampling):
+            vw.learn(line)
+        for line in vw_lines(train, train + test, seed, sampling):
+            labels.append(1.0 if line.startswith("1 ") else -1.0)
+            margins.append(vw.predict(line))
+
+    taken = seconds(learn_and_score)
     vw.finish()
     y, z = np.array(labels), np.array(margins)
     logloss = float(np.mean(np.logaddexp(0.0, -y * z)))
     error = float(np.mean(np.where(z > 0, 1.0, -1.0) != y))
-    return logloss, error, seconds
+    return logloss, error, taken
 
 
 def main() -> None:
@@ -63,16 +68,17 @@ def main() -> None:
     parser.add_argument("--bits", type=int, default=24)
     parser.add_argument("--sampling", choices=["types", "fwumious"], default="types")
     args = parser.parse_args()
+    module_or_exit("vowpalwabbit", "pip install vowpalwabbit")
     base = f"--loss_function logistic -b {args.bits} --quiet"
     print(
         f"eat-rate ({args.sampling}) seed {args.seed}: "
-        f"{args.train:,} train rows, {args.test:,} test rows"
+        f"{args.train:,} train rows, {args.test:,} test rows; {load()}"
     )
     for name, options in [("linear", base), ("-q AB", base + " -q AB")]:
-        logloss, error, seconds = run(options, args.train, args.test, args.seed, args.sampling)
+        logloss, error, taken = run(options, args.train, args.test, args.seed, args.sampling)
         print(
             f"{name:8s} logloss {logloss:.4f}  error {100 * error:.1f}%  "
-            f"({seconds:.0f} s)  pyvw.Workspace({options!r})"
+            f"({taken:.0f} s, {load()})  pyvw.Workspace({options!r})"
         )
     print(f"constant logloss {math.log(2):.4f}")
 

@@ -30,8 +30,7 @@ process, one model at a time; the machine's load is printed.
 from __future__ import annotations
 
 import argparse
-import os
-import time
+from functools import partial
 from itertools import combinations
 from typing import Any
 
@@ -40,6 +39,8 @@ import polars as pl
 import polars_poly as pp
 from polars_poly import synthetic
 from sklearn.metrics import roc_auc_score
+
+from benches.common import load, seconds, timed
 
 KINDS = ("eat_rate", "eat_rate_unseen", "click", "click3", "click3_pairs", "click_counts")
 HELD_OUT = 0.2
@@ -162,17 +163,12 @@ def main() -> None:
     parser.add_argument("--ffm-bits", type=int, default=18, help="its table's bits")
     args = parser.parse_args()
 
-    started = time.perf_counter()
-    data, fields = frames(args.kind, args.train, args.test, args.seed)
-    generated = time.perf_counter() - started
-    started = time.perf_counter()
-    features = hashed(data, fields, args.bits)
-    hashing = time.perf_counter() - started
+    (data, fields), generated = timed(partial(frames, args.kind, args.train, args.test, args.seed))
+    features, hashing = timed(partial(hashed, data, fields, args.bits))
     train, test = features.head(args.train), features.tail(args.test)
     print(
         f"{args.kind}: {args.train:,} train + {args.test:,} test rows, {len(fields)} fields; "
-        f"generated in {generated:.1f} s, hashed in {hashing:.1f} s; "
-        f"load {os.getloadavg()[0]:.2f}"
+        f"generated in {generated:.1f} s, hashed in {hashing:.1f} s; {load()}"
     )
 
     common = {"loss": "logistic", "bits": args.bits}
@@ -217,9 +213,7 @@ def main() -> None:
     for round_ in range(args.rounds):
         for name in chosen:
             model = pp.SGDClassifier(**common, **models[name])
-            started = time.perf_counter()
-            model.fit(train, "label")
-            times[name].append(time.perf_counter() - started)
+            times[name].append(seconds(partial(model.fit, train, "label")))
             extra = ""
             if name in ("field apple", "apple", "apple typical", "apple crosses only"):
                 extra = ", ".join(
@@ -233,7 +227,7 @@ def main() -> None:
             }
             print(
                 f"  round {round_ + 1} {name}: {rows[name]} this fit {times[name][-1]:.2f} s  "
-                f"load {os.getloadavg()[0]:.2f}",
+                f"{load()}",
                 flush=True,
             )
     table = pl.DataFrame(list(rows.values()))

@@ -16,29 +16,36 @@ the two; medians are reported with the ratio, and the load average before each r
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 import polars_poly as pp
 import scipy.sparse as sp
 from polars_poly import benchdata
-from polars_poly.compare import default_data_dir
+
+from benches.common import data_or_exit, load, module_or_exit, seconds, timed
 
 DATASETS = ("shuttle", "covtype_subset10k", "mnist_t10k", "sector")
+# sector comes as its own train and test files; the others are split here.
+SECTOR = ("sector/sector.scale.gz", "sector/sector.t.scale.gz")
 
 
-def load(name: str, root: Path) -> tuple[sp.csr_array, np.ndarray, sp.csr_array, np.ndarray]:
+def files(name: str) -> tuple[str, ...]:
+    """The files of data set ``name`` in the shared data folder."""
+    return SECTOR if name == "sector" else (benchdata._SPECS[name].path,)
+
+
+def read(name: str, root: Path) -> tuple[sp.csr_array, np.ndarray, sp.csr_array, np.ndarray]:
     """(train X, train y, test X, test y) with the original class labels."""
     spec = benchdata._SPECS[name]
     if name == "sector":
-        X, y = spec.reader(root / "sector" / "sector.scale.gz")
-        Xt, yt = spec.reader(root / "sector" / "sector.t.scale.gz")
+        X, y = spec.reader(root / SECTOR[0])
+        Xt, yt = spec.reader(root / SECTOR[1])
         width = max(X.shape[1], Xt.shape[1])
         X.resize((X.shape[0], width))
         Xt.resize((Xt.shape[0], width))
@@ -61,9 +68,13 @@ def vw_file(X: sp.csr_array, labels: np.ndarray, path: Path) -> None:
 
 
 def vw(args: list[str]) -> float:
-    began = time.perf_counter()
-    subprocess.run([sys.executable, "-m", "vowpalwabbit", "--quiet", *args], check=True)
-    return time.perf_counter() - began
+    """Wall seconds of ``python -m vowpalwabbit --quiet args`` (its wheel has no binary)."""
+    command = [sys.executable, "-m", "vowpalwabbit", "--quiet", *args]
+    return seconds(partial(subprocess.run, command, check=True))
+
+
+def fit_ours(X: sp.csr_array, ids: np.ndarray, bits: int) -> pp.SGDClassifier:
+    return pp.SGDClassifier(bits=bits, progress=False).fit(X, ids)
 
 
 def main() -> None:
@@ -72,16 +83,16 @@ def main() -> None:
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--bits", type=int, default=18)
     args = parser.parse_args()
-    root = default_data_dir()
-    if root is None:
-        raise SystemExit("needs the shared data (../shared/data or $POLARS_POLY_DATA)")
+    names = args.datasets.split(",")
+    root = data_or_exit(*(path for name in names for path in files(name)))
+    module_or_exit("vowpalwabbit", "pip install vowpalwabbit")
     work = Path(tempfile.mkdtemp(prefix="multiclass-"))
     print(
         f"{'data set':<18}{'classes':>8}{'train':>8}{'test':>7}{'ours err':>10}{'VW err':>9}"
         f"{'ours s':>9}{'VW s':>8}{'VW/ours':>9}"
     )
-    for name in args.datasets.split(","):
-        X, y, Xt, yt = load(name, root)
+    for name in names:
+        X, y, Xt, yt = read(name, root)
         classes = np.unique(np.concatenate([y, yt]))
         ids, test_ids = np.searchsorted(classes, y), np.searchsorted(classes, yt)
         k = len(classes)
@@ -102,20 +113,18 @@ def main() -> None:
         ours_s, vw_s = [], []
         ours_err = vw_err = float("nan")
         for _ in range(args.rounds):
-            load_avg = os.getloadavg()[0]
-            began = time.perf_counter()
-            model = pp.SGDClassifier(bits=args.bits, progress=False).fit(X, ids)
-            ours_s.append(time.perf_counter() - began)
+            load_before = load()
+            model, took = timed(partial(fit_ours, X, ids, args.bits))
+            ours_s.append(took)
             ours_err = float((model.predict(Xt) != test_ids).mean())
             model_path = work / "vw.model"
             train = ["-d", str(work / "train.vw"), "--cache_file", str(cache)]
-            seconds = vw([*train, *common, "-f", str(model_path)])
-            vw_s.append(seconds - startup)
+            vw_s.append(vw([*train, *common, "-f", str(model_path)]) - startup)
             preds = work / "preds.txt"
             vw(["-t", "-i", str(model_path), "-d", str(work / "test.vw"), "-p", str(preds)])
             predicted = np.loadtxt(preds).astype(int) - 1
             vw_err = float((predicted != test_ids).mean())
-            print(f"  {name}: round load {load_avg:.2f}", file=sys.stderr)
+            print(f"  {name}: round {load_before}", file=sys.stderr)
         a, b = statistics.median(ours_s), statistics.median(vw_s)
         print(
             f"{name:<18}{k:>8}{X.shape[0]:>8}{Xt.shape[0]:>7}{100 * ours_err:>9.2f}%"

@@ -14,11 +14,18 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
-import time
+from functools import partial
 
+import polars as pl
 import polars_poly as pp
 
+from benches.common import load, timed
 from benches.suite.field_crosses import frames, hashed
+
+
+def stream(rows: pl.DataFrame, expr: pl.Expr) -> pl.DataFrame:
+    """``expr`` over ``rows`` by the streaming engine."""
+    return rows.lazy().select(expr).collect(engine="streaming")
 
 
 def main() -> None:
@@ -46,12 +53,10 @@ def main() -> None:
         models.append(model)
         exprs[f"field scales {'on' if scales else 'off'}"] = model.predict_proba_expr(*fields)
     times: dict[str, list[float]] = {name: [] for name in exprs}
-    print(f"{args.rows:,} rows, {cores} cores; load {os.getloadavg()[0]:.2f}")
+    print(f"{args.rows:,} rows, {cores} cores; {load()}")
     for r in range(args.rounds):
         for name, expr in exprs.items():
-            began = time.perf_counter()
-            scored = rows.lazy().select(expr).collect(engine="streaming")
-            seconds = time.perf_counter() - began
+            scored, seconds = timed(partial(stream, rows, expr))
             assert len(scored) == args.rows
             times[name].append(seconds)
             rate = args.rows / seconds / cores / 1e6
@@ -60,7 +65,7 @@ def main() -> None:
         median = statistics.median(taken)
         rate = args.rows / median / cores / 1e6
         print(f"{name}: median {median:.3f} s, {rate:.2f}M rows/s per core")
-    print(f"load {os.getloadavg()[0]:.2f}")
+    print(load())
 
 
 if __name__ == "__main__":

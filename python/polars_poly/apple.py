@@ -143,6 +143,19 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         ),
     )
 
+    def set_params(self, **params: Any) -> Any:
+        """scikit-learn's ``set_params``. A nested setting of ``field_crosses="auto"``
+        (``field_crosses__max_fields=2``, as ``GridSearchCV`` sets
+        ``clf__expansion__field_crosses__max_fields``) first makes ``field_crosses`` the
+        ``FieldApple()`` that ``'auto'`` screens with: a string has no settings. The crosses
+        are then asked for, so the model needs two or more feature columns."""
+        if any(name.startswith("field_crosses__") for name in params):
+            if params.get("field_crosses") == "auto":
+                params = {**params, "field_crosses": FieldApple()}
+            elif "field_crosses" not in params and self.field_crosses == "auto":
+                self.field_crosses = FieldApple()
+        return super().set_params(**params)
+
     def _crosses(self, n_columns: int) -> FieldApple | None:
         """The field crosses in force for a model of ``n_columns`` feature columns."""
         check_options(self)

@@ -540,7 +540,10 @@ def fit(
     if averaging not in AVERAGING:
         raise ValueError(f"averaging must be one of {AVERAGING}, got {averaging!r}")
     if not isinstance(y, str) or (sample_weight is not None and not isinstance(sample_weight, str)):
-        raise TypeError("y and sample_weight must be column names")
+        raise TypeError(
+            "y and sample_weight must be column names, read from each shard (arrays train on one "
+            f"machine): got y={type(y).__name__}, sample_weight={type(sample_weight).__name__}"
+        )
     pa = isinstance(estimator, _BasePA)
     if averaging == "auto":
         # By the AdaGrad sums where there are some: on eat-rate (2M rows, 4 shards, the cross
