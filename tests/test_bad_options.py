@@ -187,6 +187,25 @@ OPTION_CASES: list[tuple[str, Callable[[dict[str, Path]], Any], type[Exception],
         "degree 4294967295 is not part of this expansion (degrees 0 to 2)",
     ),
     (
+        # Layouts and monomials hold an entry per degree or factor: refused, not gigabytes.
+        "monomial degree=10**9",
+        lambda f: pp.monomial(10**9 - 1, 1, degree=10**9),
+        ValueError,
+        "degree 1000000000 is beyond the largest an expansion takes, 65535",
+    ),
+    (
+        "column_of degree=10**9",
+        lambda f: pp.column_of({0: 10**9}, 1, degree=10**9),
+        ValueError,
+        "degree 1000000000 is beyond the largest an expansion takes, 65535",
+    ),
+    (
+        "expand_csr degree=10**9",
+        lambda f: pp.expand_csr(sp.csr_array(np.eye(1)), degree=10**9),
+        ValueError,
+        "degree 1000000000 is beyond the largest an expansion takes, 65535",
+    ),
+    (
         "n_features [2]",
         lambda f: pp.n_features([2]),  # type: ignore[arg-type]
         TypeError,

@@ -21,8 +21,20 @@ pub struct ExpansionSpec {
     pub include_bias: bool,
 }
 
+/// The largest degree an expansion takes. Layouts, monomials and column look-ups hold one
+/// entry per degree or per factor, so a degree of a billion (on one feature, where no width
+/// overflows) would allocate gigabytes before any check on the data; no floating-point
+/// monomial is useful long before this degree.
+pub const MAX_DEGREE: u32 = u16::MAX as u32;
+
 impl ExpansionSpec {
     pub fn validate(&self) -> PolyResult<()> {
+        if self.max_degree > MAX_DEGREE {
+            return crate::invalid!(
+                "degree {} is beyond the largest an expansion takes, {MAX_DEGREE}",
+                self.max_degree
+            );
+        }
         if self.min_degree > self.max_degree {
             return crate::invalid!(
                 "degree=(min, max) needs min <= max, got ({}, {})",
@@ -111,6 +123,12 @@ pub fn column_of_exponents(
     spec: &ExpansionSpec,
 ) -> PolyResult<u64> {
     let layout = Layout::new(n_features, spec)?;
+    // The monomial's degree first: its factors are listed one by one below.
+    let degree = exponents.iter().try_fold(0u32, |sum, &(_, power)| sum.checked_add(power));
+    if degree.is_none_or(|degree| degree > spec.max_degree) {
+        let total: u64 = exponents.iter().map(|&(_, power)| u64::from(power)).sum();
+        return crate::invalid!("degree {total} is not part of this expansion");
+    }
     let mut tuple = Vec::new();
     for &(index, power) in exponents {
         if spec.interaction_only && power > 1 {
@@ -152,6 +170,26 @@ mod tests {
         assert_eq!(output_width(4, &spec(0, 3, true, true)).unwrap(), 1 + 4 + 6 + 4);
         assert!(output_width(3, &spec(0, 0, false, false)).is_err());
         assert!(output_width(3, &spec(3, 2, false, false)).is_err());
+    }
+
+    #[test]
+    fn degrees_beyond_the_largest_are_errors_before_any_allocation() {
+        // One feature: no width overflows, but a layout of a billion blocks would be 16 GB.
+        let huge = spec(0, 1_000_000_000, false, false);
+        let message = output_width(1, &huge).unwrap_err().to_string();
+        assert!(message.contains("degree 1000000000 is beyond the largest"), "{message}");
+        assert!(monomial_exponents(5, 1, &huge).is_err());
+        let small = spec(0, 3, false, true);
+        let message = column_of_exponents(&[(0, 1_000_000_000)], 1, &small).unwrap_err();
+        assert!(message.to_string().contains("degree 1000000000 is not part"), "{message}");
+        let message = column_of_exponents(&[(0, u32::MAX), (1, 2)], 2, &small).unwrap_err();
+        assert!(message.to_string().contains("degree 4294967297 is not part"), "{message}");
+        // The largest degree works on one feature.
+        let most = spec(0, MAX_DEGREE, false, false);
+        assert_eq!(output_width(1, &most).unwrap(), u64::from(MAX_DEGREE));
+        let last = monomial_exponents(u64::from(MAX_DEGREE) - 1, 1, &most).unwrap();
+        assert_eq!(last, vec![(0, MAX_DEGREE)]);
+        assert_eq!(column_of_exponents(&last, 1, &most).unwrap(), u64::from(MAX_DEGREE) - 1);
     }
 
     #[test]
