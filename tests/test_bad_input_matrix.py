@@ -195,6 +195,7 @@ _SGD_ACCEPTED = [
 ]  # fmt: skip
 _PA_ACCEPTED = [
     "averaging=None", "C=huge", "C=float", "progress=None", "progress=bool", "n_features=None",
+    "shuffle=bool", "random_state=None",
 ]  # fmt: skip
 ACCEPTED = {
     *(f"{sgd}.{cell}" for sgd in _SGDS for cell in _SGD_ACCEPTED),

@@ -11,7 +11,9 @@ every ``averaging`` examples and used for prediction when present.
 
 Inputs: scipy sparse matrices, dense numpy arrays, Polars DataFrames (one sparse column or numeric
 columns) and LazyFrames (collected), through the same input adapter as the online learners
-(``polars_poly._input``). The input width is fixed by the first fit: the input's own width, or
+(``polars_poly._input``). ``fit`` learns in-memory rows in an order shuffled with the seed
+``random_state`` (``shuffle=True``, as scikit-learn's); a LazyFrame and ``partial_fit`` are
+learned in their order. The input width is fixed by the first fit: the input's own width, or
 ``n_features`` when given (text hashed by ``hash_features(..., bits=b)``: ``2**b``, so that later
 inputs with other hashed columns fit the same model). Training and scoring release the GIL;
 scoring inside queries is the native ``model_predict`` expression; models are saved in the one
@@ -43,7 +45,7 @@ from polars_poly._input import (
     scored_in_pieces,
     select_alone,
 )
-from polars_poly._internal import PassiveAggressive
+from polars_poly._internal import PassiveAggressive, shuffled_rows
 from polars_poly._params import (
     at_least,
     check_options,
@@ -62,12 +64,24 @@ from polars_poly.sparse import to_sparse
 Rows = pl.Series | npt.NDArray[Any]
 
 
-def _rows(rows: Rows, start: int, length: int) -> list[pl.Series] | npt.NDArray[Any]:
+def _rows(
+    rows: Rows, start: int, length: int, order: npt.NDArray[np.int64] | None = None
+) -> list[pl.Series] | npt.NDArray[Any]:
     """Rows ``start .. start + length`` as the engine takes them (a row slice of a
-    C-contiguous matrix is one too)."""
+    C-contiguous matrix is one too); with ``order``, the rows ``order[start : start + length]``
+    (gathered into a new batch: the input is not modified, and a dense matrix stays dense)."""
+    if order is not None:
+        taken = order[start : start + length]
+        return [rows.gather(taken)] if isinstance(rows, pl.Series) else rows[taken]
     if isinstance(rows, pl.Series):
         return [rows.slice(start, length)]
     return rows[start : start + length]
+
+
+def _shuffled_rows(n: int, seed: int | None) -> npt.NDArray[np.int64]:
+    """The order ``shuffle`` learns ``n`` in-memory rows in (seed 0 when None): the engine's
+    permutation, the one the online learners' ``fit`` takes."""
+    return shuffled_rows(n, 0 if seed is None else int(seed)).to_numpy().astype(np.int64)
 
 
 def _scored(rows: Rows, score: Callable[[Any], npt.NDArray[Any]]) -> npt.NDArray[Any]:
@@ -119,6 +133,9 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     """Shared fit/predict logic; the model family is the engine option ``rank`` (0: linear)."""
 
     _model_attribute = "core_"
+    # Whether ``random_state`` also seeds the engine's initialization (DoS; the linear model
+    # starts from zero weights, with the engine's seed 0).
+    _seeds_initialization: ClassVar[bool] = False
     _stored_state: ClassVar[dict[str, StateCheck]] = {
         "classes": CLASSES,
         "feature_columns": optional(NAMES),
@@ -141,6 +158,18 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     )
     C: float = option(
         1.0, "Aggressiveness of ``pa1``/``pa2``.", engine="c", accepted="> 0 (or inf for plain PA)"
+    )
+    shuffle: bool = option(
+        True,
+        "``fit`` learns in-memory data (a matrix, a DataFrame) in an order shuffled with the seed\n"
+        "``random_state``, as scikit-learn's PassiveAggressiveClassifier does (one pass: one\n"
+        "shuffle); sample weights follow their rows. Rows sorted by class otherwise teach the\n"
+        "last class last. ``False`` learns the rows in their order. A LazyFrame and\n"
+        "``partial_fit`` are learned in their order whatever this says (as the online learners\n"
+        "learn a stream). Feature columns of several chunks are copied into one first.",
+    )
+    random_state: int | None = option(
+        None, "The shuffling seed (0 when None).", check=at_least(0, optional=True)
     )
     batch_size: int = option(
         8192, "Rows per engine call (and per progress-bar step).", check=at_least(1)
@@ -267,10 +296,11 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
 
     def _new_core(self, n_classes: int, n_features: int) -> PassiveAggressive:
         check_options(self)
-        # The linear baseline is rank 0 (no seed); DoSClassifier's own options override these.
+        # The linear baseline is rank 0 (seed 0, unused); DoSClassifier's rank overrides it.
+        seed = self.random_state if self._seeds_initialization else None
         options = {
             "rank": 0,
-            "seed": 0,
+            "seed": 0 if seed is None else int(seed),
             **engine_options(self),
             "n_classes": n_classes,
             "n_features": n_features,
@@ -313,25 +343,40 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             for start in starts:
                 yield start, min(n_rows, start + step)
 
-    def _learn(self, series: Rows, y: Any, sample_weight: Any = None) -> None:
+    def _learn(
+        self, series: Rows, y: Any, sample_weight: Any = None, shuffle: bool = False
+    ) -> None:
+        """Learns the rows in their order, or (``shuffle``) in the order of
+        :func:`_shuffled_rows` with the seed ``random_state``, labels and weights with them."""
         self._learned()
         ids = self._class_ids(y)
         if ids.shape[0] != len(series):
             raise ValueError(f"X has {len(series)} rows but y has {ids.shape[0]} labels")
         weights = _sample_weights(sample_weight, len(series))
         step = int(self.batch_size)
-        if len(series) > step:
+        if len(series) > step or shuffle:
             # Learning goes batch by batch (progress, Ctrl-C): check every batch first, so a bad
-            # row anywhere leaves the model as it was.
+            # row anywhere leaves the model as it was. In the given order: an error names the
+            # row where it is in the input, shuffled or not.
             for start in range(0, len(series), step):
                 try:
                     self.core_.check(_rows(series, start, step), start)
                 except ValueError as err:
                     raise self._hinted(err) from None
+        order = None
+        if shuffle:
+            order = _shuffled_rows(len(series), self.random_state)
+            if isinstance(series, pl.Series) and series.n_chunks() > 1:
+                # Gathering from a column of many chunks (a frame read from parquet) costs
+                # several times the learning: it is made contiguous once (a copy).
+                series = series.rechunk()
+            ids = ids[order]
+            weights = None if weights is None else weights[order]
         for start, stop in self._batches(len(series)):
             try:
                 part = None if weights is None else weights[start:stop]
-                self.core_.learn(_rows(series, start, stop - start), ids[start:stop], start, part)
+                rows = _rows(series, start, stop - start, order)
+                self.core_.learn(rows, ids[start:stop], start, part)
             except ValueError as err:
                 raise self._hinted(err) from None
 
@@ -357,13 +402,18 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
 
     @one_call_at_a_time
     def fit(self, X: Any, y: Any, sample_weight: Any = None) -> _BasePA:
-        """Trains from scratch on (X, y), one pass in row order (``y`` and ``sample_weight``
-        may name columns of the frame ``X``).
+        """Trains from scratch on (X, y) in one pass (``y`` and ``sample_weight`` may name
+        columns of the frame ``X``): over the rows shuffled with the seed ``random_state`` when
+        ``shuffle`` (the default) and ``X`` is in memory (a matrix, a DataFrame), in their order
+        otherwise (``shuffle=False``, a LazyFrame). The input is not modified.
 
-        ``sample_weight`` (finite, >= 0) scales each example's aggressiveness: under
-        ``variant="pa1"``/``"pa2"`` an example of weight w takes a step capped by ``C * w``
-        (for the linear PA-I classifier exactly what learning it w times in a row does); plain
-        PA reaches margin 1 whatever the weight. A weight of 0 skips the row, as if absent."""
+        ``sample_weight`` (finite, >= 0; each weight follows its row) scales each example's
+        aggressiveness: under ``variant="pa1"``/``"pa2"`` an example of weight w takes a step
+        capped by ``C * w`` (for the linear PA-I classifier exactly what learning it w times in
+        a row does); plain PA reaches margin 1 whatever the weight. A weight of 0 skips the
+        row, as if absent."""
+        # A LazyFrame is a stream: learned in its order, as the online learners learn one.
+        stream = isinstance(X, pl.LazyFrame)
         X, y, sample_weight = self._split_target(X, y, sample_weight)
         y = label_array(y, "y")
         weights = _sample_weights(sample_weight, len(y))
@@ -371,15 +421,16 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             # A fit that learns nothing is a mistake; a partial_fit of such a batch is not.
             raise ValueError("Sample weights must contain at least one non-zero number.")
         series = self._start(X, y)
-        self._learn(series, y, weights)
+        self._learn(series, y, weights, shuffle=bool(self.shuffle) and not stream)
         return self
 
     @one_call_at_a_time
     def partial_fit(
         self, X: Any, y: Any, classes: Any = None, sample_weight: Any = None
     ) -> _BasePA:
-        """Continues training; the first call needs ``classes`` (all labels that will occur).
-        ``sample_weight`` as in :meth:`fit`."""
+        """Continues training on the rows in their order (as scikit-learn's ``partial_fit``:
+        ``shuffle`` is for ``fit``); the first call needs ``classes`` (all labels that will
+        occur). ``sample_weight`` as in :meth:`fit`."""
         X, y, sample_weight = self._split_target(X, y, sample_weight)
         y = label_array(y, "y")
         if not hasattr(self, "core_"):
@@ -440,8 +491,11 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     # --------------------------------------------------------------------------- persistence
 
     def _estimator_text(self) -> str:
+        # numpy scalars (a seed from np.arange) as JSON's numbers and booleans.
         params = {
-            f.name: getattr(self, f.name) for f in fields(self) if not f.metadata.get("engine")
+            f.name: _plain(getattr(self, f.name))
+            for f in fields(self)
+            if not f.metadata.get("engine")
         }
         state = {
             "estimator": type(self).__name__,
@@ -456,13 +510,22 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         options = model.options()
         if state.get("classes") is None or len(state["classes"]) != options["n_classes"]:
             raise ValueError(f"the classes {state.get('classes')!r} are not the model's")
-        estimator = cls(**state["params"], **from_engine(cls, options))
+        params = dict(state["params"])
+        if cls._seeds_initialization and "random_state" not in params:
+            # Files before shuffle=True kept DoS's seed as the engine's only.
+            params["random_state"] = options["seed"]
+        estimator = cls(**params, **from_engine(cls, options))
         estimator.core_ = model
         estimator.classes_ = np.asarray(state["classes"])
         estimator.n_features_in_ = options["n_features"]
         if state.get("feature_columns") is not None:  # files before 2026-11-26 have none
             estimator.feature_columns_ = list(state["feature_columns"])
         return estimator
+
+
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python number or bool it holds; any other value as it is."""
+    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sample_weights(sample_weight: Any, n_rows: int) -> npt.NDArray[np.float64] | None:
@@ -490,6 +553,11 @@ class DoSClassifier(_BasePA):
     """Difference-of-squares quadratic classifier of rank ``rank`` trained by passive-aggressive
     steps; ``variant="pa1"``/``"pa2"`` cap steps by ``C`` for noisy labels (our extension).
 
+    ``fit`` makes one pass over in-memory rows (a matrix, a DataFrame) shuffled with the seed
+    ``random_state`` (``shuffle=True``, as scikit-learn's PassiveAggressiveClassifier), labels
+    and sample weights with their rows; ``shuffle=False``, ``partial_fit`` and a LazyFrame
+    learn the rows in the order given.
+
     [parameters]
 
     Examples
@@ -514,15 +582,24 @@ class DoSClassifier(_BasePA):
         check=at_least(1),
         positional=True,
     )
-    random_state: int = option(
-        0, "Seeds the N(0, 1/#elements) initialization.", engine="seed", check=at_least(0)
+    random_state: int | None = option(
+        None,
+        "Seeds the N(0, 1/#elements) initialization and the shuffling (0 when None).",
+        check=at_least(0, optional=True),
     )
+
+    _seeds_initialization: ClassVar[bool] = True
 
 
 @documented({})
 class PassiveAggressiveClassifier(_BasePA):
     """Linear passive-aggressive classifier (the DoS paper's baseline), same API as
     :class:`DoSClassifier`.
+
+    ``fit`` makes one pass over in-memory rows (a matrix, a DataFrame) shuffled with the seed
+    ``random_state`` (``shuffle=True``, as scikit-learn's PassiveAggressiveClassifier), labels
+    and sample weights with their rows; ``shuffle=False``, ``partial_fit`` and a LazyFrame
+    learn the rows in the order given.
 
     [parameters]
     """
