@@ -298,3 +298,33 @@ def test_a_race_learned_in_batches_is_decided_and_the_leader_trains_on_alone(
         alone.partial_fit(X[start : start + 250], y[start : start + 250])
     assert np.array_equal(race.predict(X), alone.predict(X))
     assert race.progressive_loss_ == alone.progressive_loss_
+
+
+@pytest.mark.parametrize("interaction", [False, True])
+def test_a_decided_race_keeps_the_linear_model_unless_the_monomials_paid(
+    monkeypatch: pytest.MonkeyPatch, interaction: bool
+) -> None:
+    """At the decision of a race learned in batches, the linear model (cheaper: no monomials)
+    is kept unless the better ranking's loss since the fork is ``PAYS_MARGIN`` below its own:
+    on a linear truth it is; on ``x0·x1`` the monomials pay and a ranking is kept."""
+    monkeypatch.setattr(ranking_race, "DECIDE_AFTER", 1000)
+    rng = np.random.default_rng(1)
+    X = rng.normal(0, 1, (4000, 4))
+    y = X @ np.array([1.0, -0.5, 0.25, 0.0]) + rng.normal(0, 0.3, len(X))
+    if interaction:
+        y += 2.0 * X[:, 0] * X[:, 1]
+    race = pp.SGDRegressor(expansion="apple", bits=18, shuffle=False)
+    for start in range(0, len(X), 250):
+        race.partial_fit(X[start : start + 250], y[start : start + 250])
+    learner = race._learner
+    assert isinstance(learner, RankingRace) and learner.rival is None  # decided
+    since = {
+        name: ranking_race._loss_since(learner._loss_at_fork, model)
+        for name, model in [("kept", learner.first)]
+    }
+    assert since["kept"] < float("inf")
+    race._finish_fit()
+    if interaction:
+        assert race.apple_ranking_ in ("typical", "max_magnitude")
+    else:
+        assert race.apple_ranking_ == "linear"

@@ -219,6 +219,8 @@ def main() -> None:
                 extra = ", ".join(
                     f"{r['cross']}@{r['added_at']}" for r in model.crosses().iter_rows(named=True)
                 )
+                if name.startswith("apple"):  # the model the race kept
+                    extra = f"[{getattr(model, 'apple_ranking_', '-')}] {extra}"
             rows[name] = {
                 "model": name,
                 **scores(model, test),
