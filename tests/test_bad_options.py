@@ -6,6 +6,7 @@ work), never a raw conversion message, an AttributeError or a numpy promotion er
 from __future__ import annotations
 
 import json
+import pickle
 import re
 from collections.abc import Callable
 from datetime import date
@@ -371,3 +372,18 @@ def test_tampered_classes_and_counts_are_refused_at_load(
         loaded = _tampered(model, key, 2**63 - 1 - len(X))
         loaded.partial_fit(X, y)
         assert loaded.predict(X).shape == (len(X),)
+
+
+@pytest.mark.parametrize("make", [pp.SGDClassifier, pp.DoSClassifier])
+def test_numpy_scalar_options_pickle_and_save(make: type, tmp_path: Path) -> None:
+    """Options given as numpy scalars (a seed from ``np.arange``, a ``np.bool_``) are stored
+    as the numbers they hold: saving and pickling used to fail on JSON."""
+    X, y = np.eye(4), np.array([0, 1, 0, 1])
+    model = make(random_state=np.int64(3), shuffle=np.bool_(True)).fit(X, y)
+    restored = pickle.loads(pickle.dumps(model))
+    model.save(tmp_path / "model.pp")
+    loaded = make.load(tmp_path / "model.pp")
+    assert (loaded.random_state, loaded.shuffle) == (3, True)
+    assert type(loaded.random_state) is int and type(loaded.shuffle) is bool
+    np.testing.assert_array_equal(restored.predict(X), model.predict(X))
+    np.testing.assert_array_equal(loaded.predict(X), model.predict(X))

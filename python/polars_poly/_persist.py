@@ -68,6 +68,14 @@ _INTEGER = kind_of(int, what="")
 _INT64 = (-(2**63), 2**63 - 1)
 
 
+def plain(value: Any) -> Any:
+    """A numpy scalar option (a seed from ``np.arange``, a ``np.bool_``) as the Python number or
+    bool it holds, which the stored JSON can hold; any other value as it is."""
+    # By its module, not isinstance: saving from the command line imports no numpy.
+    numpy_scalar = type(value).__module__ == "numpy" and getattr(value, "ndim", None) == 0
+    return value.item() if numpy_scalar else value
+
+
 def COUNT(value: Any) -> str | None:  # noqa: N802 - a check, named as the others
     ok = _INTEGER(value) is None and 0 <= value <= _INT64[1]
     return None if ok else "a non-negative integer below 2**63"

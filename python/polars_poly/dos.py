@@ -55,7 +55,7 @@ from polars_poly._params import (
     from_engine,
     option,
 )
-from polars_poly._persist import CLASSES, NAMES, Persistent, StateCheck, optional
+from polars_poly._persist import CLASSES, NAMES, Persistent, StateCheck, optional, plain
 from polars_poly._plugin import call_plugin
 from polars_poly.sparse import n_features as width_of
 from polars_poly.sparse import to_sparse
@@ -493,7 +493,7 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
     def _estimator_text(self) -> str:
         # numpy scalars (a seed from np.arange) as JSON's numbers and booleans.
         params = {
-            f.name: _plain(getattr(self, f.name))
+            f.name: plain(getattr(self, f.name))
             for f in fields(self)
             if not f.metadata.get("engine")
         }
@@ -521,11 +521,6 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
         if state.get("feature_columns") is not None:  # files before 2026-11-26 have none
             estimator.feature_columns_ = list(state["feature_columns"])
         return estimator
-
-
-def _plain(value: Any) -> Any:
-    """A numpy scalar as the Python number or bool it holds; any other value as it is."""
-    return value.item() if isinstance(value, np.generic) else value
 
 
 def _sample_weights(sample_weight: Any, n_rows: int) -> npt.NDArray[np.float64] | None:

@@ -24,6 +24,7 @@ from polars_poly._persist import (
     kind_of,
     list_of,
     optional,
+    plain,
 )
 from polars_poly.learner._data import (
     _LEGACY_NAMES,
@@ -43,7 +44,7 @@ class _BaseSGD(_Inspection):
         """What the model file keeps beside the engine's sections: the options only the Python
         layer knows and the fitted column layout (nothing the engine stores)."""
         params = {
-            f.name: getattr(self, f.name)
+            f.name: plain(getattr(self, f.name))
             for f in fields(self)
             if not f.metadata.get("engine") and f.name not in _FROM_ENGINE
         }
