@@ -69,7 +69,7 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         "(the linear model; field crosses still grow) and is kept (``apple_ranking_ ==\n"
         "'linear'``) only when its progressive loss is 10% below the better ranking's:\n"
         "expansions that hurt are dropped. A race learned in batches (a long stream) is decided\n"
-        "2**19 examples after the fork, keeping the linear model unless the monomials lowered\n"
+        "2**17 examples after the fork, keeping the linear model unless the monomials lowered\n"
         "the loss since the fork by 0.5% (they cost the rest of the stream otherwise).\n"
         "``partial_fit`` races from call to call (the leader\n"
         "predicts; saving or pickling keeps the leader alone); distributed training ranks by\n"

@@ -26,7 +26,8 @@ pickling stores the leader alone (a loaded model trains on with its ranking).
 
 A race learned in batches (one pass, a stream, ``partial_fit``) is decided once the models have
 learned ``DECIDE_AFTER`` examples since the fork: one model then trains alone. By then the
-progressive losses compare on half a million examples each, and racing on costs the whole
+progressive losses compare on 131k examples each (the same examples: the differences are
+paired, and small ones show), and racing on costs the whole
 rest of a long stream 1.5-3x (click with count columns, 2M rows: the race 18.9 s against one
 ranking's 12.5 s, for the same model, notes/issue58_plan.md). The model kept is the linear one
 unless the better ranking's loss since the fork is ``PAYS_MARGIN`` below it: on a long stream
@@ -56,7 +57,7 @@ RIVAL = "max_magnitude"
 # The name of the third model, which stops growing at the fork: the linear model.
 LINEAR = "linear"
 # Examples learned in batches after the fork, after which the race is decided (module docs).
-DECIDE_AFTER = 1 << 19
+DECIDE_AFTER = 1 << 17
 # The linear model leads only when its progressive loss is lower by this fraction of the best
 # ranking's: a guard against an expansion that hurts (sector: apple's loss 80-120% above
 # linear's), not a fine choice (a9a: 0.6-1.3% above, yet apple's test error is the lower).
