@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -566,3 +567,15 @@ def test_read_libsvm_reads_what_sklearn_reads(tmp_path: Path, lines: list[str]) 
     np.testing.assert_array_equal(frame["label"].to_numpy(), y_ref)
     X = pp.to_numpy(frame["features"], X_ref.shape[1])
     np.testing.assert_array_equal(X, X_ref.toarray())
+
+
+def test_namespaces_auto_refuses_a_fifo_it_would_read_twice(tmp_path) -> None:
+    """``namespaces="auto"`` lists the namespaces in a first read: on a FIFO the second read
+    waited for ever for a writer (a hang the entry matrix found); it is an error naming it,
+    before anything is opened."""
+    fifo = tmp_path / "data.fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(ValueError, match=r"is a FIFO, which can be read once: namespaces='auto'"):
+        pp.read_vw(fifo, namespaces="auto")
+    with pytest.raises(ValueError, match=r"is a FIFO, which can be read once"):
+        pp.scan_vw(fifo, namespaces="auto")

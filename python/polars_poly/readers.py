@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numbers
 import os
+import stat
 import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Literal
@@ -208,6 +209,7 @@ def _vw_options(
     if namespaces is None:
         return options
     if isinstance(namespaces, str) and namespaces == "auto":
+        _refuse_read_once(path)
         names = _internal.vw_namespaces(os.fspath(path), options)
         if not names:
             left = " left by ignore/keep" if ignore is not None or keep is not None else ""
@@ -216,6 +218,22 @@ def _vw_options(
         names = _names("namespaces", namespaces, f"{_LETTERS}, 'auto' or None")
     options["namespaces"] = names
     return options
+
+
+def _refuse_read_once(path: PathLike) -> None:
+    """``namespaces="auto"`` reads the file twice (its namespaces first): a FIFO or a device,
+    which can be read once, would wait for ever for the second read's writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return  # the reader names a missing or unreadable file
+    if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
+        raise ValueError(
+            f"{os.fspath(path)!r} is {kind}, which can be read once: namespaces='auto' reads "
+            "the file twice (its namespaces first); give the namespaces (namespaces='AB' or a "
+            "list), or write the data to a file"
+        )
 
 
 #: The column name of Vowpal Wabbit's default namespace with ``namespaces=``.
