@@ -1183,12 +1183,6 @@ FILE_ENTRIES: dict[str, FileEntry] = {
     "DoSClassifier.load": FileEntry(pp.DoSClassifier.load, "model"),
     "PassiveAggressiveClassifier.load": FileEntry(pp.PassiveAggressiveClassifier.load, "model"),
 }
-BUGS |= {
-    ("read_vw namespaces", "FIFO"): "mkfifo f; cat data.vw > f & pp.read_vw('f', "
-    "namespaces='auto') hangs: the file is opened again after its one writer has gone",
-    ("SGDRegressor.fit(path)", "FIFO"): "mkfifo f; cat data.vw > f & "
-    "pp.SGDRegressor().fit('f') hangs (scan_vw(namespaces='auto') opens the file twice)",
-}
 FILE_CELLS = [(e, f) for e in FILE_ENTRIES for f in FILES]
 
 
