@@ -387,3 +387,104 @@ def test_numpy_scalar_options_pickle_and_save(make: type, tmp_path: Path) -> Non
     assert type(loaded.random_state) is int and type(loaded.shuffle) is bool
     np.testing.assert_array_equal(restored.predict(X), model.predict(X))
     np.testing.assert_array_equal(loaded.predict(X), model.predict(X))
+
+
+# ------------------------------------------------------------ a path given as X, sparse columns
+def _fitted_on_frame(make: type) -> Any:
+    frame = pl.DataFrame({"num": [0.5, -1.0, 2.0, -0.5], "y": [1, 0, 1, 0]})
+    return make(progress=False).fit(frame, "y")
+
+
+SCORING = [
+    *[(pp.SGDClassifier, m) for m in ("predict", "decision_function", "predict_proba", "score")],
+    *[(pp.SGDRegressor, m) for m in ("predict", "score")],
+]
+
+
+@pytest.mark.parametrize(("make", "method"), SCORING)
+def test_scoring_a_missing_vw_path_names_the_path(
+    make: type, method: str, tmp_path: Path, files: dict[str, Path]
+) -> None:
+    """A string X is a Vowpal Wabbit file's path: a missing one or a directory is named as
+    read_vw names it, before any query (not Polars' ColumnNotFoundError with a plan)."""
+    score = getattr(_fitted_on_frame(make), method)
+    missing = tmp_path / "missing.vw"
+    args = (np.zeros(2),) if method == "score" else ()
+    with pytest.raises(FileNotFoundError, match=re.escape(str(missing))):
+        score(str(missing), *args)
+    with pytest.raises(OSError, match=re.escape(str(tmp_path))):
+        score(tmp_path, *args)
+    # An existing VW file lacks the frame's columns: named, with the path.
+    with pytest.raises(ValueError, match=r"lacks the feature column\(s\) \['num'\]") as caught:
+        score(files["vw"], *args)
+    assert str(files["vw"]) in str(caught.value)
+    assert not isinstance(caught.value, pl.exceptions.ColumnNotFoundError)
+
+
+def test_scoring_a_vw_file_by_path_still_works(files: dict[str, Path]) -> None:
+    model = pp.SGDClassifier(progress=False).fit(str(files["vw"]))
+    frame = pp.read_vw(files["vw"], namespaces="auto")
+    assert model.predict(files["vw"]).tolist() == model.predict(frame).tolist()
+
+
+def _sparse_with(entry: list[Any] | None, row: int = 3) -> pl.Series:
+    """A sparse column "s" of 5 rows (a null row first), row ``row`` replaced by ``entry``."""
+    rows: list[Any] = [None] + [[{"index": 0, "value": 1.0}, {"index": 2, "value": 2.0}]] * 4
+    rows[row] = entry
+    return pl.Series("s", rows, dtype=pp.sparse_dtype())
+
+
+SPARSE_CALLS: dict[str, Callable[[pl.Series], Any]] = {
+    "to_scipy": lambda s: pp.to_scipy(s, 3),
+    "to_numpy": lambda s: pp.to_numpy(s, 3),
+    "n_features": pp.n_features,
+    "DoSClassifier.fit": lambda s: pp.DoSClassifier(rank=2).fit(
+        pl.DataFrame({"s": s}), [0, 1, 0, 1, 0]
+    ),
+}
+
+
+@pytest.mark.parametrize("call", SPARSE_CALLS)
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ([{"index": 1, "value": 1.0}, {"index": None, "value": 1.0}], "null index"),
+        ([{"index": 1, "value": None}], "null value"),
+        ([None, {"index": 1, "value": 1.0}], "null entry"),
+    ],
+)
+def test_a_null_inside_a_sparse_row_names_the_column_and_row(
+    call: str, entry: list[Any], says: str
+) -> None:
+    """A null row is a missing row; a null entry, index or value inside one is an error naming
+    the column and the row (not numpy's NaN: 'cannot convert float NaN to integer')."""
+    column = _sparse_with(entry)
+    with pytest.raises(ValueError, match=rf"column 's', row 3: .*{says}"):
+        SPARSE_CALLS[call](column)
+    # Sliced: rows counted in the slice.
+    with pytest.raises(ValueError, match=rf"column 's', row 2: .*{says}"):
+        SPARSE_CALLS[call](pl.concat([column[:1], column])[2:])
+
+
+def test_a_null_sparse_row_is_still_a_missing_row() -> None:
+    column = _sparse_with(None)
+    assert pp.n_features(column) == 3
+    assert pp.to_numpy(column, 3)[[0, 3]].tolist() == [[0.0] * 3, [0.0] * 3]
+
+
+@pytest.mark.parametrize("dtype", [pl.UInt32, pl.UInt64])
+def test_dos_names_an_index_beyond_its_limit_without_n_features(dtype: Any) -> None:
+    """Without n_features the width is the largest index plus one: an index the model cannot
+    take is named with its row and the limit, not as an n_features the user never gave."""
+    column = _sparse_with([{"index": 2**32 - 1, "value": 1.0}]).cast(pp.sparse_dtype(dtype))
+    with pytest.raises(ValueError, match=r"column 's', row 3: feature index 4294967295") as caught:
+        pp.DoSClassifier(rank=2).fit(pl.DataFrame({"s": column}), [0, 1, 0, 1, 0])
+    message = str(caught.value)
+    assert "at most 4294967294 features" in message
+    assert "n_features must be" not in message
+
+
+@pytest.mark.parametrize("matrix", [sp.coo_array, sp.csr_matrix])
+def test_from_numpy_points_a_scipy_matrix_to_from_scipy(matrix: Callable[[Any], Any]) -> None:
+    with pytest.raises(TypeError, match=r"takes a dense 2-D numpy array.*from_scipy"):
+        pp.from_numpy(matrix(np.eye(3)))

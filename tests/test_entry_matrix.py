@@ -422,18 +422,6 @@ SAMPLE = int(os.environ.get("POLARS_POLY_MATRIX_SAMPLE", "1"))
 # The cells that find a bug not yet fixed, each with its reproducer: expected to fail (strict: a
 # fix makes them pass, and the mark must then go).
 BUGS: dict[tuple[str, ...], str] = {}
-NOT_A_FILE = (
-    "pp.SGDClassifier().fit(df, 'y').predict('missing.vw') raises ColumnNotFoundError "
-    '\'unable to find column "num"; valid columns: ["label", "weight", ...]\' with a query '
-    "plan: a string is read as a VW file's path, lazily, and the missing file is never named"
-)
-BUGS |= {
-    (s, e, "not a frame"): NOT_A_FILE
-    for s in SETUPS
-    if s.startswith("SGD")
-    for e in ("predict", "decision_function", "predict_proba", "score")
-    if hasattr(SETUPS[s][0](), e)
-}
 
 
 def _sampled(cells: list) -> list:
@@ -887,12 +875,6 @@ SPARSE_ENTRIES: dict[str, Callable[[Any], Any]] = {
     **{f"DoSClassifier.predict_expr {e}": _scored_on("DoSClassifier", e) for e in ENGINES},
 }
 SPARSE_CELLS = [(e, c) for e in SPARSE_ENTRIES for c in SPARSE]
-BUGS |= {
-    (e, "null index"): "pp.n_features(pl.Series([[{'index': None, 'value': 1.0}]], "
-    "dtype=pp.sparse_dtype())) raises Python's 'ValueError: cannot convert float NaN to "
-    "integer' (to_scipy, to_numpy and DoSClassifier.fit too) instead of naming the null index"
-    for e in ("to_scipy", "to_numpy", "n_features", "DoSClassifier.fit")
-}
 
 
 def _python_dense(column: pl.Series, width: int) -> np.ndarray:

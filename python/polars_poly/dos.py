@@ -62,6 +62,8 @@ from polars_poly.sparse import to_sparse
 
 # The classifiers' input: one sparse column, or a dense C-contiguous float matrix.
 Rows = pl.Series | npt.NDArray[Any]
+# The widest input a model takes (``MAX_FEATURES`` in src/dos/example.rs): indices below it.
+MAX_FEATURES = 2**32 - 2
 
 
 def _rows(
@@ -262,10 +264,28 @@ class _BasePA(FeatureNamesIn, Persistent, ClassifierMixin, BaseEstimator):  # ty
             raise ValueError(f"X has {width} features, but n_features={fixed}")
         if fixed is not None:
             return series, int(fixed)
-        if width is not None:
-            return series, width
-        assert isinstance(series, pl.Series)  # a matrix always declares its width
-        return series, max(width_of(series), 1)
+        if width is None:
+            assert isinstance(series, pl.Series)  # a matrix always declares its width
+            width = max(width_of(series), 1)
+            if width > MAX_FEATURES:
+                raise self._index_beyond_limit(series)
+        elif width > MAX_FEATURES:
+            raise ValueError(
+                f"X has {width} features: a {type(self).__name__} takes at most {MAX_FEATURES}"
+            )
+        return series, width
+
+    def _index_beyond_limit(self, series: pl.Series) -> ValueError:
+        """The error for a sparse column (the width of a first fit without ``n_features``)
+        holding an index the model cannot take, naming its row."""
+        tops = series.list.eval(pl.element().struct.field("index")).list.max()
+        row = int((tops >= MAX_FEATURES).arg_true()[0])
+        return ValueError(
+            f"column {series.name!r}, row {row}: feature index {int(tops[row])} is beyond what "
+            f"a {type(self).__name__} takes: at most {MAX_FEATURES} features, indices 0 to "
+            f"{MAX_FEATURES - 1} (the width is the input's largest index plus one when "
+            "n_features is not given)"
+        )
 
     def _checked(self, X: Any) -> Rows:
         """An input to score or continue training with, once fitted."""

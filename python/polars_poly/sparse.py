@@ -146,12 +146,27 @@ def _flat_buffers(series: pl.Series) -> tuple[npt.NDArray[np.int64], np.ndarray,
         array = array.fill_null(pa.scalar([], type=array.type))
     offsets = np.asarray(array.offsets, dtype=np.int64)
     start, end = int(offsets[0]), int(offsets[-1])
+    offsets = offsets - start
     entries = array.values.slice(start, end - start)
     if entries.null_count:
-        raise ValueError(f"column {series.name!r}: a sparse row contains a null entry")
-    indices = entries.field("index").to_numpy(zero_copy_only=False)
-    values = entries.field("value").to_numpy(zero_copy_only=False)
-    return offsets - start, indices, values
+        row = _row_of_first(offsets, entries.is_null().to_numpy(zero_copy_only=False))
+        raise ValueError(
+            f"column {series.name!r}, row {row}: a sparse row contains a null entry (null "
+            "struct); drop or fill it first"
+        )
+    # A null row is a missing row; a null index or value inside a row is no feature (numpy
+    # would read it as NaN).
+    fields = {name: entries.field(name) for name in ("index", "value")}
+    for name, field in fields.items():
+        if field.null_count:
+            row = _row_of_first(offsets, field.is_null().to_numpy(zero_copy_only=False))
+            raise ValueError(
+                f"column {series.name!r}, row {row}: sparse entries must not have a null {name} "
+                "(a null row is a missing row; drop or fill the entry)"
+            )
+    indices = fields["index"].to_numpy(zero_copy_only=False)
+    values = fields["value"].to_numpy(zero_copy_only=False)
+    return offsets, indices, values
 
 
 def check_sparse(series: pl.Series) -> None:
@@ -236,6 +251,11 @@ def from_numpy(array: npt.ArrayLike, name: str = "features") -> pl.Series:
     >>> from_numpy([[0, 2], [3, 0]]).to_list()
     [[{'index': 1, 'value': 2.0}], [{'index': 0, 'value': 3.0}]]
     """
+    if is_scipy_sparse(array):
+        raise TypeError(
+            f"from_numpy takes a dense 2-D numpy array, got a scipy sparse "
+            f"{type(array).__name__}; use from_scipy(matrix.tocsr()) for a scipy matrix"
+        )
     dense = np.asarray(array)
     if dense.ndim != 2:
         raise ValueError(f"expected a 2-D array, got {dense.ndim} dimension(s)")

@@ -4,6 +4,7 @@ batches of namespaces."""
 from __future__ import annotations
 
 import os
+import stat
 from typing import TYPE_CHECKING, Any
 
 from polars_poly._input import (
@@ -24,10 +25,23 @@ from polars_poly.learner._data import (
     _Data,
 )
 from polars_poly.learner._options import _Options
-from polars_poly.readers import scan_vw
+from polars_poly.readers import iter_vw, scan_vw
 
 if TYPE_CHECKING:
     import numpy.typing as npt
+
+
+def _check_opens(path: str | os.PathLike[str]) -> None:
+    """Opens a Vowpal Wabbit file's path once, so that a missing, unreadable or non-file path
+    is named as :func:`read_vw` names it (``FileNotFoundError``, ``PermissionError``,
+    ``OSError``) before a query is built: a scan opens its file only when the query runs, after
+    resolving its columns. A FIFO or a device, which can be read once, is left to the scan."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        mode = None  # opening names the path and the error
+    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        iter_vw(path)
 
 
 class _Inputs(_Options):
@@ -42,7 +56,19 @@ class _Inputs(_Options):
             return scan_vw(path, namespaces="auto")
         stored = getattr(self, "_vw_reader", None) or {}
         namespaces = list(self.namespaces_)
-        return scan_vw(path, namespaces=namespaces, other_namespaces="drop", **stored)
+        _check_opens(path)
+        frame = scan_vw(path, namespaces=namespaces, other_namespaces="drop", **stored)
+        fitted = getattr(self, "feature_columns_", None) or []
+        schema = frame.collect_schema()
+        missing = [name for name in fitted if name not in schema]
+        if missing:
+            raise ValueError(
+                f"{os.fspath(path)!r} is read as a Vowpal Wabbit file (a path given as X is one), "
+                f"whose columns are its namespaces; it lacks the feature column(s) {missing} "
+                f"the {type(self).__name__} was fitted with ({fitted}): score a frame with "
+                "those columns"
+            )
+        return frame
 
     def _vw_defaults(self, X: Any, y: Any, sample_weight: Any) -> tuple[Any, Any]:
         """``y`` and ``sample_weight`` of a Vowpal Wabbit file's frame (``read_vw`` /
