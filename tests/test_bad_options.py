@@ -466,6 +466,42 @@ def test_a_null_inside_a_sparse_row_names_the_column_and_row(
         SPARSE_CALLS[call](pl.concat([column[:1], column])[2:])
 
 
+ENGINE_SPARSE_CALLS: dict[str, Callable[[pl.Series], Any]] = {
+    "SGDRegressor.fit": lambda s: pp.SGDRegressor(shuffle=False).fit(
+        pl.DataFrame({"s": s}), np.zeros(len(s))
+    ),
+    "expand": lambda s: pl.DataFrame({"s": s}).select(pp.expand("s", bits=8)),
+    "DoSClassifier.fit n_features": lambda s: pp.DoSClassifier(rank=2, n_features=4).fit(
+        pl.DataFrame({"s": s}), [0, 1] * (len(s) // 2) + [0] * (len(s) % 2)
+    ),
+}
+
+
+@pytest.mark.parametrize("call", ENGINE_SPARSE_CALLS)
+@pytest.mark.parametrize(
+    ("entry", "says"),
+    [
+        ([{"index": 1, "value": 1.0}, {"index": None, "value": 1.0}], "null index"),
+        ([{"index": 1, "value": None}], "null value"),
+        ([None, {"index": 1, "value": 1.0}], "null entry"),
+    ],
+)
+def test_the_engine_names_the_row_of_a_null_inside_a_sparse_row(
+    call: str, entry: list[Any], says: str
+) -> None:
+    """The engine's reading of a sparse column names the row too (it named the column only),
+    counted in the slice given; a null outside the slice is none of its business."""
+    column = _sparse_with(entry)
+    # No null row (training refuses one); one chunk (an expression is passed chunk by chunk).
+    column = pl.concat([column[1:2], column[1:]]).rechunk()
+    error = (ValueError, pl.exceptions.ComputeError)
+    with pytest.raises(error, match=rf"column .s., row 3: .*{says}"):
+        ENGINE_SPARSE_CALLS[call](column)
+    with pytest.raises(error, match=rf"column .s., row 2: .*{says}"):
+        ENGINE_SPARSE_CALLS[call](pl.concat([column[:1], column]).rechunk()[2:])
+    ENGINE_SPARSE_CALLS[call](column[:3])
+
+
 def test_a_null_sparse_row_is_still_a_missing_row() -> None:
     column = _sparse_with(None)
     assert pp.n_features(column) == 3

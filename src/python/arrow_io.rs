@@ -103,16 +103,28 @@ pub fn sparse_dtypes(field: &Field) -> PolarsResult<(DataType, DataType)> {
     Ok((index, value))
 }
 
+/// The first row of a chunk whose entries (positions `offsets[0]..offsets[n]` of the flat
+/// arrays) hold a position `validity` marks null, numbered from `first_row`; entries outside
+/// the chunk's window (a sliced column) are not its business.
+fn first_null_row(validity: Option<&Bitmap>, offsets: &[i64], first_row: usize) -> Option<usize> {
+    let validity = validity.filter(|v| v.unset_bits() > 0)?;
+    let (start, end) = (offsets[0] as usize, offsets[offsets.len() - 1] as usize);
+    let position = (start..end).find(|&p| !validity.get_bit(p))?;
+    Some(first_row + offsets.partition_point(|&o| o as usize <= position) - 1)
+}
+
 fn primitive<'a, T: NativeType>(
     array: &'a dyn Array,
-    column: &str,
+    offsets: &[i64],
+    (column, first_row): (&str, usize),
     what: &str,
 ) -> PolarsResult<&'a [T]> {
     let array = array.as_any().downcast_ref::<PrimitiveArray<T>>().ok_or_else(
         || polars_err!(ComputeError: "column {column:?}: unexpected {what} array type"),
     )?;
-    if array.null_count() > 0 {
-        polars_bail!(ComputeError: "column {column:?}: sparse entries must not have a null {what}");
+    if let Some(row) = first_null_row(array.validity(), offsets, first_row) {
+        polars_bail!(ComputeError: "column {column:?}, row {row}: sparse entries must not have a \
+            null {what} (a null row is a missing row; drop or fill the entry)");
     }
     Ok(array.values().as_slice())
 }
@@ -121,27 +133,19 @@ fn primitive<'a, T: NativeType>(
 /// The chunks of a sparse Series, their rows numbered from `first_row` in error messages (the
 /// Series' row 0 is the caller's row `first_row`, e.g. a batch of a longer stream).
 pub fn sparse_chunks_from(series: &Series, first_row: usize) -> PolarsResult<Vec<SparseChunk<'_>>> {
-    let mut chunks = sparse_chunks(series)?;
-    let mut next = first_row;
-    for chunk in &mut chunks {
-        let n_rows = with_rows!(&chunk.rows, |rows| rows.n_rows());
-        chunk.rows = chunk.rows.with_first_row(next);
-        next += n_rows;
-    }
-    Ok(chunks)
-}
-
-pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
     let (index_dtype, value_dtype) = sparse_dtypes(series.field().as_ref())?;
     let name = series.name().as_str();
     let list = series.list()?;
     let mut chunks = Vec::with_capacity(list.chunks().len());
+    let mut next = first_row;
     for array in list.downcast_iter() {
         let entries = array.values().as_any().downcast_ref::<StructArray>().ok_or_else(
             || polars_err!(ComputeError: "column {name:?}: list items are not structs"),
         )?;
-        if entries.null_count() > 0 {
-            polars_bail!(ComputeError: "column {name:?}: a sparse row contains a null entry (null struct); drop or fill it first");
+        let offsets: &[i64] = array.offsets().buffer().as_slice();
+        if let Some(row) = first_null_row(entries.validity(), offsets, next) {
+            polars_bail!(ComputeError: "column {name:?}, row {row}: a sparse row contains a null \
+                entry (null struct); drop or fill it first");
         }
         let position = |field: &str| {
             entries.fields().iter().position(|f| f.name.as_str() == field).ok_or_else(
@@ -150,14 +154,14 @@ pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
         };
         let index_array = entries.values()[position("index")?].as_ref();
         let value_array = entries.values()[position("value")?].as_ref();
-        let offsets: &[i64] = array.offsets().buffer().as_slice();
+        let at = (name, next);
         macro_rules! rows {
             ($variant:ident, $i:ty, $v:ty) => {
                 RowsChunk::$variant(
                     SparseRows::from_ordered_offsets(
                         offsets,
-                        primitive::<$i>(index_array, name, "index")?,
-                        primitive::<$v>(value_array, name, "value")?,
+                        primitive::<$i>(index_array, offsets, at, "index")?,
+                        primitive::<$v>(value_array, offsets, at, "value")?,
                     )
                     .map_err(to_polars_error)?,
                 )
@@ -172,10 +176,18 @@ pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
             (DataType::Int64, DataType::Float64) => rows!(I64F64, i64, f64),
             _ => unreachable!("sparse_dtypes admits only the listed pairs"),
         };
+        let n_rows = with_rows!(&rows, |rows| rows.n_rows());
+        let rows = rows.with_first_row(next);
+        next += n_rows;
         let validity = array.validity().filter(|v| v.unset_bits() > 0).cloned();
         chunks.push(SparseChunk { rows, validity });
     }
     Ok(chunks)
+}
+
+/// The chunks of a sparse Series, its rows numbered from 0.
+pub fn sparse_chunks(series: &Series) -> PolarsResult<Vec<SparseChunk<'_>>> {
+    sparse_chunks_from(series, 0)
 }
 
 /// The Polars dtype of a sparse column with the given index and value types.
