@@ -571,14 +571,29 @@ def test_oaa_probabilities_give_vowpal_wabbits_output(tmp_path, labels, flags) -
     assert written[0].split() == [f"{c}:0.25" for c in labels]
 
 
-def test_oaa_labels_that_switch_to_0_indexed_midway_are_refused_naming_the_row(tmp_path) -> None:
-    """vw, meeting its first label 0 after other labels, relabels its classes from there (the
-    rows before learned 1..K); train reads 1..K and names the row of the 0."""
-    (tmp_path / "d.dat").write_text("1 |w a\n2 |w b\n0 |w c\n")
-    err = io.StringIO()
-    with contextlib.redirect_stderr(err):
-        assert main(["train", "-d", str(tmp_path / "d.dat"), "--oaa", "4"]) == 1
-    assert "row 2: label 0.0 is not one of the classes [1, 2, 3, 4]" in err.getvalue()
+@pytest.mark.parametrize(
+    ("first", "later", "flags"),
+    [
+        # A first 0 after 1..K-1: vw numbers 0..K-1 from there (the rows before stay 1..K).
+        ([1, 2], [0, 1, 2, 3], ["--probabilities", "--loss_function", "logistic"]),
+        ([1, 2], [0, 1, 2, 3], []),
+        # A first K: 1..K for good.
+        ([1, 2], [4, 1, 2, 3], ["--probabilities", "--loss_function", "logistic"]),
+    ],
+)
+def test_oaa_numbers_its_classes_as_vw_decides_while_reading(tmp_path, first, later, flags) -> None:
+    """Without ``--indexing``, vw numbers ``--oaa``'s classes 1..K until its first label 0 or
+    K; a 0 makes them 0..K-1 from that example on. A label out of the decided range (4 of
+    0..3, 0 of 1..4) is learned as no class's, an error whatever the prediction, with a
+    warning. The table, the summary and ``-p`` as vw's (its test 360)."""
+    rng = np.random.default_rng(5)
+    lines = [f"{label} |w c{label} n{i}" for i, label in enumerate(first)]
+    lines += multiclass_lines(rng, 200, later)
+    out_of_range = 4 if later[0] == 0 else 0
+    lines[40] = f"{out_of_range} |w c1 n3"
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    args = ["-d", "../d.dat", "--oaa", "4", "-p", "p.txt", *flags]
+    compare(args, tmp_path, ("p.txt",))
 
 
 def test_probabilities_and_indexing_need_oaa(tmp_path) -> None:

@@ -82,14 +82,15 @@ VW_FLAGS: tuple[VwFlag, ...] = (
     _flag(
         "--oaa",
         "same",
-        "K classes, labels 1..K (0..K-1 when the first example's label is 0, as vw); with -p, "
-        "each predicted class (and tag) before learning it (not with -t, -P or a holdout)",
+        "K classes, numbered as vw numbers them while it reads: 1..K until a first label 0 "
+        "(0..K-1 from that example on) or K; with -p, each predicted class (and tag) before "
+        "learning it (not with -t, -P or a holdout)",
     ),
     _flag(
         "--indexing",
-        "different",
-        "--oaa's labels 0..K-1 or 1..K; a label outside them is an error naming its example "
-        "(vw warns and learns it as no class's)",
+        "same",
+        "--oaa's labels 0..K-1 or 1..K from the start; a label outside them is learned as no "
+        "class's, with a warning (continuing a model with -i: an error naming its example)",
         ("0", "1"),
     ),
     _flag("--quiet", "same", "prints nothing on stderr"),

@@ -176,10 +176,9 @@ def _classes(
     first_label: float | None = None,
 ) -> list[Any]:
     """A new classifier's classes: with ``--oaa K`` Vowpal Wabbit's multiclass labels, 1..K, or
-    0..K-1 with ``--indexing 0`` or when the first example's label is 0 (vw's 0-indexing from
-    its first example; a label outside them is an error naming its example, where vw, finding
-    a first 0 later, would relabel its classes from there), else the file's distinct
-    ``labels`` ({0, 1} or {-1, +1} when they are among those)."""
+    0..K-1 with ``--indexing 0`` or when the first example's label is 0 (a first 0 later
+    renumbers vw's classes from there: cli/_indexing.py), else the file's distinct ``labels``
+    ({0, 1} or {-1, +1} when they are among those)."""
     if args.oaa or labels is None:
         indexing = getattr(args, "indexing", None)
         if indexing is None:

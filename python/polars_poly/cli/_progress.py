@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import polars_poly as pp
 from polars_poly._lazy import np, pl
 from polars_poly.cli._data import batches
+from polars_poly.cli._indexing import VwIndexing
 from polars_poly.cli._model import _fitted
 
 if TYPE_CHECKING:
@@ -81,16 +82,35 @@ def _train_in_pieces(
     table = None if report_to is None else ProgressTable(report_to)
     start = model._learner.progress if _fitted(model) else (0, 0.0, 0.0, 0)
     label_sum = log_loss = 0.0
+    # --oaa's classes numbered as vw numbers them while it reads (a new model: -i keeps its own).
+    indexing = None
+    if args.oaa and multiclass and classes is not None:
+        base = int(model.classes_[0])
+        given = getattr(args, "indexing", None) is not None
+        indexing = VwIndexing(len(model.classes_), base, decided=given or base == 0)
+        model._vw_unseen_labels = True  # a relabeled example is no class's, as in vw
     for _ in range(args.passes):
         for batch in batches(frame):
-            scores = learn_batch(model, batch, label, weight, classes, table, probabilities)
+            shown = None
+            if indexing is not None and not batch[label].null_count():
+                vw_labels = batch[label].cast(pl.Float64).to_numpy()
+                learned, offset, heads = indexing.translate(vw_labels, _examples(model))
+                batch = batch.with_columns(pl.Series(label, learned))
+                shown = (vw_labels, offset, heads)
+                if indexing.warnings and report_to is not None:
+                    print("\n".join(indexing.warnings), file=report_to)
+                indexing.warnings.clear()
+            scores = learn_batch(model, batch, label, weight, classes, table, probabilities, shown)
+            offsets = shown[1] if shown is not None else np.zeros(batch.height, dtype=np.int64)
             if probabilities:
                 shares = class_probabilities(scores)
-                log_loss += _log_loss(shares, model.classes_, batch, label, weight)
+                true_heads = None if shown is None else shown[2]
+                log_loss += _log_loss(shares, model.classes_, batch, label, weight, true_heads)
                 if predictions is not None:
-                    _write_probabilities(predictions, shares, model.classes_, batch)
+                    _write_probabilities(predictions, shares, model.classes_, batch, offsets)
             elif predictions is not None:
-                _write_classes(predictions, model.classes_[np.argmax(scores, axis=1)], batch)
+                best = model.classes_[np.argmax(scores, axis=1)] - offsets
+                _write_classes(predictions, best, batch)
             if not multiclass:  # vw sums no multiclass labels
                 w = batch[weight] if weight else 1.0
                 label_sum += float((batch[label].cast(pl.Float32).cast(pl.Float64) * w).sum())
@@ -133,17 +153,23 @@ def learn_batch(
     classes: list[Any] | None,
     table: ProgressTable | None,
     probabilities: bool = False,
+    shown: tuple[npt.NDArray[np.float64], npt.NDArray[np.int64], npt.NDArray[np.int64]]
+    | None = None,
 ) -> npt.NDArray[np.float64]:
     """Learns a batch of examples; with a table, the example that brings the count to a power
     of two is scored first and gets its row (as ``vw`` prints them; with ``probabilities``, its
     class and that class's probability). Returns, for a model of more than two classes, each
-    class's score of each row before the row was learned (rows x classes; else nothing)."""
+    class's score of each row before the row was learned (rows x classes; else nothing).
+    ``shown`` (``--oaa`` numbered as vw numbers while it reads, :mod:`._indexing`): each
+    example's label as the file gives it, and the offset from the model's class to the name
+    vw prints."""
     if batch[label].null_count():
         first = int(batch[label].is_null().arg_true()[0]) + _examples(model)
         raise ValueError(f"example {first + 1} has no label")
     progressive: list[npt.NDArray[np.float64]] = []
 
-    def learn(rows: pl.DataFrame) -> None:
+    def learn(at: int, count: int) -> None:
+        rows = batch.slice(at, count)
         model.partial_fit(rows, label, weight, **_first(classes, model))
         scores = getattr(model._learner, "progressive_scores", None)
         if scores is not None:
@@ -158,7 +184,7 @@ def learn_batch(
             next_row = 1 << seen.bit_length()  # the next power of two above the count
             end = min(batch.height, start + next_row - seen - 1)
         if end > start:
-            learn(batch.slice(start, end - start))
+            learn(start, end - start)
             start = end
             continue
         # The example that brings the count to a power of two: scored first, then learned.
@@ -167,17 +193,22 @@ def learn_batch(
         if not _fitted(model) and classes is not None and len(classes) > 2:
             predicted = float(classes[0])  # all scores 0: the first class, as vw says
         before = model._learner.progress[3] if _fitted(model) else 0
-        learn(example)
+        offset = 0 if shown is None else int(shown[1][start])
+        if isinstance(predicted, float) and shown is not None:
+            predicted -= offset
+        learn(start, 1)
         if probabilities:
             shares = class_probabilities(progressive[-1])[-1]
             best = int(np.argmax(progressive[-1][-1]))
             # vw: the class, then its probability in percent, rounded (single precision).
-            predicted = f"{model.classes_[best]:g}({np.float32(100) * shares[best]:.0f}%)"
+            name = model.classes_[best] - offset
+            predicted = f"{name:g}({np.float32(100) * shares[best]:.0f}%)"
         if table is not None:
             # Features of the example (a multiclass model updates them once per class).
             heads = len(getattr(model._learner, "heads", [None]))
             features = (model._learner.progress[3] - before) // heads
-            table.row(model, float(example[label][0]), predicted, int(features))
+            given = float(example[label][0]) if shown is None else float(shown[0][start])
+            table.row(model, given, predicted, int(features))
         start += 1
     return np.concatenate(progressive) if progressive else np.zeros((0, 0))
 
@@ -199,10 +230,12 @@ def _log_loss(
     batch: pl.DataFrame,
     label: str,
     weight: str | None,
+    heads: npt.NDArray[np.int64] | None = None,
 ) -> float:
     """The batch's sum of importance x -log(probability of the true class), 999 for a
-    probability of 0 (vw's multiclass log loss)."""
-    positions = np.searchsorted(classes, batch[label].to_numpy())
+    probability of 0 (vw's multiclass log loss); ``heads``: each example's class position
+    where the label does not say it (:mod:`._indexing`)."""
+    positions = np.searchsorted(classes, batch[label].to_numpy()) if heads is None else heads
     true = shares[np.arange(len(positions)), positions]
     importance = np.ones(len(true)) if weight is None else batch[weight].to_numpy()
     with np.errstate(divide="ignore"):
@@ -211,13 +244,19 @@ def _log_loss(
 
 
 def _write_probabilities(
-    out: TextIO, shares: npt.NDArray[np.float32], classes: npt.NDArray[Any], batch: pl.DataFrame
+    out: TextIO,
+    shares: npt.NDArray[np.float32],
+    classes: npt.NDArray[Any],
+    batch: pl.DataFrame,
+    offsets: npt.NDArray[np.int64],
 ) -> None:
     """``vw --oaa --probabilities``'s ``-p`` lines: ``class:probability`` for every class
-    (6 significant digits), then the tag."""
+    (6 significant digits; each example's class names as vw numbers them then, ``offsets``),
+    then the tag."""
     tags = batch["tag"].to_list() if "tag" in batch.columns else [None] * len(shares)
-    names = [f"{c:g}" for c in classes]
-    for row, tag in zip(shares, tags, strict=True):
+    named = {0: [f"{c:g}" for c in classes]}
+    for row, tag, offset in zip(shares, tags, offsets.tolist(), strict=True):
+        names = named.setdefault(offset, [f"{c - offset:g}" for c in classes])
         line = " ".join(f"{name}:{float(p):g}" for name, p in zip(names, row, strict=True))
         out.write(f"{line} {tag}\n" if tag else f"{line}\n")
 

@@ -264,7 +264,10 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
                     # Already the engine's labels: no copy (the engine only reads them).
                     return labels
                 return np.where(labels == classes[1], 1.0, -1.0)
-        ids = _class_numbers(classes, labels, first_row)
+        # The command line's vw emulation learns a label out of --oaa's classes as vw does:
+        # every class's head a negative example (cli/_indexing.py).
+        negative = self._multiclass() and getattr(self, "_vw_unseen_labels", False)
+        ids = _class_numbers(classes, labels, first_row, negative)
         if self._multiclass():
             return ids.astype(np.float64)
         return np.where(ids == 1, 1.0, -1.0)
@@ -369,16 +372,22 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
 
 
 def _class_numbers(
-    classes: npt.NDArray[Any], labels: npt.NDArray[Any], first_row: int = 0
+    classes: npt.NDArray[Any],
+    labels: npt.NDArray[Any],
+    first_row: int = 0,
+    unseen_as_none: bool = False,
 ) -> npt.NDArray[np.int64]:
     """Each label's position in ``classes``; a label not among them is an error naming it and
-    its row (counted from ``first_row``)."""
+    its row (counted from ``first_row``), or with ``unseen_as_none`` the position -1 (no
+    class's: every one-against-all head learns it as a negative)."""
     try:
         ids = np.minimum(np.searchsorted(classes, labels), len(classes) - 1)
         unseen = classes[ids] != labels
     except TypeError:
         unseen = np.ones(len(labels), dtype=bool)
         ids = np.zeros(len(labels), dtype=np.int64)
+    if unseen_as_none:
+        return np.where(unseen, -1, ids).astype(np.int64)
     if np.any(unseen):
         row = int(np.flatnonzero(unseen)[0])
         value = labels[row].item() if hasattr(labels[row], "item") else labels[row]
