@@ -56,19 +56,39 @@ SUITE = (
     ),
     Bench("numeric_columns", smoke=("--rows", "20000", "--rounds", "1")),
     Bench("string_columns", smoke=("--rows", "20000", "--rounds", "1")),
+    Bench(
+        "field_cross_reliability",
+        full=("--rows", "1000000", "--seeds", "6"),
+        smoke=("--rows", "10000", "--seeds", "1"),
+    ),
+    Bench("vw_click3", smoke=("--train", "2000", "--test", "500")),
+    Bench("default_rate", smoke=("--train", "10000", "--test", "2000", "--text", "2000")),
+    Bench("field_scales_cost", smoke=("--train", "10000", "--rounds", "1")),
     Bench("large_hashed", smoke=("--train", "20000", "--test", "2000", "--rounds", "1")),
     Bench("dos_python_api", smoke=("--examples", "4000", "--rounds", "1")),
+    Bench("dos_hashed_averaging", smoke=("--rows", "5000", "--rounds", "1")),
     Bench(
         "dos_digits",
         smoke=("--examples", "8000", "--sklearn-examples", "2000", "--out", "/tmp/pp-bench-smoke"),
     ),
     Bench("save_memory", smoke=("--rank", "2", "--features", "10000")),
+    Bench("averaging_cost", smoke=("--rounds", "1")),
+    Bench("carried_model", smoke=("--rows", "20000", "--train", "2000", "--rounds", "1")),
+    Bench("pa_batch_check", smoke=("--rows", "20000", "--rounds", "1")),
     Bench(
         "dask_training",
         smoke=(
             *("--eat-rate-rows", "20000", "--dense-rows", "4000", "--apple-rows", "4000"),
             *("--shards", "2", "--passes", "1", "--repeats", "1", "--ffm-rows", "20000"),
         ),
+    ),
+    Bench(
+        "dask_field_crosses",
+        full=(
+            *("--field-scales", "--varieties", "1000", "--noise-fields", "10"),
+            *("--rows", "500000", "--bits", "24"),
+        ),
+        smoke=("--field-scales", "--shards", "2", "--rows", "5000", "--passes", "1"),
     ),
     Bench("table_saturation", smoke=("--train", "30000", "--test", "3000")),
     *(
@@ -80,6 +100,29 @@ SUITE = (
         for kind in ("eat_rate_unseen", "click3_pairs")
     ),
     Bench("apple_summary"),
+    Bench(
+        "apple_variant_race",
+        full=("--variants", "apple_typical,apple_max", "--linear-guard", "0.1"),
+        smoke=(
+            *("--variants", "apple_typical,apple_max", "--linear-guard", "0.1"),
+            *("--datasets", "australian", "--seeds", "1"),
+        ),
+    ),
+    Bench(
+        "apple_catch_up",
+        full=("--rounds", "5"),
+        smoke=("--datasets", "australian", "--rounds", "1"),
+    ),
+    Bench(
+        "ranking_race_cost",
+        full=("--rounds", "5"),
+        smoke=("--sets", "australian,text1k,eat_rate_0.01m", "--rounds", "1", "--bits", "18"),
+    ),
+    Bench(
+        "apple_sparse",
+        full=("--data", "text12k", "--seeds", "0,1,2,3,4,5", "--vw"),
+        smoke=("--data", "text1k", "--seeds", "0", "--rates", "0.5", "--vw"),
+    ),
     Bench("vw_suite"),
 )
 

@@ -20,7 +20,7 @@ from polars_poly._params import check_options
 # Largest model file a scoring expression embeds when the model was never saved (bytes). Polars
 # copies the literal for every batch of a query: a streaming eat-rate query took 1.05-1.07x the
 # handle's time with a 1.6-1.9 MiB file carried, 1.14x with 5.2 MiB and 1.55x with 17.9 MiB
-# (benches/experiments/carried_model.py).
+# (benches/suite/carried_model.py).
 EMBED_LIMIT = 2 * 2**20
 
 

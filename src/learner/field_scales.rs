@@ -29,7 +29,7 @@ use crate::codec::{bad, ByteReader, ByteWriter};
 use crate::error::PolyResult;
 
 /// β, the scales' AdaGrad rate. At 0.1 eat-rate's test logloss at the default η is 1.5% above
-/// the best η of a grid 1/16..8 (`benches/default_rate.py`); a first try at 0.01 let the
+/// the best η of a grid 1/16..8 (`benches/suite/default_rate.py`); a first try at 0.01 let the
 /// scales move too slowly to make η irrelevant.
 pub const SCALE_RATE: f64 = 0.1;
 /// Largest scale: far above what any field reached in the measurements (under 40).

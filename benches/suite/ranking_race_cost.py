@@ -3,10 +3,10 @@
 
 The race trains one model up to the first expansion that may add parents, then two (in
 parallel threads); on hashed categorical fields it never forks. Data: shared sets (skipped
-visibly when ``../shared/data`` is absent), the text generator's default set, and eat-rate
-with each field hashed into its own column.
+visibly when ``../shared/data``, or ``$POLARS_POLY_DATA``, is absent), the text generator's
+default set, and eat-rate with each field hashed into its own column.
 
-    .venv/bin/python -m benches.experiments.ranking_race_cost --rounds 5 [--bits 18]
+    .venv/bin/python -m benches.suite.ranking_race_cost --rounds 5 [--bits 18]
 
 textNk: N thousand documents of the text generator's default set; eat_rate_Nm: N million rows.
 """
@@ -23,14 +23,11 @@ import polars_poly as pp
 from polars_poly.benchdata import load_dataset
 from polars_poly.synthetic import eat_rate
 
-from benches.common import REPO
-
-DATA = REPO.parent / "shared" / "data"
+from benches.common import DATA, load
+from benches.suite.apple_sparse import text_csr
 
 
 def text_frame(rows: int) -> tuple[Any, Any, str]:
-    from apple_sparse import text_csr
-
     X, y = text_csr(rows, 0, 8000, 0.5, 10, 300)
     return X, y, "classification"
 
@@ -57,6 +54,7 @@ def main() -> None:
     parser.add_argument("--sets", default="a9a,covtype_subset10k,w8a,text12k,text200k,eat_rate_1m")
     parser.add_argument("--bits", type=int, default=24)
     args = parser.parse_args()
+    print(load())
     print(f"{'set':<20}{'rows':>9}{'kept':>15}{'typical s':>11}{'wall auto/typ':>15}{'cpu':>7}")
     for name in args.sets.split(","):
         if name.startswith("text") and name.endswith("k"):
@@ -87,6 +85,7 @@ def main() -> None:
             f"{name:<20}{rows:>9}{kept:>15}{base:>11.2f}{ratio[0]:>15.2f}{ratio[1]:>7.2f}",
             flush=True,
         )
+    print(load())
 
 
 if __name__ == "__main__":

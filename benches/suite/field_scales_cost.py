@@ -3,20 +3,20 @@ each field hashed into its own sparse column, ``bits=24``, logistic loss, one pa
 rate), the same models with scales on and off, alternating within each round; fit time is the
 median in-memory ``fit`` over the rounds, with the test logloss beside it.
 
-    .venv/bin/python -m benches.experiments.field_scales_cost [--sets eat_rate,click] [--rounds 3]
+    .venv/bin/python -m benches.suite.field_scales_cost [--sets eat_rate,click] [--rounds 3]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
-import time
+from functools import partial
 
 import polars as pl
 import polars_poly as pp
 
-from benches.experiments.default_rate import frames, scores  # the same sets, hashed the same way
+from benches.common import load, seconds
+from benches.suite.default_rate import frames, scores  # the same sets, hashed the same way
 
 
 def main() -> None:
@@ -41,11 +41,10 @@ def main() -> None:
                     model = pp.SGDClassifier(
                         loss="logistic", bits=24, field_scales=scales, **options
                     )
-                    began = time.perf_counter()
-                    model.fit(train, "label")
-                    times.setdefault((name, scales), []).append(time.perf_counter() - began)
+                    took = seconds(partial(model.fit, train, "label"))
+                    times.setdefault((name, scales), []).append(took)
                     losses[(name, scales)] = scores(model, test)[0]
-        print(f"{kind}: {args.train:,} training rows; load {os.getloadavg()[0]:.2f}")
+        print(f"{kind}: {args.train:,} training rows; {load()}")
         rows = []
         for name in models:
             off, on = (statistics.median(times[(name, s)]) for s in (False, True))

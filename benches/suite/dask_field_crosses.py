@@ -8,10 +8,10 @@ each shard's own model (crosses, test logloss), one machine over all the rows (t
 and the cross given), the linear model, and the distributed default apple after
 1..``--passes`` passes on a 2-worker LocalCluster, with fit times.
 
-    .venv/bin/python -m benches.experiments.dask_field_crosses [--shards 4 --rows 40000 --passes 3]
+    .venv/bin/python -m benches.suite.dask_field_crosses [--shards 4 --rows 40000 --passes 3]
         [--averaging examples] [--given] [--field-scales]
-    .venv/bin/python -m benches.experiments.dask_field_crosses --varieties 1000 --noise-fields 10 \
-        --rows 500000 --bits 24
+    .venv/bin/python -m benches.suite.dask_field_crosses --field-scales --varieties 1000 \
+        --noise-fields 10 --rows 500000 --bits 24
 """
 
 from __future__ import annotations
@@ -20,14 +20,22 @@ import argparse
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import polars as pl
 import polars_poly as pp
 import polars_poly.dask as ppd
 from distributed import Client, LocalCluster
 from polars_poly.synthetic import eat_rate
+from sklearn.metrics import log_loss
 
-from benches.experiments.apple_noise_powers import logloss
+from benches.common import load
+
+
+def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
+    """Test logloss (labels +1/-1), by scikit-learn."""
+    p = model.predict_proba(test.drop("label"))[:, 1]
+    return float(log_loss(test["label"].to_numpy() > 0, p, labels=[False, True]))
 
 
 def main() -> None:
@@ -49,11 +57,13 @@ def main() -> None:
     args = parser.parse_args()
     options = {"loss": "logistic", "bits": args.bits, "field_scales": args.field_scales}
     n = args.shards * args.rows
+    print(f"eat-rate: {args.shards} shards of {args.rows:,} rows, bits {args.bits}; {load()}")
     frame = eat_rate(n + 20_000, seed=1, varieties=args.varieties, noise_fields=args.noise_fields)
     fields = [c for c in frame.columns if c != "label"]
     data = frame.select("label", *(pp.hash_features(f, bits=args.bits).alias(f) for f in fields))
     train, test = data.head(n), data.tail(20_000)
-    directory = Path(tempfile.mkdtemp())
+    work = tempfile.TemporaryDirectory(prefix="pp-dask-crosses-")
+    directory = Path(work.name)
     shards = []
     for k in range(args.shards):
         path = directory / f"part-{k:03d}.parquet"
@@ -68,8 +78,8 @@ def main() -> None:
         rows.append({"model": model, "crosses": found, "test logloss": loss, "seconds": seconds})
 
     typical = pp.Apple(ranking="typical")  # what Dask trains with the default ranking
-    for k, path in enumerate(shards):
-        shard = pl.read_parquet(path)
+    for k, shard_path in enumerate(shards):
+        shard = pl.read_parquet(shard_path)
         began = time.perf_counter()
         row(
             f"shard {k} alone",
@@ -85,10 +95,12 @@ def main() -> None:
     began = time.perf_counter()
     row("linear, all rows", pp.SGDClassifier(**options).fit(train, "label"), began, crosses=False)
     with (
-        LocalCluster(n_workers=2, threads_per_worker=1, dashboard_address=":0") as cluster,
-        Client(cluster) as client,
+        LocalCluster(  # type: ignore[no-untyped-call]
+            n_workers=2, threads_per_worker=1, dashboard_address=":0"
+        ) as cluster,
+        Client(cluster) as client,  # type: ignore[no-untyped-call]
     ):
-        models = {"Dask": {"expansion": "apple"}}
+        models: dict[str, dict[str, Any]] = {"Dask": {"expansion": "apple"}}
         if args.given:
             models["Dask, A*B given"] = {"interactions": [("A", "B")]}
         for name, model_options in models.items():
@@ -105,12 +117,14 @@ def main() -> None:
                 )
                 crosses = "expansion" in model_options
                 row(f"{name}, {passes} pass(es)", model, began, crosses=crosses)
+    work.cleanup()
     with pl.Config(tbl_rows=30, fmt_str_lengths=40):
         print(
             pl.DataFrame(rows).with_columns(
                 pl.col("test logloss").round(4), pl.col("seconds").round(2)
             )
         )
+    print(load())
 
 
 if __name__ == "__main__":

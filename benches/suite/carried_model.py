@@ -8,22 +8,23 @@ eat-rate rows (12 hashed fields, ``polars_poly.synthetic.eat_rate``), logistic m
 larger); the query scores ``--rows`` rows in a streaming engine run. Polars materializes the
 literal for every batch (copying the bytes), so the cost grows with the model file. Each
 expression is built afresh per round (building one serializes the model once). Prints each
-side's median seconds, the ratio and the load average.
+side's median seconds, the ratio and the load averages.
 
-    python -m benches.experiments.carried_model                  # 2M rows, bits 18 and 22, linear
-    .venv/bin/python -m benches.experiments.carried_model --bits 24 --cross --train 2000000
+    .venv/bin/python -m benches.suite.carried_model      # 2M rows, bits 18 and 22, linear
+    .venv/bin/python -m benches.suite.carried_model --bits 24 --cross --train 2000000
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 
 import polars_poly as pp
 from polars_poly import _persist
 from polars_poly.synthetic import eat_rate
+
+from benches.common import load
 
 FIELDS = "ABCDEFGHIJKL"
 
@@ -46,10 +47,8 @@ def main() -> None:
         sides = {"handle only": 0, "bytes carried": 2**40}
         build: dict[str, list[float]] = {s: [] for s in sides}
         query: dict[str, list[float]] = {s: [] for s in sides}
-        loads = []
         for _ in range(args.rounds):
             for side, limit in sides.items():
-                loads.append(os.getloadavg()[0])
                 _persist.EMBED_LIMIT = limit
                 model._learned()  # a fresh expression: the bytes are written again
                 began = time.perf_counter()
@@ -65,7 +64,7 @@ def main() -> None:
             f"{args.rows:,} rows: "
             f"build {1e3 * b0:.1f} ms / {1e3 * b1:.1f} ms, query {q0:.3f} s / {q1:.3f} s "
             f"(handle only / bytes carried), query ratio {q1 / q0:.3f} "
-            f"(load {min(loads):.2f}-{max(loads):.2f})"
+            f"({load()})"
         )
 
 

@@ -1,36 +1,37 @@
-"""What apple's catch-up costs: training time of ``pp.Apple()`` (catch_up 2048, the default) against
-``pp.Apple(catch_up=0)`` (the paper's apple, no catch-up), alternating A/B fits in one process.
+"""What apple's catch-up costs: training time of ``pp.Apple()`` (its default ``catch_up``)
+against ``pp.Apple(catch_up=0)`` (the paper's apple, no catch-up), alternating A/B fits in one
+process.
 
 Per data set: the comparison's 80/20 split (seed 0), squared loss, one pass, ``bits=24``, the
 default rate (0.5); ``--rounds`` alternating fits of each (B first in odd rounds); the median of
 the per-round time ratios and each one's test error. Also ``--catch-up N`` to time another
 value. The machine's load average is printed before and after (the VM is shared).
 
-Needs the shared data (``../shared/data``); skips data sets that are missing.
+Needs the shared data (``../shared/data`` or ``$POLARS_POLY_DATA``; ``SKIPPED`` without it);
+skips data sets that are missing.
 
-Run: ``python -m benches.experiments.apple_catch_up [--datasets a9a,adult,...] [--rounds 7]``
+    .venv/bin/python -m benches.suite.apple_catch_up --rounds 5 [--datasets a9a,adult,...]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
-from pathlib import Path
+from typing import Any
 
 import polars_poly as pp
 from polars_poly import compare
 from polars_poly.benchdata import Task, load_dataset
 
-from benches.common import REPO
+from benches.common import data_or_exit, load
 
 DEFAULT_DATASETS = (
     "svmguide1,splice,abalone,cpu_act,phishing,mnist_t10k,sector,magic04,a9a,adult,w8a,skin_nonskin"
 )
 
 
-def fit_seconds(catch_up: int, data: tuple, task: Task) -> tuple[float, float]:
+def fit_seconds(catch_up: int, data: tuple[Any, Any, Any, Any], task: Task) -> tuple[float, float]:
     """One fit's training time and test error."""
     X, y, X_test, y_test = data
     model = pp.SGDRegressor(
@@ -47,24 +48,23 @@ def main() -> None:
     parser.add_argument("--datasets", default=DEFAULT_DATASETS)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--catch-up", type=int, default=pp.Apple().catch_up)
-    parser.add_argument("--data-dir", type=Path, default=REPO.parent / "shared" / "data")
     args = parser.parse_args()
-    if not args.data_dir.is_dir():
-        print(f"skipped: no shared data at {args.data_dir}")
-        return
-    print(f"load average before: {os.getloadavg()[0]:.2f}")
+    data_dir = data_or_exit()
+    print(f"before: {load()}")
     print(
         f"{'data set':14s} {'rows':>7s} {'ratio':>6s} {'off s':>8s} {'on s':>8s} "
         f"{'error off':>10s} {'error on':>10s}"
     )
     for name in args.datasets.split(","):
         try:
-            X, y, task = load_dataset(name, args.data_dir)
+            X, y, task = load_dataset(name, data_dir)
         except (OSError, ValueError) as err:
             print(f"{name:14s} skipped: {err}")
             continue
         data = compare.split(X, y, 0)
-        ratios, off, on = [], [], []
+        ratios: list[float] = []
+        off: list[tuple[float, float]] = []  # (seconds, test error) without the catch-up
+        on: list[tuple[float, float]] = []
         for round_ in range(args.rounds):
             order = (0, args.catch_up) if round_ % 2 == 0 else (args.catch_up, 0)
             times = {}
@@ -78,7 +78,7 @@ def main() -> None:
             f"{name:14s} {data[0].shape[0]:7d} {statistics.median(ratios):6.2f} "
             f"{seconds_off:8.4f} {seconds_on:8.4f} {off[0][1]:10.4g} {on[0][1]:10.4g}"
         )
-    print(f"load average after: {os.getloadavg()[0]:.2f}")
+    print(f"after: {load()}")
 
 
 if __name__ == "__main__":

@@ -5,25 +5,28 @@ apple (``expansion="apple"``), logistic loss, one pass, on eat-rate and click (2
 rates. Prints, per set, the test logloss and error at each rate, and the default's gap to the
 best rate of the grid (relative, in %).
 
-    python -m benches.experiments.default_rate [--sets eat_rate,click,text] [--train 2000000]
+    .venv/bin/python -m benches.suite.default_rate [--sets eat_rate,click,text] [--train 2000000]
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import time
+from functools import partial
 
 import numpy as np
 import polars as pl
 import polars_poly as pp
 from polars_poly import synthetic
 
+from benches.common import load, seconds
+
 RATES = (0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
-DEFAULT = 0.5
+DEFAULT = float(pp.SGDClassifier().eta0)
 
 
 def frames(kind: str, n_train: int, n_test: int) -> tuple[pl.DataFrame, pl.DataFrame, int]:
+    """Training rows, test rows and the bits: text as one sparse column (2^22), eat-rate and
+    click with each field hashed into its own column (2^24)."""
     if kind == "text":
         data = synthetic.text(n_train + n_test, 0).select("label", "features")
         return data.head(n_train), data.tail(n_test), 22
@@ -35,6 +38,7 @@ def frames(kind: str, n_train: int, n_test: int) -> tuple[pl.DataFrame, pl.DataF
 
 
 def scores(model: pp.SGDClassifier, test: pl.DataFrame) -> tuple[float, float]:
+    """Test logloss and error."""
     p = np.clip(model.predict_proba(test.drop("label"))[:, 1], 1e-15, 1 - 1e-15)
     y = test["label"].to_numpy() > 0
     logloss = float(-(y * np.log(p) + (~y) * np.log(1 - p)).mean())
@@ -46,22 +50,25 @@ def main() -> None:
     parser.add_argument("--sets", default="eat_rate,click,text")
     parser.add_argument("--train", type=int, default=2_000_000)
     parser.add_argument("--test", type=int, default=200_000)
+    parser.add_argument("--text", type=int, default=100_000, help="documents (80/20 split)")
     args = parser.parse_args()
+    rates = sorted({*RATES, DEFAULT})
     for kind in args.sets.split(","):
-        n_train, n_test = (80_000, 20_000) if kind == "text" else (args.train, args.test)
+        text_train = args.text * 4 // 5
+        n_train, n_test = (
+            (text_train, args.text - text_train) if kind == "text" else (args.train, args.test)
+        )
         train, test, bits = frames(kind, n_train, n_test)
         rows = []
-        for rate in RATES:
+        for rate in rates:
             model = pp.SGDClassifier(loss="logistic", bits=bits, expansion="apple", eta0=rate)
-            started = time.perf_counter()
-            model.fit(train, "label")
-            seconds = time.perf_counter() - started
+            took = seconds(partial(model.fit, train, "label"))
             logloss, error = scores(model, test)
-            rows.append({"rate": rate, "logloss": logloss, "error": error, "fit_s": seconds})
+            rows.append({"rate": rate, "logloss": logloss, "error": error, "fit_s": took})
         table = pl.DataFrame(rows)
         default = table.filter(pl.col("rate") == DEFAULT).row(0, named=True)
         best_logloss, best_error = table["logloss"].min(), table["error"].min()
-        print(f"{kind}: {n_train:,} train / {n_test:,} test; load {os.getloadavg()[0]:.2f}")
+        print(f"{kind}: {n_train:,} train / {n_test:,} test; {load()}")
         with pl.Config(tbl_rows=20):
             print(table)
         print(

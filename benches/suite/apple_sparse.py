@@ -1,10 +1,14 @@
 """apple on sparse data under the paper's protocol: synthetic text and shared sets.
 
-Runs lin, apple variants (``name=key:value,...`` for ``Apple`` options) and optionally Vowpal
-Wabbit's lin and ``--stage_poly`` on the same 80/20 splits, rate picked by progressive loss
-(``polars_poly.compare``'s protocol), and prints one row per (data set, split, algorithm).
+Runs lin, apple variants (``--variant name=key:value,...`` for ``Apple`` options; without one,
+the default apple, ``default=``) and with ``--vw`` Vowpal Wabbit's lin and ``--stage_poly``
+(needs ``vowpalwabbit``: ``SKIPPED`` without it) on the same 80/20 splits, rate picked by
+progressive loss (``polars_poly.compare``'s protocol), and prints one row per (data set, split,
+algorithm). ``textNk[:vocabulary[:noise[:pairs[:words]]]]`` is the text generator; other names
+are shared data sets (``../shared/data`` or ``$POLARS_POLY_DATA``).
 
-    .venv/bin/python -m benches.experiments.apple_sparse --data text12k --seeds 0,1,2 --vw \
+    .venv/bin/python -m benches.suite.apple_sparse --data text12k --seeds 0,1,2,3,4,5 --vw
+    .venv/bin/python -m benches.suite.apple_sparse --data text12k --seeds 0,1,2 --vw \
         --variant default= --variant max=ranking:max_magnitude
 """
 
@@ -19,10 +23,12 @@ import numpy as np
 import polars as pl
 import scipy.sparse as sp
 from polars_poly.apple import Apple
-from polars_poly.benchdata import load_dataset
+from polars_poly.benchdata import Task, load_dataset
 from polars_poly.compare import DEFAULT_RATES, VowpalWabbit, split, test_error
 from polars_poly.learner import SGDRegressor
 from polars_poly.synthetic import text
+
+from benches.common import data_or_exit, module_or_exit
 
 
 def text_csr(
@@ -40,7 +46,7 @@ def text_csr(
     return X, df["label"].to_numpy()
 
 
-def load(name: str, data_dir: str) -> tuple[sp.csr_array, np.ndarray, str]:
+def load(name: str) -> tuple[sp.csr_array, np.ndarray, Task]:
     if name.startswith("text"):
         # textNk[:vocabulary[:noise[:pairs[:words]]]]: N thousand documents of the text
         # generator (seed 0; defaults 8000 words, noise 0.5, 10 pairs, 300 planted words).
@@ -55,7 +61,7 @@ def load(name: str, data_dir: str) -> tuple[sp.csr_array, np.ndarray, str]:
             int(given.get("words", 300)),
         )
         return X, y, "classification"
-    X, y, task = load_dataset(name, data_dir)
+    X, y, task = load_dataset(name, data_or_exit())
     return X, y, task
 
 
@@ -87,18 +93,19 @@ def fit(kwargs: dict[str, Any] | None, rate: float, X: Any, y: Any) -> tuple[SGD
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--data", default="text12k")
-    parser.add_argument("--data-dir", default="/work/shared/data")
     parser.add_argument("--seeds", default="0")
     parser.add_argument("--rates", default=",".join(map(str, DEFAULT_RATES)))
-    parser.add_argument("--variant", action="append", default=[])
+    parser.add_argument("--variant", action="append", help="NAME=key:value,... (default: default=)")
     parser.add_argument("--vw", action="store_true")
     parser.add_argument("--no-lin", action="store_true")
     args = parser.parse_args()
+    if args.vw:
+        module_or_exit("vowpalwabbit", "pip install vowpalwabbit")
     rates = [float(r) for r in args.rates.split(",")]
     variants: list[tuple[str, dict[str, Any] | None]] = [] if args.no_lin else [("lin", None)]
-    variants += [parse_variant(v) for v in args.variant]
+    variants += [parse_variant(v) for v in args.variant or ["default="]]
     for name in args.data.split(","):
-        X, y, task = load(name, args.data_dir)
+        X, y, task = load(name)
         for seed in [int(s) for s in args.seeds.split(",")]:
             data = split(X, y, seed)
             Xtr, ytr, Xt, yt = data

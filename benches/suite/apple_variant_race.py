@@ -1,24 +1,25 @@
 """Could a training-only signal pick apple's variant per data set? For every shared data set
 and split seed (the comparison's protocol: ``polars_poly.compare.run_ours``, rate picked by
-progressive loss from the grid), our default ``apple`` and ``apple_vw`` (Vowpal Wabbit's parent
-ranking and path identity) are trained, and a third model, ``race``, takes whichever of the two
-has the lower progressive validation loss: what a champion/challenger run of both inside one fit
-would keep. Each is tested against Vowpal Wabbit's ``--stage_poly`` on the same splits (its 10
-splits in the committed ``benches/results/apple_compare.csv.gz`` and
-``notes/data/apple_compare_noise.csv.gz``),
-paired t-test at 5% per data set, as ``benches/experiments/apple_noise.py`` does.
+progressive loss from the grid), two apple variants (``--variants``) are trained, and a third
+model, ``race``, takes whichever of the two has the lower progressive validation loss: what a
+champion/challenger run of both inside one fit would keep. Each is tested against Vowpal
+Wabbit's ``--stage_poly`` on the same splits (its 10 splits in the committed
+``benches/results/apple_compare.csv.gz`` and ``notes/data/apple_compare_noise.csv.gz``), paired
+t-test at 5% per data set, as ``benches/experiments/apple_noise.py`` does.
 
-    .venv/bin/python -m benches.experiments.apple_variant_race --out race.csv     # about 25 minutes
-    python -m benches.experiments.apple_variant_race --table race.csv   # the verdicts only
+The default apple (``ranking="auto"``) races ``typical`` against ``max_magnitude`` (both with
+the catch-up) inside one fit, which keeps the same model, and keeps the linear model where its
+progressive loss is 10% lower: ``--variants apple_typical,apple_max --linear-guard 0.1`` (which
+also trains ``lin``) gives the default's verdicts, ``guarded``, beside each ranking's alone
+(about 35 minutes; needs the shared data). ``--out`` keeps the fits' table, ``--table`` gives
+the verdicts of a kept table without training (``notes/data/apple_compare_race_rankings.csv.gz``
+holds one, where ``apple`` was ``typical``: ``--variants apple,apple_max``). The default
+``--variants`` race the default apple against ``apple_vw`` (Vowpal Wabbit's parent ranking and
+path identity).
 
-``--variants apple_typical,apple_max`` races ``typical`` against ``max_magnitude`` (both with
-the catch-up): what apple's default ``ranking="auto"`` does inside one fit, which keeps the same
-model (table ``notes/data/apple_compare_race_rankings.csv.gz``, where ``apple`` was ``typical``,
-then
-the default; about 35 minutes). ``--linear-guard 0.1`` also trains ``lin`` and judges the
-race with the default's linear guard (the table holds ``lin`` too:
-``--table notes/data/apple_compare_race_rankings.csv.gz --variants apple,apple_max --linear-guard
-0.1``). The 2026-11-25 table raced that default against ``apple_vw``.
+    .venv/bin/python -m benches.suite.apple_variant_race --variants apple_typical,apple_max \
+        --linear-guard 0.1
+    .venv/bin/python -m benches.suite.apple_variant_race --table race.csv   # the verdicts only
 """
 
 from __future__ import annotations
@@ -32,16 +33,19 @@ from polars_poly import compare
 from polars_poly.benchdata import list_datasets, load_dataset
 from scipy import stats
 
-from benches.common import REPO
+from benches.common import COMPARE_TABLE, REPO, data_or_exit
 
-DATA = REPO.parent / "shared" / "data"
 VARIANTS = ("apple", "apple_vw")
 
 
-def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, ...]) -> pl.DataFrame:
+def run(
+    data: Path, datasets: list[str], seeds: range, out: Path | None, variants: tuple[str, ...]
+) -> pl.DataFrame:
+    """Each variant's test error and progressive loss on each split (written to ``out`` as it
+    goes, when given)."""
     rows = []
     for name in datasets:
-        X, y, task = load_dataset(name, DATA)
+        X, y, task = load_dataset(name, data)
         for seed in seeds:
             split = compare.split(X, y, seed)
             for algorithm in variants:
@@ -59,7 +63,8 @@ def run(datasets: list[str], seeds: range, out: Path, variants: tuple[str, ...])
                     }
                 )
             print(name, seed, rows[-len(variants) :], flush=True)
-        pl.DataFrame(rows).write_csv(out)
+        if out is not None:
+            pl.DataFrame(rows).write_csv(out)
     return pl.DataFrame(rows)
 
 
@@ -72,13 +77,8 @@ def verdicts(
     first, second = variants
     vw = (
         pl.concat(
-            pl.read_csv((REPO / name).read_bytes()).select(
-                "dataset", "seed", "system", "algorithm", "error"
-            )
-            for name in (
-                "benches/results/apple_compare.csv.gz",
-                "notes/data/apple_compare_noise.csv.gz",
-            )
+            pl.read_csv(path.read_bytes()).select("dataset", "seed", "system", "algorithm", "error")
+            for path in (COMPARE_TABLE, REPO / "notes" / "data" / "apple_compare_noise.csv.gz")
         )
         .filter(system="vw", algorithm="apple")
         .select("dataset", "seed", vw="error")
@@ -131,7 +131,7 @@ def verdicts(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--out", type=Path, default=Path("race.csv"))
+    parser.add_argument("--out", type=Path, help="write the fits' table here (CSV)")
     parser.add_argument("--table", type=Path, help="verdicts of an earlier run's CSV")
     parser.add_argument("--datasets", default="", help="comma-separated (default: all)")
     parser.add_argument("--seeds", type=int, default=10)
@@ -154,11 +154,10 @@ def main() -> None:
     if args.table is not None:
         table = pl.read_csv(args.table.read_bytes())
     else:
-        if not DATA.is_dir():
-            raise SystemExit(f"needs the shared data sets in {DATA}")
-        names = [n for n in args.datasets.split(",") if n] or list_datasets(DATA)
+        data = data_or_exit()
+        names = [n for n in args.datasets.split(",") if n] or list_datasets(data)
         trained = variants + (("lin",) if margin is not None else ())
-        table = run(names, range(args.seeds), args.out, trained)
+        table = run(data, names, range(args.seeds), args.out, trained)
     result = verdicts(table, variants, margin)
     with pl.Config(tbl_rows=40, tbl_width_chars=160):
         print(result)
