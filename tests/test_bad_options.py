@@ -444,15 +444,16 @@ SPARSE_CALLS: dict[str, Callable[[pl.Series], Any]] = {
 }
 
 
+# A row's entries holding a null, and what the error says of it.
+NULLS_INSIDE_A_ROW = [
+    ([{"index": 1, "value": 1.0}, {"index": None, "value": 1.0}], "null index"),
+    ([{"index": 1, "value": None}], "null value"),
+    ([None, {"index": 1, "value": 1.0}], "null entry"),
+]
+
+
 @pytest.mark.parametrize("call", SPARSE_CALLS)
-@pytest.mark.parametrize(
-    ("entry", "says"),
-    [
-        ([{"index": 1, "value": 1.0}, {"index": None, "value": 1.0}], "null index"),
-        ([{"index": 1, "value": None}], "null value"),
-        ([None, {"index": 1, "value": 1.0}], "null entry"),
-    ],
-)
+@pytest.mark.parametrize(("entry", "says"), NULLS_INSIDE_A_ROW)
 def test_a_null_inside_a_sparse_row_names_the_column_and_row(
     call: str, entry: list[Any], says: str
 ) -> None:
@@ -478,14 +479,7 @@ ENGINE_SPARSE_CALLS: dict[str, Callable[[pl.Series], Any]] = {
 
 
 @pytest.mark.parametrize("call", ENGINE_SPARSE_CALLS)
-@pytest.mark.parametrize(
-    ("entry", "says"),
-    [
-        ([{"index": 1, "value": 1.0}, {"index": None, "value": 1.0}], "null index"),
-        ([{"index": 1, "value": None}], "null value"),
-        ([None, {"index": 1, "value": 1.0}], "null entry"),
-    ],
-)
+@pytest.mark.parametrize(("entry", "says"), NULLS_INSIDE_A_ROW)
 def test_the_engine_names_the_row_of_a_null_inside_a_sparse_row(
     call: str, entry: list[Any], says: str
 ) -> None:

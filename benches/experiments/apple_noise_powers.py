@@ -22,7 +22,8 @@ import numpy as np
 import polars as pl
 import polars_poly as pp
 from polars_poly.synthetic import eat_rate
-from sklearn.metrics import log_loss
+
+from benches.suite.dask_field_crosses import logloss
 
 VARIANTS: dict[str, dict[str, Any]] = {
     "default (race + linear guard)": {},
@@ -49,12 +50,6 @@ def mixed_data(rows: int, signal: str) -> pl.DataFrame:
     return frame.select(
         "label", *(pp.hash_features(f, bits=20).alias(f) for f in fields), N=pp.to_sparse("u", "v")
     )
-
-
-def logloss(model: pp.SGDClassifier, test: pl.DataFrame) -> float:
-    """Test logloss (labels +1/-1), by scikit-learn."""
-    p = model.predict_proba(test.drop("label"))[:, 1]
-    return float(log_loss(test["label"].to_numpy() > 0, p, labels=[False, True]))
 
 
 def main() -> None:

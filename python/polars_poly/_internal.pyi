@@ -9,6 +9,7 @@ import polars as pl
 
 __version__: str
 LOSSES: list[str]
+DOS_MAX_FEATURES: int
 RANKINGS: list[str]
 SCHEDULES: list[str]
 IDENTITIES: list[str]

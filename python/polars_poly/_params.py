@@ -210,6 +210,20 @@ def from_engine(cls: type, options: dict[str, Any]) -> dict[str, Any]:
     return params
 
 
+def nested_settings(
+    obj: Any, params: dict[str, Any], name: str, word: str, make: Callable[[], Any]
+) -> dict[str, Any]:
+    """``set_params``' parameters when a nested setting (``name__x``, as ``GridSearchCV`` sets
+    them) meets the option ``name`` given as the string ``word``: the string first becomes the
+    object it stands for, ``make()`` (a string has no settings)."""
+    if any(key.startswith(f"{name}__") for key in params):
+        if params.get(name) == word:
+            return {**params, name: make()}
+        if name not in params and getattr(obj, name) == word:
+            setattr(obj, name, make())
+    return params
+
+
 def check_options(obj: Any) -> None:
     """Checks every option's type (a ``TypeError`` naming it) and constraint (a ``ValueError``
     naming it); the engine checks its options' ranges again, in the same words."""

@@ -253,7 +253,8 @@ def engine_model(model: Any, text: str = "{}") -> Any:
     return model
 
 
-def _kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """What a path that is not a regular file is, for messages (``a FIFO``, ...)."""
     kinds = {
         stat.S_ISDIR: "a directory",
         stat.S_ISFIFO: "a FIFO",
@@ -270,7 +271,7 @@ def file_to_read(path: str | os.PathLike[str]) -> str:
     name = os.fspath(path)
     mode = os.stat(name).st_mode  # FileNotFoundError names the path
     if not stat.S_ISREG(mode):
-        raise ValueError(f"{name} is {_kind(mode)}, not a model file")
+        raise ValueError(f"{name} is {file_kind(mode)}, not a model file")
     return name
 
 
@@ -282,7 +283,7 @@ def file_to_write(path: str | os.PathLike[str]) -> str:
     if os.path.lexists(name):
         mode = os.stat(name).st_mode
         if not stat.S_ISREG(mode):
-            raise ValueError(f"{os.fspath(path)} is {_kind(mode)}: save writes a regular file")
+            raise ValueError(f"{os.fspath(path)} is {file_kind(mode)}: save writes a regular file")
     return name
 
 

@@ -18,6 +18,7 @@ from polars_poly._params import (
     documented,
     engine_options,
     from_engine,
+    nested_settings,
     option,
 )
 from polars_poly.field_apple import FieldApple
@@ -152,12 +153,9 @@ class Apple(BaseEstimator):  # type: ignore[misc]
         ``clf__expansion__field_crosses__max_fields``) first makes ``field_crosses`` the
         ``FieldApple()`` that ``'auto'`` screens with: a string has no settings. The crosses
         are then asked for, so the model needs two or more feature columns."""
-        if any(name.startswith("field_crosses__") for name in params):
-            if params.get("field_crosses") == "auto":
-                params = {**params, "field_crosses": FieldApple()}
-            elif "field_crosses" not in params and self.field_crosses == "auto":
-                self.field_crosses = FieldApple()
-        return super().set_params(**params)
+        return super().set_params(
+            **nested_settings(self, params, "field_crosses", "auto", FieldApple)
+        )
 
     def _crosses(self, n_columns: int) -> FieldApple | None:
         """The field crosses in force for a model of ``n_columns`` feature columns."""

@@ -45,7 +45,7 @@ from polars_poly._input import (
     scored_in_pieces,
     select_alone,
 )
-from polars_poly._internal import PassiveAggressive, shuffled_rows
+from polars_poly._internal import DOS_MAX_FEATURES, PassiveAggressive, shuffled_rows
 from polars_poly._params import (
     at_least,
     check_options,
@@ -62,8 +62,8 @@ from polars_poly.sparse import to_sparse
 
 # The classifiers' input: one sparse column, or a dense C-contiguous float matrix.
 Rows = pl.Series | npt.NDArray[Any]
-# The widest input a model takes (``MAX_FEATURES`` in src/dos/example.rs): indices below it.
-MAX_FEATURES = 2**32 - 2
+# The widest input a model takes (the engine's): indices below it.
+MAX_FEATURES = DOS_MAX_FEATURES
 
 
 def _rows(

@@ -12,6 +12,7 @@ from typing import Any, Literal
 from polars_poly import _internal
 from polars_poly._lazy import pl
 from polars_poly._params import integer
+from polars_poly._persist import file_kind
 
 ZeroBased = bool | Literal["auto"]
 PathLike = str | os.PathLike[str]
@@ -228,11 +229,10 @@ def _refuse_read_once(path: PathLike) -> None:
     except OSError:
         return  # the reader names a missing or unreadable file
     if not stat.S_ISREG(mode) and not stat.S_ISDIR(mode):
-        kind = "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
         raise ValueError(
-            f"{os.fspath(path)!r} is {kind}, which can be read once: namespaces='auto' reads "
-            "the file twice (its namespaces first); give the namespaces (namespaces='AB' or a "
-            "list), or write the data to a file"
+            f"{os.fspath(path)!r} is {file_kind(mode)}, which can be read once: "
+            "namespaces='auto' reads the file twice (its namespaces first); give the namespaces "
+            "(namespaces='AB' or a list), or write the data to a file"
         )
 
 

@@ -279,5 +279,7 @@ impl PyPassiveAggressive {
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPassiveAggressive>()?;
+    // The widest input a DoS/PA model takes, for the Python layer's messages.
+    m.add("DOS_MAX_FEATURES", crate::dos::example::MAX_FEATURES)?;
     Ok(())
 }

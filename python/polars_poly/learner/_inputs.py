@@ -25,23 +25,20 @@ from polars_poly.learner._data import (
     _Data,
 )
 from polars_poly.learner._options import _Options
-from polars_poly.readers import iter_vw, scan_vw
+from polars_poly.readers import scan_vw
 
 if TYPE_CHECKING:
     import numpy.typing as npt
 
 
 def _check_opens(path: str | os.PathLike[str]) -> None:
-    """Opens a Vowpal Wabbit file's path once, so that a missing, unreadable or non-file path
-    is named as :func:`read_vw` names it (``FileNotFoundError``, ``PermissionError``,
-    ``OSError``) before a query is built: a scan opens its file only when the query runs, after
-    resolving its columns. A FIFO or a device, which can be read once, is left to the scan."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError:
-        mode = None  # opening names the path and the error
-    if mode is None or stat.S_ISREG(mode) or stat.S_ISDIR(mode):
-        iter_vw(path)
+    """A Vowpal Wabbit file's path checked before a query is built (a scan opens its file only
+    when the query runs, after resolving its columns): a missing, unreadable or directory path
+    is the ``OSError`` naming it. A FIFO or a device, which can be read once, is left to the
+    scan."""
+    mode = os.stat(path).st_mode  # a missing path: FileNotFoundError naming it
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        open(path, "rb").close()  # noqa: SIM115 - opened only to be refused early
 
 
 class _Inputs(_Options):

@@ -17,6 +17,7 @@ from polars_poly._params import (
     documented,
     engine_options,
     from_engine,
+    nested_settings,
     open_interval,
     option,
 )
@@ -235,12 +236,7 @@ class _Options(_FitState, FeatureNamesIn, Persistent, BaseEstimator):  # type: i
         """scikit-learn's ``set_params``. A nested setting of ``expansion="apple"``
         (``expansion__alpha=0.5``, as ``GridSearchCV`` sets ``clf__expansion__alpha``) first
         makes the expansion the ``Apple()`` the string means: a string has no settings."""
-        if any(name.startswith("expansion__") for name in params):
-            if params.get("expansion") == "apple":
-                params = {**params, "expansion": Apple()}
-            elif "expansion" not in params and self.expansion == "apple":
-                self.expansion = Apple()
-        return super().set_params(**params)
+        return super().set_params(**nested_settings(self, params, "expansion", "apple", Apple))
 
     def _apple(self) -> Apple | None:
         """The apple settings, when the model grows its features."""
