@@ -341,6 +341,22 @@ def test_an_example_whose_features_overflow_is_predicted_0_and_not_learned_as_vw
     assert all("predicted 0 and not learned" in w for w in warnings)
 
 
+@pytest.mark.parametrize("flags", [[], ["--probabilities", "--loss_function", "logistic"]])
+def test_oaa_predicts_an_overflowing_example_as_vw_and_learns_on(tmp_path, flags) -> None:
+    """``--oaa``: an example with a value beyond single precision (1e39) or whose square
+    overflows (1e20) scores 0 for every class, so vw predicts the first class, learns nothing
+    from it and goes on; so does train, warning once per example (not once per class)."""
+    rng = np.random.default_rng(8)
+    lines = multiclass_lines(rng, 60, [1, 2, 3])
+    lines[1] = "2 |w a:1e39 c1"
+    lines[5] = "3 |w b:1e20"
+    (tmp_path / "d.dat").write_text("\n".join(lines) + "\n")
+    compare(["-d", "../d.dat", "--oaa", "3", "-p", "p.txt", *flags], tmp_path, ("p.txt",))
+    report = run_ours(["-d", "d.dat", "--oaa", "3"], tmp_path)
+    warned = [line.split(":")[0] for line in report.splitlines() if line.startswith("[warning]")]
+    assert warned == ["[warning] example 2", "[warning] example 6"], report
+
+
 def test_a_label_with_more_after_its_number_is_read_as_vw_reads_it(tmp_path) -> None:
     """vw's simple label reads a label field up to its first ':' (``2:0``, a cost-sensitive
     label's form, is label 2); train reads it so too and warns once, naming the first line."""

@@ -140,7 +140,9 @@ class Learner:
         weights: pl.Series | None = None,
         first_row: int = 0,
         in_order: bool = False,
+        overflow: str = "refuse",
     ) -> tuple[float, float, pl.Series]: ...
+    def take_overflowed_rows(self) -> list[tuple[int, str]]: ...
     def learn_scored(
         self,
         features: list[pl.Series],

@@ -34,6 +34,11 @@ class OneAgainstAll:
         # (Vowpal Wabbit's text, as the command line learns it), not summed. Not stored: how
         # the input is read.
         self.in_order = False
+        # What learning does with a row whose numbers overflow single precision: "refuse" (an
+        # error naming it) or "vw" (predicted 0, not learned, as vw; ``overflowed`` names the
+        # rows of the last batch). Not stored either.
+        self.overflow = "refuse"
+        self.overflowed: list[tuple[int, str]] = []
         # Σ weight of the examples whose class was mispredicted before learning them, Σ weight:
         # the progressive multiclass error (Vowpal Wabbit's --oaa loss) of one-pass learning.
         self.errors = errors
@@ -66,13 +71,17 @@ class OneAgainstAll:
         loss = weight = 0.0
         scores = []
         classes = labels.to_numpy()
+        skipped: dict[int, str] = {}
         for k, head in enumerate(self.heads):
             signed = self._signed(classes, k)
             part, weight, progressive = head.learn_recording(
-                features, signed, weights, first_row, in_order=self.in_order
+                features, signed, weights, first_row, in_order=self.in_order, overflow=self.overflow
             )
+            for row, reason in head.take_overflowed_rows():
+                skipped.setdefault(row, reason)
             loss += part
             scores.append(progressive.to_numpy())
+        self.overflowed = sorted(skipped.items())
         self.progressive_scores = np.column_stack(scores)
         wrong = np.argmax(self.progressive_scores, axis=1) != classes
         importance = np.ones(len(wrong)) if weights is None else weights.to_numpy()

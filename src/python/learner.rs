@@ -27,7 +27,9 @@ use crate::apple::{Ranking, ScheduleKind};
 use crate::field_apple::FieldAppleConfig;
 use crate::learner::features::{monomial_field, namespace_field};
 use crate::learner::ffm::FfmOptions;
-use crate::learner::{shuffled_order, Batch, FitOptions, Loss, NamespaceRows, RowRecord};
+use crate::learner::{
+    shuffled_order, Batch, FitOptions, Loss, NamespaceRows, OverflowPolicy, RowRecord,
+};
 use crate::model::{LearnerOptions, ModelRef, OnlineModel};
 
 /// `fit`'s report for Python: passes run, pass losses, holdout losses, stopped early, and the
@@ -173,8 +175,12 @@ impl PyLearner {
 
     /// `learn`, also returning each row's progressive prediction (made before learning it).
     /// `in_order`: a sparse column's entries are features in the order given, as Vowpal
-    /// Wabbit learns its text (`crate::learner::InOrderRows`), not made canonical.
-    #[pyo3(signature = (features, labels, weights=None, first_row=0, in_order=false))]
+    /// Wabbit learns its text (`crate::learner::InOrderRows`), not made canonical. `overflow`:
+    /// `"refuse"` (an overflowing row is an error naming it) or `"vw"` (predicted 0 and not
+    /// learned, as Vowpal Wabbit does; [`Self::take_overflowed_rows`] names them), for this
+    /// batch only.
+    #[pyo3(signature = (features, labels, weights=None, first_row=0, in_order=false, overflow="refuse"))]
+    #[allow(clippy::too_many_arguments)] // the Python signature's keywords
     fn learn_recording(
         &self,
         py: Python<'_>,
@@ -183,15 +189,29 @@ impl PyLearner {
         weights: Option<PySeries>,
         first_row: usize,
         in_order: bool,
+        overflow: &str,
     ) -> PyResult<(f64, f64, PySeries)> {
+        let policy = OverflowPolicy::parse(overflow).map_err(py_error)?;
         let mut predictions = Vec::new();
         let (loss, weight) = self.with_batch(
             py,
             BatchInput { in_order, ..BatchInput::new(features, labels, weights, first_row) },
-            |l, b| l.learn_batch_recording(b, &mut predictions).map_err(py_error),
+            |l, b| {
+                let before = l.set_overflow_policy(policy);
+                let learned = l.learn_batch_recording(b, &mut predictions);
+                l.set_overflow_policy(before);
+                learned.map_err(py_error)
+            },
         )?;
         let predictions = Float64Chunked::from_vec("progressive".into(), predictions);
         Ok((loss, weight, PySeries(predictions.into_series())))
+    }
+
+    /// The rows learning under `overflow="vw"` predicted 0 and did not learn since the last
+    /// call: (row, why), in order.
+    fn take_overflowed_rows(&self) -> PyResult<Vec<(usize, String)>> {
+        let mut learner = self.inner.write().map_err(poisoned)?;
+        Ok(learner.take_overflowed_rows().into_iter().map(|r| (r.row, r.reason)).collect())
     }
 
     /// One pass that learns every row but those `held_out` marks (scored only), reporting each

@@ -94,15 +94,7 @@ fn vw_train(
     overflow: &str,
 ) -> PyResult<RunResult> {
     let options = reader_options(options)?;
-    let overflow = match overflow {
-        "vw" => OverflowPolicy::PredictZero,
-        "refuse" => OverflowPolicy::Refuse,
-        other => {
-            return Err(py_error(PolyError::InvalidInput(format!(
-                "overflow={other:?} is not one of vw, refuse"
-            ))))
-        }
-    };
+    let overflow = OverflowPolicy::parse(overflow).map_err(py_error)?;
     let Some(link) = Link::parse(link) else {
         return Err(py_error(PolyError::InvalidInput(format!(
             "link={link:?} is not one of identity, logistic, glf1, poisson"

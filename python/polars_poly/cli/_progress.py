@@ -62,7 +62,7 @@ def _train_in_pieces(
     all), each class's probability instead: in the table (``2(54%)``), in ``-p``
     (``1:0.25 2:0.25 ...``) and as the summary's average multiclass log loss."""
     holdout = args.passes > 1 and not args.holdout_off
-    multiclass = len(getattr(model, "classes_", ())) > 2
+    multiclass = _multiclass(model)
     if args.testonly or args.progress or holdout or (predictions and not multiclass):
         raise ValueError(
             "-t, -P and passes with a holdout need one engine model: not --oaa, and not "
@@ -174,6 +174,14 @@ def learn_batch(
         scores = getattr(model._learner, "progressive_scores", None)
         if scores is not None:
             progressive.append(scores)
+        skipped = getattr(model._learner, "overflowed", ())
+        if skipped and table is not None:
+            for row, reason in skipped:
+                print(
+                    f"[warning] example {row + 1}: {reason}: predicted 0 and not learned, "
+                    "as vw does",
+                    file=table.out,
+                )
 
     start = 0
     while start < batch.height:
@@ -189,14 +197,19 @@ def learn_batch(
             continue
         # The example that brings the count to a power of two: scored first, then learned.
         example = batch.slice(start, 1)
-        predicted: float | str = _score(model, example) if _fitted(model) else 0.0
-        if not _fitted(model) and classes is not None and len(classes) > 2:
-            predicted = float(classes[0])  # all scores 0: the first class, as vw says
+        multiclass = _multiclass(model)
+        # A class is read off the scores learning records before it learns the row (a row
+        # whose numbers overflow scores 0 for every class, as in vw).
+        predicted: float | str = (
+            _score(model, example) if _fitted(model) and not multiclass else 0.0
+        )
         before = model._learner.progress[3] if _fitted(model) else 0
         offset = 0 if shown is None else int(shown[1][start])
+        learn(start, 1)
+        if multiclass:
+            predicted = float(model.classes_[int(np.argmax(progressive[-1][-1]))])
         if isinstance(predicted, float) and shown is not None:
             predicted -= offset
-        learn(start, 1)
         if probabilities:
             shares = class_probabilities(progressive[-1])[-1]
             best = int(np.argmax(progressive[-1][-1]))
@@ -273,12 +286,14 @@ def _examples(model: Any) -> int:
     return int(model._learner.progress[0]) if _fitted(model) else 0
 
 
+def _multiclass(model: Any) -> bool:
+    return len(getattr(model, "classes_", ())) > 2
+
+
 def _score(model: Any, row: pl.DataFrame) -> float:
-    """The model's prediction for one row before learning it: the margin of a classifier, as
-    Vowpal Wabbit prints."""
+    """A one-model's prediction for one row before learning it: the margin of a classifier,
+    as Vowpal Wabbit prints."""
     if isinstance(model, pp.SGDClassifier):
-        if len(model.classes_) > 2:
-            return float(model.predict(row)[0])
         return float(model.decision_function(row)[0])
     return float(model.predict(row)[0])
 

@@ -139,10 +139,12 @@ def _first_label(frame: Any, label: str) -> float | None:
 def _learn_in_file_order(model: Any) -> None:
     """One-against-all learns Vowpal Wabbit text as vw does: a feature repeated in an
     example's namespace is one feature per occurrence, learned in turn (not one of the summed
-    value, as a frame's rows are made canonical)."""
+    value, as a frame's rows are made canonical), and a row whose value overflows single
+    precision is predicted 0 and not learned (with a warning), not an error."""
     model._in_file_order = True
     if isinstance(getattr(model, "_learner", None), OneAgainstAll):
         model._learner.in_order = True  # a model -i continues
+        model._learner.overflow = "vw"
 
 
 def _rewrite_model(args: argparse.Namespace, report_to: TextIO | None) -> None:

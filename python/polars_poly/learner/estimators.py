@@ -209,8 +209,11 @@ class SGDClassifier(_ScoreColumns, ClassifierMixin, _BaseSGD):  # type: ignore[m
     def _make_learner(self, options: dict[str, Any]) -> Learner | OneAgainstAll:
         if self._multiclass():
             learner = OneAgainstAll.new(options, len(self.classes_))
-            # The command line learns Vowpal Wabbit text's features in file order, as vw.
-            learner.in_order = bool(self.__dict__.get("_in_file_order", False))
+            # The command line learns Vowpal Wabbit text as vw: features in file order, and a
+            # row that overflows single precision predicted 0 and not learned.
+            vw_text = bool(self.__dict__.get("_in_file_order", False))
+            learner.in_order = vw_text
+            learner.overflow = "vw" if vw_text else "refuse"
             return learner
         return Learner(options)
 

@@ -206,6 +206,18 @@ pub enum OverflowPolicy {
     PredictZero,
 }
 
+impl OverflowPolicy {
+    /// The policy named as the Python layer and the command line name it: `"refuse"` or
+    /// `"vw"`.
+    pub fn parse(name: &str) -> crate::error::PolyResult<Self> {
+        match name {
+            "refuse" => Ok(Self::Refuse),
+            "vw" => Ok(Self::PredictZero),
+            other => crate::invalid!("overflow={other:?} is not one of vw, refuse"),
+        }
+    }
+}
+
 /// A row learning skipped under [`OverflowPolicy::PredictZero`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverflowedRow {
