@@ -31,7 +31,9 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     before 1,000); crosses whose gain stays negative are paused, leaving the budget to the
     others. A cross in the model is a column to the judges too (its values are the
     combinations of its columns' values), so once ``a*b`` has joined, ``a*b*c`` is screened for
-    every other column ``c`` (up to ``max_fields`` columns in a cross). Screening costs about
+    every other column ``c`` (up to ``max_fields`` columns in a cross); triples of columns of
+    few values (at most 20,000 value triples) are also probed whole, for a cross of three
+    columns none of whose pairs says anything. Screening costs about
     ``budget`` units per learned feature (a unit: a shadow vector update, or four crosses
     judged). Needs two or more sparse feature columns.
 
@@ -93,7 +95,8 @@ class FieldApple(BaseEstimator):  # type: ignore[misc]
     max_fields: int = option(
         3,
         "Most feature columns in a cross (2..=8): with 3, a cross that has joined is screened\n"
-        "crossed with each other column (``a*b*c``), judged on the residual as pairs are.",
+        "crossed with each other column (``a*b*c``), judged on the residual as pairs are, and\n"
+        "triples of columns of few values are probed whole (a cross no pair of it announces).",
         engine=True,
         check=at_least(2, 8),
     )

@@ -38,6 +38,9 @@ use crate::memory::prefetch;
 /// The count a value pair's mean is shrunk by: a pair seen `PRIOR` times predicts half its mean.
 const PRIOR: f32 = 200.0;
 
+/// The probes' part of the cells (see [`PairCells`]): 2^19 cells, 8 MiB.
+const PROBE_CELL_BITS: u32 = 19;
+
 /// Value pairs a cross may have in one example for the example to be screened by its cells:
 /// beyond it (two text columns, say) the pair is skipped, and left to the factorization.
 pub const MAX_PAIRS_PER_EXAMPLE: usize = 16;
@@ -45,7 +48,11 @@ pub const MAX_PAIRS_PER_EXAMPLE: usize = 16;
 /// The hashed cells of every candidate cross (see the module docs).
 #[derive(Clone, Debug, PartialEq)]
 pub struct PairCells {
-    /// `2^bits` cells.
+    /// `2^bits` cells for the crosses racing, then `2^PROBE_CELL_BITS` for the probes of
+    /// triples and their baselines ([`super::probes`]): apart, so that the probes' value
+    /// triples, which come back often, do not take cells over from the pairs' (sharing one table,
+    /// they held about a sixth of it, and on click the pairs' race stalled after one or two
+    /// crosses in two seeds of three).
     cells: Vec<Cell>,
     shift: u32,
     /// Per example: each baseline's joined field and its prediction, if it predicts better
@@ -92,7 +99,8 @@ fn tag(key: u64) -> u32 {
 /// bits) and product `x_i x_j`, and each candidate's span of them.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct LocatedCells {
-    slots: Vec<(u64, f32)>,
+    /// Each value pair's key, cell and product `x_i x_j`.
+    slots: Vec<(u64, usize, f32)>,
     spans: Vec<(usize, usize)>,
 }
 
@@ -123,9 +131,15 @@ impl PairCells {
         (key >> self.shift) as usize
     }
 
+    /// The cell of a key of a probe or its baseline (in the probes' part of the table).
+    #[inline]
+    fn probe_slot(&self, key: u64) -> usize {
+        (1usize << (64 - self.shift)) + (key >> (64 - PROBE_CELL_BITS)) as usize
+    }
+
     /// `2^bits` cells (16 bytes each), all empty.
     pub fn new(bits: u32) -> Self {
-        let mut cells = vec![Cell::default(); 1 << bits];
+        let mut cells = vec![Cell::default(); (1 << bits) + (1 << PROBE_CELL_BITS)];
         // Random reads: on normal pages nearly each would miss the TLB too.
         crate::memory::advise_huge_pages(&mut cells);
         PairCells { cells, shift: 64 - bits, baselines: Vec::new() }
@@ -149,8 +163,10 @@ impl Judge for PairCells {
                 for (&ha, &xa) in field_a.hashes.iter().zip(field_a.values) {
                     for (&hb, &xb) in field_b.hashes.iter().zip(field_b.values) {
                         let key = key(ha, hb, candidate.pair);
-                        prefetch(self.cells.as_ptr().wrapping_add(self.slot(key)));
-                        out.slots.push((key, xa * xb));
+                        let cell =
+                            if candidate.probed { self.probe_slot(key) } else { self.slot(key) };
+                        prefetch(self.cells.as_ptr().wrapping_add(cell));
+                        out.slots.push((key, cell, xa * xb));
                     }
                 }
             }
@@ -187,8 +203,8 @@ impl Judge for PairCells {
             let slots = &located.slots[start..end];
             let prediction: f32 = slots
                 .iter()
-                .map(|&(key, x)| {
-                    let cell = &self.cells[self.slot(key)];
+                .map(|&(key, cell, x)| {
+                    let cell = &self.cells[cell];
                     if cell.tag == tag(key) {
                         cell.predict(x)
                     } else {
@@ -205,9 +221,8 @@ impl Judge for PairCells {
                 self.baselines.push((candidate.pair.0, if useful { prediction } else { 0.0 }));
             }
             candidate.cells.record(w * (before * before - error * error), 1.0);
-            for &(key, x) in slots {
-                let slot = self.slot(key);
-                let cell = &mut self.cells[slot];
+            for &(key, cell, x) in slots {
+                let cell = &mut self.cells[cell];
                 if cell.tag != tag(key) {
                     *cell = Cell { tag: tag(key), ..Cell::default() };
                 }
@@ -338,7 +353,7 @@ mod tests {
             let example = buffer.finish(0.0, 1.0, 0).unwrap();
             let gain_before = candidates[0].cells.gain;
             let located = screen_with(cells, &example, candidates, 1.0, 1.0);
-            let (key, _) = located.slots[0];
+            let (key, _, _) = located.slots[0];
             (candidates[0].cells.gain - gain_before, cells.slot(key), key)
         };
         let (gain, slot, first) = screen(&mut cells, 4, &mut candidates);

@@ -4,7 +4,9 @@
 //! the residual within a budget by two judges, a shared factorization ([`screen`], for crosses
 //! of low rank) and value-pair cells ([`cells`], for crosses of full rank), and at each check the
 //! most surely useful one joins the model (docs/algorithms.md §7). A cross that has joined is
-//! then crossed with each further field, up to `max_fields` fields ([`operands`]).
+//! then crossed with each further field, up to `max_fields` fields ([`operands`]); with
+//! `max_fields` 3 or more, triples of fields of few values are also probed whole, for crosses
+//! of three fields no pair of which says anything ([`probes`]).
 //!
 //! * Budget: screening an example (every racing candidate at once) costs one unit per feature
 //!   (a shadow vector update) and a quarter unit per racing candidate; `budget` units are
@@ -28,11 +30,13 @@
 
 pub mod cells;
 pub mod operands;
+pub mod probes;
 pub mod screen;
 pub mod stored;
 
 use cells::{LocatedCells, PairCells};
 use operands::{JoinedValues, Operands};
+use probes::{Probes, PROBE_SAMPLES};
 use screen::{Candidate, LocatedVectors, Shadow};
 
 use crate::error::PolyResult;
@@ -305,6 +309,11 @@ impl Judges {
     }
 }
 
+/// Whether no cross of `crosses` has all its fields in `triple`.
+fn no_cross_within(crosses: &[Cross], triple: &[usize; 3]) -> bool {
+    crosses.iter().all(|c| !c.fields.iter().all(|f| triple.contains(f)))
+}
+
 /// A cross in the model: its fields (two or more, in increasing order) and the learned-example
 /// count at which it joined.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -335,6 +344,8 @@ pub struct FieldApple {
     n_extended: usize,
     /// Crosses out of the race until it restarts (see [`SAMPLES_TO_DECIDE`]).
     paused: Vec<Candidate>,
+    /// The triples of fields probed whole (with `max_fields` >= 3), see [`probes`].
+    probes: Probes,
     /// The two judges' tables while screening (none before the first example and after the
     /// last cross).
     judges: Option<Judges>,
@@ -381,6 +392,7 @@ impl FieldApple {
             extended: Vec::new(),
             n_extended: 0,
             paused: Vec::new(),
+            probes: Probes::default(),
             judges: None,
             allowance: 0.0,
             budget_share: 1.0,
@@ -484,18 +496,93 @@ impl FieldApple {
 
     /// The model's cross an operand is, if it is one.
     fn joined_cross(&self, operand: usize) -> Option<usize> {
-        operand.checked_sub(self.n_fields + 1)
+        operand.checked_sub(self.n_fields + 1).filter(|_| operand < self.probe_base())
+    }
+
+    /// The operand of probe slot 0 (the probed pairs come after every cross the model may have,
+    /// so that a cross joining does not move them).
+    fn probe_base(&self) -> usize {
+        (self.n_fields + 1).saturating_add(self.config.max_crosses)
+    }
+
+    /// The probe slot an operand is, if it is one.
+    fn probe_slot(&self, operand: usize) -> Option<usize> {
+        operand.checked_sub(self.probe_base())
     }
 
     /// The fields of the cross a candidate's pair of operands makes, in increasing order.
     fn fields_of(&self, (left, right): (usize, usize)) -> Vec<usize> {
-        let mut fields = match self.joined_cross(left) {
-            None => vec![left],
-            Some(j) => self.crosses.get(j).map_or_else(Vec::new, |c| c.fields.clone()),
+        let mut fields = match (self.joined_cross(left), self.probe_slot(left)) {
+            (Some(j), _) => self.crosses.get(j).map_or_else(Vec::new, |c| c.fields.clone()),
+            (None, Some(slot)) => {
+                self.probes.triple(slot).map_or_else(Vec::new, |t| t[..2].to_vec())
+            }
+            (None, None) => vec![left],
         };
         fields.push(right);
         fields.sort_unstable();
         fields
+    }
+
+    /// Whether a triple of fields may be probed: no cross in the model lies within it (a joined
+    /// pair's own splits screen it).
+    fn probe_allowed(&self, triple: &[usize; 3]) -> bool {
+        no_cross_within(&self.crosses, triple)
+    }
+
+    /// Whether no pair of `fields` gains as a cross of two (a pair racing with a z-score above
+    /// 0 says the triple's effect may be that pair's): a probe joins only then.
+    fn pairs_quiet(&self, fields: &[usize]) -> bool {
+        self.candidates.iter().filter(|c| c.role == screen::Role::Cross).all(|c| {
+            let (a, b) = c.pair;
+            !(fields.contains(&a) && fields.contains(&b)) || c.z_score() <= 0.0
+        })
+    }
+
+    /// Probes of the triples the queue has for the empty slots (each after its pair's baseline,
+    /// which the cells judge it against); the queue is built once enough examples were counted.
+    fn fill_probes(&mut self) {
+        if self.config.max_fields < 3 {
+            return;
+        }
+        let crosses = &self.crosses;
+        if self.probes.ready() {
+            self.probes.start(|t| no_cross_within(crosses, t));
+        }
+        for slot in self.probes.fill(|t| no_cross_within(crosses, t)) {
+            let Some(triple) = self.probes.triple(slot) else { continue };
+            let operand = self.probe_base() + slot;
+            self.candidates.insert(0, Candidate::probe_baseline(operand, self.n_fields));
+            self.candidates.push(Candidate::probe(operand, triple[2]));
+        }
+    }
+
+    /// Frees the slots of probes that lost ([`SAMPLES_TO_DECIDE`] samples and no gain), had
+    /// [`PROBE_SAMPLES`] samples without joining, or (`stale`) probe a triple a cross in the
+    /// model now lies within; their triples go to the back of the queue (not the stale ones),
+    /// and the next ones take the slots.
+    fn rotate_probes(&mut self) {
+        let base = self.probe_base();
+        let mut freed = Vec::new();
+        for slot in 0..probes::PROBE_SLOTS {
+            let Some(triple) = self.probes.triple(slot) else { continue };
+            let operand = base + slot;
+            let probe = self.candidates.iter().find(|c| c.is_probe() && c.pair.0 == operand);
+            // A probe that joined is no longer a candidate: its triple is in the model.
+            let stale = probe.is_none() || !self.probe_allowed(&triple);
+            let done = probe.is_some_and(|c| {
+                let lost = c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0;
+                lost || c.count() >= PROBE_SAMPLES
+            });
+            if stale || done {
+                freed.push((slot, !stale));
+            }
+        }
+        for &(slot, requeue) in &freed {
+            self.probes.free(slot, requeue);
+        }
+        self.candidates.retain(|c| freed.iter().all(|&(slot, _)| c.pair.0 != base + slot));
+        self.fill_probes();
     }
 
     fn start_screening(&mut self, n_fields: usize) {
@@ -562,9 +649,12 @@ impl FieldApple {
         // Each feature costs a shadow vector update; each candidate racing a factorization term
         // and a cell, together about a quarter of a learned feature's update (measured on
         // eat-rate, notes/benchmarks_log.md); a joined field crossed further, about one
-        // feature's (one value combination on one-hot fields).
-        let cost =
-            ((n_features + self.n_extended) as f64 + self.candidates.len() as f64 / 4.0).max(1.0);
+        // feature's (one value combination on one-hot fields). The probes (a probe and its
+        // pair's baseline per slot, two cells) are not counted: the examples screened, and so
+        // the pairs' race, are those of screening without them (on click, counting them left
+        // the pairs too few samples before the budget shrank, and one cross joined of five).
+        let racing = self.candidates.len().saturating_sub(2 * self.probes.active());
+        let cost = ((n_features + self.n_extended) as f64 + racing as f64 / 4.0).max(1.0);
         // Unused allowance carries over, but never more than one screening's worth.
         let budget = self.config.budget * self.budget_share;
         let allowance = (self.allowance + budget * learned_features as f64).min(2.0 * cost);
@@ -585,12 +675,20 @@ impl FieldApple {
 
     /// Screens every candidate on this example (the budget paid for it).
     fn screen(&mut self, example: &Example<'_>, learned: &Learned<'_>) {
+        let probe_base = self.probe_base();
         let Some(judges) = self.judges.as_mut() else { return };
         // The residual only now: most examples are not screened once the budget has shrunk.
         let residual = learned.residual() as f32;
         let weight = example.weight as f32;
+        if self.probes.counting() && self.config.max_fields >= 3 {
+            let n_fields = example.n_namespaces().min(self.n_fields);
+            self.probes.count(n_fields, |k| example.namespace(k).hashes);
+        }
         if residual != 0.0 && weight != 0.0 {
             self.joined.compute(example, &self.crosses, &self.extended);
+            if self.probes.active() > 0 {
+                self.joined.add_probes(example, self.probes.pairs(), probe_base);
+            }
             let operands = Operands::new(example, &self.joined);
             judges.screen(&operands, &mut self.candidates, residual, weight);
         }
@@ -624,13 +722,16 @@ impl FieldApple {
         }
         let sight = self.config.z * IN_SIGHT;
         let young = self.crosses.is_empty() && self.quiet_checks + 1 < PATIENT_CHECKS;
-        self.in_sight =
-            young || self.candidates.iter().any(|c| !c.is_baseline() && c.z_score() >= sight);
+        // Probes aside: they are often halfway to a join and seldom join (their own catch-up
+        // comes with the next cross in sight).
+        let racing = self.candidates.iter().filter(|c| !c.is_baseline() && !c.is_probe());
+        self.in_sight = young || racing.into_iter().any(|c| c.z_score() >= sight);
         let best = self
             .candidates
             .iter()
             .enumerate()
             .filter(|(_, c)| !c.is_baseline())
+            .filter(|(_, c)| !c.is_probe() || self.pairs_quiet(&self.fields_of(c.pair)))
             .filter_map(|(i, c)| {
                 let z = c.z_score();
                 (z >= z_to_join(self.config.z, c.count())).then_some((i, z))
@@ -646,6 +747,7 @@ impl FieldApple {
             } else {
                 self.pause_losers();
             }
+            self.rotate_probes();
             self.mark_extended();
             return;
         };
@@ -653,6 +755,10 @@ impl FieldApple {
         self.quiet_checks = 0;
         let joined = self.candidates.remove(index);
         self.add(Cross { fields: self.fields_of(joined.pair), added_at: self.learned });
+        // A probe that joined (and any other within the new cross) leaves its slot; the
+        // residual is another one: every triple has a turn again.
+        self.probes.wake();
+        self.rotate_probes();
         self.catching_up = self.config.catch_up > 0;
         // The statistics start again: the next cross is out of sight until a check sees it.
         self.in_sight = false;
@@ -690,7 +796,9 @@ impl FieldApple {
     fn pause_losers(&mut self) {
         let (losing, racing): (Vec<_>, Vec<_>) =
             std::mem::take(&mut self.candidates).into_iter().partition(|c| {
-                !c.is_baseline() && c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0
+                matches!(c.role, screen::Role::Cross | screen::Role::Split)
+                    && c.count() >= SAMPLES_TO_DECIDE
+                    && c.z_score() <= 0.0
             });
         self.candidates = racing;
         self.paused.extend(losing);

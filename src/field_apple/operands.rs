@@ -25,6 +25,9 @@ pub struct JoinedValues {
     values: Vec<f32>,
     /// Each cross's span of `hashes` and `values`, in the order of the model's crosses.
     spans: Vec<(usize, usize)>,
+    /// Each probed pair's span ([`super::probes`]), in slot order, and the operand of slot 0.
+    probe_spans: Vec<(usize, usize)>,
+    probe_base: usize,
 }
 
 impl JoinedValues {
@@ -34,12 +37,31 @@ impl JoinedValues {
         self.hashes.clear();
         self.values.clear();
         self.spans.clear();
+        self.probe_spans.clear();
         for (cross, &wanted) in crosses.iter().zip(extended) {
             let start = self.hashes.len();
             if wanted {
                 self.push_combinations(example, &cross.fields);
             }
             self.spans.push((start, self.hashes.len()));
+        }
+    }
+
+    /// Adds the value combinations of the probed pairs (`None`: an empty slot), operands
+    /// `probe_base` on, after [`JoinedValues::compute`].
+    pub fn add_probes(
+        &mut self,
+        example: &Example<'_>,
+        pairs: impl Iterator<Item = Option<[usize; 2]>>,
+        probe_base: usize,
+    ) {
+        self.probe_base = probe_base;
+        for pair in pairs {
+            let start = self.hashes.len();
+            if let Some(pair) = pair {
+                self.push_combinations(example, &pair);
+            }
+            self.probe_spans.push((start, self.hashes.len()));
         }
     }
 
@@ -96,7 +118,8 @@ impl<'a> Operands<'a> {
         Operands { example, joined }
     }
 
-    /// Fields, the constant, then joined fields.
+    /// Fields, the constant, then joined fields (not the probed pairs: only the cells judge
+    /// them).
     pub fn len(&self) -> usize {
         self.example.n_namespaces() + 1 + self.joined.spans.len()
     }
@@ -105,9 +128,19 @@ impl<'a> Operands<'a> {
         self.len() == 0
     }
 
-    /// Operand `k`'s features (empty beyond the operands).
+    /// Operand `k`'s features (empty beyond the operands); probed pairs' operands
+    /// ([`JoinedValues::add_probes`]) lie beyond [`Operands::len`].
     pub fn get(&self, k: usize) -> NamespaceFeatures<'a> {
         let n_fields = self.example.n_namespaces();
+        if !self.joined.probe_spans.is_empty() && k >= self.joined.probe_base {
+            return match self.joined.probe_spans.get(k - self.joined.probe_base) {
+                Some(&(start, end)) => NamespaceFeatures {
+                    hashes: &self.joined.hashes[start..end],
+                    values: &self.joined.values[start..end],
+                },
+                None => NamespaceFeatures { hashes: &[], values: &[] },
+            };
+        }
         match k.checked_sub(n_fields) {
             None => self.example.namespace(k),
             Some(0) => NamespaceFeatures { hashes: &CONSTANT_HASH, values: &ONE },
@@ -156,6 +189,32 @@ mod tests {
         let again = operands.get(4).hashes.to_vec();
         joined.compute(&example, &crosses, &[true, false, false]);
         assert_eq!(Operands::new(&example, &joined).get(4).hashes, &again[..]);
+    }
+
+    #[test]
+    fn probed_pairs_are_operands_beyond_the_others() {
+        let mut buffer = ExampleBuffer::new();
+        buffer.push_namespace(0, &[1u32, 2], &[2.0f32, 3.0], 0).unwrap();
+        buffer.push_namespace(0, &[7u32], &[5.0f32], 0).unwrap();
+        buffer.push_namespace(0, &[4u32], &[1.0f32], 0).unwrap();
+        let example = buffer.finish(0.0, 1.0, 0).unwrap();
+        let crosses = [Cross { fields: vec![0, 1], added_at: 0 }];
+        let mut joined = JoinedValues::default();
+        joined.compute(&example, &crosses, &[true]);
+        joined.add_probes(&example, [Some([0, 2]), None, Some([1, 2])].into_iter(), 20);
+        let operands = Operands::new(&example, &joined);
+        assert_eq!(operands.len(), 5, "fields, the constant, one cross; not the probes");
+        assert_eq!(operands.get(4).values, [10.0, 15.0]);
+        assert_eq!(operands.get(20).values, [2.0, 3.0]);
+        assert!(operands.get(21).hashes.is_empty(), "an empty slot");
+        assert_eq!(operands.get(22).values, [5.0]);
+        assert!(operands.get(23).hashes.is_empty());
+        // The same pair's combinations hash as a joined field's would.
+        joined.compute(&example, &[Cross { fields: vec![1, 2], added_at: 0 }], &[true]);
+        let again = Operands::new(&example, &joined).get(4).hashes.to_vec();
+        joined.compute(&example, &crosses, &[true]);
+        joined.add_probes(&example, [None, None, Some([1, 2])].into_iter(), 20);
+        assert_eq!(Operands::new(&example, &joined).get(22).hashes, &again[..]);
     }
 
     #[test]

@@ -88,6 +88,9 @@ pub struct Candidate {
     /// Its two operands ([`super::operands`]).
     pub pair: (usize, usize),
     pub role: Role,
+    /// A probe of a triple or its pair's baseline ([`super::probes`]): its cells are in the
+    /// probes' part of the table.
+    pub probed: bool,
     pub factors: Gains,
     pub cells: Gains,
 }
@@ -108,11 +111,17 @@ pub enum Role {
     /// is judged on what its further field adds (see [`super::cells`]; without it, every split
     /// of a young cross gains that cross's own lag, and a noise field joins).
     Baseline,
+    /// A cross of three fields no pair of which is in the model: an unjoined pair of fields
+    /// (`pair.0`, a probed pair's operand, [`super::probes`]) with a third field. Judged by the
+    /// cells alone against its pair's baseline; joins only while no pair of its three fields
+    /// gains as a cross of two (it is a cross only the triple carries).
+    Probe,
 }
 
 impl Candidate {
     pub fn new(pair: (usize, usize)) -> Self {
-        Candidate { pair, role: Role::Cross, factors: Gains::default(), cells: Gains::default() }
+        let (factors, cells) = (Gains::default(), Gains::default());
+        Candidate { pair, role: Role::Cross, probed: false, factors, cells }
     }
 
     /// The baseline of joined field `joined`, the constant being operand `constant`.
@@ -123,6 +132,20 @@ impl Candidate {
     /// The cross of joined field `joined` with field `field`.
     pub fn split(joined: usize, field: usize) -> Self {
         Candidate { role: Role::Split, ..Candidate::new((joined, field)) }
+    }
+
+    /// The probe of probed pair `operand` with field `field`.
+    pub fn probe(operand: usize, field: usize) -> Self {
+        Candidate { role: Role::Probe, probed: true, ..Candidate::new((operand, field)) }
+    }
+
+    /// The baseline of probed pair `operand` (the constant being operand `constant`).
+    pub fn probe_baseline(operand: usize, constant: usize) -> Self {
+        Candidate { probed: true, ..Candidate::baseline(operand, constant) }
+    }
+
+    pub fn is_probe(&self) -> bool {
+        self.role == Role::Probe
     }
 
     /// Whether the factorization judges it (see [`Role`]).

@@ -548,3 +548,40 @@ fn a_cross_of_three_fields_round_trips_and_a_malformed_one_is_refused() {
     // The cross's features are the fixed interaction of its three fields.
     assert_eq!(model.linear_form(true).namespace_crosses, [vec![0, 2], vec![0, 1, 2]]);
 }
+
+/// Fields 0, 1 and 2 of 10 values, 5 noise fields of 1000: the label's log-odds are `effect`
+/// times the product of the three values' parities as signs (each value uniform, so each sign
+/// has mean 0: no field and no pair of the three carries anything of it, as click3's planted
+/// triple).
+fn pure_triple(n: usize, effect: f64, seed: u64) -> Fields {
+    let mut data = eat_rate(n, 10, 6, 0.0, seed);
+    let mut state = seed ^ 0x7121;
+    let sign = |v: u32| if v % 2 == 0 { 1.0 } else { -1.0 };
+    for (row, label) in data.labels.iter_mut().enumerate() {
+        let c = data.columns[2].1[row] % 10;
+        data.columns[2].1[row] = c;
+        let (a, b) = (data.columns[0].1[row], data.columns[1].1[row]);
+        let p = 1.0 / (1.0 + (-effect * sign(a) * sign(b) * sign(c)).exp());
+        state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+        *label = if ((state >> 11) as f64 / (1u64 << 53) as f64) < p { 1.0 } else { -1.0 };
+    }
+    data
+}
+
+#[test]
+fn a_cross_of_three_fields_no_pair_of_which_says_anything_is_found_by_its_probe() {
+    let data = pure_triple(300_000, 1.0, 9);
+    let learner = fit(&data, FieldAppleConfig::default());
+    let crosses = learner.expansion().crosses();
+    let fields: Vec<_> = crosses.iter().map(|c| c.fields.clone()).collect();
+    assert_eq!(fields.first(), Some(&vec![0, 1, 2]), "{crosses:?}");
+    assert!(crosses[0].added_at <= 60_000, "{crosses:?}");
+    assert!(fields.iter().flatten().all(|&f| f <= 2), "a noise field joined: {crosses:?}");
+    // Pairs only: no probe.
+    let pairs = fit(&data, FieldAppleConfig { max_fields: 2, ..FieldAppleConfig::default() });
+    assert!(pairs.expansion().crosses().iter().all(|c| c.fields.len() == 2));
+    // Without the triple's effect, nothing joins.
+    let data = pure_triple(300_000, 0.0, 9);
+    let learner = fit(&data, FieldAppleConfig::default());
+    assert!(learner.expansion().crosses().is_empty(), "{:?}", learner.expansion().crosses());
+}
