@@ -21,6 +21,9 @@
 
 use std::collections::{HashSet, VecDeque};
 
+use super::screen::{Candidate, Role};
+use super::{Cross, FieldApple, SAMPLES_TO_DECIDE};
+
 /// Triples probed at once (each a probe and its pair's baseline: two cells an example screened,
 /// and one value combination).
 pub const PROBE_SLOTS: usize = 16;
@@ -148,6 +151,75 @@ impl Probes {
             }
         }
         filled
+    }
+}
+
+/// Whether no cross of `crosses` has all its fields in `triple`.
+fn no_cross_within(crosses: &[Cross], triple: &[usize; 3]) -> bool {
+    crosses.iter().all(|c| !c.fields.iter().all(|f| triple.contains(f)))
+}
+
+/// The probes inside the screening ([`FieldApple`]'s candidates and checks).
+impl FieldApple {
+    /// Whether a triple of fields may be probed: no cross in the model lies within it (a joined
+    /// pair's own splits screen it).
+    pub(super) fn probe_allowed(&self, triple: &[usize; 3]) -> bool {
+        no_cross_within(&self.crosses, triple)
+    }
+
+    /// Whether no pair of `fields` gains as a cross of two (a pair racing with a z-score above
+    /// 0 says the triple's effect may be that pair's): a probe joins only then.
+    pub(super) fn pairs_quiet(&self, fields: &[usize]) -> bool {
+        self.candidates.iter().filter(|c| c.role == Role::Cross).all(|c| {
+            let (a, b) = c.pair;
+            !(fields.contains(&a) && fields.contains(&b)) || c.z_score() <= 0.0
+        })
+    }
+
+    /// Probes of the triples the queue has for the empty slots (each after its pair's baseline,
+    /// which the cells judge it against); the queue is built once enough examples were counted.
+    pub(super) fn fill_probes(&mut self) {
+        if self.config.max_fields < 3 {
+            return;
+        }
+        let crosses = &self.crosses;
+        if self.probes.ready() {
+            self.probes.start(|t| no_cross_within(crosses, t));
+        }
+        for slot in self.probes.fill(|t| no_cross_within(crosses, t)) {
+            let Some(triple) = self.probes.triple(slot) else { continue };
+            let operand = self.probe_base() + slot;
+            self.candidates.insert(0, Candidate::probe_baseline(operand, self.n_fields));
+            self.candidates.push(Candidate::probe(operand, triple[2]));
+        }
+    }
+
+    /// Frees the slots of probes that lost ([`SAMPLES_TO_DECIDE`] samples and no gain), had
+    /// [`PROBE_SAMPLES`] samples without joining, or (`stale`) probe a triple a cross in the
+    /// model now lies within; their triples go to the back of the queue (not the stale ones),
+    /// and the next ones take the slots.
+    pub(super) fn rotate_probes(&mut self) {
+        let base = self.probe_base();
+        let mut freed = Vec::new();
+        for slot in 0..PROBE_SLOTS {
+            let Some(triple) = self.probes.triple(slot) else { continue };
+            let operand = base + slot;
+            let probe = self.candidates.iter().find(|c| c.is_probe() && c.pair.0 == operand);
+            // A probe that joined is no longer a candidate: its triple is in the model.
+            let stale = probe.is_none() || !self.probe_allowed(&triple);
+            let done = probe.is_some_and(|c| {
+                let lost = c.count() >= SAMPLES_TO_DECIDE && c.z_score() <= 0.0;
+                lost || c.count() >= PROBE_SAMPLES
+            });
+            if stale || done {
+                freed.push((slot, !stale));
+            }
+        }
+        for &(slot, requeue) in &freed {
+            self.probes.free(slot, requeue);
+        }
+        self.candidates.retain(|c| freed.iter().all(|&(slot, _)| c.pair.0 != base + slot));
+        self.fill_probes();
     }
 }
 
