@@ -244,7 +244,7 @@ impl Judge for PairCells {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field_apple::screen_with;
+    use crate::field_apple::judges::screen_with;
     use crate::learner::example::ExampleBuffer;
 
     /// Screens the crosses of three one-hot fields of 31 values on `n` rows whose residual is

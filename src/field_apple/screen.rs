@@ -369,7 +369,7 @@ impl Judge for Shadow {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::field_apple::screen_with;
+    use crate::field_apple::judges::screen_with;
     use crate::learner::example::ExampleBuffer;
 
     /// Screens the crosses of three one-hot fields on `rows` of (value ids, residual).
