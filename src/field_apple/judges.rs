@@ -9,12 +9,12 @@ use super::screen::{Candidate, LocatedVectors, Shadow};
 #[cfg(test)]
 use crate::learner::Example;
 
-/// The value-pair cells ([`cells`]) number `2^(shadow_bits + 1)`, at most `2^25` (16 bytes each:
+/// The value-pair cells ([`super::cells`]) number `2^(shadow_bits + 1)`, at most `2^25` (16 bytes each:
 /// twice the shadow's bytes).
 const CELL_BITS_OVER_SHADOW: u32 = 1;
 
-/// A judge of candidate crosses ([`screen`]'s shared factorization, [`cells`]' value-pair
-/// cells): an example's operands (its fields and joined fields, [`operands`]) are located in
+/// A judge of candidate crosses ([`super::screen`]'s shared factorization, [`super::cells`]' value-pair
+/// cells): an example's operands (its fields and joined fields, [`super::operands`]) are located in
 /// the judge's tables first (their memory asked for ahead), then judged: every candidate
 /// records its gain on it, and the judge learns from it.
 pub trait Judge {
