@@ -9,14 +9,14 @@ use super::screen::{Candidate, LocatedVectors, Shadow};
 #[cfg(test)]
 use crate::learner::Example;
 
-/// The value-pair cells ([`super::cells`]) number `2^(shadow_bits + 1)`, at most `2^25` (16 bytes each:
-/// twice the shadow's bytes).
+/// The value-pair cells ([`super::cells`]) number `2^(shadow_bits + 1)`, at most `2^25` (16
+/// bytes each: twice the shadow's bytes).
 const CELL_BITS_OVER_SHADOW: u32 = 1;
 
-/// A judge of candidate crosses ([`super::screen`]'s shared factorization, [`super::cells`]' value-pair
-/// cells): an example's operands (its fields and joined fields, [`super::operands`]) are located in
-/// the judge's tables first (their memory asked for ahead), then judged: every candidate
-/// records its gain on it, and the judge learns from it.
+/// A judge of candidate crosses ([`super::screen`]'s shared factorization, [`super::cells`]'
+/// value-pair cells): an example's operands (its fields and joined fields,
+/// [`super::operands`]) are located in the judge's tables first (their memory asked for
+/// ahead), then judged: every candidate records its gain on it, and the judge learns from it.
 pub trait Judge {
     /// Where an example's data is in the judge's tables.
     type Located: Default;
@@ -56,7 +56,8 @@ pub(crate) fn screen_with<J: Judge>(
     located
 }
 
-/// Both judges of the candidates ([`screen`] and [`cells`]), screened and reset together.
+/// Both judges of the candidates ([`super::screen`] and [`super::cells`]), screened and reset
+/// together.
 ///
 /// An example is judged one screening late: screening locates its vectors and cells (asking
 /// for them ahead), then judges the example screened before, whose memory has arrived while
