@@ -74,7 +74,8 @@ def vw(args: list[str]) -> float:
 
 
 def fit_ours(X: sp.csr_array, ids: np.ndarray, bits: int) -> pp.SGDClassifier:
-    return pp.SGDClassifier(bits=bits, progress=False).fit(X, ids)
+    # The rows in file order, as vw learns them (the default shuffles in-memory data).
+    return pp.SGDClassifier(bits=bits, progress=False, shuffle=False).fit(X, ids)
 
 
 def main() -> None:
