@@ -77,8 +77,9 @@ class OneAgainstAll:
             part, weight, progressive = head.learn_recording(
                 features, signed, weights, first_row, in_order=self.in_order, overflow=self.overflow
             )
-            for row, reason in head.take_overflowed_rows():
-                skipped.setdefault(row, reason)
+            if self.overflow == "vw":  # only vw's policy skips rows (refusing raises)
+                for row, reason in head.take_overflowed_rows():
+                    skipped.setdefault(row, reason)
             loss += part
             scores.append(progressive.to_numpy())
         self.overflowed = sorted(skipped.items())
