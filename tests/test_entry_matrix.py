@@ -1262,9 +1262,9 @@ def test_entry_on_file(entry: str, file: str, files: dict[str, Path]) -> None:
             assert _digest(result) == _digest(other), f"differs from {holds!r}"
 
 
-# The FIFO: each entry in a child process (a read of a FIFO holds the GIL while it waits for a
-# writer), fed the valid file of its kind once by this process, as `cat file > fifo` feeds it;
-# an entry that opens the FIFO a second time then waits for ever: a child that does not answer
+# The FIFO: each entry in a child process (one that blocked with the GIL held would stop this
+# process too), fed the valid file of its kind once by this process, as `cat file > fifo` feeds
+# it; an entry that opens the FIFO a second time then waits for ever: a child that does not answer
 # within FIFO_SECONDS (once it has started, within HANG_SECONDS) hangs. A command-line run has
 # HANG_SECONDS.
 FIFO_SECONDS = 8

@@ -78,6 +78,12 @@ print("ready", flush=True); query.collect(engine="streaming")
     "read_libsvm": """
 print("ready", flush=True); pp.read_libsvm(sys.argv[1]); pp.read_libsvm(sys.argv[1])
 """,
+    # Opening a FIFO waits for a writer in a system call that signals do not end.
+    "read_libsvm of a FIFO that no writer opens": """
+import os, tempfile
+fifo = os.path.join(tempfile.mkdtemp(), "fifo"); os.mkfifo(fifo)
+print("ready", flush=True); pp.read_libsvm(fifo)
+""",
     "read_vw": """
 print("ready", flush=True); pp.read_vw(sys.argv[2]); pp.read_vw(sys.argv[2])
 """,

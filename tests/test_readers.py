@@ -579,3 +579,25 @@ def test_namespaces_auto_refuses_a_fifo_it_would_read_twice(tmp_path) -> None:
         pp.read_vw(fifo, namespaces="auto")
     with pytest.raises(ValueError, match=r"is a FIFO, which can be read once"):
         pp.scan_vw(fifo, namespaces="auto")
+
+
+@pytest.mark.parametrize("format", ["libsvm", "vw"])
+def test_a_fifo_is_read_while_a_thread_of_the_same_program_writes_it(
+    format: str, tmp_path: Path
+) -> None:
+    # The reader waits for the writer with the GIL released: held, the writer thread never ran.
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    text = "1 1:0.5 3:2\n-1 2:1\n" if format == "libsvm" else "1 |a x:0.5 y:2\n-1 |a z\n"
+
+    def write() -> None:
+        with open(fifo, "w") as writer:
+            writer.write(text)
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    frame = pp.read_libsvm(fifo) if format == "libsvm" else pp.read_vw(fifo)
+    writer.join(timeout=10)
+    assert frame["label"].to_list() == [1.0, -1.0]

@@ -57,10 +57,18 @@ fn format_of(name: &str) -> PyResult<Format> {
     Format::parse(name).map_err(py_error)
 }
 
-/// Opens `path` as `format` with the options in the dict `options`.
-fn open(format: &str, path: &Path, options: &Bound<'_, PyAny>) -> PyResult<Box<dyn TableSource>> {
+/// Opens `path` as `format` with the options in the dict `options`: the options are read with
+/// the GIL, the file is opened without it (opening a FIFO waits for its writer, and Ctrl-C and
+/// the writer's own Python thread must run meanwhile).
+fn open(
+    py: Python<'_>,
+    format: &str,
+    path: &Path,
+    options: &Bound<'_, PyAny>,
+) -> PyResult<Box<dyn TableSource>> {
     let mut options = pythonize::Depythonizer::from_object(options);
-    format_of(format)?.open(path, &mut options).map_err(py_error)
+    let opener = format_of(format)?.opener(&mut options).map_err(py_error)?;
+    py.detach(|| guarded(|| opener(path).map_err(py_error)))
 }
 
 /// Reads the whole file at `path` (plain or gzip) as `format` into a DataFrame.
@@ -72,7 +80,7 @@ fn read(
     path: PathBuf,
     options: &Bound<'_, PyAny>,
 ) -> PyResult<PyDataFrame> {
-    let reader = open(format, &path, options)?;
+    let reader = open(py, format, &path, options)?;
     let table = py.detach(|| guarded(|| reader.read_rest().map_err(py_error)))?;
     warn_notes(py, &table)?;
     Ok(PyDataFrame(table_frame(table).map_err(polars_py_error)?))
@@ -101,6 +109,7 @@ impl Batches {
     #[new]
     #[pyo3(signature = (format, path, options, batch_rows))]
     fn new(
+        py: Python<'_>,
         format: &str,
         path: PathBuf,
         options: &Bound<'_, PyAny>,
@@ -109,7 +118,7 @@ impl Batches {
         if batch_rows == 0 {
             return Err(PyValueError::new_err("batch_size must be at least 1"));
         }
-        let reader = Mutex::new(open(format, &path, options)?);
+        let reader = Mutex::new(open(py, format, &path, options)?);
         Ok(Self { reader, batch_rows, warned: Default::default() })
     }
 

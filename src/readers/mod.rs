@@ -52,20 +52,30 @@ pub trait RecordReader: TableSource + Sized + 'static {
     /// The format's name in the [`Format`] registry.
     const NAME: &'static str;
     /// How to read a file, filled by serde from the caller's options (unknown names refused).
-    type Options: DeserializeOwned;
+    type Options: DeserializeOwned + Send;
     fn open(path: &Path, options: Self::Options) -> PolyResult<Self>;
     /// The columns every batch has, in order (a batch may carry more, like LIBSVM's `qid`).
     fn schema(options: &Self::Options) -> Vec<(String, ColumnKind)>;
 }
 
+/// A format with its options read, ready to open a file. Reading the options may need the
+/// caller's lock (Python's); opening may block for long (a FIFO waits for its writer), so the two
+/// are apart.
+pub type ReaderOpener = Box<dyn FnOnce(&Path) -> PolyResult<Box<dyn TableSource>> + Send>;
+
 impl Format {
+    /// Reads the options `options` deserializes to; the returned opener opens a file with them.
+    pub fn opener<'de, D: Deserializer<'de>>(self, options: D) -> PolyResult<ReaderOpener> {
+        self.visit(Opener { options })
+    }
+
     /// Opens the file at `path` as this format with the options `options` deserializes to.
     pub fn open<'de, D: Deserializer<'de>>(
         self,
         path: &Path,
         options: D,
     ) -> PolyResult<Box<dyn TableSource>> {
-        self.visit(Opener { path, options })
+        self.opener(options)?(path)
     }
 
     /// The columns every batch of this format has under `options`.
@@ -85,16 +95,17 @@ fn reader_options<'de, R: RecordReader, D: Deserializer<'de>>(
         .map_err(|err| PolyError::InvalidInput(format!("{} reader option {err}", R::NAME)))
 }
 
-struct Opener<'a, D> {
-    path: &'a Path,
+struct Opener<D> {
     options: D,
 }
 
-impl<'de, D: Deserializer<'de>> FormatVisitor for Opener<'_, D> {
-    type Output = PolyResult<Box<dyn TableSource>>;
+impl<'de, D: Deserializer<'de>> FormatVisitor for Opener<D> {
+    type Output = PolyResult<ReaderOpener>;
     fn visit<R: RecordReader>(self) -> Self::Output {
         let options = reader_options::<R, D>(self.options)?;
-        Ok(Box::new(R::open(self.path, options)?))
+        Ok(Box::new(move |path: &Path| {
+            R::open(path, options).map(|reader| Box::new(reader) as Box<dyn TableSource>)
+        }))
     }
 }
 
