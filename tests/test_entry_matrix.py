@@ -378,10 +378,49 @@ def _by_expression(name: str, method: str, build: Callable[[Any, str], pl.Expr])
     }
 
 
+@functools.cache
+def _dask_client() -> Any:
+    """A client of a one-worker cluster of its own process (started at the first Dask cell,
+    closed with the module): the estimator and the shards' models cross a process boundary."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0"
+    )
+    return distributed.Client(cluster)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _close_dask() -> Any:
+    yield
+    if _dask_client.cache_info().currsize:
+        client = _dask_client()
+        cluster = client.cluster
+        client.close()
+        cluster.close()
+
+
+def _dask_fit(setup: str, frame: Any) -> Any:
+    """``polars_poly.dask.fit`` on the frame written as two parquet shards (the form a cluster
+    reads; a frame parquet cannot hold fails there), then the fitted model's predictions. What
+    is not a frame is given as the data itself."""
+    ppd = pytest.importorskip("polars_poly.dask")
+    with tempfile.TemporaryDirectory(prefix="pp-matrix-dask-") as folder:
+        data: Any = frame
+        if isinstance(frame, pl.LazyFrame | pl.DataFrame):
+            whole = frame.collect() if isinstance(frame, pl.LazyFrame) else frame
+            half = len(whole) // 2
+            data = [f"{folder}/part-{k}.parquet" for k in range(2)]
+            whole[:half].write_parquet(data[0])
+            whole[half:].write_parquet(data[1])
+        model = ppd.fit(SETUPS[setup][0](), data, "y", client=_dask_client(), progress=False)
+    return model.predict(_features(frame))
+
+
 ENTRIES: dict[str, Entry] = {
     "fit": Entry(
         lambda setup, frame: SETUPS[setup][0]().fit(frame, "y").predict(_features(frame)), "fit"
     ),
+    "dask fit": Entry(_dask_fit, "fit"),
     "partial_fit": Entry(
         lambda setup, frame: (
             copy.deepcopy(_model(setup)).partial_fit(frame, "y").predict(_features(frame))
