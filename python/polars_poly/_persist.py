@@ -19,8 +19,8 @@ from polars_poly._params import check_options
 
 # Largest model file a scoring expression embeds when the model was never saved (bytes). Polars
 # copies the literal for every batch of a query: a streaming eat-rate query took 1.05-1.07x the
-# handle's time with a 1.6-1.9 MiB file carried, 1.14x with 5.2 MiB and 1.55x with 17.9 MiB
-# (benches/suite/carried_model.py).
+# handle's time with a 1.6-1.9 MiB file carried, 1.14x with 5.2 MiB and 1.55x with 17.9 MiB when
+# this limit was chosen (ad45126; benches/suite/carried_model.py measures the sizes it allows).
 EMBED_LIMIT = 2 * 2**20
 
 
