@@ -44,6 +44,10 @@ SUITE = (
     Bench("multiclass_vs_vw", smoke=("--rounds", "1", "--datasets", "shuttle")),
     Bench("eat_rate_vw", smoke=("--train", "20000", "--test", "2000", "--bits", "18")),
     Bench("vw_text_speed", smoke=("--rows", "2000", "--rounds", "1")),
+    Bench(
+        "vw_reading",
+        smoke=("--eat-rate", "20000", "--scan-rows", "5000", "--adult", "5000", "--rounds", "1"),
+    ),
     Bench("cli_startup", smoke=("--rounds", "1", "--rows", "100")),
     Bench("score_streaming", smoke=("--rows", "20000", "--rounds", "1", "--bits", "18")),
     *(
