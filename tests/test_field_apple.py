@@ -261,6 +261,24 @@ def test_a_slope_per_category_is_a_field_cross_and_apple_adds_the_numeric_produc
     assert logloss_on(default, test) < logloss_on(crossed, test) - 0.003
 
 
+def test_noise_counts_beside_the_fields_split_no_cross() -> None:
+    """A joined cross is split further by categories only: by 13 noise counts (a numeric
+    namespace, 13 value triples an example) its cells learned the linear model's lag on the
+    counts, and `A*B*features` joined 10k rows after `A*B` (on eat-rate 1M with these counts,
+    test logloss 0.386 against 0.328 for `A*B` alone)."""
+    rng = np.random.default_rng(3)
+    rows = 120_000
+    frame = eat_rate(rows, seed=3, varieties=300, noise_fields=2).with_columns(
+        pl.Series(f"n{i}", rng.poisson(2.0, rows).astype(np.float64)) for i in range(13)
+    )
+    model = pp.SGDClassifier(loss="logistic", bits=22, expansion=pp.FieldApple(), progress=False)
+    crosses = model.fit(frame, "label").crosses()
+    assert crosses["cross"].to_list() == ["A*B"]
+    # The split is still listed among the candidates, never screened.
+    screening = model.screening()
+    assert screening.filter(pl.col("cross") == "A*B*features")["samples"].to_list() == [0]
+
+
 def test_field_crosses_option_is_checked(data: pl.DataFrame) -> None:
     small = data.head(2_000)
     bad = pp.Apple(field_crosses="always")  # type: ignore[arg-type]
