@@ -43,6 +43,9 @@ pub const PROBE_SAMPLES: u64 = 60_000;
 pub struct Probes {
     /// Per field, its distinct value hashes (at most [`MAX_TRIPLE_CELLS`] each) while counting.
     distinct: Vec<HashSet<u64>>,
+    /// Per field, whether a counted example held several of its values (a numeric namespace, a
+    /// token list): no category, and probes cross categories only (see `cells`).
+    several: Vec<bool>,
     counted: u64,
     /// Whether the queue was built (counting is over).
     started: bool,
@@ -63,7 +66,9 @@ impl Probes {
     /// Counts one screened example's values of each field (`field(k)`: field k's hashes).
     pub fn count<'a>(&mut self, n_fields: usize, field: impl Fn(usize) -> &'a [u64]) {
         self.distinct.resize_with(n_fields, HashSet::new);
+        self.several.resize(n_fields, false);
         for (k, seen) in self.distinct.iter_mut().enumerate() {
+            self.several[k] |= field(k).len() > 1;
             for &hash in field(k) {
                 if seen.len() as u64 >= MAX_TRIPLE_CELLS {
                     break;
@@ -79,9 +84,13 @@ impl Probes {
         !self.started && self.counted >= COUNT_EXAMPLES
     }
 
-    /// Builds the queue: every triple of fields of at most [`MAX_TRIPLE_CELLS`] value triples
-    /// that `allowed` accepts, fewest first (ties in field order).
+    /// Builds the queue: every triple of categories (fields of one value an example) of at most
+    /// [`MAX_TRIPLE_CELLS`] value triples that `allowed` accepts, fewest first (ties in field
+    /// order). A numeric namespace's few distinct features would put its triples first, and a
+    /// probe of it is never screened: it would hold its slot for good.
     pub fn start(&mut self, allowed: impl Fn(&[usize; 3]) -> bool) {
+        let several = std::mem::take(&mut self.several);
+        let category = |k: usize| !several.get(k).copied().unwrap_or(false);
         let sizes: Vec<u64> = self.distinct.iter().map(|s| s.len().max(1) as u64).collect();
         self.distinct = Vec::new();
         self.started = true;
@@ -91,7 +100,8 @@ impl Probes {
             for b in a + 1..n {
                 for c in b + 1..n {
                     let cells = sizes[a].saturating_mul(sizes[b]).saturating_mul(sizes[c]);
-                    if cells <= MAX_TRIPLE_CELLS && allowed(&[a, b, c]) {
+                    let categories = category(a) && category(b) && category(c);
+                    if cells <= MAX_TRIPLE_CELLS && categories && allowed(&[a, b, c]) {
                         triples.push((cells, [a, b, c]));
                     }
                 }
@@ -256,5 +266,18 @@ mod tests {
         probes.wake();
         assert_eq!(probes.fill(|_| false), Vec::<usize>::new());
         assert!(probes.queue.is_empty(), "a refused triple leaves the queue");
+    }
+
+    #[test]
+    fn a_field_of_several_values_an_example_is_in_no_triple() {
+        let mut probes = Probes::default();
+        // Fields 0-2 categories of 2, 3 and 5 values; field 3 a numeric namespace of 4
+        // features, each example holding 2 of them.
+        for i in 0..COUNT_EXAMPLES {
+            let row = [vec![i % 2], vec![i % 3], vec![i % 5], vec![i % 4, (i + 1) % 4]];
+            probes.count(4, |k| &row[k][..]);
+        }
+        probes.start(|_| true);
+        assert_eq!(probes.queue, [[0, 1, 2]]);
     }
 }
