@@ -23,15 +23,12 @@ const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 /// A byte source a reader accepts: an opened file, or in-memory bytes (tests, Python buffers).
 pub type TextSource = Box<dyn BufRead + Send>;
 
-enum Opening {
-    Failed(io::Error),
-    Interrupted,
-}
-
-/// Opens `path` for reading. Opening a FIFO waits until a writer opens it, in a system call that
-/// a signal does not end: that open runs on a thread of its own, so that a stop request (Ctrl-C)
-/// is heard meanwhile. The thread is then left waiting; it closes the FIFO if a writer comes.
-fn open_file(path: &Path) -> Result<File, Opening> {
+/// Opens `path` for reading (`name` stands for it in errors). Opening a FIFO waits until a
+/// writer opens it, in a system call that a signal does not end: that open runs on a thread of
+/// its own, so that a stop request (Ctrl-C) is heard meanwhile. The thread is then left waiting;
+/// it closes the FIFO if a writer comes.
+fn open_file(path: &Path, name: &str) -> PolyResult<File> {
+    let failed = |e: io::Error| PolyError::io(name, "cannot open", &e);
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -43,17 +40,16 @@ fn open_file(path: &Path) -> Result<File, Opening> {
             std::thread::spawn(move || sender.send(File::open(owned)));
             loop {
                 match receiver.recv_timeout(std::time::Duration::from_millis(20)) {
-                    Ok(opened) => return opened.map_err(Opening::Failed),
+                    Ok(opened) => return opened.map_err(failed),
                     Err(RecvTimeoutError::Disconnected) => {
-                        return Err(Opening::Failed(io::Error::other("the opening thread ended")))
+                        return Err(failed(io::Error::other("the opening thread ended")))
                     }
-                    Err(_) if crate::interrupt::requested() => return Err(Opening::Interrupted),
-                    Err(_) => {}
+                    Err(RecvTimeoutError::Timeout) => crate::interrupt::check()?,
                 }
             }
         }
     }
-    File::open(path).map_err(Opening::Failed)
+    File::open(path).map_err(failed)
 }
 
 /// One line of text: its 1-based number and its bytes without the line terminator.
@@ -78,10 +74,7 @@ impl LineReader {
     /// Opens the file at `path`, decompressing it if it is gzip.
     pub fn open(path: &Path) -> PolyResult<Self> {
         let name = path.display().to_string();
-        let file = open_file(path).map_err(|e| match e {
-            Opening::Failed(e) => PolyError::io(&name, "cannot open", &e),
-            Opening::Interrupted => PolyError::Interrupted,
-        })?;
+        let file = open_file(path, &name)?;
         Self::from_reader(&name, Box::new(BufReader::with_capacity(BUFFER_SIZE, file)))
     }
 

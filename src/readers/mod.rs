@@ -11,7 +11,7 @@
 //!
 //! Every reader is a [`RecordReader`]: it owns its format name, its serde options and the
 //! [`Table`] layout of its batches, and is added to the [`Format`] registry with one line. The
-//! bindings open any registered format by name through [`Format::open`], so a new reader needs no
+//! bindings open any registered format by name through [`Format::opener`], so a new reader needs no
 //! binding code. This module also holds the few byte-level helpers the formats share.
 
 pub mod libsvm;
@@ -67,15 +67,6 @@ impl Format {
     /// Reads the options `options` deserializes to; the returned opener opens a file with them.
     pub fn opener<'de, D: Deserializer<'de>>(self, options: D) -> PolyResult<ReaderOpener> {
         self.visit(Opener { options })
-    }
-
-    /// Opens the file at `path` as this format with the options `options` deserializes to.
-    pub fn open<'de, D: Deserializer<'de>>(
-        self,
-        path: &Path,
-        options: D,
-    ) -> PolyResult<Box<dyn TableSource>> {
-        self.opener(options)?(path)
     }
 
     /// The columns every batch of this format has under `options`.
